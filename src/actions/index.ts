@@ -1,0 +1,7 @@
+/** Every action group of the service, assembled into the dispatch table. */
+import { buildTable, type ActionTable } from './registry.ts';
+import { systemActions } from './system.ts';
+
+export function actionTable(): ActionTable {
+  return buildTable([systemActions]);
+}

@@ -1,0 +1,81 @@
+/**
+ * The HTTP application. Built by `createApp(services)` so each test gets a fresh one and can
+ * drive it with `app.handle(new Request(...))`. Elysia routes; the dispatcher does the rest.
+ */
+import { Elysia } from 'elysia';
+import { actionTable } from '../actions/index.ts';
+import type { Endpoint } from '../contract/action.ts';
+import type { Services } from '../services.ts';
+import { dispatch, type DispatchDeps } from './dispatch.ts';
+import { AppError } from './errors.ts';
+import { Metrics } from './metrics.ts';
+import { openApiDocument } from './openapi.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { errorResponse, jsonResponse } from './respond.ts';
+
+export interface AppOptions {
+  /** Shared with the job runner so /metrics shows both. */
+  metrics?: Metrics;
+}
+
+function isLoopback(ip: string): boolean {
+  return ip === '127.0.0.1' || ip === '::1' || ip.startsWith('127.') || ip === '::ffff:127.0.0.1';
+}
+
+function newRequestId(): string {
+  return crypto.randomUUID();
+}
+
+/** Creates the Elysia app over `services`. */
+export function createApp(services: Services, opts: AppOptions = {}) {
+  const metrics = opts.metrics ?? new Metrics();
+  const deps: DispatchDeps = {
+    services,
+    table: actionTable(),
+    limiter: new RateLimiter(60_000),
+    metrics,
+    unclaimedDetails: (walletId) => ({ claim_url: `${services.publicUrl()}/claim/${walletId}` }),
+  };
+
+  const clientIp = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null): string =>
+    server?.requestIP(request)?.address ?? 'unknown';
+
+  const route = (endpoint: Endpoint) => async ({ request, server }: { request: Request; server: unknown }) =>
+    (await dispatch(deps, { endpoint, request, ip: clientIp(request, server as never), requestId: newRequestId() })).response;
+
+  return new Elysia()
+    .post('/v1/bot', route('bot'), { parse: 'none' })
+    .post('/v1/merchant', route('merchant'), { parse: 'none' })
+    .post('/v1/owner', route('owner'), { parse: 'none' })
+    .post('/v1/public', route('public'), { parse: 'none' })
+    .get('/v1/public', route('public'))
+    .get('/v1/openapi.json', () => jsonResponse(200, openApiDocument(deps.table, services.version, `${services.publicUrl()}/v1`)))
+    .get('/healthz', () => {
+      services.db.query('SELECT 1').get();
+      return jsonResponse(200, { status: 'ok' });
+    })
+    .get('/metrics', ({ request, server }) => {
+      const token = services.config.server.metrics_token;
+      const allowed = token
+        ? request.headers.get('authorization') === `Bearer ${token}`
+        : isLoopback(clientIp(request, server as never));
+      if (!allowed) return errorResponse(new AppError('UNAUTHORIZED', 'Metrics need the metrics token.', { howToFix: 'Send "Authorization: Bearer <server.metrics_token>" or scrape from loopback.' }));
+      return new Response(metrics.render(), { headers: { 'Content-Type': 'text/plain; version=0.0.4' } });
+    })
+    .onError(({ code, request, error }) => {
+      const headers = { 'X-Request-Id': newRequestId() };
+      if (code === 'NOT_FOUND') {
+        const path = new URL(request.url).pathname;
+        return errorResponse(
+          new AppError('NOT_FOUND', `No route ${request.method} ${path}.`, {
+            howToFix: 'Use POST /v1/bot, /v1/merchant or /v1/owner with a JSON body {"action": …}, or GET /v1/public?action=…',
+          }),
+          headers,
+        );
+      }
+      services.log.error('unhandled error', { request_id: headers['X-Request-Id'], error: (error as Error)?.message, stack: (error as Error)?.stack });
+      return errorResponse(new AppError('INTERNAL_ERROR'), headers);
+    });
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,49 @@
+/**
+ * Bearer-key authentication (SPEC "Authentication"). The principal comes from the key alone.
+ * A missing, malformed, wrong-kind or unknown key is the same 401 with a how_to_fix naming
+ * the header and prefix to send.
+ */
+import type { Database } from 'bun:sqlite';
+import type { AuthKind } from '../contract/action.ts';
+import { KEY_PREFIXES, hashApiKey, isWellFormedKey, sameHash, type KeyKind } from '../domain/api-keys.ts';
+import { findMerchantByKeyHash, findWalletByKeyHash, type KeyHolder } from '../db/credentials.ts';
+import { AppError } from './errors.ts';
+import type { Principal } from './principal.ts';
+
+type KeyResolver = (db: Database, hash: Uint8Array) => KeyHolder | null;
+
+/** Owner tokens join this table with the owner tables. */
+const RESOLVERS: Partial<Record<KeyKind, KeyResolver>> = { bot: findWalletByKeyHash, merchant: findMerchantByKeyHash };
+
+function unauthorized(kind: KeyKind, message: string): AppError {
+  return new AppError('UNAUTHORIZED', message, {
+    howToFix: `Send the header "Authorization: Bearer ${KEY_PREFIXES[kind]}…" with the ${kind} API key${kind === 'bot' ? ' returned by register' : ''}.`,
+  });
+}
+
+/** Reads the bearer token from the Authorization header, or null. */
+export function bearerToken(headers: Headers): string | null {
+  const value = headers.get('authorization');
+  if (!value) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(value);
+  return m ? m[1]! : null;
+}
+
+/** Authenticates a request for an action requiring `auth`; throws UNAUTHORIZED. */
+export function authenticate(db: Database, headers: Headers, auth: AuthKind): Principal {
+  if (auth === 'none') return { kind: 'none' };
+  const token = bearerToken(headers);
+  if (!token) throw unauthorized(auth, 'Missing API key.');
+  if (!isWellFormedKey(token, auth)) throw unauthorized(auth, `Invalid API key: this endpoint takes a ${KEY_PREFIXES[auth]}… key.`);
+  const hash = hashApiKey(token);
+  const holder = RESOLVERS[auth]?.(db, hash) ?? null;
+  if (!holder || !sameHash(holder.keyHash, hash)) throw unauthorized(auth, 'Invalid API key.');
+  switch (auth) {
+    case 'bot':
+      return { kind: 'bot', walletId: holder.id, claimed: holder.claimed };
+    case 'merchant':
+      return { kind: 'merchant', merchantId: holder.id };
+    case 'owner':
+      return { kind: 'owner', ownerId: holder.id, tokenId: holder.tokenId ?? '' };
+  }
+}

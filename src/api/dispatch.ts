@@ -1,0 +1,181 @@
+/**
+ * The dispatcher of DESIGN §2: reads and parses the body, looks the action up in the table,
+ * rate-limits, authenticates, checks the wallet's condition, validates the params with the
+ * action's compiled schema and runs the handler. Every outcome is an envelope; unknown errors
+ * become INTERNAL_ERROR (logged under the request id, never sent).
+ */
+import { Value } from '@sinclair/typebox/value';
+import type { TSchema } from '@sinclair/typebox';
+import type { Endpoint } from '../contract/action.ts';
+import type { ActionTable, RegisteredAction } from '../actions/registry.ts';
+import type { Services } from '../services.ts';
+import { AppError, invalid } from './errors.ts';
+import { authenticate, bearerToken } from './auth.ts';
+import type { Principal } from './principal.ts';
+import { rateHeaders, type RateLimiter } from './rate-limit.ts';
+import { errorResponse, successResponse } from './respond.ts';
+import type { Metrics } from './metrics.ts';
+import { hashApiKey } from '../domain/api-keys.ts';
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export interface DispatchDeps {
+  services: Services;
+  table: ActionTable;
+  limiter: RateLimiter;
+  metrics: Metrics;
+  /** Extra error details for a bot key on an unclaimed wallet (claim_url, claim_code). */
+  unclaimedDetails: (walletId: string) => Record<string, unknown>;
+}
+
+export interface IncomingCall {
+  endpoint: Endpoint;
+  request: Request;
+  ip: string;
+  requestId: string;
+}
+
+async function readJsonBody(request: Request): Promise<Record<string, unknown>> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw invalid('(body)', `larger than ${MAX_BODY_BYTES / 1024} KiB`, 'Send a smaller JSON body.');
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.byteLength > MAX_BODY_BYTES) throw invalid('(body)', `larger than ${MAX_BODY_BYTES / 1024} KiB`, 'Send a smaller JSON body.');
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw invalid('(body)', 'is not valid UTF-8', 'Send a UTF-8 JSON object such as {"action":"ping"}.');
+  }
+  if (text.trim() === '') throw invalid('(body)', 'is empty', 'Send a JSON object such as {"action":"ping"}.');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw invalid('(body)', `is not valid JSON (${(err as Error).message})`, 'Send a JSON object such as {"action":"ping"} with Content-Type: application/json.');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw invalid('(body)', 'must be a JSON object', 'Send a JSON object such as {"action":"ping"}.');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function queryParams(request: Request): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of new URL(request.url).searchParams) out[k] = v;
+  return out;
+}
+
+function describeExpected(schema: TSchema): string {
+  const d = (schema as { description?: string }).description;
+  return d ? `; expected ${d}` : '';
+}
+
+/** Validates params; the message names the field (JSON pointer) and what is wrong. */
+function validateParams(entry: RegisteredAction, params: Record<string, unknown>, fromQuery: boolean): Record<string, unknown> {
+  let candidate: unknown = params;
+  if (fromQuery) candidate = Value.Convert(entry.contract.params, candidate);
+  candidate = Value.Default(entry.contract.params, candidate);
+  if (entry.check.Check(candidate)) return candidate as Record<string, unknown>;
+  const first = entry.check.Errors(candidate).First();
+  if (!first) throw invalid('(params)', 'are not valid');
+  const field = first.path || '(params)';
+  if (first.message.includes('Unexpected property') || first.message.includes('additional')) {
+    throw invalid(field, `unknown parameter of ${entry.name}`, `Remove ${field}; see GET /v1/openapi.json for the parameters of ${entry.name}.`);
+  }
+  const message = first.message.replace(/^Expected union value$/, 'has the wrong type or format');
+  throw invalid(field, `${message}${describeExpected(first.schema)}`);
+}
+
+function lookup(deps: DispatchDeps, endpoint: Endpoint, body: Record<string, unknown>): { entry: RegisteredAction; params: Record<string, unknown> } {
+  const { action, ...params } = body;
+  const valid = [...deps.table[endpoint].keys()].sort().join(', ');
+  if (action === undefined) throw invalid('/action', 'is required', `Send {"action": "<name>", …}; actions on /v1/${endpoint}: ${valid}.`);
+  if (typeof action !== 'string') throw invalid('/action', 'must be a string', `Actions on /v1/${endpoint}: ${valid}.`);
+  const entry = deps.table[endpoint].get(action);
+  if (!entry) throw invalid('/action', `unknown action "${action.slice(0, 64)}" on /v1/${endpoint}`, `Use one of: ${valid}.`);
+  return { entry, params };
+}
+
+function rateLimit(deps: DispatchDeps, call: IncomingCall, entry: RegisteredAction): Record<string, string> {
+  const limits = deps.services.config.rate_limits;
+  const token = entry.contract.auth === 'none' ? null : bearerToken(call.request.headers);
+  // Keyed calls count against the key (hashed, so the bucket name never holds the secret).
+  const decision = token
+    ? deps.limiter.hit(`key:${Buffer.from(hashApiKey(token)).toString('base64')}`, limits.per_key_per_minute)
+    : deps.limiter.hit(`ip:${call.ip}`, limits.per_ip_per_minute);
+  const headers = rateHeaders(decision);
+  if (!decision.allowed) {
+    throw new AppError('RATE_LIMITED', `Rate limit of ${decision.limit} requests per minute exceeded.`, {
+      howToFix: `Wait ${decision.resetSeconds} s (Retry-After) and retry; the limit is per ${token ? 'API key' : 'IP address'}.`,
+      headers,
+    });
+  }
+  return headers;
+}
+
+function checkCondition(deps: DispatchDeps, entry: RegisteredAction, principal: Principal): void {
+  if (principal.kind === 'bot' && !principal.claimed && !entry.contract.allowUnclaimed) {
+    throw new AppError('WALLET_NOT_CLAIMED', `The wallet is not claimed yet, so "${entry.name}" is not available.`, {
+      details: deps.unclaimedDetails(principal.walletId),
+    });
+  }
+}
+
+function classifyUnknown(err: unknown): AppError | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT') {
+    return new AppError('SERVICE_UNAVAILABLE', 'The ledger is busy.', { headers: { 'Retry-After': '1' }, howToFix: 'Retry after 1 second; nothing was changed.' });
+  }
+  return null;
+}
+
+/** Dispatches one API call to its action and renders the envelope. */
+export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<{ response: Response; action: string }> {
+  const { services } = deps;
+  const started = performance.now();
+  const baseHeaders: Record<string, string> = { 'X-Request-Id': call.requestId };
+  let actionName = '(none)';
+  let response: Response;
+  try {
+    const isGet = call.request.method === 'GET';
+    const body = isGet ? queryParams(call.request) : await readJsonBody(call.request);
+    const { entry, params } = lookup(deps, call.endpoint, body);
+    actionName = entry.name;
+    if (isGet && !entry.contract.readOnly) {
+      throw invalid('/action', `"${entry.name}" changes state and is served on POST only`, `POST /v1/${call.endpoint} with a JSON body.`);
+    }
+    Object.assign(baseHeaders, rateLimit(deps, call, entry));
+    const principal = authenticate(services.db, call.request.headers, entry.contract.auth);
+    checkCondition(deps, entry, principal);
+    const valid = validateParams(entry, params, isGet);
+    const data = await entry.handler(
+      { services, principal, requestId: call.requestId, ip: call.ip, headers: call.request.headers },
+      valid,
+    );
+    response = successResponse(data, baseHeaders);
+  } catch (err) {
+    let appErr = err instanceof AppError ? err : classifyUnknown(err);
+    if (!appErr) {
+      services.log.error('internal error', {
+        request_id: call.requestId,
+        endpoint: call.endpoint,
+        action: actionName,
+        error: (err as Error)?.message,
+        stack: (err as Error)?.stack,
+      });
+      appErr = new AppError('INTERNAL_ERROR');
+    }
+    response = errorResponse(appErr, baseHeaders);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const metricAction = deps.table[call.endpoint].has(actionName) ? actionName : 'unknown';
+  deps.metrics.request(call.endpoint, metricAction, response.status, seconds);
+  services.log.info('request', {
+    request_id: call.requestId,
+    endpoint: call.endpoint,
+    action: metricAction,
+    status: response.status,
+    duration_ms: Math.round(seconds * 1000 * 100) / 100,
+  });
+  return { response, action: actionName };
+}

@@ -1,0 +1,50 @@
+/**
+ * Fixed-window request counters per key and per IP (DESIGN §3). In memory: one node serves one
+ * data dir, and a restart forgiving a minute of counts is harmless.
+ */
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+}
+
+export class RateLimiter {
+  private windows = new Map<string, { start: number; count: number }>();
+
+  constructor(
+    private readonly windowMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Counts one request for `bucket` against `limit` per window. */
+  hit(bucket: string, limit: number): RateDecision {
+    const now = this.now();
+    let w = this.windows.get(bucket);
+    if (!w || now - w.start >= this.windowMs) {
+      w = { start: now, count: 0 };
+      this.windows.set(bucket, w);
+      if (this.windows.size > 50_000) this.sweep(now);
+    }
+    w.count++;
+    const resetSeconds = Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000));
+    return { allowed: w.count <= limit, limit, remaining: Math.max(0, limit - w.count), resetSeconds };
+  }
+
+  private sweep(now: number): void {
+    for (const [k, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(k);
+  }
+}
+
+/** The RateLimit headers (IETF draft) plus Retry-After when refused. */
+export function rateHeaders(d: RateDecision): Record<string, string> {
+  const h: Record<string, string> = {
+    'RateLimit-Limit': String(d.limit),
+    'RateLimit-Remaining': String(d.remaining),
+    'RateLimit-Reset': String(d.resetSeconds),
+  };
+  if (!d.allowed) h['Retry-After'] = String(d.resetSeconds);
+  return h;
+}

@@ -1,0 +1,21 @@
+/** Serialises envelopes. Every response body of the API goes through here. */
+import type { ErrorEnvelope } from '../contract/errors.ts';
+import { AppError } from './errors.ts';
+
+/** JSON.stringify that renders bigint (SQLite safeIntegers) as a number when exact, else a string. */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? (v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()) : v));
+}
+
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(toJson(body), { status, headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers } });
+}
+
+export function successResponse(data: unknown, headers: Record<string, string> = {}): Response {
+  return jsonResponse(200, { success: true, data }, headers);
+}
+
+export function errorResponse(err: AppError, headers: Record<string, string> = {}): Response {
+  const envelope: ErrorEnvelope = err.toEnvelope();
+  return jsonResponse(err.status, envelope, { ...err.headers, ...headers });
+}

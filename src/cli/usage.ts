@@ -1,0 +1,26 @@
+/** Usage errors (exit code 2, DESIGN §11) and the top-level help text. */
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export const HELP = `agent-wallet — USDC wallets on Solana for AI agents, under 2-of-2 FROST custody
+
+Usage:
+  agent-wallet serve [--config FILE] [--data-dir DIR] [--port N] [--host H]
+                                   run the daemon (default: simnet, 127.0.0.1:8787, ./data)
+  agent-wallet version             print the version (also --version)
+  agent-wallet help                this text
+
+Exit codes: 0 ok, 1 error, 2 bad usage, 4 not authenticated, 5 waiting for owner approval.
+`;
+
+/** Parses a port flag value; throws UsageError. */
+export function parsePort(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[0-9]{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`${flag} must be a port number from 0 to 65535, got "${value}"`);
+  return Number(value);
+}

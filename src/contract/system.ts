@@ -1,0 +1,7 @@
+/** Contract of the service-level actions. */
+import { NoParams } from './common.ts';
+import { action } from './action.ts';
+
+export const SYSTEM = {
+  ping: action({ endpoint: 'bot', auth: 'none', params: NoParams, readOnly: true, summary: 'API status, version, network and USDC mint.' }),
+};

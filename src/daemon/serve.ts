@@ -1,0 +1,139 @@
+/**
+ * `agent-wallet serve`: loads the config, opens the ledger, starts the embedded simnet when the
+ * network is simnet, serves the API and runs the jobs until SIGTERM/SIGINT, then shuts down in
+ * order: stop accepting, finish in-flight requests, stop jobs, stop the chain, close the DB.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig, type Config, type ConfigFlags } from '../config.ts';
+import { openDatabase } from '../db/open.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { loadFeePayer, loadMasterKey } from '../secret-files.ts';
+import { createApp } from '../api/app.ts';
+import { Metrics } from '../api/metrics.ts';
+import { MAX_BODY_BYTES } from '../api/dispatch.ts';
+import { JobRunner } from '../jobs/runner.ts';
+import { maintenanceJob } from '../jobs/maintenance.ts';
+import { buildServices } from './services.ts';
+import type { Simnet } from '../simnet/index.ts';
+
+export interface RunningDaemon {
+  config: Config;
+  url: string;
+  simnet: Simnet | null;
+  stop(): Promise<void>;
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+/** SOL the fee payer gets at simnet start (pays fees and rent for every wallet). */
+const SIMNET_FEE_PAYER_LAMPORTS = 1_000n * 1_000_000_000n;
+
+async function startSimnet(config: Config, log: Logger, feePayer: string): Promise<Simnet> {
+  // LiteSVM's native addon is unpacked into TMPDIR by the compiled binary: keep it private and exec-allowed.
+  const tmp = join(config.dataDir, 'tmp');
+  mkdirSync(tmp, { recursive: true, mode: 0o700 });
+  process.env.TMPDIR = tmp;
+  const { startSimnet: start } = await import('../simnet/index.ts');
+  const simnet = await start({
+    port: config.simnet.rpc_port,
+    stateFile: join(config.dataDir, 'simnet', 'state.bin'),
+    slotMs: config.simnet.slot_ms,
+    log: (entry) => log.debug('simnet', entry),
+  });
+  await simnet.airdrop(feePayer as never, SIMNET_FEE_PAYER_LAMPORTS);
+  return simnet;
+}
+
+/** Starts the daemon; resolves once it listens. */
+export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {}): Promise<RunningDaemon> {
+  const config = loadConfig(flags);
+  const log = opts.log ?? createLogger({ level: config.log.level });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  loadMasterKey(config.dataDir);
+  const feePayer = loadFeePayer(config.dataDir, config.solana.fee_payer_keypair_file);
+  const db = openDatabase(join(config.dataDir, 'wallet.db'), { network: config.solana.network });
+
+  let simnet: Simnet | null = null;
+  try {
+    if (config.solana.network === 'simnet') {
+      simnet = await startSimnet(config, log, feePayer.address);
+      config.rpcUrl = simnet.url;
+    }
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+
+  const tls = config.server.tls_cert_file ? { cert: Bun.file(config.server.tls_cert_file), key: Bun.file(config.server.tls_key_file) } : undefined;
+  const scheme = tls ? 'https' : 'http';
+  let listenUrl = '';
+  const metrics = new Metrics();
+  const services = buildServices({ config, db, log, listenUrl: () => listenUrl, simnetRpcUrl: simnet?.url });
+  const app = createApp(services, { metrics });
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: config.server.host,
+      port: config.server.port,
+      maxRequestBodySize: MAX_BODY_BYTES * 2,
+      tls,
+      fetch: (request, srv) => app.fetch(request, srv as never) as Promise<Response>,
+    });
+  } catch (err) {
+    await simnet?.stop();
+    db.close();
+    throw new Error(`cannot listen on ${config.server.host}:${config.server.port}: ${(err as Error).message}`);
+  }
+  const hostForUrl = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  listenUrl = `${scheme}://${hostForUrl}:${server.port}`;
+
+  const jobs = new JobRunner(log, metrics);
+  jobs.add(maintenanceJob(db));
+
+  const pidFile = join(config.dataDir, 'daemon.json');
+  writeFileSync(pidFile, `${JSON.stringify({ pid: process.pid, api_url: `${listenUrl}/v1`, rpc_url: config.rpcUrl, network: config.solana.network })}\n`, { mode: 0o600 });
+
+  if (!tls && !isLoopbackHost(config.server.host)) {
+    log.warn('listening on a non-loopback address without TLS: DKG packages carry secret shares; set server.tls_cert_file/tls_key_file or put a TLS proxy in front', {
+      host: config.server.host,
+    });
+  }
+  log.info('agent wallet service started', {
+    api_url: `${listenUrl}/v1`,
+    public_url: services.publicUrl(),
+    network: config.solana.network,
+    rpc_url: config.rpcUrl,
+    usdc_mint: config.usdcMint,
+    fee_payer: feePayer.address,
+    data_dir: config.dataDir,
+  });
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      log.info('shutting down');
+      await server.stop(false);
+      await jobs.stop();
+      await simnet?.stop();
+      db.close();
+      rmSync(pidFile, { force: true });
+      log.info('stopped');
+    })());
+
+  return { config, url: `${listenUrl}/v1`, simnet, stop };
+}
+
+/** Runs the daemon in the foreground until a signal arrives. */
+export async function serveCommand(flags: ConfigFlags): Promise<number> {
+  const daemon = await startDaemon(flags);
+  await new Promise<void>((resolve) => {
+    const onSignal = () => resolve();
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+  await daemon.stop();
+  return 0;
+}

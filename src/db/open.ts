@@ -1,0 +1,93 @@
+/**
+ * Opens the SQLite ledger with the pragmas of DESIGN §5, applies schema.sql to a fresh file and
+ * numbered migrations to an older one, and refuses a file that is newer than this binary or
+ * belongs to another network. SQL lives only under src/db.
+ */
+import { Database } from 'bun:sqlite';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import schema from '../../schema.sql' with { type: 'text' };
+import { MIGRATIONS } from './migrations/index.ts';
+
+/** The schema version this binary writes: 1 for schema.sql plus one per migration. */
+export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
+
+/** Thrown when the database cannot be used as is; the message says how to fix it. */
+export class DatabaseOpenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DatabaseOpenError';
+  }
+}
+
+export interface OpenOptions {
+  /** The network this daemon runs on; recorded at creation and checked on every open. */
+  network: string;
+}
+
+/**
+ * Opens (creating if needed) the database at `path` (":memory:" for tests).
+ * Pragmas in order: busy_timeout first (the admin CLI opens the same file from another
+ * process), WAL, synchronous=FULL (an acknowledged payment survives power loss), foreign keys.
+ */
+export function openDatabase(path: string, opts: OpenOptions): Database {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const db = new Database(path, { create: true, strict: true, safeIntegers: true });
+  try {
+    db.run('PRAGMA busy_timeout = 5000');
+    db.run('PRAGMA journal_mode = WAL');
+    db.run('PRAGMA synchronous = FULL');
+    db.run('PRAGMA foreign_keys = ON');
+    const integrity = db.query<{ integrity_check: string }, []>('PRAGMA integrity_check').get();
+    if (integrity?.integrity_check !== 'ok') {
+      throw new DatabaseOpenError(`database ${path} failed its integrity check (${integrity?.integrity_check}); restore it from a backup`);
+    }
+    migrate(db, path);
+    checkNetwork(db, path, opts.network);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+function userVersion(db: Database): number {
+  return Number(db.query<{ user_version: bigint }, []>('PRAGMA user_version').get()?.user_version ?? 0n);
+}
+
+function migrate(db: Database, path: string): void {
+  const current = userVersion(db);
+  if (current > SCHEMA_VERSION) {
+    throw new DatabaseOpenError(
+      `database ${path} has schema version ${current}, newer than this binary's ${SCHEMA_VERSION}; run the newer agent-wallet release that wrote it`,
+    );
+  }
+  if (current === 0) {
+    db.transaction(() => {
+      db.run(schema);
+      db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    }).immediate();
+    return;
+  }
+  for (let version = current + 1; version <= SCHEMA_VERSION; version++) {
+    const sql = MIGRATIONS[version - 2];
+    if (sql === undefined) throw new DatabaseOpenError(`no migration to schema version ${version}`);
+    db.transaction(() => {
+      db.run(sql);
+      db.run(`PRAGMA user_version = ${version}`);
+    }).immediate();
+  }
+}
+
+function checkNetwork(db: Database, path: string, network: string): void {
+  const row = db.query<{ value: string }, [string]>('SELECT value FROM meta WHERE key = ?').get('network');
+  if (!row) {
+    db.query('INSERT INTO meta (key, value) VALUES (?, ?)').run('network', network);
+    return;
+  }
+  if (row.value !== network) {
+    throw new DatabaseOpenError(
+      `database ${path} belongs to network "${row.value}", not "${network}"; use a separate --data-dir per network`,
+    );
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * API key format (DESIGN §3): `wallet_bot_` / `wallet_merchant_` / `wallet_owner_` followed by
+ * 32 random bytes in base58. Only the SHA-256 of a key is stored; the key is shown once.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { getBase58Decoder } from '@solana/kit';
+import { timingSafeEqual } from 'node:crypto';
+
+export const KEY_PREFIXES = { bot: 'wallet_bot_', merchant: 'wallet_merchant_', owner: 'wallet_owner_' } as const;
+export type KeyKind = keyof typeof KEY_PREFIXES;
+
+const KEY_BODY = /^[1-9A-HJ-NP-Za-km-z]{32,50}$/;
+
+/** A fresh key of `kind` and the hash to store. */
+export function newApiKey(kind: KeyKind): { key: string; hash: Uint8Array } {
+  const key = `${KEY_PREFIXES[kind]}${getBase58Decoder().decode(crypto.getRandomValues(new Uint8Array(32)))}`;
+  return { key, hash: hashApiKey(key) };
+}
+
+/** SHA-256 of the whole key string. */
+export function hashApiKey(key: string): Uint8Array {
+  return sha256(new TextEncoder().encode(key));
+}
+
+/** True when `key` has the prefix of `kind` and a well-formed random part. */
+export function isWellFormedKey(key: string, kind: KeyKind): boolean {
+  const prefix = KEY_PREFIXES[kind];
+  return key.startsWith(prefix) && KEY_BODY.test(key.slice(prefix.length));
+}
+
+/** Constant-time equality of two hashes. */
+export function sameHash(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}

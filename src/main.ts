@@ -1,0 +1,51 @@
+/**
+ * Entry point: argv → subcommand, nothing else. Exports nothing (a `--bytecode` compiled entry
+ * that exports crashes at start).
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError } from './config.ts';
+import { DatabaseOpenError } from './db/open.ts';
+import { SecretFileError } from './secret-files.ts';
+import { HELP, UsageError, parsePort } from './cli/usage.ts';
+import { VERSION } from './version.ts';
+
+async function serve(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string' }, 'data-dir': { type: 'string' }, port: { type: 'string' }, host: { type: 'string' } },
+    strict: true,
+  });
+  const { serveCommand } = await import('./daemon/serve.ts');
+  return serveCommand({ configFile: values.config, dataDir: values['data-dir'], port: parsePort('--port', values.port), host: values.host });
+}
+
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  serve,
+  version: async () => {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  },
+  help: async () => {
+    process.stdout.write(HELP);
+    return 0;
+  },
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === '--version' || first === '-v') return COMMANDS.version!([]);
+  if (first === undefined || first === '--help' || first === '-h') return COMMANDS.help!([]);
+  const command = COMMANDS[first];
+  if (!command) throw new UsageError(`unknown command "${first}"; run "agent-wallet help"`);
+  return command(rest);
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (err) {
+  const known = err instanceof ConfigError || err instanceof SecretFileError || err instanceof DatabaseOpenError;
+  const usage = err instanceof UsageError || (err as { code?: string })?.code?.startsWith?.('ERR_PARSE_ARGS');
+  process.stderr.write(`agent-wallet: ${(err as Error).message}\n`);
+  if (!known && !usage) process.stderr.write(`${(err as Error).stack ?? ''}\n`);
+  process.exitCode = usage ? 2 : 1;
+}

@@ -1,0 +1,58 @@
+/** Builders for tests: a fresh config, in-memory ledger and app per test. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config.ts';
+import { openDatabase } from '../../src/db/open.ts';
+import { buildServices } from '../../src/daemon/services.ts';
+import { createLogger, silentLogger, type Logger } from '../../src/log.ts';
+import type { Services } from '../../src/services.ts';
+
+export function tempDir(prefix = 'aw-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Services over a temp data dir and an in-memory database; `env` overrides config keys. */
+export function testServices(opts: { env?: Record<string, string>; log?: Logger; now?: () => Date } = {}): Services {
+  const dataDir = tempDir();
+  const config = loadConfig({ dataDir }, { AGENT_WALLET_RATE_LIMITS_PER_IP_PER_MINUTE: '1000000', AGENT_WALLET_RATE_LIMITS_PER_KEY_PER_MINUTE: '1000000', ...opts.env });
+  const db = openDatabase(':memory:', { network: config.solana.network });
+  return buildServices({ config, db, log: opts.log ?? silentLogger, listenUrl: () => 'http://127.0.0.1:8787', now: opts.now });
+}
+
+/** A logger that keeps every line, for tests that inspect logs. */
+export function memoryLogger(): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  return { log: createLogger({ level: 'debug', write: (l) => lines.push(l) }), lines };
+}
+
+export interface CallResult {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** Sends one request through `app.handle` and parses the JSON answer. */
+export async function call(
+  app: { handle(r: Request): Promise<Response> | Response },
+  path: string,
+  body?: unknown,
+  init: { method?: string; headers?: Record<string, string>; raw?: string } = {},
+): Promise<CallResult> {
+  const method = init.method ?? (body === undefined && init.raw === undefined ? 'GET' : 'POST');
+  const res = await app.handle(
+    new Request(`http://localhost${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...init.headers },
+      body: method === 'GET' ? undefined : (init.raw ?? JSON.stringify(body)),
+    }),
+  );
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // Non-JSON answers (metrics) stay text.
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
