@@ -40,12 +40,16 @@ async function main(argv: string[]): Promise<number> {
   return command(rest);
 }
 
-try {
-  process.exitCode = await main(process.argv.slice(2));
-} catch (err) {
-  const known = err instanceof ConfigError || err instanceof SecretFileError || err instanceof DatabaseOpenError;
-  const usage = err instanceof UsageError || (err as { code?: string })?.code?.startsWith?.('ERR_PARSE_ARGS');
-  process.stderr.write(`agent-wallet: ${(err as Error).message}\n`);
-  if (!known && !usage) process.stderr.write(`${(err as Error).stack ?? ''}\n`);
-  process.exitCode = usage ? 2 : 1;
-}
+// No top-level await: --bytecode compiles to CommonJS.
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    const known = err instanceof ConfigError || err instanceof SecretFileError || err instanceof DatabaseOpenError;
+    const usage = err instanceof UsageError || (err as { code?: string })?.code?.startsWith?.('ERR_PARSE_ARGS');
+    process.stderr.write(`agent-wallet: ${(err as Error).message}\n`);
+    if (!known && !usage) process.stderr.write(`${(err as Error).stack ?? ''}\n`);
+    process.exitCode = usage ? 2 : 1;
+  },
+);

@@ -1,0 +1,83 @@
+import { describe, expect, test } from 'bun:test';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { tempDir } from './helpers/services.ts';
+
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('config', () => {
+  test('first start writes a commented config.toml (0600) and uses the documented defaults', () => {
+    const dataDir = tempDir();
+    const c = loadConfig({ dataDir }, {});
+    const file = join(dataDir, 'config.toml');
+    expect(existsSync(file)).toBe(true);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8')).toContain('# Agent Wallet Service configuration.');
+    expect(c.server).toEqual({ host: '127.0.0.1', port: 8787, tls_cert_file: '', tls_key_file: '', metrics_token: '' });
+    expect(c.solana.network).toBe('simnet');
+    expect(c.simnet.rpc_port).toBe(8899);
+    expect(c.usdcMint).toBe('4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU');
+    expect(c.money).toEqual({ paymentMin: 10_000n, withdrawalFee: 100_000n, accountSetupFee: 250_000n, maxAmount: 1_000_000_000_000n });
+    // The written file parses back to the same config.
+    expect(loadConfig({ dataDir }, {}).server.port).toBe(8787);
+  });
+
+  test('precedence is defaults < file < environment < flags', () => {
+    const dataDir = tempDir();
+    writeFileSync(join(dataDir, 'config.toml'), '[server]\nport = 9000\nhost = "127.0.0.2"\n[fees]\npayment_bps = 25\n');
+    expect(loadConfig({ dataDir }, {}).server.port).toBe(9000);
+    const env = { AGENT_WALLET_SERVER_PORT: '9100', AGENT_WALLET_FEES_PAYMENT_BPS: '10', AGENT_WALLET_OUTBOUND_ALLOW_HOSTS: '127.0.0.1, localhost' };
+    const c = loadConfig({ dataDir }, env);
+    expect(c.server.port).toBe(9100);
+    expect(c.server.host).toBe('127.0.0.2');
+    expect(c.fees.payment_bps).toBe(10);
+    expect(c.outbound.allow_hosts).toEqual(['127.0.0.1', 'localhost']);
+    expect(loadConfig({ dataDir, port: 9200, host: '0.0.0.0' }, env).server).toMatchObject({ port: 9200, host: '0.0.0.0' });
+  });
+
+  test.each([
+    ['[server]\nport = "eighty"\n', {}, 'server.port'],
+    ['[server]\nport = 70000\n', {}, 'server.port'],
+    ['[solana]\nnetwork = "moonnet"\n', {}, 'solana.network'],
+    ['[server]\nprot = 1\n', {}, 'server.prot'],
+    ['colour = "blue"\n', {}, 'colour'],
+    ['[fees]\npayment_min = "0.0000001"\n', {}, 'fees.payment_min'],
+    ['[limits]\nmax_amount = "-5"\n', {}, 'limits.max_amount'],
+    ['[limits]\nmax_amount = "0"\n', {}, 'limits.max_amount'],
+    ['[solana]\nnetwork = "custom"\n', {}, 'solana.rpc_url'],
+    ['[solana]\nnetwork = "custom"\nrpc_url = "http://127.0.0.1:1"\n', {}, 'solana.usdc_mint'],
+    ['[solana]\nrpc_url = "http://x"\n', {}, 'solana.rpc_url'],
+    ['[server]\ntls_cert_file = "c.pem"\n', {}, 'server.tls_key_file'],
+    ['public_url = "ftp://x"\n', {}, 'public_url'],
+    ['', { AGENT_WALLET_SERVER_PORT: 'abc' }, 'server.port'],
+    ['', { AGENT_WALLET_SOLANA_NETWORK: 'testnet' }, 'solana.network'],
+    ['[server\n', {}, '(file)'],
+  ] as const)('a bad value stops start-up naming the key: %p %p → %s', (toml, env, key) => {
+    const dataDir = tempDir();
+    writeFileSync(join(dataDir, 'config.toml'), toml);
+    const err = configError(() => loadConfig({ dataDir }, env));
+    expect(err.keyPath).toBe(key);
+    expect(err.message).toContain(key);
+  });
+
+  test('an explicit --config that does not exist is an error, not a silent default', () => {
+    const err = configError(() => loadConfig({ dataDir: tempDir(), configFile: '/nonexistent/agent-wallet.toml' }, {}));
+    expect(err.message).toContain('does not exist');
+  });
+
+  test('devnet and mainnet default their RPC URL and USDC mint', () => {
+    const dev = loadConfig({ dataDir: tempDir() }, { AGENT_WALLET_SOLANA_NETWORK: 'devnet' });
+    expect(dev.rpcUrl).toBe('https://api.devnet.solana.com');
+    const main = loadConfig({ dataDir: tempDir() }, { AGENT_WALLET_SOLANA_NETWORK: 'mainnet' });
+    expect(main.usdcMint).toBe('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v');
+  });
+});
