@@ -1,0 +1,95 @@
+/**
+ * The only instructions this service ever asks a wallet to sign, encoded with their exact
+ * account roles. Built by hand (not with kit's program clients) because the wallet is a FROST
+ * group key: it must appear as a read-only signer without a local `TransactionSigner` object.
+ * The decoder (`decode.ts`) reads the same layouts back.
+ */
+import { AccountRole, type AccountMeta, type Address, type Instruction } from '@solana/kit';
+import {
+  ASSOCIATED_TOKEN_PROGRAM_ADDRESS,
+  TOKEN_PROGRAM_ADDRESS,
+  getTransferCheckedInstructionDataEncoder,
+} from '@solana-program/token';
+
+/** Program ids the layouts use besides Token and Associated Token (those come from `@solana-program/token`). */
+export const SYSTEM_PROGRAM_ADDRESS = '11111111111111111111111111111111' as Address;
+export const COMPUTE_BUDGET_PROGRAM_ADDRESS = 'ComputeBudget111111111111111111111111111111' as Address;
+/** SPL Memo v2 (the one x402 facilitators and Solana Pay wallets accept). */
+export const MEMO_PROGRAM_ADDRESS = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr' as Address;
+
+/** SPL Token instruction index of TransferChecked; data = [12, amount u64 LE, decimals u8]. */
+export const TRANSFER_CHECKED = 12;
+/** Associated Token program instruction index of CreateIdempotent; data = [1]. */
+export const CREATE_ATA_IDEMPOTENT = 1;
+/** Compute Budget instruction indices: SetComputeUnitLimit (u32 LE), SetComputeUnitPrice (u64 LE, micro-lamports). */
+export const SET_COMPUTE_UNIT_LIMIT = 2;
+export const SET_COMPUTE_UNIT_PRICE = 3;
+
+/** x402 exact SVM compute budget defaults, as the reference client uses them. */
+export const X402_DEFAULT_COMPUTE_UNIT_LIMIT = 20_000;
+export const X402_DEFAULT_COMPUTE_UNIT_PRICE = 1n;
+/** x402 facilitators refuse a price above 5 lamports per compute unit (in micro-lamports). */
+export const X402_MAX_COMPUTE_UNIT_PRICE = 5_000_000n;
+
+const U64_MAX = (1n << 64n) - 1n;
+
+/** `transferChecked` with `authority` as a read-only signer and `extraAccounts` appended read-only (Solana Pay references). */
+export function transferCheckedInstruction(p: {
+  source: Address;
+  mint: Address;
+  destination: Address;
+  authority: Address;
+  amount: bigint;
+  decimals: number;
+  extraAccounts?: readonly Address[];
+}): Instruction {
+  if (p.amount < 0n || p.amount > U64_MAX) throw new RangeError(`amount ${p.amount} is outside u64`);
+  const accounts: AccountMeta[] = [
+    { address: p.source, role: AccountRole.WRITABLE },
+    { address: p.mint, role: AccountRole.READONLY },
+    { address: p.destination, role: AccountRole.WRITABLE },
+    { address: p.authority, role: AccountRole.READONLY_SIGNER },
+    ...(p.extraAccounts ?? []).map((address) => ({ address, role: AccountRole.READONLY })),
+  ];
+  const data = getTransferCheckedInstructionDataEncoder().encode({ amount: p.amount, decimals: p.decimals });
+  return { programAddress: TOKEN_PROGRAM_ADDRESS, accounts, data };
+}
+
+/** Idempotent creation of `ata` = ATA(owner, mint), rent paid by `payer` (a writable signer). */
+export function createAtaIdempotentInstruction(p: { payer: Address; ata: Address; owner: Address; mint: Address }): Instruction {
+  return {
+    programAddress: ASSOCIATED_TOKEN_PROGRAM_ADDRESS,
+    accounts: [
+      { address: p.payer, role: AccountRole.WRITABLE_SIGNER },
+      { address: p.ata, role: AccountRole.WRITABLE },
+      { address: p.owner, role: AccountRole.READONLY },
+      { address: p.mint, role: AccountRole.READONLY },
+      { address: SYSTEM_PROGRAM_ADDRESS, role: AccountRole.READONLY },
+      { address: TOKEN_PROGRAM_ADDRESS, role: AccountRole.READONLY },
+    ],
+    data: new Uint8Array([CREATE_ATA_IDEMPOTENT]),
+  };
+}
+
+/** SetComputeUnitLimit(units), units a u32. */
+export function computeUnitLimitInstruction(units: number): Instruction {
+  if (!Number.isInteger(units) || units < 0 || units > 0xffff_ffff) throw new RangeError(`compute unit limit ${units} is not a u32`);
+  const data = new Uint8Array(5);
+  data[0] = SET_COMPUTE_UNIT_LIMIT;
+  new DataView(data.buffer).setUint32(1, units, true);
+  return { programAddress: COMPUTE_BUDGET_PROGRAM_ADDRESS, data };
+}
+
+/** SetComputeUnitPrice(microLamports per compute unit), a u64. */
+export function computeUnitPriceInstruction(microLamports: bigint): Instruction {
+  if (microLamports < 0n || microLamports > U64_MAX) throw new RangeError(`compute unit price ${microLamports} is outside u64`);
+  const data = new Uint8Array(9);
+  data[0] = SET_COMPUTE_UNIT_PRICE;
+  new DataView(data.buffer).setBigUint64(1, microLamports, true);
+  return { programAddress: COMPUTE_BUDGET_PROGRAM_ADDRESS, data };
+}
+
+/** A Memo v2 instruction with no signer accounts: the memo text as UTF-8. */
+export function memoInstruction(text: string): Instruction {
+  return { programAddress: MEMO_PROGRAM_ADDRESS, data: new TextEncoder().encode(text) };
+}

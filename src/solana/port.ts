@@ -1,0 +1,273 @@
+/**
+ * The chain port: the ONLY module that talks to a Solana RPC endpoint (devnet, mainnet, or the
+ * embedded simnet, which serves the same JSON-RPC). Everything above it sees plain data and two
+ * error types: ChainUnavailableError (retry later) and ChainRejectedError (the cluster refused a
+ * transaction). Reads use `confirmed` commitment: a payment shows as soon as a supermajority voted.
+ */
+import {
+  createSolanaRpc,
+  getBase64Decoder,
+  getBase64Encoder,
+  isSolanaError,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_TRANSACTION_SIGNATURE_LEN_MISMATCH,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_TRANSACTION_SIGNATURE_VERIFICATION_FAILURE,
+  SOLANA_ERROR__JSON_RPC__INTERNAL_ERROR,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_NODE_UNHEALTHY,
+  SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR,
+  SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED,
+  SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND,
+  SOLANA_ERROR__TRANSACTION_ERROR__SIGNATURE_FAILURE,
+  type Address,
+  type Base64EncodedWireTransaction,
+  type Signature,
+} from '@solana/kit';
+import { TOKEN_PROGRAM_ADDRESS, getTokenDecoder } from '@solana-program/token';
+import { usdcAta } from './ata.ts';
+import { ChainRejectedError, ChainUnavailableError, type ChainRejectionKind } from './errors.ts';
+
+/** A status as `getSignatureStatuses` reports it; null when the cluster does not know the signature. */
+export interface SignatureStatus {
+  slot: bigint;
+  err: unknown | null;
+  confirmationStatus: string | null;
+}
+
+/** One transaction touching an address, newest first as the RPC lists them. */
+export interface AddressSignature {
+  signature: string;
+  slot: bigint;
+  err: unknown | null;
+  blockTime: bigint | null;
+}
+
+/** How one token account's balance changed in a transaction (post − pre, base units). */
+export interface TokenDelta {
+  owner: Address;
+  mint: Address;
+  account: Address;
+  delta: bigint;
+}
+
+/** The token movements of one landed transaction, read from its pre/post token balances. */
+export interface TokenTransfers {
+  slot: bigint;
+  blockTime: bigint | null;
+  err: unknown | null;
+  /** Non-zero changes only. */
+  deltas: TokenDelta[];
+  /** All account keys, static then loaded (lookup tables), as the RPC lists them. */
+  accountKeys: Address[];
+}
+
+/** What the rest of the daemon may ask of the chain. Every method throws ChainUnavailableError when the RPC cannot answer. */
+export interface ChainPort {
+  getLatestBlockhash(): Promise<{ blockhash: string; lastValidBlockHeight: bigint }>;
+  getBlockHeight(): Promise<bigint>;
+  /** Base units in ATA(owner, mint); 0n when that account does not exist. */
+  getTokenBalance(owner: Address, mint: Address): Promise<bigint>;
+  tokenAccountExists(owner: Address, mint: Address): Promise<boolean>;
+  getSolBalance(address: Address): Promise<bigint>;
+  accountExists(address: Address): Promise<boolean>;
+  /**
+   * Broadcasts signed wire bytes with preflight; returns the signature. Throws ChainRejectedError
+   * when the cluster refuses them. A ChainUnavailableError here is ambiguous (the bytes may have
+   * arrived): poll the signature and re-send the SAME bytes, never re-sign.
+   */
+  sendRawTransaction(wire: Uint8Array): Promise<string>;
+  getSignatureStatuses(sigs: string[]): Promise<(SignatureStatus | null)[]>;
+  getSignaturesForAddress(address: Address, opts?: { until?: string; before?: string; limit?: number }): Promise<AddressSignature[]>;
+  /** Null when the cluster does not know (or no longer keeps) the transaction. */
+  getTokenTransfersOf(signature: string): Promise<TokenTransfers | null>;
+  /** Simulates without signature verification (the bytes may be unsigned or partially signed). */
+  simulate(wire: Uint8Array): Promise<{ err: unknown | null; logs: string[] }>;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+/** The RPC's cap on signatures per getSignatureStatuses call. */
+const STATUS_BATCH = 256;
+const COMMITMENT = 'confirmed';
+
+/** A ChainPort over `@solana/kit`'s HTTP RPC client; each call is abandoned after `timeoutMs`. */
+export function createRpcChainPort(rpcUrl: string, opts: { timeoutMs?: number } = {}): ChainPort {
+  const rpc = createSolanaRpc(rpcUrl);
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const base64 = getBase64Decoder();
+
+  /** Runs one RPC request with the deadline, mapping every failure to a chain error. */
+  async function call<T>(what: string, request: { send(o: { abortSignal: AbortSignal }): Promise<T> }): Promise<T> {
+    try {
+      return await request.send({ abortSignal: AbortSignal.timeout(timeoutMs) });
+    } catch (e) {
+      throw chainError(what, e);
+    }
+  }
+
+  async function accountInfo(address: Address) {
+    const { value } = await call('getAccountInfo', rpc.getAccountInfo(address, { encoding: 'base64', commitment: COMMITMENT }));
+    return value;
+  }
+
+  async function tokenAccount(owner: Address, mint: Address) {
+    const info = await accountInfo(await usdcAta(owner, mint));
+    if (info === null || info.owner !== TOKEN_PROGRAM_ADDRESS) return null;
+    return getTokenDecoder().decode(getBase64Encoder().encode(info.data[0]));
+  }
+
+  const wireOf = (wire: Uint8Array) => base64.decode(wire) as Base64EncodedWireTransaction;
+
+  return {
+    async getLatestBlockhash() {
+      const { value } = await call('getLatestBlockhash', rpc.getLatestBlockhash({ commitment: COMMITMENT }));
+      return { blockhash: value.blockhash, lastValidBlockHeight: value.lastValidBlockHeight };
+    },
+
+    getBlockHeight() {
+      return call('getBlockHeight', rpc.getBlockHeight({ commitment: COMMITMENT }));
+    },
+
+    async getTokenBalance(owner, mint) {
+      return (await tokenAccount(owner, mint))?.amount ?? 0n;
+    },
+
+    async tokenAccountExists(owner, mint) {
+      return (await tokenAccount(owner, mint)) !== null;
+    },
+
+    async getSolBalance(address) {
+      const { value } = await call('getBalance', rpc.getBalance(address, { commitment: COMMITMENT }));
+      return value;
+    },
+
+    async accountExists(address) {
+      return (await accountInfo(address)) !== null;
+    },
+
+    sendRawTransaction(wire) {
+      return call(
+        'sendTransaction',
+        rpc.sendTransaction(wireOf(wire), { encoding: 'base64', skipPreflight: false, preflightCommitment: COMMITMENT }),
+      );
+    },
+
+    async getSignatureStatuses(sigs) {
+      const out: (SignatureStatus | null)[] = [];
+      for (let i = 0; i < sigs.length; i += STATUS_BATCH) {
+        const batch = sigs.slice(i, i + STATUS_BATCH) as Signature[];
+        const { value } = await call('getSignatureStatuses', rpc.getSignatureStatuses(batch, { searchTransactionHistory: true }));
+        for (const s of value) {
+          out.push(s === null ? null : { slot: s.slot, err: plain(s.err), confirmationStatus: s.confirmationStatus ?? null });
+        }
+      }
+      return out;
+    },
+
+    async getSignaturesForAddress(address, o = {}) {
+      const list = await call(
+        'getSignaturesForAddress',
+        rpc.getSignaturesForAddress(address, {
+          commitment: COMMITMENT,
+          ...(o.until !== undefined && { until: o.until as Signature }),
+          ...(o.before !== undefined && { before: o.before as Signature }),
+          ...(o.limit !== undefined && { limit: o.limit }),
+        }),
+      );
+      return list.map((s) => ({ signature: s.signature, slot: s.slot, err: plain(s.err), blockTime: s.blockTime ?? null }));
+    },
+
+    async getTokenTransfersOf(signature) {
+      const tx = await call(
+        'getTransaction',
+        rpc.getTransaction(signature as Signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: COMMITMENT }),
+      );
+      if (tx === null) return null;
+      const accountKeys: Address[] = [
+        ...tx.transaction.message.accountKeys,
+        ...(tx.meta?.loadedAddresses?.writable ?? []),
+        ...(tx.meta?.loadedAddresses?.readonly ?? []),
+      ];
+      const byAccount = new Map<number, { owner?: Address; mint: Address; pre: bigint; post: bigint }>();
+      for (const [side, balances] of [['pre', tx.meta?.preTokenBalances], ['post', tx.meta?.postTokenBalances]] as const) {
+        for (const b of balances ?? []) {
+          const index = Number(b.accountIndex);
+          const entry = byAccount.get(index) ?? { mint: b.mint, pre: 0n, post: 0n };
+          entry.owner ??= b.owner;
+          entry[side] = BigInt(b.uiTokenAmount.amount);
+          byAccount.set(index, entry);
+        }
+      }
+      const deltas: TokenDelta[] = [];
+      for (const [index, e] of byAccount) {
+        const account = accountKeys[index];
+        if (account === undefined || e.owner === undefined || e.post === e.pre) continue;
+        deltas.push({ owner: e.owner, mint: e.mint, account, delta: e.post - e.pre });
+      }
+      return { slot: tx.slot, blockTime: tx.blockTime ?? null, err: plain(tx.meta?.err ?? null), deltas, accountKeys };
+    },
+
+    async simulate(wire) {
+      const { value } = await call(
+        'simulateTransaction',
+        rpc.simulateTransaction(wireOf(wire), { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: false, commitment: COMMITMENT }),
+      );
+      return { err: plain(value.err), logs: [...(value.logs ?? [])] };
+    },
+  };
+}
+
+/** kit turns every JSON number into a bigint; transaction errors go back to plain JSON so they can be stored. */
+function plain(value: unknown): unknown {
+  if (typeof value === 'bigint') return Number(value);
+  if (Array.isArray(value)) return value.map(plain);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  }
+  return value;
+}
+
+const REJECTION_TEXT: Record<Exclude<ChainRejectionKind, 'simulation_failed' | 'other'>, string> = {
+  blockhash_not_found: 'Blockhash not found: the transaction expired or its blockhash is unknown to the cluster',
+  signature_failure: 'Transaction signature verification failure',
+  already_processed: 'This transaction has already been processed',
+};
+
+/** Sorts an RPC failure into "the chain is unavailable" or "the cluster refused the transaction". */
+function chainError(what: string, e: unknown): Error {
+  if (!isSolanaError(e)) {
+    const detail = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    return new ChainUnavailableError(`${what} failed: ${detail}`, { cause: e });
+  }
+  if (isSolanaError(e, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR)) {
+    return new ChainUnavailableError(`${what} failed: HTTP ${e.context.statusCode}`, { cause: e });
+  }
+  if (
+    isSolanaError(e, SOLANA_ERROR__JSON_RPC__INTERNAL_ERROR) ||
+    isSolanaError(e, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_NODE_UNHEALTHY)
+  ) {
+    return new ChainUnavailableError(`${what} failed: the RPC node reported a server fault`, { cause: e });
+  }
+  if (
+    isSolanaError(e, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_TRANSACTION_SIGNATURE_VERIFICATION_FAILURE) ||
+    isSolanaError(e, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_TRANSACTION_SIGNATURE_LEN_MISMATCH)
+  ) {
+    return new ChainRejectedError('signature_failure', REJECTION_TEXT.signature_failure);
+  }
+  if (isSolanaError(e, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE)) {
+    const logs = [...(e.context.logs ?? [])];
+    const cause = e.cause;
+    if (isSolanaError(cause, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)) {
+      return new ChainRejectedError('blockhash_not_found', REJECTION_TEXT.blockhash_not_found, logs);
+    }
+    if (isSolanaError(cause, SOLANA_ERROR__TRANSACTION_ERROR__SIGNATURE_FAILURE)) {
+      return new ChainRejectedError('signature_failure', REJECTION_TEXT.signature_failure, logs);
+    }
+    if (isSolanaError(cause, SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED)) {
+      return new ChainRejectedError('already_processed', REJECTION_TEXT.already_processed, logs);
+    }
+    const lastLog = logs.findLast((l) => /failed|error/i.test(l)) ?? logs.at(-1);
+    const index = isSolanaError(cause) && 'index' in cause.context ? ` in instruction ${String(cause.context.index)}` : '';
+    return new ChainRejectedError('simulation_failed', `Transaction simulation failed${index}${lastLog === undefined ? '' : `: ${lastLog}`}`, logs);
+  }
+  if (what === 'sendTransaction') return new ChainRejectedError('other', `${what} was refused: ${e.message}`);
+  return new ChainUnavailableError(`${what} failed: ${e.message}`, { cause: e });
+}
