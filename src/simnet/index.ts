@@ -1,0 +1,113 @@
+/**
+ * Simnet: an embedded local Solana chain (LiteSVM in-process) serving the Solana JSON-RPC
+ * over HTTP, presenting itself as devnet (genesis hash, USDC mint address) so the daemon and
+ * third-party clients use it exactly like a real cluster. Blocks advance on a timer, the last
+ * 150 blockhashes stay valid, and state persists to `stateFile` across restarts.
+ */
+import type { Address } from '@solana/kit';
+import { DEVNET_USDC } from '../solana/networks.ts';
+import { Chain } from './chain.ts';
+import { Faucet } from './faucet.ts';
+import { serveRpc, type FaultMode } from './server.ts';
+import { loadState, saveState } from './state.ts';
+
+export type { FaultMode } from './server.ts';
+
+/** How often a dirty state is written to `stateFile`. */
+const SAVE_INTERVAL_MS = 5000;
+
+export interface SimnetOptions {
+  /** 0 → any free port. */
+  port: number;
+  /** Default '127.0.0.1'. */
+  host?: string;
+  /** When set: restored at start if present, saved on a timer and at stop(). */
+  stateFile?: string;
+  /** Block time; default 400. */
+  slotMs?: number;
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+export interface Simnet {
+  /** 'http://127.0.0.1:PORT' */
+  readonly url: string;
+  readonly port: number;
+  /** DEVNET_USDC, 6 decimals, minted by simnet's own authority. */
+  readonly mint: Address;
+  /** Real on-chain transactions (so they have signatures the deposit watcher can find): creates owner's USDC ATA idempotently and mints usdc (base units); airdrops lamports when given. Returns the mint tx signature. */
+  faucet(owner: Address, usdc: bigint, lamports?: bigint): Promise<string>;
+  /** Sends lamports from simnet's payer in a real transfer; returns its signature. */
+  airdrop(address: Address, lamports: bigint): Promise<string>;
+  /** Fault switch for reliability tests: 'error' → every RPC call answers HTTP 503; 'hang' → calls wait until the fault is cleared; null → normal. */
+  setFault(mode: FaultMode): void;
+  /** Current block height (= slot). */
+  blockHeight(): bigint;
+  /** Writes the state file now (no-op without `stateFile`). */
+  save(): Promise<void>;
+  /** Saves state when stateFile is set; frees the port. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Starts a simnet: restores or creates the chain, starts block production and the RPC endpoint. */
+export async function startSimnet(opts: SimnetOptions): Promise<Simnet> {
+  const slotMs = opts.slotMs ?? 400;
+  const log = opts.log ?? (() => {});
+  const saved = opts.stateFile === undefined ? null : await loadState(opts.stateFile);
+  const faucet = await Faucet.load(saved?.faucet);
+  const now = Date.now();
+  let chain: Chain;
+  if (saved === null) {
+    chain = Chain.create(now);
+    faucet.genesis(chain);
+  } else {
+    chain = Chain.restore(saved.chain, BigInt(Math.max(0, Math.floor((now - saved.savedAtMs) / slotMs))), now);
+  }
+
+  const server = serveRpc({
+    host: opts.host ?? '127.0.0.1',
+    port: opts.port,
+    context: (loopback) => ({ chain, faucet, loopback, log }),
+    log,
+  });
+
+  let saving: Promise<void> = Promise.resolve();
+  const save = (): Promise<void> => {
+    const file = opts.stateFile;
+    if (file === undefined) return Promise.resolve();
+    saving = saving.catch(() => {}).then(async () => {
+      chain.dirty = false;
+      await saveState(file, { chain: chain.snapshot(), faucet: faucet.keys, savedAtMs: Date.now() });
+    });
+    return saving;
+  };
+
+  const blocks = setInterval(() => chain.tick(Date.now()), slotMs);
+  blocks.unref();
+  const saver = setInterval(() => {
+    if (chain.dirty) save().catch((e: unknown) => log({ event: 'simnet.save_failed', error: (e as Error).message }));
+  }, SAVE_INTERVAL_MS);
+  saver.unref();
+
+  let stopping: Promise<void> | null = null;
+  log({ event: 'simnet.started', url: server.url, height: chain.blockHeight(), restored: saved !== null });
+  return {
+    url: server.url,
+    port: server.port,
+    mint: DEVNET_USDC,
+    faucet: (owner, usdc, lamports) => faucet.fund(chain, owner, usdc, lamports),
+    airdrop: (address, lamports) => faucet.airdrop(chain, address, lamports),
+    setFault: (mode) => server.setFault(mode),
+    blockHeight: () => chain.blockHeight(),
+    save,
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(blocks);
+        clearInterval(saver);
+        await server.stop();
+        await save();
+        log({ event: 'simnet.stopped', height: chain.blockHeight() });
+      })();
+      return stopping;
+    },
+  };
+}
