@@ -31,7 +31,8 @@ CREATE TABLE wallets (
   agent_model     TEXT,
   description     TEXT,
   metadata        TEXT,
-  claim_code_hash BLOB NOT NULL,
+  claim_code_hash BLOB NOT NULL,   -- SHA-256 of the normalised claim code
+  claim_code_sealed BLOB NOT NULL, -- the code itself, sealed (aad = wallet_id:claim), so errors can repeat it to the agent
   owner_id        TEXT REFERENCES owners(owner_id),
   server_key      BLOB NOT NULL,   -- the server's FROST key package, sealed (AES-256-GCM, aad = wallet_id)
   public_package  TEXT NOT NULL,   -- FROST public key package (JSON, public)
@@ -54,6 +55,7 @@ CREATE TABLE dkg_sessions (
   dkg_session_id TEXT PRIMARY KEY,
   state          BLOB NOT NULL,   -- the server's DKG secret state, sealed (aad = dkg_session_id)
   client_round1  TEXT NOT NULL,   -- the agent's round-1 package (public)
+  client_round1_hash BLOB NOT NULL UNIQUE, -- a replayed round-1 package is refused
   status         TEXT NOT NULL CHECK (status IN ('started', 'completed', 'used')),
   result         BLOB,            -- after dkg_complete: the server key package, sealed (aad = dkg_session_id)
   public_package TEXT,
@@ -75,3 +77,112 @@ CREATE TABLE idempotency_keys (
   PRIMARY KEY (principal, action, idem_key)
 ) STRICT;
 CREATE INDEX idempotency_keys_created ON idempotency_keys(created_at);
+
+-- Wallet export files (.wlt): the key K that encrypts a file, released by wallet_import_key.
+CREATE TABLE wallet_exports (
+  export_id         TEXT PRIMARY KEY,
+  wallet_id         TEXT NOT NULL REFERENCES wallets(wallet_id),
+  file_key          BLOB NOT NULL,   -- K, sealed (aad = export_id)
+  import_token_hash BLOB NOT NULL,
+  created_at        INTEGER NOT NULL,
+  revoked_at        INTEGER
+) STRICT;
+CREATE INDEX wallet_exports_wallet ON wallet_exports(wallet_id);
+
+-- Every wallet_import_key answer, for the 5-per-24-hours limit.
+CREATE TABLE wallet_import_calls (
+  export_id TEXT NOT NULL REFERENCES wallet_exports(export_id),
+  at        INTEGER NOT NULL
+) STRICT;
+CREATE INDEX wallet_import_calls_export ON wallet_import_calls(export_id, at);
+
+-- Every movement of money a wallet takes part in, with its status history in events.
+CREATE TABLE transactions (
+  transaction_id   TEXT PRIMARY KEY,
+  wallet_id        TEXT NOT NULL REFERENCES wallets(wallet_id),
+  type             TEXT NOT NULL CHECK (type IN ('payment', 'withdrawal', 'x402', 'deposit')),
+  direction        TEXT NOT NULL CHECK (direction IN ('out', 'in')),
+  category         TEXT CHECK (category IN ('wallet', 'merchant', 'paylink', 'x402', 'withdrawal')),
+  status           TEXT NOT NULL CHECK (status IN ('pre_approved', 'awaiting_approval', 'approved', 'rejected', 'pending',
+                                                   'completed', 'failed', 'expired', 'cancelled')),
+  amount           INTEGER NOT NULL CHECK (amount > 0),
+  fee              INTEGER NOT NULL DEFAULT 0 CHECK (fee >= 0),          -- platform fee (micro-USDC)
+  setup_fee        INTEGER NOT NULL DEFAULT 0 CHECK (setup_fee >= 0),    -- recipient token-account setup fee
+  counterparty     TEXT,            -- username or address as the payer named it (out) / payer address (in)
+  to_wallet_id     TEXT,
+  to_merchant_id   TEXT,
+  to_address       TEXT,            -- the recipient's owner address on chain
+  note             TEXT,
+  reference        TEXT,
+  payment_request_id TEXT,
+  decision_rule    TEXT,
+  decision_reason  TEXT,
+  approval_id      TEXT,
+  idempotency_key  TEXT,
+  message          BLOB,            -- the exact message the server built (what both parties sign)
+  last_valid_block_height INTEGER,
+  signed_tx        BLOB,            -- the signed wire bytes, stored before the first broadcast
+  signature        TEXT,
+  error            TEXT,
+  created_at       INTEGER NOT NULL,
+  updated_at       INTEGER NOT NULL,
+  expires_at       INTEGER,
+  completed_at     INTEGER
+) STRICT;
+CREATE INDEX transactions_wallet ON transactions(wallet_id, created_at);
+CREATE INDEX transactions_status ON transactions(status, expires_at);
+CREATE UNIQUE INDEX transactions_signature ON transactions(signature, wallet_id) WHERE signature IS NOT NULL;
+CREATE UNIQUE INDEX transactions_idempotency ON transactions(wallet_id, type, idempotency_key) WHERE idempotency_key IS NOT NULL;
+
+-- Things waiting for the owner: payments over a rail, withdrawals (always), exports.
+CREATE TABLE approvals (
+  approval_id  TEXT PRIMARY KEY,
+  wallet_id    TEXT NOT NULL REFERENCES wallets(wallet_id),
+  subject_type TEXT NOT NULL CHECK (subject_type IN ('payment', 'withdrawal', 'x402')),
+  subject_id   TEXT NOT NULL,
+  amount       INTEGER,
+  recipient    TEXT,
+  reason       TEXT NOT NULL,
+  status       TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'rejected', 'cancelled', 'expired')),
+  created_at   INTEGER NOT NULL,
+  decided_at   INTEGER,
+  decided_by   TEXT
+) STRICT;
+CREATE INDEX approvals_wallet ON approvals(wallet_id, status);
+
+-- The event feed of a wallet or merchant (DESIGN §9), written in the transaction of the change.
+CREATE TABLE events (
+  seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+  event_id    TEXT NOT NULL UNIQUE,
+  wallet_id   TEXT,
+  merchant_id TEXT,
+  type        TEXT NOT NULL,
+  data        TEXT NOT NULL,
+  read        INTEGER NOT NULL DEFAULT 0,
+  created_at  INTEGER NOT NULL
+) STRICT;
+CREATE INDEX events_wallet ON events(wallet_id, seq);
+CREATE INDEX events_merchant ON events(merchant_id, seq);
+
+-- The owner's guard rails per wallet; `pending` is a loosening waiting for loosen_delay_hours.
+CREATE TABLE guard_rails (
+  wallet_id        TEXT PRIMARY KEY REFERENCES wallets(wallet_id),
+  rails            TEXT NOT NULL,   -- railsToJson of the rails in force
+  pending          TEXT,
+  pending_apply_at INTEGER,
+  updated_at       INTEGER NOT NULL,
+  updated_by       TEXT NOT NULL
+) STRICT;
+
+-- Append-only: every guard-rail decision and every change of rails or approval.
+CREATE TABLE audit_log (
+  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+  wallet_id  TEXT NOT NULL,
+  actor      TEXT NOT NULL,
+  kind       TEXT NOT NULL,
+  data       TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX audit_log_wallet ON audit_log(wallet_id, seq);
+CREATE TRIGGER audit_log_append_only_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+CREATE TRIGGER audit_log_append_only_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;

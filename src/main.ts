@@ -19,8 +19,26 @@ async function serve(argv: string[]): Promise<number> {
   return serveCommand({ configFile: values.config, dataDir: values['data-dir'], port: parsePort('--port', values.port), host: values.host });
 }
 
+/** A client command: global flags parsed, errors printed with their exit code. */
+function client(name: string): (argv: string[]) => Promise<number> {
+  return async (argv) => {
+    const { cliContext } = await import('./cli/context.ts');
+    const { printError } = await import('./cli/output.ts');
+    const { WALLET_COMMANDS } = await import('./cli/wallet-commands.ts');
+    const ctx = cliContext(argv);
+    try {
+      return await WALLET_COMMANDS[name]!(ctx);
+    } catch (err) {
+      return printError(ctx, err);
+    }
+  };
+}
+
+const CLIENT_COMMANDS = ['register', 'info', 'balance', 'address', 'reconcile', 'rename', 'set-owner', 'export', 'import'];
+
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   serve,
+  ...Object.fromEntries(CLIENT_COMMANDS.map((name) => [name, client(name)])),
   version: async () => {
     process.stdout.write(`${VERSION}\n`);
     return 0;

@@ -5,6 +5,8 @@
 import type { Database } from 'bun:sqlite';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
+import type { FeePayerKey } from './secret-files.ts';
+import type { ChainPort } from './solana/port.ts';
 
 export interface Services {
   config: Config;
@@ -15,6 +17,12 @@ export interface Services {
   version: string;
   /** Base of the links the daemon hands out, without a trailing slash (public_url or the listen address). */
   publicUrl: () => string;
+  /** Seals server shares, DKG state and nonces at rest (AES-256-GCM). */
+  masterKey: Uint8Array;
+  /** The operator's key that pays SOL fees and rent. */
+  feePayer: FeePayerKey;
+  /** The only way to the chain. */
+  chain: ChainPort;
   /** The embedded chain's RPC URL when running on simnet. */
   simnetRpcUrl?: string;
 }

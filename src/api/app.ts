@@ -4,6 +4,7 @@
  */
 import { Elysia } from 'elysia';
 import { actionTable } from '../actions/index.ts';
+import { claimDetails } from '../actions/wallet.ts';
 import type { Endpoint } from '../contract/action.ts';
 import type { Services } from '../services.ts';
 import { dispatch, type DispatchDeps } from './dispatch.ts';
@@ -34,7 +35,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     table: actionTable(),
     limiter: new RateLimiter(60_000),
     metrics,
-    unclaimedDetails: (walletId) => ({ claim_url: `${services.publicUrl()}/claim/${walletId}` }),
+    unclaimedDetails: (walletId) => claimDetails(services, walletId),
   };
 
   const clientIp = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null): string =>

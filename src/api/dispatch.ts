@@ -16,6 +16,7 @@ import { rateHeaders, type RateLimiter } from './rate-limit.ts';
 import { errorResponse, successResponse } from './respond.ts';
 import type { Metrics } from './metrics.ts';
 import { hashApiKey } from '../domain/api-keys.ts';
+import { ChainUnavailableError } from '../solana/errors.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -122,6 +123,12 @@ function checkCondition(deps: DispatchDeps, entry: RegisteredAction, principal: 
 }
 
 function classifyUnknown(err: unknown): AppError | null {
+  if (err instanceof ChainUnavailableError) {
+    return new AppError('SERVICE_UNAVAILABLE', 'The Solana RPC is unreachable.', {
+      headers: { 'Retry-After': '5' },
+      howToFix: 'Retry in a few seconds; if it persists, the operator should check solana.rpc_url.',
+    });
+  }
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT') {
     return new AppError('SERVICE_UNAVAILABLE', 'The ledger is busy.', { headers: { 'Retry-After': '1' }, howToFix: 'Retry after 1 second; nothing was changed.' });

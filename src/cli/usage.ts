@@ -12,6 +12,13 @@ export const HELP = `agent-wallet — USDC wallets on Solana for AI agents, unde
 Usage:
   agent-wallet serve [--config FILE] [--data-dir DIR] [--port N] [--host H]
                                    run the daemon (default: simnet, 127.0.0.1:8787, ./data)
+
+Agent commands (global flags: --server URL, --profile NAME, --json, --home DIR):
+  agent-wallet register --name N [--owner-email E] [--agent-model M] [--description D]
+  agent-wallet info | balance | address | reconcile
+  agent-wallet rename NAME | set-owner EMAIL
+  agent-wallet export FILE.wlt | import FILE.wlt
+
   agent-wallet version             print the version (also --version)
   agent-wallet help                this text
 

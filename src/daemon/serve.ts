@@ -52,7 +52,7 @@ export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {
   const config = loadConfig(flags);
   const log = opts.log ?? createLogger({ level: config.log.level });
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  loadMasterKey(config.dataDir);
+  const masterKey = loadMasterKey(config.dataDir);
   const feePayer = loadFeePayer(config.dataDir, config.solana.fee_payer_keypair_file);
   const db = openDatabase(join(config.dataDir, 'wallet.db'), { network: config.solana.network });
 
@@ -71,17 +71,14 @@ export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {
   const scheme = tls ? 'https' : 'http';
   let listenUrl = '';
   const metrics = new Metrics();
-  const services = buildServices({ config, db, log, listenUrl: () => listenUrl, simnetRpcUrl: simnet?.url });
+  const services = buildServices({ config, db, log, masterKey, feePayer, listenUrl: () => listenUrl, simnetRpcUrl: simnet?.url });
   const app = createApp(services, { metrics });
-  let server: ReturnType<typeof Bun.serve>;
+  let server: NonNullable<typeof app.server>;
   try {
-    server = Bun.serve({
-      hostname: config.server.host,
-      port: config.server.port,
-      maxRequestBodySize: MAX_BODY_BYTES * 2,
-      tls,
-      fetch: (request, srv) => app.fetch(request, srv as never) as Promise<Response>,
-    });
+    // Elysia's listen keeps the Bun server on the app, so handlers can read the client IP.
+    app.listen({ hostname: config.server.host, port: config.server.port, maxRequestBodySize: MAX_BODY_BYTES * 2, tls });
+    if (!app.server) throw new Error('the server did not start');
+    server = app.server;
   } catch (err) {
     await simnet?.stop();
     db.close();

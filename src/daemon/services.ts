@@ -1,11 +1,23 @@
-/** Builds the Services object from a loaded config and an open database. */
+/** Builds the Services object from a loaded config, an open database and the secrets. */
 import type { Database } from 'bun:sqlite';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
+import type { FeePayerKey } from '../secret-files.ts';
 import type { Services } from '../services.ts';
+import { createRpcChainPort, type ChainPort } from '../solana/port.ts';
 import { VERSION } from '../version.ts';
 
-export function buildServices(opts: { config: Config; db: Database; log: Logger; listenUrl: () => string; now?: () => Date; simnetRpcUrl?: string }): Services {
+export function buildServices(opts: {
+  config: Config;
+  db: Database;
+  log: Logger;
+  masterKey: Uint8Array;
+  feePayer: FeePayerKey;
+  listenUrl: () => string;
+  chain?: ChainPort;
+  now?: () => Date;
+  simnetRpcUrl?: string;
+}): Services {
   return {
     config: opts.config,
     db: opts.db,
@@ -13,6 +25,9 @@ export function buildServices(opts: { config: Config; db: Database; log: Logger;
     now: opts.now ?? (() => new Date()),
     version: VERSION,
     publicUrl: () => opts.config.public_url || opts.listenUrl(),
+    masterKey: opts.masterKey,
+    feePayer: opts.feePayer,
+    chain: opts.chain ?? createRpcChainPort(opts.config.rpcUrl),
     simnetRpcUrl: opts.simnetRpcUrl,
   };
 }

@@ -9,7 +9,7 @@ const bot = newApiKey('bot');
 const merchant = newApiKey('merchant');
 db.run("INSERT INTO usernames VALUES ('alice-1', 'wallet', 'wal_a'), ('shop', 'merchant', 'mer_a')");
 db.query(
-  "INSERT INTO wallets (wallet_id, username, name, address, api_key_hash, status, claim_code_hash, server_key, public_package, created_at) VALUES ('wal_a', 'alice-1', 'Alice', 'addr', ?, 'unclaimed', x'00', x'00', '{}', 1)",
+  "INSERT INTO wallets (wallet_id, username, name, address, api_key_hash, status, claim_code_hash, claim_code_sealed, server_key, public_package, created_at) VALUES ('wal_a', 'alice-1', 'Alice', 'addr', ?, 'unclaimed', x'00', x'00', x'00', '{}', 1)",
 ).run(bot.hash);
 db.query("INSERT INTO merchants (merchant_id, username, name, payout_address, api_key_hash, created_at) VALUES ('mer_a', 'shop', 'Shop', 'addr2', ?, 1)").run(merchant.hash);
 

@@ -7,17 +7,30 @@ import { openDatabase } from '../../src/db/open.ts';
 import { buildServices } from '../../src/daemon/services.ts';
 import { createLogger, silentLogger, type Logger } from '../../src/log.ts';
 import type { Services } from '../../src/services.ts';
+import { loadFeePayer, loadMasterKey } from '../../src/secret-files.ts';
+import type { ChainPort } from '../../src/solana/port.ts';
 
 export function tempDir(prefix = 'aw-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
 /** Services over a temp data dir and an in-memory database; `env` overrides config keys. */
-export function testServices(opts: { env?: Record<string, string>; log?: Logger; now?: () => Date } = {}): Services {
+export function testServices(opts: { env?: Record<string, string>; log?: Logger; now?: () => Date; chain?: ChainPort; rpcUrl?: string } = {}): Services {
   const dataDir = tempDir();
   const config = loadConfig({ dataDir }, { AGENT_WALLET_RATE_LIMITS_PER_IP_PER_MINUTE: '1000000', AGENT_WALLET_RATE_LIMITS_PER_KEY_PER_MINUTE: '1000000', ...opts.env });
   const db = openDatabase(':memory:', { network: config.solana.network });
-  return buildServices({ config, db, log: opts.log ?? silentLogger, listenUrl: () => 'http://127.0.0.1:8787', now: opts.now });
+  // Without a chain given, an RPC URL nothing listens on: chain calls fail as SERVICE_UNAVAILABLE.
+  config.rpcUrl = opts.rpcUrl ?? 'http://127.0.0.1:9';
+  return buildServices({
+    config,
+    db,
+    log: opts.log ?? silentLogger,
+    masterKey: loadMasterKey(dataDir),
+    feePayer: loadFeePayer(dataDir, 'fee-payer.json'),
+    chain: opts.chain,
+    listenUrl: () => 'http://127.0.0.1:8787',
+    now: opts.now,
+  });
 }
 
 /** A logger that keeps every line, for tests that inspect logs. */

@@ -1,0 +1,63 @@
+/**
+ * How the client prints results and errors. With --json: the API `data` object, or the error
+ * envelope, as JSON on stdout; without: readable lines. Diagnostics and progress go to stderr.
+ * Exit codes (DESIGN §11): 0 ok, 1 error, 2 bad usage, 4 not authenticated, 5 waiting for owner approval.
+ */
+import { ApiError, ConnectionError } from '../client/api.ts';
+import { ProfileError } from '../client/profile.ts';
+import type { CliContext } from './context.ts';
+import { UsageError } from './usage.ts';
+
+export const EXIT = { ok: 0, error: 1, usage: 2, auth: 4, awaitingApproval: 5 } as const;
+
+function human(value: unknown, indent = ''): string {
+  if (value === null || value === undefined) return '-';
+  if (typeof value !== 'object') return String(value);
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '(none)';
+    return `\n${value.map((v) => `${indent}  - ${human(v, `${indent}    `).trimStart()}`).join('\n')}`;
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  return `\n${entries.map(([k, v]) => `${indent}  ${k}: ${human(v, `${indent}  `)}`).join('\n')}`;
+}
+
+/** Prints a successful result. */
+export function printData(ctx: CliContext, data: unknown, headline?: string): void {
+  if (ctx.json) {
+    ctx.out(`${JSON.stringify(data, null, 2)}\n`);
+    return;
+  }
+  if (headline) ctx.out(`${headline}\n`);
+  if (data && typeof data === 'object' && !Array.isArray(data)) {
+    for (const [k, v] of Object.entries(data as Record<string, unknown>)) ctx.out(`${k}: ${human(v)}\n`);
+  } else {
+    ctx.out(`${human(data)}\n`);
+  }
+}
+
+/** A progress line on stderr (never on stdout, which scripts parse). */
+export function progress(ctx: CliContext, step: string): void {
+  if (!ctx.json || process.stderr.isTTY) ctx.err(`… ${step}\n`);
+}
+
+/** Prints an error and returns the exit code for it. */
+export function printError(ctx: Pick<CliContext, 'json' | 'out' | 'err'>, err: unknown): number {
+  if (err instanceof ApiError) {
+    if (ctx.json) ctx.out(`${JSON.stringify(err.envelope(), null, 2)}\n`);
+    else {
+      ctx.err(`error ${err.errorCode}: ${err.message}\n`);
+      if (err.howToFix) ctx.err(`how to fix: ${err.howToFix}\n`);
+      for (const [k, v] of Object.entries(err.details)) ctx.err(`${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}\n`);
+    }
+    if (err.errorCode === 'UNAUTHORIZED') return EXIT.auth;
+    if (err.errorCode === 'AWAITING_APPROVAL') return EXIT.awaitingApproval;
+    return EXIT.error;
+  }
+  const local = err instanceof UsageError ? 'USAGE' : err instanceof ProfileError ? 'PROFILE' : err instanceof ConnectionError ? 'CONNECTION' : 'CLIENT';
+  const message = (err as Error)?.message ?? String(err);
+  if (ctx.json) ctx.out(`${JSON.stringify({ success: false, error: { code: `CLIENT_${local}`, message, how_to_fix: '' } }, null, 2)}\n`);
+  else ctx.err(`error: ${message}\n`);
+  if (err instanceof UsageError) return EXIT.usage;
+  if (err instanceof ProfileError) return EXIT.auth;
+  return EXIT.error;
+}

@@ -1,0 +1,79 @@
+/** Client commands of the custody issue: register, info, balance, address, limits-free wallet calls, export, import. */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { ApiClient } from '../client/api.ts';
+import { registerWallet } from '../client/register.ts';
+import { exportWallet, importWallet, parseWalletFile, WalletFileError } from '../client/wallet-file.ts';
+import { commandFlags, profileClient, type CliContext } from './context.ts';
+import { EXIT, printData, progress } from './output.ts';
+import { UsageError } from './usage.ts';
+
+type Command = (ctx: CliContext) => Promise<number>;
+
+/** A command that calls one action with the profile's key and prints its data. */
+function simple(action: string, params: (positional: string[]) => Record<string, unknown> = () => ({}), arity = 0, usage = ''): Command {
+  return async (ctx) => {
+    const { positional } = commandFlags(ctx.args, {});
+    if (positional.length !== arity) throw new UsageError(`usage: agent-wallet ${usage}`);
+    const { api } = profileClient(ctx);
+    printData(ctx, await api.call('bot', action, params(positional)));
+    return EXIT.ok;
+  };
+}
+
+export const WALLET_COMMANDS: Record<string, Command> = {
+  register: async (ctx) => {
+    const { flags, positional } = commandFlags(ctx.args, { name: 'string', 'owner-email': 'string', 'agent-model': 'string', description: 'string' });
+    if (!flags.name || positional.length > 0) throw new UsageError('usage: agent-wallet register --name NAME [--owner-email E] [--agent-model M] [--description D]');
+    if (ctx.store.exists(ctx.profileName)) {
+      throw new UsageError(`profile "${ctx.profileName}" already exists in ${ctx.store.home}; pass --profile NAME for another wallet`);
+    }
+    const api = new ApiClient(ctx.server);
+    const { response, profile } = await registerWallet(
+      api,
+      { name: flags.name, owner_email: flags['owner-email'], agent_model: flags['agent-model'], description: flags.description },
+      (step) => progress(ctx, step),
+    );
+    const path = ctx.store.save(ctx.profileName, profile);
+    progress(ctx, `key share and API key saved to ${path} (mode 0600)`);
+    printData(ctx, { ...response, profile: ctx.profileName, profile_path: path }, 'Wallet registered.');
+    return EXIT.ok;
+  },
+  info: simple('info', undefined, 0, 'info'),
+  balance: simple('balance', undefined, 0, 'balance'),
+  address: simple('get_deposit_address', undefined, 0, 'address'),
+  reconcile: simple('reconcile', undefined, 0, 'reconcile'),
+  rename: simple('update_name', ([name]) => ({ name }), 1, 'rename NAME'),
+  'set-owner': simple('update_owner', ([email]) => ({ owner_email: email }), 1, 'set-owner EMAIL'),
+
+  export: async (ctx) => {
+    const { flags, positional } = commandFlags(ctx.args, { force: 'boolean' });
+    const [file] = positional;
+    if (!file || positional.length !== 1) throw new UsageError('usage: agent-wallet export FILE.wlt [--force]');
+    const { profile, api } = profileClient(ctx);
+    const content = await exportWallet(api, profile);
+    writeFileSync(file, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600, flag: flags.force ? 'w' : 'wx' });
+    printData(ctx, { file, export_id: content.export_id, wallet_id: content.wallet_id, address: content.address }, 'Export written. It can be imported while the server keeps the export (at most 5 imports a day).');
+    return EXIT.ok;
+  },
+
+  import: async (ctx) => {
+    const { positional } = commandFlags(ctx.args, {});
+    const [file] = positional;
+    if (!file || positional.length !== 1) throw new UsageError('usage: agent-wallet import FILE.wlt [--profile NAME]');
+    let parsed;
+    try {
+      parsed = parseWalletFile(readFileSync(file, 'utf8'));
+    } catch (err) {
+      if (err instanceof WalletFileError) throw err;
+      throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+    }
+    if (ctx.store.exists(ctx.profileName)) throw new UsageError(`profile "${ctx.profileName}" already exists; pass --profile NAME to import under another name`);
+    const server = ctx.server.endsWith('/v1') && process.env.AGENT_WALLET_URL === undefined && !ctx.args.includes('--server') ? parsed.server_url : ctx.server;
+    const profile = await importWallet(new ApiClient(server), parsed);
+    const api = new ApiClient(server, profile.api_key);
+    const info = await api.call<Record<string, unknown>>('bot', 'info');
+    const path = ctx.store.save(ctx.profileName, { ...profile, server_url: server });
+    printData(ctx, { profile: ctx.profileName, profile_path: path, wallet_id: info.wallet_id, username: info.username, address: info.address }, 'Wallet imported.');
+    return EXIT.ok;
+  },
+};

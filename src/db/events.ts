@@ -1,0 +1,39 @@
+/** The event feed (DESIGN §9). Events are appended inside the transaction of the change they describe. */
+import type { Database } from 'bun:sqlite';
+import { newId } from '../contract/ids.ts';
+
+export interface EventRow {
+  seq: bigint;
+  event_id: string;
+  wallet_id: string | null;
+  merchant_id: string | null;
+  type: string;
+  data: string;
+  read: bigint;
+  created_at: bigint;
+}
+
+/** Appends one event for a wallet or a merchant; returns its id. */
+export function appendEvent(db: Database, e: { walletId?: string; merchantId?: string; type: string; data: Record<string, unknown>; now: number }): string {
+  const id = newId('event');
+  db.query('INSERT INTO events (event_id, wallet_id, merchant_id, type, data, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+    id,
+    e.walletId ?? null,
+    e.merchantId ?? null,
+    e.type,
+    JSON.stringify(e.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+    e.now,
+  );
+  return id;
+}
+
+/** Appends to the append-only audit log. */
+export function appendAudit(db: Database, a: { walletId: string; actor: string; kind: string; data: Record<string, unknown>; now: number }): void {
+  db.query('INSERT INTO audit_log (wallet_id, actor, kind, data, created_at) VALUES (?, ?, ?, ?, ?)').run(
+    a.walletId,
+    a.actor,
+    a.kind,
+    JSON.stringify(a.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+    a.now,
+  );
+}

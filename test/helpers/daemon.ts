@@ -1,0 +1,99 @@
+/** A real daemon in a child process (port 0, temp data dir, simnet on a free port) and a CLI runner. */
+import { join } from 'node:path';
+import { tempDir } from './services.ts';
+
+const ROOT = join(import.meta.dir, '..', '..');
+const MAIN = join(ROOT, 'src', 'main.ts');
+
+export interface DaemonProcess {
+  url: string;
+  rpcUrl: string;
+  dataDir: string;
+  pid: number;
+  /** Everything the daemon printed on stdout so far. */
+  logs(): string;
+  /** SIGTERM and wait; resolves to the exit code. */
+  stop(): Promise<number>;
+  /** SIGKILL (crash) and wait. */
+  kill(): Promise<void>;
+}
+
+/** Starts `agent-wallet serve` and resolves once it logged its API URL. */
+export async function startDaemonProcess(opts: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<DaemonProcess> {
+  const dataDir = opts.dataDir ?? join(tempDir('aw-daemon-'), 'data');
+  const proc = Bun.spawn([process.execPath, MAIN, 'serve', '--data-dir', dataDir, '--port', '0'], {
+    env: { ...process.env, AGENT_WALLET_SIMNET_RPC_PORT: '0', AGENT_WALLET_LOG_LEVEL: 'info', ...opts.env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  let out = '';
+  let err = '';
+  const decoder = new TextDecoder();
+  void (async () => {
+    for await (const chunk of proc.stderr) err += decoder.decode(chunk);
+  })();
+  let started: { api_url: string; rpc_url: string } | null = null;
+  const reader = (async () => {
+    for await (const chunk of proc.stdout) {
+      out += decoder.decode(chunk);
+      if (!started) {
+        for (const line of out.split('\n')) {
+          if (!line.includes('"api_url"')) continue;
+          try {
+            started = JSON.parse(line);
+          } catch {
+            // A partial line; the next chunk completes it.
+          }
+        }
+      }
+    }
+  })();
+  const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
+  while (!started) {
+    if (proc.exitCode !== null) throw new Error(`daemon exited with ${proc.exitCode}:\n${out}\n${err}`);
+    if (Date.now() > deadline) {
+      proc.kill();
+      throw new Error(`daemon did not start in time:\n${out}\n${err}`);
+    }
+    await Bun.sleep(20);
+  }
+  const s = started as { api_url: string; rpc_url: string };
+  return {
+    url: s.api_url,
+    rpcUrl: s.rpc_url,
+    dataDir,
+    pid: proc.pid,
+    logs: () => out + err,
+    stop: async () => {
+      proc.kill('SIGTERM');
+      const code = await proc.exited;
+      await reader;
+      return code;
+    },
+    kill: async () => {
+      proc.kill('SIGKILL');
+      await proc.exited;
+    },
+  };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON (with --json). */
+  json: any;
+}
+
+/** Runs `agent-wallet ARGS` as a user would. */
+export async function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const proc = Bun.spawn([process.execPath, MAIN, ...args], { env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  let json: unknown = null;
+  try {
+    json = JSON.parse(stdout);
+  } catch {
+    // Not JSON output.
+  }
+  return { code, stdout, stderr, json };
+}
