@@ -27,10 +27,18 @@ if (mode === '--serve-bare') {
   const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'simnet' });
   // Real logging cost, written to /dev/null rather than the terminal.
   const sink = Bun.file('/dev/null').writer();
-  const services = buildServices({ config, db, log: process.env.BENCH_SILENT ? createLogger({ write: () => {} }) : createLogger({ write: (l) => sink.write(l) }), listenUrl: () => 'http://127.0.0.1' });
+  const { loadFeePayer, loadMasterKey } = await import('../src/secret-files.ts');
+  const services = buildServices({
+    config,
+    db,
+    log: createLogger({ write: (l) => sink.write(l) }),
+    masterKey: loadMasterKey(dataDir),
+    feePayer: loadFeePayer(dataDir, 'fee-payer.json'),
+    listenUrl: () => 'http://127.0.0.1',
+  });
   const app = createApp(services);
-  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r, s) => app.fetch(r, s as never) as Promise<Response> });
-  console.log(`READY ${server.port}`);
+  app.listen({ port: 0, hostname: '127.0.0.1' });
+  console.log(`READY ${app.server?.port}`);
 } else {
   await main();
 }
