@@ -37,7 +37,7 @@ export function printData(ctx: CliContext, data: unknown, headline?: string): vo
 
 /** A progress line on stderr (never on stdout, which scripts parse). */
 export function progress(ctx: CliContext, step: string): void {
-  if (!ctx.json || process.stderr.isTTY) ctx.err(`… ${step}\n`);
+  ctx.err(`… ${step}\n`);
 }
 
 /** Prints an error and returns the exit code for it. */

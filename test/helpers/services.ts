@@ -69,3 +69,12 @@ export async function call(
   }
   return { status: res.status, headers: res.headers, body: parsed };
 }
+
+/** Serves `createApp(services)` on a free loopback port, for tests that need real HTTP in process. */
+export async function startTestServer(services: Services): Promise<{ url: string; stop: () => Promise<void> }> {
+  const { createApp } = await import('../../src/api/app.ts');
+  const app = createApp(services);
+  app.listen({ hostname: '127.0.0.1', port: 0 });
+  const url = `http://127.0.0.1:${app.server!.port}/v1`;
+  return { url, stop: async () => void (await app.stop()) };
+}
