@@ -186,3 +186,105 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_log_wallet ON audit_log(wallet_id, seq);
 CREATE TRIGGER audit_log_append_only_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
 CREATE TRIGGER audit_log_append_only_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+
+-- One FROST signing round for a transaction's message (DESIGN §4). The server's nonces are sealed
+-- and single use: consumed in the same SQLite transaction that computes the server's share.
+CREATE TABLE sign_sessions (
+  sign_session_id    TEXT PRIMARY KEY,
+  transaction_id     TEXT NOT NULL REFERENCES transactions(transaction_id),
+  message_hash       BLOB NOT NULL,
+  agent_commitments  TEXT NOT NULL,
+  server_commitments TEXT NOT NULL,
+  nonces             BLOB,            -- sealed (aad = sign-nonces:<id>); NULL once consumed
+  status             TEXT NOT NULL CHECK (status IN ('open', 'used', 'failed')),
+  agent_share        BLOB,            -- the agent's share that completed it (public once aggregated)
+  created_at         INTEGER NOT NULL,
+  expires_at         INTEGER NOT NULL
+) STRICT;
+CREATE INDEX sign_sessions_tx ON sign_sessions(transaction_id, created_at);
+
+-- Where the deposit watcher left off, per wallet token account.
+CREATE TABLE deposit_cursors (
+  wallet_id      TEXT PRIMARY KEY REFERENCES wallets(wallet_id),
+  last_signature TEXT NOT NULL,
+  updated_at     INTEGER NOT NULL
+) STRICT;
+
+-- ---------------------------------------------------------------------------------------------
+-- Owner side (DESIGN §7): claim links, sessions, API tokens, approval links, mail outbox.
+-- Every secret that travels in a URL, a cookie or a header is stored as its SHA-256 only.
+
+-- One-time e-mailed links (15 minutes): 'claim' claims wallet_id for email and starts a session;
+-- 'login' starts a session for the owner of email.
+CREATE TABLE magic_links (
+  link_hash  BLOB PRIMARY KEY,        -- SHA-256 of the token in the URL
+  purpose    TEXT NOT NULL CHECK (purpose IN ('claim', 'login')),
+  email      TEXT NOT NULL,
+  wallet_id  TEXT REFERENCES wallets(wallet_id),   -- claim links only
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  used_at    INTEGER                  -- set once: a link works a single time
+) STRICT;
+CREATE INDEX magic_links_expires ON magic_links(expires_at);
+
+-- Wrong claim codes per wallet: the fifth in a row locks the claim for 15 minutes.
+CREATE TABLE claim_attempts (
+  wallet_id    TEXT PRIMARY KEY REFERENCES wallets(wallet_id),
+  failures     INTEGER NOT NULL,      -- wrong codes since the last lock or success
+  locked_until INTEGER,               -- no claim before this instant
+  updated_at   INTEGER NOT NULL
+) STRICT;
+
+-- Browser sessions of owners (cookie aw_session, HttpOnly, SameSite=Lax). The CSRF token of a
+-- session is derived from its secret, so it needs no column.
+CREATE TABLE owner_sessions (
+  session_hash BLOB PRIMARY KEY,      -- SHA-256 of the cookie value
+  owner_id     TEXT NOT NULL REFERENCES owners(owner_id),
+  created_at   INTEGER NOT NULL,
+  expires_at   INTEGER NOT NULL
+) STRICT;
+CREATE INDEX owner_sessions_owner ON owner_sessions(owner_id);
+
+-- Owner API tokens (Authorization: Bearer wallet_owner_…): shown once, listed, revocable.
+CREATE TABLE owner_tokens (
+  token_id   TEXT PRIMARY KEY,
+  owner_id   TEXT NOT NULL REFERENCES owners(owner_id),
+  token_hash BLOB NOT NULL UNIQUE,    -- SHA-256 of the whole token string
+  label      TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+) STRICT;
+CREATE INDEX owner_tokens_owner ON owner_tokens(owner_id);
+
+-- One-time approve/reject links of an approval e-mail (48 hours; a confirmation page comes
+-- before acting). Using one spends every link of the approval.
+CREATE TABLE approval_links (
+  link_hash   BLOB PRIMARY KEY,       -- SHA-256 of the token in the URL
+  approval_id TEXT NOT NULL REFERENCES approvals(approval_id),
+  decision    TEXT NOT NULL CHECK (decision IN ('approved', 'rejected')),
+  created_at  INTEGER NOT NULL,
+  expires_at  INTEGER NOT NULL,
+  used_at     INTEGER
+) STRICT;
+CREATE INDEX approval_links_approval ON approval_links(approval_id);
+
+-- Outgoing mail, written in the transaction that causes it and delivered by the mail job: over
+-- SMTP when mail.smtp_url is set (retried with backoff), else printed to the log and kept here
+-- for `agent-wallet admin mail`. After an SMTP delivery the body and links are wiped (they hold
+-- one-time secrets the operator has no use for).
+CREATE TABLE mail_outbox (
+  mail_id         TEXT PRIMARY KEY,
+  kind            TEXT NOT NULL,      -- claim, login, approval
+  to_addr         TEXT NOT NULL,
+  subject         TEXT NOT NULL,
+  body            TEXT NOT NULL,      -- plain text
+  links           TEXT NOT NULL,      -- JSON [{"label", "url"}]
+  status          TEXT NOT NULL CHECK (status IN ('queued', 'sent', 'failed')),
+  channel         TEXT CHECK (channel IN ('smtp', 'log')),
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL,
+  last_error      TEXT,
+  created_at      INTEGER NOT NULL,
+  sent_at         INTEGER
+) STRICT;
+CREATE INDEX mail_outbox_due ON mail_outbox(status, next_attempt_at);

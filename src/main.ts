@@ -19,26 +19,23 @@ async function serve(argv: string[]): Promise<number> {
   return serveCommand({ configFile: values.config, dataDir: values['data-dir'], port: parsePort('--port', values.port), host: values.host });
 }
 
-/** A client command: global flags parsed, errors printed with their exit code. */
-function client(name: string): (argv: string[]) => Promise<number> {
-  return async (argv) => {
-    const { cliContext } = await import('./cli/context.ts');
-    const { printError } = await import('./cli/output.ts');
-    const { WALLET_COMMANDS } = await import('./cli/wallet-commands.ts');
-    const ctx = cliContext(argv);
-    try {
-      return await WALLET_COMMANDS[name]!(ctx);
-    } catch (err) {
-      return printError(ctx, err);
-    }
-  };
+/** Runs an agent command: global flags parsed, errors printed with their exit code; null when `name` is none. */
+async function runClient(name: string, argv: string[]): Promise<number | null> {
+  const { CLIENT_COMMANDS } = await import('./cli/commands.ts');
+  const command = CLIENT_COMMANDS[name];
+  if (!command) return null;
+  const { cliContext } = await import('./cli/context.ts');
+  const { printError } = await import('./cli/output.ts');
+  const ctx = cliContext(argv);
+  try {
+    return await command(ctx);
+  } catch (err) {
+    return printError(ctx, err);
+  }
 }
-
-const CLIENT_COMMANDS = ['register', 'info', 'balance', 'address', 'reconcile', 'rename', 'set-owner', 'export', 'import'];
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   serve,
-  ...Object.fromEntries(CLIENT_COMMANDS.map((name) => [name, client(name)])),
   version: async () => {
     process.stdout.write(`${VERSION}\n`);
     return 0;
@@ -54,8 +51,10 @@ async function main(argv: string[]): Promise<number> {
   if (first === '--version' || first === '-v') return COMMANDS.version!([]);
   if (first === undefined || first === '--help' || first === '-h') return COMMANDS.help!([]);
   const command = COMMANDS[first];
-  if (!command) throw new UsageError(`unknown command "${first}"; run "agent-wallet help"`);
-  return command(rest);
+  if (command) return command(rest);
+  const code = await runClient(first, rest);
+  if (code === null) throw new UsageError(`unknown command "${first}"; run "agent-wallet help"`);
+  return code;
 }
 
 // No top-level await: --bytecode compiles to CommonJS.

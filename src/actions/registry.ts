@@ -15,6 +15,12 @@ export interface ActionContext {
   requestId: string;
   ip: string;
   headers: Headers;
+  /**
+   * Present when the action is idempotent and the caller sent a key. Handlers that write call
+   * `record(data)` inside the same SQLite transaction as their change, so a crash can never
+   * leave a change without its remembered response (DESIGN §3).
+   */
+  idempotency?: { key: string; record(data: unknown): void };
 }
 
 export type Handler<P extends TSchema> = (ctx: ActionContext, params: Static<P>) => unknown | Promise<unknown>;

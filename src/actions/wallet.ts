@@ -18,6 +18,7 @@ import { open, seal } from '../frost/seal.ts';
 import { usdcAta } from '../solana/ata.ts';
 import type { Services } from '../services.ts';
 import { implement, type ActionContext } from './registry.ts';
+import { walletAllowance } from './approvals.ts';
 
 const METADATA_MAX_BYTES = 4096;
 const IMPORT_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -157,7 +158,9 @@ export const walletActions = implement(WALLET, {
   balance: async (ctx) => {
     const w = callerWallet(ctx);
     const micro = await ctx.services.chain.getTokenBalance(w.address as Address, ctx.services.config.usdcMint as Address);
-    return { balance: toUsdcNumber(micro), currency: 'USDC', address: w.address, network: ctx.services.config.solana.network, budget: null, remaining_allowance: null };
+    // budget: the tightest budget window the owner set (name + amount); remaining_allowance: what is left of it.
+    const { budget, remaining_allowance } = walletAllowance(ctx.services, w.wallet_id);
+    return { balance: toUsdcNumber(micro), currency: 'USDC', address: w.address, network: ctx.services.config.solana.network, budget, remaining_allowance };
   },
 
   reconcile: async (ctx) => {

@@ -7,13 +7,14 @@ import type { Database } from 'bun:sqlite';
 import type { AuthKind } from '../contract/action.ts';
 import { KEY_PREFIXES, hashApiKey, isWellFormedKey, sameHash, type KeyKind } from '../domain/api-keys.ts';
 import { findMerchantByKeyHash, findWalletByKeyHash, type KeyHolder } from '../db/credentials.ts';
+import { findOwnerByTokenHash } from '../db/owners.ts';
 import { AppError } from './errors.ts';
 import type { Principal } from './principal.ts';
 
 type KeyResolver = (db: Database, hash: Uint8Array) => KeyHolder | null;
 
-/** Owner tokens join this table with the owner tables. */
-const RESOLVERS: Partial<Record<KeyKind, KeyResolver>> = { bot: findWalletByKeyHash, merchant: findMerchantByKeyHash };
+/** One resolver per key kind; owner tokens resolve through owner_tokens (revoked ones to nobody). */
+const RESOLVERS: Partial<Record<KeyKind, KeyResolver>> = { bot: findWalletByKeyHash, merchant: findMerchantByKeyHash, owner: findOwnerByTokenHash };
 
 function unauthorized(kind: KeyKind, message: string): AppError {
   return new AppError('UNAUTHORIZED', message, {

@@ -7,7 +7,7 @@
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import type { Endpoint } from '../contract/action.ts';
-import type { ActionTable, RegisteredAction } from '../actions/registry.ts';
+import type { ActionContext, ActionTable, RegisteredAction } from '../actions/registry.ts';
 import type { Services } from '../services.ts';
 import { AppError, invalid } from './errors.ts';
 import { authenticate, bearerToken } from './auth.ts';
@@ -17,6 +17,10 @@ import { errorResponse, successResponse } from './respond.ts';
 import type { Metrics } from './metrics.ts';
 import { hashApiKey } from '../domain/api-keys.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { claimIdempotencyKey, isRecorded, recordIdempotentResponse, releaseIdempotencyKey } from '../db/idempotency.ts';
+import { principalKey } from './principal.ts';
+import { toJson } from './respond.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -136,6 +140,45 @@ function classifyUnknown(err: unknown): AppError | null {
   return null;
 }
 
+/** A crashed request's claim is taken over after this long (its change, if any, recorded the response). */
+const STALE_CLAIM_MS = 60_000;
+
+function idempotencyKey(headers: Headers): string | null {
+  const key = headers.get('x-idempotency-key') ?? headers.get('idempotency-key');
+  if (key === null) return null;
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw invalid('X-Idempotency-Key', 'must be 1–255 printable ASCII characters without spaces', 'Use a UUID or another unique token per logical request.');
+  }
+  return key;
+}
+
+/** Runs an idempotent action under a fresh claim and remembers its answer. */
+async function runIdempotent(
+  deps: DispatchDeps,
+  entry: RegisteredAction,
+  base: Omit<ActionContext, 'idempotency'>,
+  params: Record<string, unknown>,
+  scope: { principal: string; action: string; key: string },
+  headers: Record<string, string>,
+): Promise<Response> {
+  const { db } = deps.services;
+  try {
+    const data = await entry.handler({ ...base, idempotency: { key: scope.key, record: (d) => recordIdempotentResponse(db, scope, 200, toJson({ success: true, data: d })) } }, params);
+    const body = toJson({ success: true, data });
+    if (!isRecorded(db, scope)) db.transaction(() => recordIdempotentResponse(db, scope, 200, body)).immediate();
+    return new Response(body, { status: 200, headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers } });
+  } catch (err) {
+    // A refusal is remembered (the same request gets the same answer); a fault is not (retry may succeed).
+    if (err instanceof AppError && err.status < 500 && err.status !== 409 && err.status !== 429) {
+      const res = errorResponse(err, headers);
+      db.transaction(() => recordIdempotentResponse(db, scope, err.status, toJson(err.toEnvelope()))).immediate();
+      return res;
+    }
+    db.transaction(() => releaseIdempotencyKey(db, scope)).immediate();
+    throw err;
+  }
+}
+
 /** Dispatches one API call to its action and renders the envelope. */
 export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<{ response: Response; action: string }> {
   const { services } = deps;
@@ -155,11 +198,27 @@ export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<
     const principal = authenticate(services.db, call.request.headers, entry.contract.auth);
     checkCondition(deps, entry, principal);
     const valid = validateParams(entry, params, isGet);
-    const data = await entry.handler(
-      { services, principal, requestId: call.requestId, ip: call.ip, headers: call.request.headers },
-      valid,
-    );
-    response = successResponse(data, baseHeaders);
+    const idem = entry.contract.idempotent ? idempotencyKey(call.request.headers) : null;
+    if (idem) {
+      const scope = { principal: principalKey(principal), action: entry.name, key: idem };
+      const claim = claimIdempotencyKey(services.db, { ...scope, hash: sha256(new TextEncoder().encode(toJson(valid))), now: services.now().getTime(), staleMs: STALE_CLAIM_MS });
+      if (claim.state === 'replay') {
+        response = new Response(claim.response, { status: claim.status, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Idempotent-Replayed': 'true', ...baseHeaders } });
+      } else if (claim.state === 'conflict') {
+        throw new AppError('IDEMPOTENCY_CONFLICT', `The idempotency key was already used for a different ${entry.name} request.`);
+      } else if (claim.state === 'running') {
+        throw new AppError('IDEMPOTENCY_CONFLICT', 'A request with this idempotency key is still running.', {
+          status: 409,
+          howToFix: 'Retry after 1 second with the same key and parameters to get its result.',
+          headers: { 'Retry-After': '1' },
+        });
+      } else {
+        response = await runIdempotent(deps, entry, { services, principal, requestId: call.requestId, ip: call.ip, headers: call.request.headers }, valid, scope, baseHeaders);
+      }
+    } else {
+      const data = await entry.handler({ services, principal, requestId: call.requestId, ip: call.ip, headers: call.request.headers }, valid);
+      response = successResponse(data, baseHeaders);
+    }
   } catch (err) {
     let appErr = err instanceof AppError ? err : classifyUnknown(err);
     if (!appErr) {

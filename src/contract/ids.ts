@@ -18,6 +18,8 @@ export const ID_PREFIXES = {
   owner: 'own',
   export: 'exp',
   request: 'rq',
+  ownerToken: 'otk',
+  mail: 'mail',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

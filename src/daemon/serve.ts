@@ -14,8 +14,13 @@ import { Metrics } from '../api/metrics.ts';
 import { MAX_BODY_BYTES } from '../api/dispatch.ts';
 import { JobRunner } from '../jobs/runner.ts';
 import { maintenanceJob } from '../jobs/maintenance.ts';
+import { paymentJobs } from '../jobs/payments.ts';
+import { depositJob } from '../jobs/deposits.ts';
 import { buildServices } from './services.ts';
 import type { Simnet } from '../simnet/index.ts';
+import type { Services } from '../services.ts';
+import type { Address } from '@solana/kit';
+import { treasuryOf } from '../payments/message.ts';
 
 export interface RunningDaemon {
   config: Config;
@@ -45,6 +50,22 @@ async function startSimnet(config: Config, log: Logger, feePayer: string): Promi
   });
   await simnet.airdrop(feePayer as never, SIMNET_FEE_PAYER_LAMPORTS);
   return simnet;
+}
+
+/**
+ * Fees go to the treasury's USDC token account: on simnet it is created at start; elsewhere a
+ * missing one is a loud warning (payments would fail until the operator creates it).
+ */
+async function prepareTreasury(services: Services, simnet: Simnet | null): Promise<void> {
+  const treasury = treasuryOf(services);
+  try {
+    if (simnet) await simnet.faucet(treasury, 0n);
+    else if (!(await services.chain.tokenAccountExists(treasury, services.config.usdcMint as Address))) {
+      services.log.warn('the treasury has no USDC token account yet: payments with a fee fail until it exists', { treasury, usdc_mint: services.config.usdcMint });
+    }
+  } catch (err) {
+    services.log.warn('could not check the treasury token account', { treasury, error: (err as Error).message });
+  }
 }
 
 /** Starts the daemon; resolves once it listens. */
@@ -86,9 +107,12 @@ export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {
   }
   const hostForUrl = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   listenUrl = `${scheme}://${hostForUrl}:${server.port}`;
+  await prepareTreasury(services, simnet);
 
   const jobs = new JobRunner(log, metrics);
   jobs.add(maintenanceJob(db));
+  for (const job of paymentJobs(services)) jobs.add(job);
+  jobs.add(depositJob(services));
 
   const pidFile = join(config.dataDir, 'daemon.json');
   writeFileSync(pidFile, `${JSON.stringify({ pid: process.pid, api_url: `${listenUrl}/v1`, rpc_url: config.rpcUrl, network: config.solana.network })}\n`, { mode: 0o600 });

@@ -89,7 +89,7 @@ describe('agent CLI against a running daemon', () => {
     const address = new Uint8Array(getAddressEncoder().encode(String(response.address) as never));
     expect(ed25519.verify(proof.signature, proof.message, address)).toBe(true);
     const other = proof.message.slice();
-    other[other.length - 2] ^= 1;
+    other[other.length - 2] = other[other.length - 2]! ^ 1;
     expect(ed25519.verify(proof.signature, other, address)).toBe(false);
   });
 

@@ -7,6 +7,8 @@ const MAIN = join(ROOT, 'src', 'main.ts');
 
 export interface DaemonProcess {
   url: string;
+  /** The daemon's start log line (api_url, rpc_url, fee_payer, …). */
+  started: Record<string, string>;
   rpcUrl: string;
   dataDir: string;
   pid: number;
@@ -59,6 +61,7 @@ export async function startDaemonProcess(opts: { dataDir?: string; env?: Record<
   }
   const s = started as { api_url: string; rpc_url: string };
   return {
+    started: s as unknown as Record<string, string>,
     url: s.api_url,
     rpcUrl: s.rpc_url,
     dataDir,

@@ -1,0 +1,152 @@
+/**
+ * The agent's view of the owner's rails and decisions: my_limits, pending_approvals and
+ * approval_status (a long poll, DESIGN §7 "Push, not polling"). Also the budget summary that
+ * `balance` shows.
+ */
+import { AppError } from '../api/errors.ts';
+import { APPROVALS } from '../contract/approvals.ts';
+import { railsToJson } from '../contract/guard-rails.ts';
+import { getApproval, pendingApprovals, type ApprovalRow } from '../db/approvals.ts';
+import { loadRailsState } from '../db/guard-rails.ts';
+import { approvalStatusOf } from '../db/owners.ts';
+import { computeUsage } from '../db/usage.ts';
+import { getWallet, type WalletRow } from '../db/wallets.ts';
+import { CATEGORIES, remaining, windowStarts, type GuardRails, type Remaining, type Usage } from '../domain/guardrails.ts';
+import { toUsdcNumber } from '../domain/money.ts';
+import { effectiveRails } from '../domain/rails-change.ts';
+import type { Services } from '../services.ts';
+import { implement, type ActionContext } from './registry.ts';
+
+/** How often a long poll re-reads the approval. */
+const POLL_MS = 100;
+
+const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+const usdcOrNull = (micro: bigint | null) => (micro === null ? null : toUsdcNumber(micro));
+
+function botWallet(ctx: ActionContext): WalletRow {
+  if (ctx.principal.kind !== 'bot') throw new AppError('UNAUTHORIZED');
+  const wallet = getWallet(ctx.services.db, ctx.principal.walletId);
+  if (!wallet) throw new AppError('UNAUTHORIZED');
+  return wallet;
+}
+
+/** An approval as the agent and the owner see it. */
+export function approvalView(a: ApprovalRow) {
+  return {
+    approval_id: a.approval_id,
+    wallet_id: a.wallet_id,
+    subject_type: a.subject_type,
+    transaction_id: a.subject_id,
+    amount: usdcOrNull(a.amount),
+    recipient: a.recipient,
+    reason: a.reason,
+    status: a.status,
+    created_at: iso(a.created_at),
+    decided_at: iso(a.decided_at),
+  };
+}
+
+const CONFIRM: Record<ApprovalRow['subject_type'], string> = { payment: 'confirm_payment', withdrawal: 'confirm_withdrawal', x402: 'x402_confirm' };
+
+/** What the agent should do next for an approval in its current status. */
+export function approvalNextStep(a: ApprovalRow): string {
+  switch (a.status) {
+    case 'pending':
+      return `Wait for the owner: call approval_status {"approval_id":"${a.approval_id}","wait_seconds":30} until the status changes.`;
+    case 'approved':
+      return `The owner approved it: continue with ${CONFIRM[a.subject_type]} {"transaction_id":"${a.subject_id}"}.`;
+    case 'rejected':
+      return 'The owner rejected it: nothing will be paid. Ask the owner before trying again.';
+    default:
+      return `The approval is ${a.status}: nothing will be paid. Create a new ${a.subject_type} if it is still needed.`;
+  }
+}
+
+/** The tightest budget window: the configured one with the least remaining (ties: the shorter window). */
+export function tightestBudget(rails: GuardRails, rem: Remaining): { budget: { window: string; amount: number } | null; remaining_allowance: number | null } {
+  let best: { window: 'daily' | 'weekly' | 'monthly' | 'total'; left: bigint } | null = null;
+  for (const window of ['daily', 'weekly', 'monthly', 'total'] as const) {
+    const left = rem[window];
+    if (left === null || rails.budgets?.[window] === undefined) continue;
+    if (best === null || left < best.left) best = { window, left };
+  }
+  if (!best) return { budget: null, remaining_allowance: null };
+  return { budget: { window: best.window, amount: toUsdcNumber(rails.budgets![best.window]!) }, remaining_allowance: toUsdcNumber(best.left) };
+}
+
+/** Rails in force, usage and what remains for a wallet at the services' current time. */
+export function walletAllowance(services: Services, walletId: string) {
+  const now = services.now();
+  const state = loadRailsState(services.db, walletId);
+  const rails = effectiveRails(state.current, state.pending, now);
+  const pending = state.pending && now.getTime() < state.pending.apply_at.getTime() ? state.pending : null;
+  const timezone = rails.active_hours?.timezone ?? 'UTC';
+  const starts = windowStarts(now, timezone);
+  const usage = computeUsage(services.db, walletId, starts, { address: '' });
+  const rem = remaining(rails, usage);
+  return { now, rails, pending, timezone, starts, usage, remaining: rem, ...tightestBudget(rails, rem) };
+}
+
+function usageJson(u: Usage) {
+  return {
+    daily: toUsdcNumber(u.daily),
+    weekly: toUsdcNumber(u.weekly),
+    monthly: toUsdcNumber(u.monthly),
+    total: toUsdcNumber(u.total),
+    payments_today: u.payments_today,
+    by_category: Object.fromEntries(CATEGORIES.map((c) => [c, { daily: toUsdcNumber(u.by_category[c].daily), monthly: toUsdcNumber(u.by_category[c].monthly) }])),
+  };
+}
+
+function remainingJson(r: Remaining) {
+  return {
+    daily: usdcOrNull(r.daily),
+    weekly: usdcOrNull(r.weekly),
+    monthly: usdcOrNull(r.monthly),
+    total: usdcOrNull(r.total),
+    payments_today: r.payments_today,
+    by_category: Object.fromEntries(CATEGORIES.map((c) => [c, { daily: usdcOrNull(r.by_category[c].daily), monthly: usdcOrNull(r.by_category[c].monthly) }])),
+  };
+}
+
+export const approvalActions = implement(APPROVALS, {
+  my_limits: (ctx) => {
+    const w = botWallet(ctx);
+    const a = walletAllowance(ctx.services, w.wallet_id);
+    return {
+      rails: railsToJson(a.rails),
+      pending_change: a.pending ? { rails: railsToJson(a.pending.rails), apply_at: a.pending.apply_at.toISOString() } : null,
+      timezone: a.timezone,
+      windows: { daily_start: a.starts.daily.toISOString(), weekly_start: a.starts.weekly.toISOString(), monthly_start: a.starts.monthly.toISOString() },
+      used: usageJson(a.usage),
+      remaining: remainingJson(a.remaining),
+      budget: a.budget,
+      remaining_allowance: a.remaining_allowance,
+      frozen: a.rails.frozen === true,
+      note: 'Limits count amount + fees; withdrawals always need the owner. Remaining is null where no limit is set.',
+    };
+  },
+
+  pending_approvals: (ctx) => {
+    const w = botWallet(ctx);
+    const items = pendingApprovals(ctx.services.db, w.wallet_id).map((a) => ({ ...approvalView(a), next_step: approvalNextStep(a) }));
+    return { items, total: items.length };
+  },
+
+  approval_status: async (ctx, p) => {
+    const w = botWallet(ctx);
+    const notFound = () => new AppError('NOT_FOUND', 'Approval not found.', { howToFix: 'Use an approval_id of this wallet, as pay, withdraw or pending_approvals returned it.' });
+    const first = getApproval(ctx.services.db, p.approval_id);
+    if (!first || first.wallet_id !== w.wallet_id) throw notFound();
+    // Wall-clock wait (not services.now()): this bounds how long the HTTP request is held.
+    const deadline = performance.now() + (p.wait_seconds ?? 0) * 1000;
+    let status = first.status as string | null;
+    while (status === 'pending' && performance.now() < deadline) {
+      await Bun.sleep(Math.min(POLL_MS, Math.max(1, deadline - performance.now())));
+      status = approvalStatusOf(ctx.services.db, p.approval_id);
+    }
+    const row = status === first.status ? first : getApproval(ctx.services.db, p.approval_id);
+    if (!row) throw notFound();
+    return { ...approvalView(row), next_step: approvalNextStep(row) };
+  },
+});

@@ -1,0 +1,183 @@
+/**
+ * Claiming a wallet (DESIGN §7). The owner enters the claim code and an e-mail (claim page or the
+ * public `claim` action); a right code mails a one-time magic link (15 minutes); following it
+ * claims the wallet for the owner with that e-mail (created on first claim) and starts a browser
+ * session. Five wrong codes in a row lock the wallet's claim for 15 minutes. The code is compared
+ * as SHA-256 of its normalised form, in constant time.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { AppError, invalid } from '../api/errors.ts';
+import { CLAIM } from '../contract/claim.ts';
+import { newId } from '../contract/ids.ts';
+import { appendAudit, appendEvent } from '../db/events.ts';
+import {
+  clearClaimAttempts,
+  countMagicLinksSince,
+  ensureOwner,
+  findOwnerByEmail,
+  getClaimAttempts,
+  getMagicLink,
+  insertMagicLink,
+  insertSession,
+  recordClaimFailure,
+  useMagicLink,
+} from '../db/owners.ts';
+import { getWallet, markClaimed } from '../db/wallets.ts';
+import { sameHash } from '../domain/api-keys.ts';
+import { checkEmail, maskEmail, normalizeClaimCode } from '../domain/identity.ts';
+import { hashToken, newToken, TOKEN_PATTERN } from '../mail/links.ts';
+import { queueMail } from '../mail/outbox.ts';
+import { claimMail, loginMail } from '../mail/templates.ts';
+import type { Services } from '../services.ts';
+import { ownerActor } from './owner.ts';
+import { implement } from './registry.ts';
+
+/** Life of a magic link (claim or sign-in). */
+export const MAGIC_LINK_MINUTES = 15;
+/** Wrong claim codes in a row that lock the claim. */
+export const MAX_WRONG_CLAIM_CODES = 5;
+/** How long the lock lasts. */
+export const CLAIM_LOCK_MINUTES = 15;
+/** Sign-in links per e-mail per hour (so the login form cannot be used to flood a mailbox). */
+const LOGIN_LINKS_PER_HOUR = 5;
+
+const MINUTE = 60_000;
+
+const walletNotFound = () => new AppError('NOT_FOUND', 'Wallet not found.', { howToFix: 'Check the claim URL: it ends in the wallet_id the agent received from register.' });
+
+/** Public claim information: nothing secret, the pledged e-mail masked. */
+export function claimInfo(services: Services, walletId: string) {
+  const w = getWallet(services.db, walletId);
+  if (!w) throw walletNotFound();
+  const attempts = getClaimAttempts(services.db, walletId);
+  const lockedUntil = attempts?.locked_until && Number(attempts.locked_until) > services.now().getTime() ? new Date(Number(attempts.locked_until)).toISOString() : null;
+  return {
+    wallet_id: w.wallet_id,
+    name: w.name,
+    username: w.username,
+    status: w.status,
+    owner_email_masked: w.owner_email ? maskEmail(w.owner_email) : null,
+    claimed_at: w.claimed_at === null ? null : new Date(Number(w.claimed_at)).toISOString(),
+    claim_locked_until: w.status === 'unclaimed' ? lockedUntil : null,
+  };
+}
+
+/**
+ * Checks the claim code and, when right, mails a one-time claim link to `rawEmail`. A wrong code
+ * counts towards the lock (the count is committed before the error is thrown).
+ */
+export function startClaim(services: Services, walletId: string, code: string, rawEmail: string) {
+  const email = checkEmail(rawEmail);
+  if (!email.ok) throw invalid('/email', email.reason);
+  const wallet = getWallet(services.db, walletId);
+  if (!wallet) throw walletNotFound();
+  if (wallet.status === 'claimed') {
+    throw new AppError('INVALID_STATUS', 'This wallet is already claimed.', {
+      howToFix: `If it is yours, sign in at ${services.publicUrl()}/login with the e-mail you claimed it with.`,
+    });
+  }
+  const submitted = sha256(new TextEncoder().encode(normalizeClaimCode(code)));
+  const now = services.now().getTime();
+  const link = newToken();
+  const expiresAt = now + MAGIC_LINK_MINUTES * MINUTE;
+  const url = `${services.publicUrl()}/login/${link.token}`;
+  const { db } = services;
+  const outcome = db
+    .transaction(() => {
+      const attempts = getClaimAttempts(db, walletId);
+      if (attempts?.locked_until && Number(attempts.locked_until) > now) return { kind: 'locked' as const, until: Number(attempts.locked_until) };
+      if (!sameHash(wallet.claim_code_hash, submitted)) {
+        const failure = recordClaimFailure(db, walletId, now, MAX_WRONG_CLAIM_CODES, CLAIM_LOCK_MINUTES * MINUTE);
+        return failure.lockedUntil === null ? { kind: 'wrong' as const, left: MAX_WRONG_CLAIM_CODES - failure.failures } : { kind: 'locked' as const, until: failure.lockedUntil };
+      }
+      clearClaimAttempts(db, walletId);
+      insertMagicLink(db, { link_hash: link.hash, purpose: 'claim', email: email.value, wallet_id: walletId, now, expires_at: expiresAt });
+      queueMail(services, claimMail(email.value, wallet, url, MAGIC_LINK_MINUTES));
+      return { kind: 'sent' as const };
+    })
+    .immediate();
+  if (outcome.kind === 'locked') {
+    const seconds = Math.max(1, Math.ceil((outcome.until - now) / 1000));
+    throw new AppError('RATE_LIMITED', `Too many wrong claim codes: claiming this wallet is locked until ${new Date(outcome.until).toISOString()}.`, {
+      howToFix: `Wait ${Math.ceil(seconds / 60)} minutes, then enter the claim code exactly as the agent got it from register (the agent can show it again with info).`,
+      headers: { 'Retry-After': String(seconds) },
+      details: { locked_until: new Date(outcome.until).toISOString() },
+    });
+  }
+  if (outcome.kind === 'wrong') {
+    throw new AppError('VALIDATION_ERROR', `/claim_code: does not match this wallet's claim code; ${outcome.left} ${outcome.left === 1 ? 'attempt' : 'attempts'} left before a ${CLAIM_LOCK_MINUTES}-minute lock.`, {
+      howToFix: 'Enter the claim code exactly as the agent got it from register (for example K7QM-4TZP; case, spaces and dashes do not matter).',
+      details: { field: '/claim_code', attempts_left: outcome.left },
+    });
+  }
+  return {
+    wallet_id: walletId,
+    email: email.value,
+    link_expires_at: new Date(expiresAt).toISOString(),
+    next_step: `Open the link we mailed to ${email.value} within ${MAGIC_LINK_MINUTES} minutes to finish claiming the wallet.`,
+  };
+}
+
+/**
+ * Mails a sign-in link when an owner with this e-mail exists; says nothing either way (the
+ * answer must not reveal who is an owner). At most a few links per e-mail per hour.
+ */
+export function requestLogin(services: Services, rawEmail: string): { email: string } {
+  const email = checkEmail(rawEmail);
+  if (!email.ok) throw invalid('/email', email.reason);
+  const now = services.now().getTime();
+  const link = newToken();
+  const { db } = services;
+  db.transaction(() => {
+    if (!findOwnerByEmail(db, email.value)) return;
+    if (countMagicLinksSince(db, email.value, 'login', now - 60 * MINUTE) >= LOGIN_LINKS_PER_HOUR) return;
+    insertMagicLink(db, { link_hash: link.hash, purpose: 'login', email: email.value, wallet_id: null, now, expires_at: now + MAGIC_LINK_MINUTES * MINUTE });
+    queueMail(services, loginMail(email.value, `${services.publicUrl()}/login/${link.token}`, MAGIC_LINK_MINUTES));
+  }).immediate();
+  return { email: email.value };
+}
+
+/** Why a magic link did not work. */
+export type LinkFailure = 'unknown' | 'used' | 'expired' | 'claimed';
+
+export type FollowResult = { ok: true; ownerId: string; walletId: string | null; claimed: boolean } | { ok: false; reason: LinkFailure; walletId: string | null };
+
+/**
+ * Follows a magic link: spends it, creates or finds the owner by e-mail, claims the wallet (claim
+ * links; emits `wallet.claimed` and an audit entry) and stores the session `session.hash` — all in
+ * one transaction, so a link that fails changes nothing.
+ */
+export function followMagicLink(services: Services, token: string, session: { hash: Uint8Array; expiresAt: number }): FollowResult {
+  if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'unknown', walletId: null };
+  const { db } = services;
+  const hash = hashToken(token);
+  const now = services.now().getTime();
+  return db
+    .transaction((): FollowResult => {
+      const link = getMagicLink(db, hash);
+      if (!link || !sameHash(link.link_hash, hash)) return { ok: false, reason: 'unknown', walletId: null };
+      if (link.used_at !== null) return { ok: false, reason: 'used', walletId: link.wallet_id };
+      if (Number(link.expires_at) <= now) return { ok: false, reason: 'expired', walletId: link.wallet_id };
+      const wallet = link.wallet_id ? getWallet(db, link.wallet_id) : null;
+      if (link.purpose === 'claim' && (!wallet || wallet.status === 'claimed')) return { ok: false, reason: 'claimed', walletId: link.wallet_id };
+      if (!useMagicLink(db, hash, now)) return { ok: false, reason: 'used', walletId: link.wallet_id };
+      const { owner } = ensureOwner(db, link.email, newId('owner'), now);
+      let claimed = false;
+      if (link.purpose === 'claim' && wallet) {
+        if (!markClaimed(db, wallet.wallet_id, owner.owner_id, now)) throw new Error('wallet claimed concurrently inside a write transaction');
+        clearClaimAttempts(db, wallet.wallet_id);
+        const data = { wallet_id: wallet.wallet_id, owner_id: owner.owner_id, owner_email: maskEmail(owner.email) };
+        appendEvent(db, { walletId: wallet.wallet_id, type: 'wallet.claimed', data, now });
+        appendAudit(db, { walletId: wallet.wallet_id, actor: ownerActor(owner.owner_id, 'email'), kind: 'wallet.claimed', data, now });
+        claimed = true;
+      }
+      insertSession(db, { session_hash: session.hash, owner_id: owner.owner_id, now, expires_at: session.expiresAt });
+      return { ok: true, ownerId: owner.owner_id, walletId: link.wallet_id, claimed };
+    })
+    .immediate();
+}
+
+export const claimActions = implement(CLAIM, {
+  claim_info: ({ services }, p) => claimInfo(services, p.wallet_id),
+  claim: ({ services }, p) => startClaim(services, p.wallet_id, p.claim_code, p.email),
+});

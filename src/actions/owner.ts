@@ -1,0 +1,288 @@
+/**
+ * The owner API (DESIGN §7) and the functions behind it. The dashboard pages (src/web) call the
+ * same exported functions, so the API and the pages cannot disagree. An owner sees only their own
+ * claimed wallets and what belongs to them: anything else is NOT_FOUND, never a hint it exists.
+ */
+import { AppError } from '../api/errors.ts';
+import { OWNER } from '../contract/owner.ts';
+import { parseGuardRails, railsToJson } from '../contract/guard-rails.ts';
+import { newId } from '../contract/ids.ts';
+import { decideApproval, getApproval, type ApprovalRow } from '../db/approvals.ts';
+import { appendAudit, appendEvent } from '../db/events.ts';
+import { loadRailsState, saveRails } from '../db/guard-rails.ts';
+import {
+  auditEntries,
+  getOwnerToken,
+  insertOwnerToken,
+  listOwnerTokens,
+  ownerApproval,
+  ownerApprovals,
+  ownerWallet,
+  ownerWallets,
+  revokeOwnerToken,
+} from '../db/owners.ts';
+import type { WalletRow } from '../db/wallets.ts';
+import { newApiKey } from '../domain/api-keys.ts';
+import { checkName } from '../domain/identity.ts';
+import { classifyChange, effectiveRails, type PendingRails } from '../domain/rails-change.ts';
+import type { GuardRails } from '../domain/guardrails.ts';
+import type { Services } from '../services.ts';
+import { approvalView } from './approvals.ts';
+import { implement, type ActionContext } from './registry.ts';
+
+/** The channel an owner acted through; recorded in the audit log. */
+export type Via = 'api' | 'dashboard' | 'email';
+
+/** The actor string of audit entries and approval decisions. */
+export function ownerActor(ownerId: string, via: Via): string {
+  return `owner:${ownerId} via ${via}`;
+}
+
+const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+const walletNotFound = () =>
+  new AppError('NOT_FOUND', 'Wallet not found among your wallets.', { howToFix: 'Use a wallet_id from the wallets action; a wallet appears there once you have claimed it.' });
+const approvalNotFound = () =>
+  new AppError('NOT_FOUND', 'Approval not found among your wallets.', { howToFix: 'Use an approval_id from the approvals action.' });
+
+/** The owner's claimed wallet, or NOT_FOUND. */
+export function requireOwnerWallet(services: Services, ownerId: string, walletId: string): WalletRow {
+  const wallet = ownerWallet(services.db, ownerId, walletId);
+  if (!wallet) throw walletNotFound();
+  return wallet;
+}
+
+/** The owner's wallets, newest claim first. */
+export function listOwnerWallets(services: Services, ownerId: string, limit = 20, offset = 0) {
+  const { rows, total } = ownerWallets(services.db, ownerId, limit, offset);
+  return {
+    items: rows.map((w) => ({
+      wallet_id: w.wallet_id,
+      name: w.name,
+      username: w.username,
+      status: w.status,
+      address: w.address,
+      claimed_at: iso(w.claimed_at),
+      pending_approvals: Number(w.pending_approvals),
+    })),
+    total,
+    limit,
+    offset,
+  };
+}
+
+/** Guard rails of one wallet: in force now, and a pending loosening with its time. */
+export function guardRailsView(services: Services, walletId: string) {
+  const now = services.now();
+  const state = loadRailsState(services.db, walletId);
+  const inForce = effectiveRails(state.current, state.pending, now);
+  const pending = state.pending && now.getTime() < state.pending.apply_at.getTime() ? state.pending : null;
+  return {
+    wallet_id: walletId,
+    rails: railsToJson(inForce),
+    pending: pending ? { rails: railsToJson(pending.rails), apply_at: pending.apply_at.toISOString() } : null,
+    updated_at: state.updatedAt?.toISOString() ?? null,
+    updated_by: state.updatedBy,
+  };
+}
+
+/** The guard rails an owner would edit: the pending document when there is one, else those in force. */
+export function desiredRails(services: Services, walletId: string): GuardRails {
+  const now = services.now();
+  const state = loadRailsState(services.db, walletId);
+  if (state.pending && now.getTime() < state.pending.apply_at.getTime()) return state.pending.rails;
+  return effectiveRails(state.current, state.pending, now);
+}
+
+const sameRails = (a: GuardRails, b: GuardRails) => JSON.stringify(railsToJson(a)) === JSON.stringify(railsToJson(b));
+
+/**
+ * Replaces a wallet's guard rails with `doc` (the whole desired document). What tightens applies
+ * now; what loosens waits `loosen_delay_hours` of the rails in force (none: applies now), replacing
+ * an earlier pending change (saving the same pending document again keeps its time). Writes the
+ * row, an audit entry and a `guard_rails.updated` event in one transaction.
+ */
+export function setGuardRails(services: Services, ownerId: string, walletId: string, doc: unknown, via: Via) {
+  const parsed = parseGuardRails(doc);
+  if (!parsed.ok) {
+    throw new AppError('VALIDATION_ERROR', `/rails: ${parsed.errors.map((e) => e.message).join('; ')}`, {
+      howToFix: 'Correct the named guard-rail fields and send the whole document again.',
+      details: { field: '/rails', errors: parsed.errors.map((e) => ({ field: `/rails${e.path}`, message: e.message })) },
+    });
+  }
+  const next = parsed.rails;
+  const nowDate = services.now();
+  const now = nowDate.getTime();
+  const actor = ownerActor(ownerId, via);
+  const { db } = services;
+  const done = db
+    .transaction(() => {
+      if (!ownerWallet(db, ownerId, walletId)) return false;
+      const state = loadRailsState(db, walletId);
+      const current = effectiveRails(state.current, state.pending, nowDate);
+      const stillPending = state.pending && now < state.pending.apply_at.getTime() ? state.pending : null;
+      const { tightening, loosening } = classifyChange(current, next);
+      const delayMs = Math.round((current.loosen_delay_hours ?? 0) * 3_600_000);
+      let inForce = tightening;
+      let pending: PendingRails | null = null;
+      if (loosening && delayMs === 0) inForce = loosening;
+      else if (loosening) {
+        const keepTime = stillPending !== null && sameRails(stillPending.rails, loosening);
+        pending = { rails: loosening, apply_at: keepTime ? stillPending.apply_at : new Date(now + delayMs) };
+      }
+      saveRails(db, walletId, { current: inForce, pending, now, by: actor });
+      const data = {
+        rails: railsToJson(inForce),
+        pending: pending ? railsToJson(pending.rails) : null,
+        apply_at: pending?.apply_at.toISOString() ?? null,
+      };
+      appendAudit(db, { walletId, actor, kind: 'guard_rails.set', data: { requested: railsToJson(next), ...data }, now });
+      appendEvent(db, { walletId, type: 'guard_rails.updated', data, now });
+      return true;
+    })
+    .immediate();
+  if (!done) throw walletNotFound();
+  const view = guardRailsView(services, walletId);
+  return {
+    ...view,
+    next_step: view.pending
+      ? `Tightening applies now; the loosening applies at ${view.pending.apply_at} (loosen_delay_hours of the rails in force).`
+      : 'The new guard rails are in force.',
+  };
+}
+
+/** Approvals of the owner's wallets as the owner sees them. */
+export function listOwnerApprovals(services: Services, ownerId: string, filter: { walletId?: string; status?: ApprovalRow['status'] }, limit = 20, offset = 0) {
+  if (filter.walletId) requireOwnerWallet(services, ownerId, filter.walletId);
+  const { rows, total } = ownerApprovals(services.db, ownerId, filter, limit, offset);
+  return {
+    items: rows.map((a) => ({ ...approvalView(a), wallet_name: a.wallet_name, wallet_username: a.wallet_username, decided_by: a.decided_by })),
+    total,
+    limit,
+    offset,
+  };
+}
+
+/**
+ * Approves or rejects one of the owner's pending approvals through `decideApproval`, which moves
+ * the payment or withdrawal and writes its events and audit entry. NOT_FOUND for another owner's
+ * approval; INVALID_STATUS when it was already decided or its transaction no longer waits.
+ */
+export function decideAsOwner(services: Services, ownerId: string, approvalId: string, decision: 'approved' | 'rejected', via: Via) {
+  const { db } = services;
+  const now = services.now().getTime();
+  const outcome = db
+    .transaction(() => {
+      if (!ownerApproval(db, ownerId, approvalId)) return 'not_found' as const;
+      return decideApproval(db, approvalId, decision, ownerActor(ownerId, via), now) ? ('decided' as const) : ('refused' as const);
+    })
+    .immediate();
+  if (outcome === 'not_found') throw approvalNotFound();
+  const row = getApproval(db, approvalId)!;
+  if (outcome === 'refused') {
+    const why = row.status === 'pending' ? 'its transaction no longer waits for approval (cancelled or expired)' : `it is already ${row.status}`;
+    throw new AppError('INVALID_STATUS', `The approval cannot be ${decision}: ${why}.`, {
+      howToFix: 'List approvals with status "pending" and decide one of those.',
+      details: { status: row.status },
+    });
+  }
+  return { ...approvalView(row), decided_by: row.decided_by };
+}
+
+/** The audit log of one of the owner's wallets, newest first. */
+export function walletAuditLog(services: Services, ownerId: string, walletId: string, limit = 20, offset = 0) {
+  requireOwnerWallet(services, ownerId, walletId);
+  const { rows, total } = auditEntries(services.db, walletId, limit, offset);
+  return {
+    items: rows.map((r) => ({ seq: Number(r.seq), kind: r.kind, actor: r.actor, data: JSON.parse(r.data) as unknown, created_at: iso(r.created_at) })),
+    total,
+    limit,
+    offset,
+  };
+}
+
+/** Mints an owner API token; the token is returned once and stored hashed. */
+export function mintOwnerToken(services: Services, ownerId: string, rawLabel: string) {
+  const checked = checkName(rawLabel || 'owner token');
+  if (!checked.ok) throw new AppError('VALIDATION_ERROR', `/label: ${checked.reason}`, { details: { field: '/label' } });
+  const key = newApiKey('owner');
+  const tokenId = newId('ownerToken');
+  const now = services.now().getTime();
+  services.db.transaction(() => insertOwnerToken(services.db, { token_id: tokenId, owner_id: ownerId, token_hash: key.hash, label: checked.value, now })).immediate();
+  return {
+    token_id: tokenId,
+    token: key.key,
+    label: checked.value,
+    created_at: iso(now),
+    next_step: 'Store the token now: it is shown once. Send it as "Authorization: Bearer <token>" to POST /v1/owner.',
+  };
+}
+
+/** The owner's tokens (never the secret); `current` marks the token of this call. */
+export function listTokens(services: Services, ownerId: string, currentTokenId?: string) {
+  const items = listOwnerTokens(services.db, ownerId).map((t) => ({
+    token_id: t.token_id,
+    label: t.label,
+    created_at: iso(t.created_at),
+    revoked_at: iso(t.revoked_at),
+    active: t.revoked_at === null,
+    current: t.token_id === currentTokenId,
+  }));
+  return { items, total: items.length };
+}
+
+/** Revokes one of the owner's tokens; NOT_FOUND for another owner's, INVALID_STATUS when already revoked. */
+export function revokeToken(services: Services, ownerId: string, tokenId: string) {
+  const now = services.now().getTime();
+  const revoked = services.db.transaction(() => revokeOwnerToken(services.db, ownerId, tokenId, now)).immediate();
+  if (!revoked) {
+    const row = getOwnerToken(services.db, ownerId, tokenId);
+    if (!row) throw new AppError('NOT_FOUND', 'Token not found among your tokens.', { howToFix: 'Use a token_id from the tokens action.' });
+    throw new AppError('INVALID_STATUS', 'The token is already revoked.', { howToFix: 'Nothing to do.' });
+  }
+  return { token_id: tokenId, revoked_at: iso(now) };
+}
+
+function callerOwner(ctx: ActionContext): { ownerId: string; tokenId: string } {
+  if (ctx.principal.kind !== 'owner') throw new AppError('UNAUTHORIZED');
+  return { ownerId: ctx.principal.ownerId, tokenId: ctx.principal.tokenId };
+}
+
+const FUND_REQUESTS_LATER = 'Fund requests arrive with a later release; until then there are none.';
+
+export const ownerActions = implement(OWNER, {
+  wallets: (ctx, p) => listOwnerWallets(ctx.services, callerOwner(ctx).ownerId, p.limit, p.offset),
+
+  get_guard_rails: (ctx, p) => {
+    requireOwnerWallet(ctx.services, callerOwner(ctx).ownerId, p.wallet_id);
+    return guardRailsView(ctx.services, p.wallet_id);
+  },
+
+  set_guard_rails: (ctx, p) => setGuardRails(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, p.rails, 'api'),
+
+  approvals: (ctx, p) => listOwnerApprovals(ctx.services, callerOwner(ctx).ownerId, { walletId: p.wallet_id, status: p.status }, p.limit, p.offset),
+
+  approve: (ctx, p) => decideAsOwner(ctx.services, callerOwner(ctx).ownerId, p.approval_id, 'approved', 'api'),
+
+  reject: (ctx, p) => decideAsOwner(ctx.services, callerOwner(ctx).ownerId, p.approval_id, 'rejected', 'api'),
+
+  fund_requests: (ctx, p) => {
+    const { ownerId } = callerOwner(ctx);
+    if (p.wallet_id) requireOwnerWallet(ctx.services, ownerId, p.wallet_id);
+    return { items: [], total: 0, limit: p.limit ?? 20, offset: p.offset ?? 0, note: FUND_REQUESTS_LATER };
+  },
+
+  resolve_fund_request: (ctx) => {
+    callerOwner(ctx);
+    throw new AppError('NOT_FOUND', 'Fund request not found.', { howToFix: FUND_REQUESTS_LATER });
+  },
+
+  audit_log: (ctx, p) => walletAuditLog(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, p.limit, p.offset),
+
+  tokens: (ctx) => {
+    const { ownerId, tokenId } = callerOwner(ctx);
+    return listTokens(ctx.services, ownerId, tokenId);
+  },
+
+  revoke_token: (ctx, p) => revokeToken(ctx.services, callerOwner(ctx).ownerId, p.token_id),
+});

@@ -1,0 +1,287 @@
+/** Spending, signing, history and event actions (SPEC "Bot actions, spending" and "history, events"). */
+import type { Address } from '@solana/kit';
+import { AppError, invalid } from '../api/errors.ts';
+import { PAYMENTS } from '../contract/payments.ts';
+import { newId } from '../contract/ids.ts';
+import { closeApproval, insertApproval, getApproval } from '../db/approvals.ts';
+import { appendEvent } from '../db/events.ts';
+import { findByUsername } from '../db/directory.ts';
+import { listEvents, markRead, resolveSince } from '../db/event-feed.ts';
+import { getWalletTx, listTxs, moveTx, type TxRow, type TxType } from '../db/transactions.ts';
+import { closeOpenSessions } from '../db/sign-sessions.ts';
+import { parseUsdc, toUsdcNumber } from '../domain/money.ts';
+import { completeSigning, startSigning } from '../frost/coordinator-sign.ts';
+import { assertAffordable, createIntent, decideIntent, quote } from '../payments/intent.ts';
+import { ensureMessage, treasuryOf } from '../payments/message.ts';
+import { recheckRails } from '../payments/recheck.ts';
+import { isSolanaAddress, resolveRecipient } from '../payments/recipient.ts';
+import { submit } from '../payments/settle.ts';
+import { txView } from '../payments/views.ts';
+import { queueApprovalMail } from '../mail/approval-mail.ts';
+import type { Services } from '../services.ts';
+import { callerWallet } from './wallet.ts';
+import { implement } from './registry.ts';
+
+/** Parses an amount parameter: > 0, at most 6 decimals, at most limits.max_amount. */
+export function amountParam(services: Services, field: string, value: unknown): bigint {
+  const parsed = parseUsdc(value);
+  if (!parsed.ok) throw invalid(field, parsed.reason, 'Send a decimal USDC amount such as 12.5 (at most 6 decimal places).');
+  if (parsed.micro <= 0n) throw invalid(field, 'must be greater than 0');
+  if (parsed.micro > services.config.money.maxAmount) throw invalid(field, `must be at most ${toUsdcNumber(services.config.money.maxAmount)} USDC (limits.max_amount)`);
+  return parsed.micro;
+}
+
+/** The caller's transaction; another wallet's id is NOT_FOUND. */
+export function ownTx(services: Services, walletId: string, txId: string, types: readonly TxType[] = ['payment']): TxRow {
+  const tx = getWalletTx(services.db, walletId, txId);
+  if (!tx || !types.includes(tx.type) || tx.direction !== 'out') throw new AppError('NOT_FOUND', 'Transaction not found.', { howToFix: 'Check the transaction_id with list_payments.' });
+  return tx;
+}
+
+/** Why a transaction cannot be confirmed now, as the SPEC's error codes. */
+export function assertConfirmable(tx: TxRow): void {
+  switch (tx.status) {
+    case 'pre_approved':
+    case 'approved':
+    case 'pending':
+      return;
+    case 'awaiting_approval':
+      throw new AppError('AWAITING_APPROVAL', 'The owner has not approved this payment yet.', {
+        howToFix: `Wait for the owner: poll approval_status with approval_id ${tx.approval_id} and wait_seconds.`,
+        details: { approval_id: tx.approval_id },
+      });
+    case 'completed':
+      throw new AppError('ALREADY_COMPLETED', 'This payment already completed.', { details: { signature: tx.signature } });
+    case 'expired':
+      throw new AppError('TRANSACTION_EXPIRED', 'This payment was not confirmed within 48 hours and expired.');
+    default:
+      throw new AppError('INVALID_STATUS', `The payment is ${tx.status} and cannot be confirmed.`, { howToFix: 'Create a new payment.' });
+  }
+}
+
+/**
+ * Re-applies the guard rails before the server takes part in signing; a rail tightened since
+ * the intent was created moves it to rejected or awaiting_approval (with its approval).
+ */
+export function applyRecheck(services: Services, tx: TxRow): void {
+  const { verdict, decision } = recheckRails(services, tx);
+  if (verdict === 'ok') return;
+  const now = services.now().getTime();
+  if (verdict === 'reject') {
+    services.db
+      .transaction(() => {
+        if (moveTx(services.db, tx.transaction_id, ['pre_approved', 'approved'], 'rejected', now, { error: decision.reason })) {
+          appendEvent(services.db, { walletId: tx.wallet_id, type: `${tx.type === 'withdrawal' ? 'withdrawal' : 'payment'}.rejected`, data: { transaction_id: tx.transaction_id, rule: decision.rule, reason: decision.reason }, now });
+        }
+      })
+      .immediate();
+    throw new AppError('INVALID_STATUS', `The guard rails now block this payment: ${decision.reason}`, { howToFix: 'Ask the owner to change the guard rails, then create a new payment.', details: { rule: decision.rule } });
+  }
+  const approvalId = newId('approval');
+  services.db
+    .transaction(() => {
+      if (!moveTx(services.db, tx.transaction_id, ['pre_approved'], 'awaiting_approval', now)) return;
+      services.db.query('UPDATE transactions SET approval_id = ? WHERE transaction_id = ?').run(approvalId, tx.transaction_id);
+      insertApproval(services.db, { approval_id: approvalId, wallet_id: tx.wallet_id, subject_type: tx.type === 'withdrawal' ? 'withdrawal' : tx.type === 'x402' ? 'x402' : 'payment', subject_id: tx.transaction_id, amount: tx.amount + tx.fee + tx.setup_fee, recipient: tx.counterparty ?? '', reason: decision.reason, now });
+      appendEvent(services.db, { walletId: tx.wallet_id, type: 'approval.requested', data: { transaction_id: tx.transaction_id, approval_id: approvalId, reason: decision.reason }, now });
+      queueApprovalMail(services, getApproval(services.db, approvalId)!);
+    })
+    .immediate();
+  throw new AppError('AWAITING_APPROVAL', `The guard rails changed: ${decision.reason}`, { howToFix: `Wait for the owner: poll approval_status with approval_id ${approvalId}.`, details: { approval_id: approvalId } });
+}
+
+/** The confirm step shared by payments and withdrawals: the message to sign and what it does. */
+export async function confirmTx(services: Services, walletAddress: string, tx: TxRow) {
+  assertConfirmable(tx);
+  if (tx.status !== 'pending') applyRecheck(services, tx);
+  const ready = await ensureMessage(services, walletAddress, tx);
+  if (!ready.message) throw new AppError('INTERNAL_ERROR', 'No message was built.');
+  return {
+    transaction_id: ready.transaction_id,
+    status: ready.status,
+    message: Buffer.from(ready.message).toString('base64'),
+    signed: ready.signed_tx !== null,
+    summary: {
+      to: ready.counterparty,
+      to_address: ready.to_address,
+      amount: toUsdcNumber(ready.amount),
+      fee: toUsdcNumber(ready.fee + ready.setup_fee),
+      fee_breakdown: { platform_fee: toUsdcNumber(ready.fee), account_setup_fee: toUsdcNumber(ready.setup_fee) },
+      total: toUsdcNumber(ready.amount + ready.fee + ready.setup_fee),
+      usdc_mint: services.config.usdcMint,
+      treasury: treasuryOf(services),
+      fee_payer: services.feePayer.address,
+      network: services.config.solana.network,
+      reference: ready.reference,
+      last_valid_block_height: ready.last_valid_block_height,
+    },
+    next_step: ready.signed_tx ? 'already signed: call submit_signed_tx' : 'check the message, then frost_sign_init with your commitments',
+  };
+}
+
+const TYPE_FILTERS: Record<string, { types?: TxType[]; direction?: 'in' | 'out'; withFee?: boolean }> = {
+  payment_out: { types: ['payment'], direction: 'out' },
+  payment_in: { types: ['payment'], direction: 'in' },
+  deposit: { types: ['deposit'] },
+  withdrawal: { types: ['withdrawal'] },
+  x402: { types: ['x402'] },
+  fee: { direction: 'out', withFee: true },
+  in: { direction: 'in' },
+  out: { direction: 'out' },
+};
+
+const SIGNABLE_TYPES: readonly TxType[] = ['payment', 'withdrawal', 'x402'];
+
+export const paymentActions = implement(PAYMENTS, {
+  lookup: (ctx, p) => {
+    const me = callerWallet(ctx);
+    const raw = p.username.trim();
+    const entry = findByUsername(ctx.services.db, raw.toLowerCase());
+    if (entry) return { found: true, type: entry.kind, username: entry.username, name: entry.name, address: entry.address, is_self: entry.address === me.address };
+    if (isSolanaAddress(raw)) return { found: true, type: 'address', username: null, name: null, address: raw, is_self: raw === me.address };
+    return { found: false, type: null, username: raw, name: null, address: null, is_self: false };
+  },
+
+  can_i_afford: async (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    const recipient = resolveRecipient(ctx.services.db, wallet, p.to);
+    const amount = amountParam(ctx.services, '/amount', p.amount);
+    const q = await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment');
+    let funds: { ok: true } | { ok: false; reason: string; details: Record<string, unknown> } = { ok: true };
+    try {
+      assertAffordable(ctx.services, wallet, q);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      funds = { ok: false, reason: err.message, details: err.details };
+    }
+    const decision = decideIntent(ctx.services, { wallet, category: recipient.category, recipient, quote: q }, ctx.services.now());
+    return {
+      can_pay: funds.ok && decision.outcome !== 'rejected',
+      will_auto_approve: funds.ok && decision.outcome === 'pre_approved',
+      outcome: funds.ok ? decision.outcome : 'insufficient_funds',
+      reason: funds.ok ? decision.reason : funds.reason,
+      rule: funds.ok ? decision.rule : 'balance',
+      balance: toUsdcNumber(q.balance),
+      amount: toUsdcNumber(amount),
+      fee: toUsdcNumber(q.fee + q.setupFee),
+      fee_breakdown: { platform_fee: toUsdcNumber(q.fee), account_setup_fee: toUsdcNumber(q.setupFee) },
+      total: toUsdcNumber(q.total),
+      to: recipient.label,
+      to_address: recipient.address,
+      ...(funds.ok ? {} : funds.details),
+    };
+  },
+
+  pay: async (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    if (p.payment_request_id !== undefined) {
+      throw new AppError('NOT_FOUND', 'Payment request not found.', { howToFix: 'Check the payment_request_id (request_id of the paylink).' });
+    }
+    if (p.to === undefined) throw invalid('/to', 'is required (or payment_request_id)', 'Send to (a username or Solana address) and amount.');
+    if (p.amount === undefined) throw invalid('/amount', 'is required', 'Send amount as a decimal USDC value, e.g. 12.5.');
+    const recipient = resolveRecipient(ctx.services.db, wallet, p.to);
+    const amount = amountParam(ctx.services, '/amount', p.amount);
+    const q = await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment');
+    const tx = ctx.services.db
+      .transaction(() => {
+        const row = createIntent(ctx.services, { wallet, type: 'payment', category: recipient.category, recipient, quote: q, note: p.note, reference: p.reference, idempotencyKey: ctx.idempotency?.key });
+        ctx.idempotency?.record(txView(row));
+        return row;
+      })
+      .immediate();
+    return txView(tx);
+  },
+
+  confirm_payment: async (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    return confirmTx(ctx.services, wallet.address, ownTx(ctx.services, wallet.wallet_id, p.transaction_id));
+  },
+
+  frost_sign_init: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
+    if (tx.status === 'awaiting_approval' || tx.status === 'completed' || tx.status === 'expired') assertConfirmable(tx);
+    if (recheckRails(ctx.services, tx).verdict === 'reject') applyRecheck(ctx.services, tx);
+    return { transaction_id: tx.transaction_id, ...startSigning(ctx.services, tx, wallet.server_key, p.commitments) };
+  },
+
+  frost_sign_complete: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
+    const result = completeSigning(ctx.services, tx.transaction_id, wallet.address, wallet.server_key, p.signature_share, {
+      sessionId: p.sign_session_id,
+      recheck: (current) => {
+        const { verdict, decision } = recheckRails(ctx.services, current);
+        return verdict === 'reject' ? new AppError('INVALID_STATUS', `The guard rails now block this payment: ${decision.reason}`, { details: { rule: decision.rule } }) : null;
+      },
+    });
+    return { ...result, next_step: 'send it with submit_signed_tx (wait=true to wait for the chain)' };
+  },
+
+  submit_signed_tx: async (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
+    const done = await submit(ctx.services, tx, p.wait ? 30_000 : 0);
+    return txView(done);
+  },
+
+  list_payments: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    const limit = p.limit ?? 20;
+    const offset = p.offset ?? 0;
+    const { items, total } = listTxs(ctx.services.db, { walletId: wallet.wallet_id, types: ['payment'], direction: 'out', statuses: p.status ? [p.status] : undefined, limit, offset });
+    return { items: items.map(txView), total, limit, offset };
+  },
+
+  cancel_payment: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
+    const now = ctx.services.now().getTime();
+    const cancelled = ctx.services.db
+      .transaction(() => {
+        if (!moveTx(ctx.services.db, tx.transaction_id, ['pre_approved', 'approved', 'awaiting_approval'], 'cancelled', now)) return false;
+        if (tx.approval_id) closeApproval(ctx.services.db, tx.approval_id, 'cancelled', now);
+        closeOpenSessions(ctx.services.db, tx.transaction_id);
+        appendEvent(ctx.services.db, { walletId: wallet.wallet_id, type: `${tx.type === 'withdrawal' ? 'withdrawal' : 'payment'}.cancelled`, data: { transaction_id: tx.transaction_id }, now });
+        return true;
+      })
+      .immediate();
+    if (!cancelled) {
+      if (tx.status === 'completed') throw new AppError('ALREADY_COMPLETED', 'This payment already completed and cannot be cancelled.');
+      throw new AppError('INVALID_STATUS', `The payment is ${tx.status}; only pre_approved, approved or awaiting_approval payments can be cancelled.`, {
+        howToFix: tx.status === 'pending' ? 'It is being sent to Solana; wait for its outcome.' : 'Nothing to cancel.',
+      });
+    }
+    return txView(ownTx(ctx.services, wallet.wallet_id, tx.transaction_id, SIGNABLE_TYPES));
+  },
+
+  transactions: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    const limit = p.limit ?? 20;
+    const offset = p.offset ?? 0;
+    const filter = p.type ? TYPE_FILTERS[p.type]! : {};
+    const { items, total } = listTxs(ctx.services.db, { walletId: wallet.wallet_id, ...filter, limit, offset });
+    return { items: items.map(txView), total, limit, offset };
+  },
+
+  events: async (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    const since = p.since === undefined ? undefined : resolveSince(ctx.services.db, wallet.wallet_id, p.since);
+    if (since === null) throw invalid('/since', 'must be an event_id of this wallet or an ISO 8601 time');
+    const query = { walletId: wallet.wallet_id, types: p.types, unreadOnly: p.unread_only ?? false, since, limit: p.limit ?? 20 };
+    const deadline = Date.now() + (p.wait_seconds ?? 0) * 1000;
+    let page = listEvents(ctx.services.db, query);
+    while (page.items.length === 0 && Date.now() < deadline) {
+      await Bun.sleep(100);
+      page = listEvents(ctx.services.db, query);
+    }
+    return page;
+  },
+
+  mark_read: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    if (!p.all && !p.event_ids) throw invalid('/event_ids', 'is required unless all is true', 'Send event_ids: [...] or all: true.');
+    const marked = ctx.services.db.transaction(() => markRead(ctx.services.db, wallet.wallet_id, p.all ? 'all' : p.event_ids!)).immediate();
+    return { marked };
+  },
+});

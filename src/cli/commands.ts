@@ -1,0 +1,6 @@
+/** Every agent command of the command-line client, by name. */
+import type { CliContext } from './context.ts';
+import { PAYMENT_COMMANDS } from './payment-commands.ts';
+import { WALLET_COMMANDS } from './wallet-commands.ts';
+
+export const CLIENT_COMMANDS: Record<string, (ctx: CliContext) => Promise<number>> = { ...WALLET_COMMANDS, ...PAYMENT_COMMANDS };

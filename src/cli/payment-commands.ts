@@ -1,0 +1,137 @@
+/** Client commands for spending and history: pay, confirm, cancel, payments, history, events, approvals, lookup, afford. */
+import { randomUUID } from 'node:crypto';
+import { confirmSignSubmit } from '../client/sign.ts';
+import { parseUsdc } from '../domain/money.ts';
+import { commandFlags, profileClient, type CliContext } from './context.ts';
+import { EXIT, printData, progress } from './output.ts';
+import { UsageError } from './usage.ts';
+
+type Command = (ctx: CliContext) => Promise<number>;
+
+function micro(value: unknown): bigint {
+  const p = parseUsdc(value);
+  if (!p.ok) throw new UsageError(`amount ${String(value)} ${p.reason}`);
+  return p.micro;
+}
+
+function intFlag(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number`);
+  return Number(value);
+}
+
+/** Prints a transaction and maps its status to the exit code (5 while the owner must approve). */
+function finish(ctx: CliContext, tx: Record<string, unknown>, headline: string): number {
+  printData(ctx, tx, headline);
+  if (tx.status === 'awaiting_approval') return EXIT.awaitingApproval;
+  return tx.status === 'completed' || tx.status === 'pending' || tx.status === 'pre_approved' || tx.status === 'approved' ? EXIT.ok : EXIT.error;
+}
+
+export const PAYMENT_COMMANDS: Record<string, Command> = {
+  pay: async (ctx) => {
+    const { flags, positional } = commandFlags(ctx.args, { note: 'string', reference: 'string', 'idempotency-key': 'string', 'no-confirm': 'boolean', request: 'string' });
+    const { profile, api } = profileClient(ctx);
+    let params: Record<string, unknown>;
+    if (flags.request) {
+      if (positional.length > 1) throw new UsageError('usage: agent-wallet pay --request REQ_ID [AMOUNT]');
+      params = { payment_request_id: flags.request, ...(positional[0] ? { amount: positional[0] } : {}) };
+    } else {
+      if (positional.length !== 2) throw new UsageError('usage: agent-wallet pay TO AMOUNT [--note N] [--reference R] [--idempotency-key K] [--no-confirm]');
+      micro(positional[1]);
+      params = { to: positional[0], amount: positional[1] };
+    }
+    if (flags.note) params.note = flags.note;
+    if (flags.reference) params.reference = flags.reference;
+    // A key per logical payment: a retry of this command with the same key never pays twice.
+    const idempotencyKey = flags['idempotency-key'] ?? randomUUID();
+    progress(ctx, `created payment intent (idempotency key ${idempotencyKey})`);
+    const intent = await api.call<Record<string, any>>('bot', 'pay', params, { idempotencyKey });
+    if (intent.status !== 'pre_approved' || flags['no-confirm']) return finish(ctx, intent, `Payment ${intent.status}.`);
+    const result = await confirmSignSubmit(api, profile, intent.transaction_id, {
+      expect: { recipientAddress: intent.to_address, amount: micro(intent.amount), maxFee: micro(intent.fee) },
+      progress: (s) => progress(ctx, s),
+    });
+    if (result.status === 'completed') progress(ctx, 'completed');
+    return finish(ctx, result, `Payment ${result.status}.`);
+  },
+
+  confirm: async (ctx) => {
+    const { positional } = commandFlags(ctx.args, {});
+    if (positional.length !== 1) throw new UsageError('usage: agent-wallet confirm TX_ID');
+    const { profile, api } = profileClient(ctx);
+    const result = await confirmSignSubmit(api, profile, positional[0]!, { progress: (s) => progress(ctx, s) });
+    return finish(ctx, result, `Payment ${result.status}.`);
+  },
+
+  cancel: async (ctx) => {
+    const { positional } = commandFlags(ctx.args, {});
+    if (positional.length !== 1) throw new UsageError('usage: agent-wallet cancel TX_ID');
+    const { api } = profileClient(ctx);
+    printData(ctx, await api.call('bot', 'cancel_payment', { transaction_id: positional[0] }), 'Payment cancelled.');
+    return EXIT.ok;
+  },
+
+  payments: async (ctx) => {
+    const { flags } = commandFlags(ctx.args, { status: 'string', limit: 'string', offset: 'string' });
+    const { api } = profileClient(ctx);
+    printData(ctx, await api.call('bot', 'list_payments', { status: flags.status, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) }));
+    return EXIT.ok;
+  },
+
+  history: async (ctx) => {
+    const { flags } = commandFlags(ctx.args, { type: 'string', limit: 'string', offset: 'string' });
+    const { api } = profileClient(ctx);
+    printData(ctx, await api.call('bot', 'transactions', { type: flags.type, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) }));
+    return EXIT.ok;
+  },
+
+  events: async (ctx) => {
+    const { flags, positional } = commandFlags(ctx.args, { unread: 'boolean', since: 'string', wait: 'string', type: 'strings', limit: 'string', all: 'boolean' });
+    const { api } = profileClient(ctx);
+    if (positional[0] === 'read') {
+      const ids = positional.slice(1);
+      if (!flags.all && ids.length === 0) throw new UsageError('usage: agent-wallet events read EVENT_ID… | --all');
+      printData(ctx, await api.call('bot', 'mark_read', flags.all ? { all: true } : { event_ids: ids }));
+      return EXIT.ok;
+    }
+    if (positional.length > 0) throw new UsageError('usage: agent-wallet events [--unread] [--since ID|TIME] [--wait S] [--type T]… | events read IDS…|--all');
+    printData(
+      ctx,
+      await api.call('bot', 'events', { unread_only: flags.unread, since: flags.since, wait_seconds: intFlag('wait', flags.wait), types: flags.type, limit: intFlag('limit', flags.limit) }),
+    );
+    return EXIT.ok;
+  },
+
+  approvals: async (ctx) => {
+    commandFlags(ctx.args, {});
+    const { api } = profileClient(ctx);
+    printData(ctx, await api.call('bot', 'pending_approvals'));
+    return EXIT.ok;
+  },
+
+  approval: async (ctx) => {
+    const { flags, positional } = commandFlags(ctx.args, { wait: 'string' });
+    if (positional.length !== 1) throw new UsageError('usage: agent-wallet approval APPROVAL_ID [--wait S]');
+    const { api } = profileClient(ctx);
+    const res = await api.call<Record<string, unknown>>('bot', 'approval_status', { approval_id: positional[0], wait_seconds: intFlag('wait', flags.wait) });
+    printData(ctx, res);
+    return res.status === 'pending' ? EXIT.awaitingApproval : EXIT.ok;
+  },
+
+  lookup: async (ctx) => {
+    const { positional } = commandFlags(ctx.args, {});
+    if (positional.length !== 1) throw new UsageError('usage: agent-wallet lookup USERNAME|ADDRESS');
+    const { api } = profileClient(ctx);
+    const res = await api.call<Record<string, unknown>>('bot', 'lookup', { username: positional[0] });
+    printData(ctx, res);
+    return res.found ? EXIT.ok : EXIT.error;
+  },
+
+  afford: async (ctx) => {
+    const { positional } = commandFlags(ctx.args, {});
+    if (positional.length !== 2) throw new UsageError('usage: agent-wallet afford TO AMOUNT');
+    const { api } = profileClient(ctx);
+    printData(ctx, await api.call('bot', 'can_i_afford', { to: positional[0], amount: positional[1] }));
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,116 @@
+/**
+ * Contract of the spending, signing, history and event actions (SPEC "Bot actions, spending",
+ * "history, guard rails, events"; DESIGN §3–§5, §9).
+ */
+import { Type as T } from '@sinclair/typebox';
+import { Amount, Id, Limit, Offset, Params } from './common.ts';
+import { action } from './action.ts';
+import { Commitments } from './wallet.ts';
+
+export const TX_STATUSES = ['pre_approved', 'awaiting_approval', 'approved', 'rejected', 'pending', 'completed', 'failed', 'expired', 'cancelled'] as const;
+const TxId = Id('transaction', 'transaction_id from pay, withdraw or x402_prepare');
+const Recipient = T.String({ minLength: 1, maxLength: 64, description: 'a username (wallet or merchant) or a Solana address' });
+
+export const PAYMENTS = {
+  lookup: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    readOnly: true,
+    params: Params({ username: Recipient }),
+    summary: 'Tells whether a recipient exists: found, type (wallet or merchant), name.',
+  }),
+  can_i_afford: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    readOnly: true,
+    params: Params({ to: Recipient, amount: Amount }),
+    summary: 'Dry run of pay: balance and guard rails; answers can_pay, will_auto_approve, fee, total and the rule that decided.',
+  }),
+  pay: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    idempotent: true,
+    destructive: true,
+    params: Params({
+      to: T.Optional(Recipient),
+      amount: T.Optional(Amount),
+      payment_request_id: T.Optional(Id('paymentRequest')),
+      note: T.Optional(T.String({ maxLength: 500 })),
+      reference: T.Optional(T.String({ minLength: 1, maxLength: 100 })),
+    }),
+    summary: 'Creates a payment intent (to and amount, or payment_request_id); returns transaction_id and status pre_approved, awaiting_approval or rejected.',
+  }),
+  confirm_payment: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    params: Params({ transaction_id: TxId }),
+    summary: 'Builds the Solana message of a pre_approved or approved payment and returns it for signing, with a summary to check.',
+  }),
+  frost_sign_init: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    params: Params({ transaction_id: TxId, commitments: Commitments }),
+    summary: 'Signing round 1: takes the agent commitments, returns the server commitments for the stored message.',
+  }),
+  frost_sign_complete: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    destructive: true,
+    params: Params({
+      transaction_id: TxId,
+      sign_session_id: T.Optional(Id('signSession')),
+      signature_share: T.Object({ identifier: T.String({ pattern: '^[0-9a-f]{64}$' }), share: T.String({ pattern: '^[0-9a-f]{64}$' }) }, { additionalProperties: false }),
+    }),
+    summary: 'Signing round 2: takes the agent signature share; the server aggregates and stores the signed transaction.',
+  }),
+  submit_signed_tx: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    destructive: true,
+    params: Params({ transaction_id: TxId, wait: T.Optional(T.Boolean({ description: 'wait up to 30 s for the chain outcome' })) }),
+    summary: 'Sends the signed transaction to Solana (idempotent: the same bytes every time).',
+  }),
+  list_payments: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    readOnly: true,
+    params: Params({ status: T.Optional(T.Union(TX_STATUSES.map((s) => T.Literal(s)))), limit: T.Optional(Limit), offset: T.Optional(Offset) }),
+    summary: 'Outgoing payments, newest first.',
+  }),
+  cancel_payment: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    params: Params({ transaction_id: TxId }),
+    summary: 'Cancels a payment that is pre_approved, approved or awaiting_approval; releases its budget.',
+  }),
+  transactions: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    readOnly: true,
+    params: Params({
+      type: T.Optional(T.Union(['payment_out', 'payment_in', 'deposit', 'withdrawal', 'x402', 'fee', 'in', 'out'].map((s) => T.Literal(s)))),
+      limit: T.Optional(Limit),
+      offset: T.Optional(Offset),
+    }),
+    summary: 'History of every movement: payments in and out, deposits, withdrawals, x402, fees.',
+  }),
+  events: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    readOnly: true,
+    params: Params({
+      types: T.Optional(T.Array(T.String({ maxLength: 64 }), { maxItems: 30 })),
+      limit: T.Optional(Limit),
+      unread_only: T.Optional(T.Boolean()),
+      since: T.Optional(T.String({ maxLength: 64, description: 'an event_id or an ISO 8601 time: only newer events' })),
+      wait_seconds: T.Optional(T.Integer({ minimum: 0, maximum: 30, description: 'long poll: wait up to this many seconds for a new event' })),
+    }),
+    summary: 'The wallet event feed, oldest first after `since`.',
+  }),
+  mark_read: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    params: Params({ event_ids: T.Optional(T.Array(Id('event'), { minItems: 1, maxItems: 500 })), all: T.Optional(T.Boolean()) }),
+    summary: 'Marks events as read: event_ids, or all: true.',
+  }),
+};

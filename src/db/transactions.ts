@@ -1,0 +1,194 @@
+/** The transactions ledger: intents, their signing artefacts and their outcomes. */
+import type { Database } from 'bun:sqlite';
+
+export type TxStatus = 'pre_approved' | 'awaiting_approval' | 'approved' | 'rejected' | 'pending' | 'completed' | 'failed' | 'expired' | 'cancelled';
+export type TxType = 'payment' | 'withdrawal' | 'x402' | 'deposit';
+
+export interface TxRow {
+  transaction_id: string;
+  wallet_id: string;
+  type: TxType;
+  direction: 'out' | 'in';
+  category: string | null;
+  status: TxStatus;
+  amount: bigint;
+  fee: bigint;
+  setup_fee: bigint;
+  counterparty: string | null;
+  to_wallet_id: string | null;
+  to_merchant_id: string | null;
+  to_address: string | null;
+  note: string | null;
+  reference: string | null;
+  payment_request_id: string | null;
+  decision_rule: string | null;
+  decision_reason: string | null;
+  approval_id: string | null;
+  idempotency_key: string | null;
+  message: Uint8Array | null;
+  last_valid_block_height: bigint | null;
+  signed_tx: Uint8Array | null;
+  signature: string | null;
+  error: string | null;
+  created_at: bigint;
+  updated_at: bigint;
+  expires_at: bigint | null;
+  completed_at: bigint | null;
+}
+
+export type NewTx = Pick<TxRow, 'transaction_id' | 'wallet_id' | 'type' | 'direction' | 'status' | 'amount'> &
+  Partial<Pick<TxRow, 'category' | 'fee' | 'setup_fee' | 'counterparty' | 'to_wallet_id' | 'to_merchant_id' | 'to_address' | 'note' | 'reference' | 'payment_request_id' | 'decision_rule' | 'decision_reason' | 'approval_id' | 'idempotency_key' | 'signature'>> & { now: number; expires_at?: number | null; completed_at?: number | null };
+
+/** Statuses from which a transaction can be signed. */
+export const CONFIRMABLE: readonly TxStatus[] = ['pre_approved', 'approved'];
+/** Statuses that still hold money aside (budget reservation and available balance). */
+export const OUTSTANDING = "('pre_approved', 'awaiting_approval', 'approved', 'pending')";
+
+export function insertTx(db: Database, t: NewTx): void {
+  db.query(
+    `INSERT INTO transactions (transaction_id, wallet_id, type, direction, category, status, amount, fee, setup_fee, counterparty, to_wallet_id,
+       to_merchant_id, to_address, note, reference, payment_request_id, decision_rule, decision_reason, approval_id, idempotency_key, signature,
+       created_at, updated_at, expires_at, completed_at)
+     VALUES ($transaction_id, $wallet_id, $type, $direction, $category, $status, $amount, $fee, $setup_fee, $counterparty, $to_wallet_id,
+       $to_merchant_id, $to_address, $note, $reference, $payment_request_id, $decision_rule, $decision_reason, $approval_id, $idempotency_key, $signature,
+       $now, $now, $expires_at, $completed_at)`,
+  ).run({
+    transaction_id: t.transaction_id,
+    wallet_id: t.wallet_id,
+    type: t.type,
+    direction: t.direction,
+    category: t.category ?? null,
+    status: t.status,
+    amount: t.amount,
+    fee: t.fee ?? 0n,
+    setup_fee: t.setup_fee ?? 0n,
+    counterparty: t.counterparty ?? null,
+    to_wallet_id: t.to_wallet_id ?? null,
+    to_merchant_id: t.to_merchant_id ?? null,
+    to_address: t.to_address ?? null,
+    note: t.note ?? null,
+    reference: t.reference ?? null,
+    payment_request_id: t.payment_request_id ?? null,
+    decision_rule: t.decision_rule ?? null,
+    decision_reason: t.decision_reason ?? null,
+    approval_id: t.approval_id ?? null,
+    idempotency_key: t.idempotency_key ?? null,
+    signature: t.signature ?? null,
+    now: t.now,
+    expires_at: t.expires_at ?? null,
+    completed_at: t.completed_at ?? null,
+  });
+}
+
+export function getTx(db: Database, transactionId: string): TxRow | null {
+  return db.query<TxRow, [string]>('SELECT * FROM transactions WHERE transaction_id = ?').get(transactionId);
+}
+
+/** A transaction of `walletId` only: another wallet's id is as unknown as a made-up one. */
+export function getWalletTx(db: Database, walletId: string, transactionId: string): TxRow | null {
+  return db.query<TxRow, [string, string]>('SELECT * FROM transactions WHERE transaction_id = ? AND wallet_id = ?').get(transactionId, walletId);
+}
+
+export function getTxByIdempotencyKey(db: Database, walletId: string, type: TxType, key: string): TxRow | null {
+  return db.query<TxRow, [string, string, string]>('SELECT * FROM transactions WHERE wallet_id = ? AND type = ? AND idempotency_key = ?').get(walletId, type, key);
+}
+
+/** Moves a transaction from one of `from` to `to`; false when it was not in `from` (someone else moved it). */
+export function moveTx(db: Database, transactionId: string, from: readonly TxStatus[], to: TxStatus, now: number, extra: { error?: string | null; completed_at?: number } = {}): boolean {
+  const placeholders = from.map(() => '?').join(', ');
+  return (
+    db
+      .query(`UPDATE transactions SET status = ?, updated_at = ?, error = coalesce(?, error), completed_at = coalesce(?, completed_at) WHERE transaction_id = ? AND status IN (${placeholders})`)
+      .run(to, now, extra.error ?? null, extra.completed_at ?? null, transactionId, ...from).changes === 1
+  );
+}
+
+/** Stores the message built for signing (replacing an unsigned expired one). */
+export function setTxMessage(db: Database, transactionId: string, message: Uint8Array, lastValidBlockHeight: bigint, now: number): void {
+  db.query('UPDATE transactions SET message = ?, last_valid_block_height = ?, updated_at = ? WHERE transaction_id = ? AND signed_tx IS NULL').run(
+    message,
+    lastValidBlockHeight,
+    now,
+    transactionId,
+  );
+}
+
+/** Records the signed bytes and moves the transaction to pending, before the first broadcast. */
+export function setTxSigned(db: Database, transactionId: string, signedTx: Uint8Array, signature: string, now: number): boolean {
+  return (
+    db
+      .query("UPDATE transactions SET signed_tx = ?, signature = ?, status = 'pending', updated_at = ? WHERE transaction_id = ? AND signed_tx IS NULL AND status IN ('pre_approved', 'approved')")
+      .run(signedTx, signature, now, transactionId).changes === 1
+  );
+}
+
+/**
+ * After the blockhash of a signed message expired without it landing: back to confirmable so a
+ * new message can be built and signed. Only from pending with the given signature.
+ */
+export function resetExpiredSigning(db: Database, transactionId: string, signature: string, backTo: TxStatus, now: number): boolean {
+  return (
+    db
+      .query(
+        "UPDATE transactions SET status = ?, message = NULL, signed_tx = NULL, signature = NULL, last_valid_block_height = NULL, error = 'the signed transaction expired before it landed; confirm again', updated_at = ? WHERE transaction_id = ? AND status = 'pending' AND signature = ?",
+      )
+      .run(backTo, now, transactionId, signature).changes === 1
+  );
+}
+
+export function pendingTxs(db: Database, limit = 200): TxRow[] {
+  return db.query<TxRow, [number]>("SELECT * FROM transactions WHERE status = 'pending' AND signed_tx IS NOT NULL ORDER BY updated_at LIMIT ?").all(limit);
+}
+
+export function expiredIntents(db: Database, now: number, limit = 500): TxRow[] {
+  return db
+    .query<TxRow, [number, number]>("SELECT * FROM transactions WHERE status IN ('pre_approved', 'approved', 'awaiting_approval') AND expires_at <= ? ORDER BY expires_at LIMIT ?")
+    .all(now, limit);
+}
+
+/** Money of a wallet set aside by outgoing transactions that have not settled or been released. */
+export function outstandingOut(db: Database, walletId: string): bigint {
+  return (db.query<{ s: bigint | null }, [string]>(`SELECT sum(amount + fee + setup_fee) AS s FROM transactions WHERE wallet_id = ? AND direction = 'out' AND status IN ${OUTSTANDING}`).get(walletId)?.s ?? 0n) as bigint;
+}
+
+/** True when `signature` is one of our own signed outgoing transactions (its recipient row is written at completion). */
+export function isOwnOutgoing(db: Database, signature: string): boolean {
+  return db.query("SELECT 1 FROM transactions WHERE signature = ? AND direction = 'out'").get(signature) !== null;
+}
+
+export function hasSignature(db: Database, walletId: string, signature: string): boolean {
+  return db.query('SELECT 1 FROM transactions WHERE wallet_id = ? AND signature = ?').get(walletId, signature) !== null;
+}
+
+export interface TxFilter {
+  walletId: string;
+  statuses?: readonly TxStatus[];
+  types?: readonly TxType[];
+  direction?: 'in' | 'out';
+  withFee?: boolean;
+  limit: number;
+  offset: number;
+}
+
+/** A page of a wallet's transactions, newest first, and the total matching. */
+export function listTxs(db: Database, f: TxFilter): { items: TxRow[]; total: number } {
+  const where = ['wallet_id = ?'];
+  const args: (string | number)[] = [f.walletId];
+  if (f.statuses?.length) {
+    where.push(`status IN (${f.statuses.map(() => '?').join(', ')})`);
+    args.push(...f.statuses);
+  }
+  if (f.types?.length) {
+    where.push(`type IN (${f.types.map(() => '?').join(', ')})`);
+    args.push(...f.types);
+  }
+  if (f.direction) {
+    where.push('direction = ?');
+    args.push(f.direction);
+  }
+  if (f.withFee) where.push('fee + setup_fee > 0');
+  const clause = where.join(' AND ');
+  const total = Number((db.query(`SELECT count(*) AS n FROM transactions WHERE ${clause}`).get(...args) as { n: bigint }).n);
+  const items = db.query<TxRow, (string | number)[]>(`SELECT * FROM transactions WHERE ${clause} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`).all(...args, f.limit, f.offset);
+  return { items, total };
+}

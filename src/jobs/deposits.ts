@@ -1,0 +1,70 @@
+/**
+ * The deposit watcher: incoming USDC on each wallet's token account, found through the
+ * account's signatures since a stored cursor and recorded once each (a signature already in
+ * the wallet's ledger — e.g. a payment from another of our wallets — is not counted again).
+ */
+import type { Address } from '@solana/kit';
+import { newId } from '../contract/ids.ts';
+import { allWalletAddresses, depositCursor, setDepositCursor } from '../db/deposits.ts';
+import { appendEvent } from '../db/events.ts';
+import { hasSignature, insertTx, isOwnOutgoing } from '../db/transactions.ts';
+import { toUsdcNumber } from '../domain/money.ts';
+import { usdcAta } from '../solana/ata.ts';
+import type { Services } from '../services.ts';
+import type { JobDef } from './runner.ts';
+
+const PAGE = 100;
+const MAX_PAGES = 20;
+
+/** Every signature of `account` newer than `until`, newest first, paging back through the RPC's pages. */
+async function signaturesSince(services: Services, account: Address, until: string | undefined) {
+  const all = [];
+  let before: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const sigs = await services.chain.getSignaturesForAddress(account, { until, before, limit: PAGE });
+    all.push(...sigs);
+    if (sigs.length < PAGE) break;
+    before = sigs[sigs.length - 1]!.signature;
+  }
+  return all;
+}
+
+/** One pass over every wallet; exported for tests. */
+export async function scanDeposits(services: Services): Promise<number> {
+  const mint = services.config.usdcMint as Address;
+  let recorded = 0;
+  for (const w of allWalletAddresses(services.db)) {
+    const ata = await usdcAta(w.address as Address, mint);
+    const until = depositCursor(services.db, w.wallet_id) ?? undefined;
+    const sigs = await signaturesSince(services, ata, until);
+    if (sigs.length === 0) continue;
+    // Oldest first, so the cursor only moves past what was recorded.
+    for (const s of [...sigs].reverse()) {
+      if (s.err !== null || hasSignature(services.db, w.wallet_id, s.signature) || isOwnOutgoing(services.db, s.signature)) {
+        services.db.transaction(() => setDepositCursor(services.db, w.wallet_id, s.signature, services.now().getTime())).immediate();
+        continue;
+      }
+      const transfers = await services.chain.getTokenTransfersOf(s.signature);
+      if (!transfers) break;
+      const mine = transfers.deltas.find((d) => d.account === ata && d.mint === mint);
+      const payer = transfers.deltas.find((d) => d.mint === mint && d.delta < 0n);
+      const now = services.now().getTime();
+      services.db
+        .transaction(() => {
+          if (mine && mine.delta > 0n && !hasSignature(services.db, w.wallet_id, s.signature)) {
+            const id = newId('transaction');
+            insertTx(services.db, { transaction_id: id, wallet_id: w.wallet_id, type: 'deposit', direction: 'in', status: 'completed', amount: mine.delta, counterparty: payer?.owner ?? null, signature: s.signature, completed_at: now, now });
+            appendEvent(services.db, { walletId: w.wallet_id, type: 'payment.received', data: { transaction_id: id, amount: toUsdcNumber(mine.delta), from: payer?.owner ?? null, signature: s.signature, kind: 'deposit' }, now });
+            recorded++;
+          }
+          setDepositCursor(services.db, w.wallet_id, s.signature, now);
+        })
+        .immediate();
+    }
+  }
+  return recorded;
+}
+
+export function depositJob(services: Services): JobDef {
+  return { name: 'deposits', schedule: { everySeconds: 3 }, run: async () => void (await scanDeposits(services)), runAtStart: true };
+}

@@ -1,0 +1,100 @@
+/**
+ * The approval e-mail (DESIGN §7): when a payment or withdrawal waits for the owner, the owner
+ * gets one mail with one-time approve and reject links. Each link opens a confirmation page
+ * (`/approval/<token>`, src/web/routes.ts) before anything happens, works once (using either
+ * spends both) and expires after 48 hours. Deciding goes through `decideApproval` like the API.
+ */
+import { ownerActor } from '../actions/owner.ts';
+import { decideApproval, getApproval, type ApprovalRow } from '../db/approvals.ts';
+import { getApprovalLink, getOwner, insertApprovalLink, spendApprovalLinks, type ApprovalLinkRow } from '../db/owners.ts';
+import { getWallet, type WalletRow } from '../db/wallets.ts';
+import { sameHash } from '../domain/api-keys.ts';
+import type { Services } from '../services.ts';
+import { hashToken, newToken, TOKEN_PATTERN } from './links.ts';
+import { queueMail } from './outbox.ts';
+import { approvalMail } from './templates.ts';
+
+/** How long approve/reject links work. */
+export const APPROVAL_LINK_HOURS = 48;
+
+/**
+ * Creates the approve/reject links of `approval` and queues the mail to the wallet owner's
+ * e-mail. Synchronous, with no transaction of its own: call it inside the write transaction
+ * that creates the approval, so both commit or neither does. A wallet without an owner (never
+ * the case for a claimed wallet) gets no mail.
+ */
+export function queueApprovalMail(services: Services, approval: ApprovalRow): void {
+  const { db } = services;
+  const wallet = getWallet(db, approval.wallet_id);
+  const owner = wallet?.owner_id ? getOwner(db, wallet.owner_id) : null;
+  if (!wallet || !owner) {
+    services.log.warn('approval mail not sent: the wallet has no owner', { approval_id: approval.approval_id, wallet_id: approval.wallet_id });
+    return;
+  }
+  const now = services.now().getTime();
+  const expiresAt = now + APPROVAL_LINK_HOURS * 60 * 60 * 1000;
+  const approve = newToken();
+  const reject = newToken();
+  insertApprovalLink(db, { link_hash: approve.hash, approval_id: approval.approval_id, decision: 'approved', now, expires_at: expiresAt });
+  insertApprovalLink(db, { link_hash: reject.hash, approval_id: approval.approval_id, decision: 'rejected', now, expires_at: expiresAt });
+  const base = services.publicUrl();
+  queueMail(
+    services,
+    approvalMail(
+      owner.email,
+      wallet,
+      approval,
+      { approve: `${base}/approval/${approve.token}`, reject: `${base}/approval/${reject.token}`, dashboard: `${base}/dashboard/wallets/${wallet.wallet_id}` },
+      APPROVAL_LINK_HOURS,
+    ),
+  );
+}
+
+/** Why an approval link cannot be used. */
+export type ApprovalLinkFailure = 'unknown' | 'used' | 'expired' | 'decided';
+
+/** What an approval link points at, or why it does not work. */
+export type ApprovalLinkState =
+  | { ok: true; link: ApprovalLinkRow; approval: ApprovalRow; wallet: WalletRow }
+  | { ok: false; reason: ApprovalLinkFailure; approval: ApprovalRow | null };
+
+function inspect(services: Services, hash: Uint8Array, now: number): ApprovalLinkState {
+  const { db } = services;
+  const link = getApprovalLink(db, hash);
+  if (!link || !sameHash(link.link_hash, hash)) return { ok: false, reason: 'unknown', approval: null };
+  const approval = getApproval(db, link.approval_id);
+  const wallet = approval ? getWallet(db, approval.wallet_id) : null;
+  if (!approval || !wallet) return { ok: false, reason: 'unknown', approval: null };
+  if (approval.status !== 'pending') return { ok: false, reason: 'decided', approval };
+  if (link.used_at !== null) return { ok: false, reason: 'used', approval };
+  if (Number(link.expires_at) <= now) return { ok: false, reason: 'expired', approval };
+  return { ok: true, link, approval, wallet };
+}
+
+/** Reads an approval link for its confirmation page; changes nothing. */
+export function approvalLinkInfo(services: Services, token: string): ApprovalLinkState {
+  if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'unknown', approval: null };
+  return inspect(services, hashToken(token), services.now().getTime());
+}
+
+/**
+ * Acts on a confirmed approval link: decides the approval through `decideApproval` (moving the
+ * payment or withdrawal, with events and audit) and spends every link of the approval, in one
+ * transaction. The actor is the wallet's owner, via e-mail.
+ */
+export function decideByLink(services: Services, token: string): ApprovalLinkState {
+  if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'unknown', approval: null };
+  const { db } = services;
+  const hash = hashToken(token);
+  const now = services.now().getTime();
+  return db
+    .transaction((): ApprovalLinkState => {
+      const state = inspect(services, hash, now);
+      if (!state.ok) return state;
+      const actor = ownerActor(state.wallet.owner_id ?? 'unknown', 'email');
+      if (!decideApproval(db, state.approval.approval_id, state.link.decision, actor, now)) return { ok: false, reason: 'decided', approval: getApproval(db, state.approval.approval_id) };
+      spendApprovalLinks(db, hash, state.approval.approval_id, now);
+      return { ok: true, link: state.link, approval: getApproval(db, state.approval.approval_id)!, wallet: state.wallet };
+    })
+    .immediate();
+}

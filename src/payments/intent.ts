@@ -1,0 +1,137 @@
+/**
+ * Creating a money-moving intent (payment, withdrawal, x402): quote the fees from the chain,
+ * then — in one synchronous SQLite transaction — check the available balance, let the guard
+ * rails decide, reserve the budget by inserting the row, open an approval when needed, and
+ * write the events and the audit entry. Nothing awaits inside the transaction, so twenty
+ * concurrent intents against one budget are decided one after another and never overspend.
+ */
+import type { Address } from '@solana/kit';
+import { AppError } from '../api/errors.ts';
+import { newId } from '../contract/ids.ts';
+import { insertApproval, getApproval } from '../db/approvals.ts';
+import { appendAudit, appendEvent } from '../db/events.ts';
+import { loadEffectiveRails } from '../db/guard-rails.ts';
+import { getTx, insertTx, outstandingOut, type TxRow, type TxType } from '../db/transactions.ts';
+import { computeUsage } from '../db/usage.ts';
+import type { WalletRow } from '../db/wallets.ts';
+import { decide, windowStarts, type Category, type Decision } from '../domain/guardrails.ts';
+import { feeFor, formatUsdc, toUsdcNumber } from '../domain/money.ts';
+import { queueApprovalMail } from '../mail/approval-mail.ts';
+import type { Services } from '../services.ts';
+
+/** Intents not confirmed within 48 hours expire (SPEC Limits 1). */
+export const INTENT_TTL_MS = 48 * 60 * 60 * 1000;
+
+export interface Quote {
+  amount: bigint;
+  fee: bigint;
+  setupFee: bigint;
+  total: bigint;
+  /** On-chain balance of the payer. */
+  balance: bigint;
+}
+
+/** Reads what the chain says about the payer and the recipient, before any write. */
+export async function quote(services: Services, payer: Address, recipient: Address, amount: bigint, kind: TxType): Promise<Quote> {
+  const mint = services.config.usdcMint as Address;
+  const { money, fees } = services.config;
+  const [balance, recipientReady] = await Promise.all([services.chain.getTokenBalance(payer, mint), kind === 'x402' ? Promise.resolve(true) : services.chain.tokenAccountExists(recipient, mint)]);
+  const fee = kind === 'withdrawal' ? money.withdrawalFee : kind === 'x402' ? 0n : feeFor(amount, BigInt(fees.payment_bps), money.paymentMin);
+  const setupFee = recipientReady ? 0n : money.accountSetupFee;
+  return { amount, fee, setupFee, total: amount + fee + setupFee, balance };
+}
+
+export interface IntentInput {
+  wallet: WalletRow;
+  type: TxType;
+  category: Category;
+  recipient: { label: string; username?: string; address: Address; walletId?: string; merchantId?: string };
+  quote: Quote;
+  note?: string;
+  reference?: string;
+  paymentRequestId?: string;
+  host?: string;
+  idempotencyKey?: string;
+}
+
+/** What the wallet can still spend: on-chain balance minus outgoing money not yet settled. */
+function available(services: Services, wallet: WalletRow, q: Quote): bigint {
+  return q.balance - outstandingOut(services.db, wallet.wallet_id);
+}
+
+/** Throws INSUFFICIENT_FUNDS with balance, required and shortfall when `q` does not fit. */
+export function assertAffordable(services: Services, wallet: WalletRow, q: Quote): void {
+  const free = available(services, wallet, q);
+  if (free < q.total) {
+    throw new AppError('INSUFFICIENT_FUNDS', `The wallet can spend ${formatUsdc(free < 0n ? 0n : free)} USDC; this needs ${formatUsdc(q.total)} USDC including fees.`, {
+      details: { balance: toUsdcNumber(q.balance), available: toUsdcNumber(free < 0n ? 0n : free), required: toUsdcNumber(q.total), shortfall: toUsdcNumber(q.total - free) },
+    });
+  }
+}
+
+/** The guard-rails decision for an intent, from the ledger as it is now (sync; call inside the write transaction). */
+export function decideIntent(services: Services, input: Omit<IntentInput, 'type'>, now: Date): Decision {
+  const rails = loadEffectiveRails(services.db, input.wallet.wallet_id, now);
+  const starts = windowStarts(now, rails.active_hours?.timezone);
+  const usage = computeUsage(services.db, input.wallet.wallet_id, starts, { username: input.recipient.username, address: input.recipient.address });
+  return decide(rails, { category: input.category, amount: input.quote.total, recipient: { username: input.recipient.username, address: input.recipient.address }, host: input.host }, usage, now);
+}
+
+const EVENT_PREFIX: Record<TxType, string> = { payment: 'payment', withdrawal: 'withdrawal', x402: 'payment', deposit: 'payment' };
+
+/**
+ * Creates the intent; call inside `db.transaction(...).immediate()`. Returns the stored row.
+ * A rejected intent is stored too (with its rule), so the agent and the owner can see why.
+ */
+export function createIntent(services: Services, input: IntentInput): TxRow {
+  const { db } = services;
+  const nowDate = services.now();
+  const now = nowDate.getTime();
+  assertAffordable(services, input.wallet, input.quote);
+  const decision = decideIntent(services, input, nowDate);
+  const id = newId('transaction');
+  const approvalId = decision.outcome === 'awaiting_approval' ? newId('approval') : null;
+  insertTx(db, {
+    transaction_id: id,
+    wallet_id: input.wallet.wallet_id,
+    type: input.type,
+    direction: 'out',
+    category: input.category,
+    status: decision.outcome,
+    amount: input.quote.amount,
+    fee: input.quote.fee,
+    setup_fee: input.quote.setupFee,
+    counterparty: input.recipient.label,
+    to_wallet_id: input.recipient.walletId,
+    to_merchant_id: input.recipient.merchantId,
+    to_address: input.recipient.address,
+    note: input.note,
+    reference: input.reference,
+    payment_request_id: input.paymentRequestId,
+    decision_rule: decision.rule,
+    decision_reason: decision.reason,
+    approval_id: approvalId,
+    idempotency_key: input.idempotencyKey,
+    expires_at: decision.outcome === 'rejected' ? null : now + INTENT_TTL_MS,
+    now,
+  });
+  const eventData = { transaction_id: id, amount: toUsdcNumber(input.quote.amount), fee: toUsdcNumber(input.quote.fee + input.quote.setupFee), to: input.recipient.label, status: decision.outcome, rule: decision.rule };
+  const prefix = EVENT_PREFIX[input.type];
+  appendEvent(db, { walletId: input.wallet.wallet_id, type: decision.outcome === 'rejected' ? `${prefix}.rejected` : `${prefix}.created`, data: eventData, now });
+  if (approvalId) {
+    insertApproval(db, {
+      approval_id: approvalId,
+      wallet_id: input.wallet.wallet_id,
+      subject_type: input.type === 'withdrawal' ? 'withdrawal' : input.type === 'x402' ? 'x402' : 'payment',
+      subject_id: id,
+      amount: input.quote.total,
+      recipient: input.recipient.label,
+      reason: decision.reason,
+      now,
+    });
+    appendEvent(db, { walletId: input.wallet.wallet_id, type: 'approval.requested', data: { ...eventData, approval_id: approvalId, reason: decision.reason }, now });
+    queueApprovalMail(services, getApproval(db, approvalId)!);
+  }
+  appendAudit(db, { walletId: input.wallet.wallet_id, actor: 'agent', kind: 'decision', data: { ...eventData, reason: decision.reason }, now });
+  return getTx(db, id)!;
+}

@@ -1,0 +1,43 @@
+/**
+ * Building the exact message a confirmable transaction is signed over. A message is built once
+ * and reused while its blockhash is valid; a new one is built only when the stored one was never
+ * signed and its blockhash expired. Signed messages are never replaced here (DESIGN §5).
+ */
+import type { Address } from '@solana/kit';
+import { AppError } from '../api/errors.ts';
+import { getTx, setTxMessage, type TxRow } from '../db/transactions.ts';
+import { buildUsdcTransfer } from '../solana/transfer.ts';
+import type { Services } from '../services.ts';
+
+/** The operator's fee recipient. */
+export function treasuryOf(services: Services): Address {
+  return (services.config.solana.treasury || services.feePayer.address) as Address;
+}
+
+/** Returns the transaction with a current message, building one when needed. */
+export async function ensureMessage(services: Services, walletAddress: string, tx: TxRow): Promise<TxRow> {
+  if (tx.signed_tx) return tx;
+  if (tx.message && tx.last_valid_block_height !== null) {
+    const height = await services.chain.getBlockHeight();
+    if (height <= tx.last_valid_block_height) return tx;
+  }
+  if (!tx.to_address) throw new AppError('INTERNAL_ERROR', 'The transaction has no recipient address.');
+  const blockhash = await services.chain.getLatestBlockhash();
+  const built = await buildUsdcTransfer({
+    wallet: walletAddress as Address,
+    mint: services.config.usdcMint as Address,
+    recipientOwner: tx.to_address as Address,
+    amount: tx.amount,
+    fee: tx.fee + tx.setup_fee,
+    treasuryOwner: treasuryOf(services),
+    feePayer: services.feePayer.address,
+    // Idempotent: costs nothing when the account exists, and a recipient may have closed it since the quote.
+    createRecipientAta: true,
+    memo: tx.reference ?? undefined,
+    blockhash,
+  });
+  services.db.transaction(() => setTxMessage(services.db, tx.transaction_id, built.messageBytes, built.lastValidBlockHeight, services.now().getTime())).immediate();
+  const fresh = getTx(services.db, tx.transaction_id);
+  if (!fresh) throw new AppError('NOT_FOUND', 'Transaction not found.');
+  return fresh;
+}

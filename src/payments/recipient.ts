@@ -1,0 +1,60 @@
+/** Resolves what an agent wrote in `to` into the account that will receive the money. */
+import type { Database } from 'bun:sqlite';
+import { getAddressEncoder, isAddress, type Address } from '@solana/kit';
+import { AppError } from '../api/errors.ts';
+import { findByUsername, findWalletByAddress } from '../db/directory.ts';
+import type { WalletRow } from '../db/wallets.ts';
+import type { Category } from '../domain/guardrails.ts';
+
+export interface Recipient {
+  kind: 'wallet' | 'merchant' | 'address';
+  /** What the payer named: a username, or the address. */
+  label: string;
+  username?: string;
+  name?: string;
+  walletId?: string;
+  merchantId?: string;
+  /** The owner address that receives the USDC (its associated token account). */
+  address: Address;
+  category: Category;
+}
+
+function invalidRecipient(message: string, howToFix: string): AppError {
+  return new AppError('INVALID_RECIPIENT', message, { howToFix });
+}
+
+/** True for a base58 string that decodes to exactly 32 bytes. */
+export function isSolanaAddress(value: string): boolean {
+  if (!isAddress(value)) return false;
+  return getAddressEncoder().encode(value as Address).length === 32;
+}
+
+/** Resolves `to` for a payment by `payer`; unknown users, self-payment and malformed addresses are INVALID_RECIPIENT. */
+export function resolveRecipient(db: Database, payer: WalletRow, to: string): Recipient {
+  const raw = to.trim();
+  const byName = /^[a-z0-9-]{1,64}$/i.test(raw) && raw.length < 32 ? findByUsername(db, raw.toLowerCase()) : null;
+  let r: Recipient;
+  if (byName) {
+    r = {
+      kind: byName.kind,
+      label: byName.username,
+      username: byName.username,
+      name: byName.name,
+      walletId: byName.kind === 'wallet' ? byName.id : undefined,
+      merchantId: byName.kind === 'merchant' ? byName.id : undefined,
+      address: byName.address as Address,
+      category: byName.kind === 'merchant' ? 'merchant' : 'wallet',
+    };
+  } else if (raw.length >= 32 && isSolanaAddress(raw)) {
+    const ours = findWalletByAddress(db, raw);
+    r = ours
+      ? { kind: 'wallet', label: raw, username: ours.username, name: ours.name, walletId: ours.id, address: raw as Address, category: 'wallet' }
+      : { kind: 'address', label: raw, address: raw as Address, category: 'wallet' };
+  } else if (raw.length >= 32) {
+    throw invalidRecipient(`"${raw.slice(0, 64)}" is not a valid Solana address.`, 'Check the address (base58, 32 bytes) or pay a username.');
+  } else {
+    throw invalidRecipient(`No wallet or merchant is called "${raw.slice(0, 64)}".`, 'Check the username with lookup.');
+  }
+  if (r.address === payer.address) throw invalidRecipient('A wallet cannot pay itself.', 'Pay another wallet, merchant or address.');
+  return r;
+}

@@ -1,0 +1,471 @@
+/**
+ * The web pages (DESIGN §7): claim, magic-link landing, sign-in, owner dashboard, API tokens and
+ * the confirmation page of approval links, plus the stylesheet. Server-rendered; the flows work
+ * without JavaScript. The pages are a thin layer over the functions the API actions use
+ * (src/actions/owner.ts, src/actions/claim.ts), so both answer alike. Every POST carries a CSRF
+ * token; form bodies are read with a size cap (routes use `parse: 'none'`).
+ */
+import { Elysia } from 'elysia';
+import type { Address } from '@solana/kit';
+import { claimInfo, followMagicLink, MAGIC_LINK_MINUTES, requestLogin, startClaim, type LinkFailure } from '../actions/claim.ts';
+import {
+  decideAsOwner,
+  desiredRails,
+  guardRailsView,
+  listOwnerApprovals,
+  listOwnerWallets,
+  listTokens,
+  mintOwnerToken,
+  requireOwnerWallet,
+  revokeToken,
+  setGuardRails,
+  walletAuditLog,
+} from '../actions/owner.ts';
+import { approvalView } from '../actions/approvals.ts';
+import { AppError } from '../api/errors.ts';
+import type { ApprovalRow } from '../db/approvals.ts';
+import { railsToJson, type GuardRailsJson } from '../contract/guard-rails.ts';
+import { walletHistory } from '../db/owners.ts';
+import { toUsdcNumber } from '../domain/money.ts';
+import { approvalLinkInfo, decideByLink, type ApprovalLinkFailure } from '../mail/approval-mail.ts';
+import type { Services } from '../services.ts';
+import { html, pageResponse, problemPage, redirect, type Nav } from './html.ts';
+import {
+  anonymousCsrf,
+  currentOwner,
+  endSession,
+  FormError,
+  newSession,
+  readForm,
+  validAnonymousCsrf,
+  validSessionCsrf,
+  type OwnerSession,
+} from './session.ts';
+import { STYLE_CSS } from './style.ts';
+import {
+  approvalConfirmPage,
+  approvalDonePage,
+  claimForm,
+  claimSent,
+  loginForm,
+  loginSent,
+  railsFormValues,
+  tokensPage,
+  walletPage,
+  walletsPage,
+  type RailsFormValues,
+} from './views.ts';
+
+type Ctx = { request: Request; params: Record<string, string> };
+
+/** Fixed notices after a redirect (never text from the query string). */
+const NOTICES: Record<string, string> = {
+  rails: 'Guard rails saved and in force.',
+  rails_pending: 'Guard rails saved: stricter values apply now, looser ones after the loosening delay.',
+  approved: 'Approved. The agent can now confirm the payment.',
+  rejected: 'Rejected. The agent is told.',
+  revoked: 'Token revoked.',
+  claimed: 'The wallet is yours. Set its guard rails below.',
+  signed_out: 'You are signed out.',
+};
+
+function noticeOf(request: Request): string | null {
+  const key = new URL(request.url).searchParams.get('done');
+  return key ? (NOTICES[key] ?? null) : null;
+}
+
+const nav = (s: OwnerSession, current?: Nav['current']): Nav => ({ email: s.email, csrf: s.csrf, current });
+
+const TITLES: Partial<Record<string, string>> = {
+  NOT_FOUND: 'Not found',
+  VALIDATION_ERROR: 'Please check the form',
+  INVALID_STATUS: 'Not possible any more',
+  RATE_LIMITED: 'Too many attempts',
+  UNAUTHORIZED: 'Please sign in',
+  SERVICE_UNAVAILABLE: 'Temporarily unavailable',
+};
+
+/** Renders an error of the shared functions as a page with the same status and advice. */
+function errorPage(err: AppError, n: Nav = {}): Response {
+  const title = TITLES[err.errorCode] ?? 'Something went wrong';
+  return problemPage(err.status, title, err.message, err.howToFix, n, err.headers);
+}
+
+const csrfRefused = (n: Nav = {}) =>
+  problemPage(403, 'Form expired', 'This form was refused because its security token is missing or does not match (CSRF protection).', 'Go back, reload the page and submit the form again.', n);
+
+/** Wraps a page handler: known errors become pages, unknown ones a logged 500 page. */
+function page(services: Services, handler: (c: Ctx) => Response | Promise<Response>) {
+  return async (c: Ctx): Promise<Response> => {
+    try {
+      return await handler(c);
+    } catch (err) {
+      if (err instanceof FormError) return problemPage(err.status, 'Form not accepted', err.message, 'Go back and submit the form again.');
+      if (err instanceof AppError) return errorPage(err);
+      services.log.error('page failed', { path: new URL(c.request.url).pathname, error: (err as Error)?.message, stack: (err as Error)?.stack });
+      return problemPage(500, 'Something went wrong', 'The page could not be shown.', 'Reload in a moment; if it persists, tell the operator the time it happened.');
+    }
+  };
+}
+
+/** A dashboard handler: needs a session (else to the sign-in page); POSTs need the session's CSRF token. */
+function ownerPage(services: Services, handler: (c: Ctx, s: OwnerSession, form: URLSearchParams | null) => Response | Promise<Response>) {
+  return page(services, async (c) => {
+    const session = currentOwner(services, c.request);
+    if (!session) return redirect('/login');
+    let form: URLSearchParams | null = null;
+    if (c.request.method === 'POST') {
+      form = await readForm(c.request);
+      if (!validSessionCsrf(session, form.get('csrf'))) return csrfRefused(nav(session));
+    }
+    try {
+      return await handler(c, session, form);
+    } catch (err) {
+      if (err instanceof AppError) return errorPage(err, nav(session));
+      throw err;
+    }
+  });
+}
+
+function withCookie(res: Response, setCookie: string | null): Response {
+  if (setCookie) res.headers.append('Set-Cookie', setCookie);
+  return res;
+}
+
+const LINK_PAGES: Record<LinkFailure, { status: number; title: string; text: string }> = {
+  unknown: { status: 404, title: 'This link is not valid', text: 'The link is incomplete or was never issued.' },
+  used: { status: 410, title: 'This link was already used', text: 'Each sign-in and claim link works once.' },
+  expired: { status: 410, title: 'This link has expired', text: `Sign-in and claim links work for ${MAGIC_LINK_MINUTES} minutes.` },
+  claimed: { status: 410, title: 'This wallet is already claimed', text: 'The wallet this link was for has an owner now.' },
+};
+
+function linkFailurePage(reason: LinkFailure, walletId: string | null): Response {
+  const p = LINK_PAGES[reason];
+  const todo =
+    reason === 'claimed'
+      ? html`If you are the owner, <a href="/login">sign in with your e-mail</a>.`
+      : walletId
+        ? html`Open the <a href="/claim/${walletId}">claim page</a> again and enter the claim code to get a new link, or <a href="/login">sign in</a> if you already claimed the wallet.`
+        : html`<a href="/login">Ask for a new sign-in link</a>.`;
+  return problemPage(p.status, p.title, p.text, todo);
+}
+
+const APPROVAL_LINK_PAGES: Record<ApprovalLinkFailure, { status: number; title: string; text: string }> = {
+  unknown: { status: 404, title: 'This approval link is not valid', text: 'The link is incomplete or was never issued.' },
+  used: { status: 410, title: 'This approval link was already used', text: 'Approve and reject links work once.' },
+  expired: { status: 410, title: 'This approval link has expired', text: 'Approve and reject links work for 48 hours.' },
+  decided: { status: 410, title: 'Already decided', text: 'This request is no longer waiting for you.' },
+};
+
+function approvalFailurePage(reason: ApprovalLinkFailure, status: string | null, walletId: string | null): Response {
+  const p = APPROVAL_LINK_PAGES[reason];
+  const text = reason === 'decided' && status ? `${p.text} Its status is: ${status}.` : p.text;
+  const todo = walletId
+    ? html`See the current state on <a href="/dashboard/wallets/${walletId}">your dashboard</a> (sign in if asked).`
+    : html`Open <a href="/dashboard">your dashboard</a> to see what waits for you.`;
+  return problemPage(p.status, p.title, text, todo);
+}
+
+/** Lines of a textarea as a list; none → undefined (the field is left out: no restriction). */
+function lines(value: string | null): string[] | undefined {
+  const items = (value ?? '')
+    .split(/[\n,]/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  return items.length > 0 ? items : undefined;
+}
+
+/** The whole-number or decimal fields: a number when it looks like one, else the text (so validation names it). */
+function numeric(value: string | null, integer: boolean): number | string | undefined {
+  const v = (value ?? '').trim();
+  if (v === '') return undefined;
+  if (integer ? /^[0-9]{1,9}$/.test(v) : /^[0-9]{1,9}(\.[0-9]+)?$/.test(v)) return Number(v);
+  return v;
+}
+
+/**
+ * The document the common form asks for: the fields of the form replace those of `base` (the
+ * document being edited), the rules the form does not show are kept.
+ */
+function railsFromForm(form: URLSearchParams, base: GuardRailsJson): { doc: Record<string, unknown>; values: RailsFormValues } {
+  const text = (k: string) => (form.get(k) ?? '').trim();
+  const doc: Record<string, unknown> = { ...base };
+  const set = (k: string, v: unknown) => {
+    if (v === undefined || v === '') delete doc[k];
+    else doc[k] = v;
+  };
+  set('max_per_payment', text('max_per_payment'));
+  set('approval_above', text('approval_above'));
+  const budgets = Object.fromEntries((['daily', 'weekly', 'monthly', 'total'] as const).map((w) => [w, text(w)]).filter(([, v]) => v !== ''));
+  set('budgets', Object.keys(budgets).length > 0 ? budgets : undefined);
+  set('max_payments_per_day', numeric(form.get('max_payments_per_day'), true));
+  set('on_budget_exceeded', text('on_budget_exceeded'));
+  set('allowed_recipients', lines(form.get('allowed_recipients')));
+  set('blocked_recipients', lines(form.get('blocked_recipients')));
+  set('approve_new_recipients', form.get('approve_new_recipients') ? true : undefined);
+  set('frozen', form.get('frozen') ? true : undefined);
+  set('loosen_delay_hours', numeric(form.get('loosen_delay_hours'), false));
+  const values: RailsFormValues = {
+    max_per_payment: text('max_per_payment'),
+    approval_above: text('approval_above'),
+    daily: text('daily'),
+    weekly: text('weekly'),
+    monthly: text('monthly'),
+    total: text('total'),
+    max_payments_per_day: text('max_payments_per_day'),
+    on_budget_exceeded: text('on_budget_exceeded'),
+    approve_new_recipients: Boolean(form.get('approve_new_recipients')),
+    frozen: Boolean(form.get('frozen')),
+    allowed_recipients: form.get('allowed_recipients') ?? '',
+    blocked_recipients: form.get('blocked_recipients') ?? '',
+    loosen_delay_hours: text('loosen_delay_hours'),
+  };
+  return { doc, values };
+}
+
+async function renderWallet(
+  services: Services,
+  s: OwnerSession,
+  walletId: string,
+  opts: { status?: number; form?: RailsFormValues; advanced?: string; errors?: { field: string; message: string }[]; message?: string | null } = {},
+): Promise<Response> {
+  const wallet = requireOwnerWallet(services, s.ownerId, walletId);
+  let balance: number | null = null;
+  try {
+    balance = toUsdcNumber(await services.chain.getTokenBalance(wallet.address as Address, services.config.usdcMint as Address));
+  } catch {
+    balance = null; // shown as unavailable; the rest of the page still works
+  }
+  const desired = railsToJson(desiredRails(services, walletId));
+  const body = walletPage({
+    wallet: { wallet_id: wallet.wallet_id, name: wallet.name, username: wallet.username, address: wallet.address, claimed_at: wallet.claimed_at === null ? null : new Date(Number(wallet.claimed_at)).toISOString() },
+    balance,
+    rails: guardRailsView(services, walletId),
+    form: opts.form ?? railsFormValues(desired),
+    advanced: opts.advanced ?? JSON.stringify(desired, null, 2),
+    errors: opts.errors ?? [],
+    pending: listOwnerApprovals(services, s.ownerId, { walletId, status: 'pending' }, 100, 0).items,
+    history: walletHistory(services.db, walletId, 50, 0).rows,
+    audit: walletAuditLog(services, s.ownerId, walletId, 10, 0).items,
+    csrf: s.csrf,
+    message: opts.message ?? null,
+  });
+  return pageResponse(opts.status ?? 200, wallet.name, body, nav(s, 'wallets'));
+}
+
+/** Saves guard rails from a page; on a validation error the page comes back with the errors and the input. */
+async function saveRailsFromPage(services: Services, s: OwnerSession, walletId: string, doc: unknown, redisplay: { form?: RailsFormValues; advanced?: string }): Promise<Response> {
+  try {
+    const result = setGuardRails(services, s.ownerId, walletId, doc, 'dashboard');
+    return redirect(`/dashboard/wallets/${walletId}?done=${result.pending ? 'rails_pending' : 'rails'}#rails`);
+  } catch (err) {
+    if (err instanceof AppError && err.errorCode === 'VALIDATION_ERROR') {
+      const errors = (err.details.errors as { field: string; message: string }[] | undefined) ?? [{ field: '/rails', message: err.message }];
+      return renderWallet(services, s, walletId, { status: 400, ...redisplay, errors });
+    }
+    throw err;
+  }
+}
+
+/** The pages as an Elysia plugin; mounted by createApp with `.use(webRoutes(services))`. */
+export function webRoutes(services: Services) {
+  const noParse = { parse: 'none' as const };
+  return (
+    new Elysia({ name: 'web' })
+      .get('/static/style.css', () => new Response(STYLE_CSS, { headers: { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' } }))
+      .get('/', () => redirect('/dashboard'))
+
+      // ---- claim -------------------------------------------------------------------------
+      .get(
+        '/claim/:wallet_id',
+        page(services, ({ request, params }) => {
+          const info = claimInfoOrNull(services, params.wallet_id!);
+          if (!info) return problemPage(404, 'Wallet not found', 'No wallet has this claim URL.', 'Check the claim URL your agent gave you: it ends in the wallet id (wal_…).');
+          const csrf = anonymousCsrf(services, request);
+          return withCookie(pageResponse(200, `Claim ${info.name}`, claimForm(info, csrf.token, {}, [])), csrf.setCookie);
+        }),
+      )
+      .post(
+        '/claim/:wallet_id',
+        page(services, async ({ request, params }) => {
+          const info = claimInfoOrNull(services, params.wallet_id!);
+          if (!info) return problemPage(404, 'Wallet not found', 'No wallet has this claim URL.', 'Check the claim URL your agent gave you.');
+          const form = await readForm(request);
+          if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
+          const values = { claim_code: form.get('claim_code') ?? '', email: form.get('email') ?? '' };
+          try {
+            const sent = startClaim(services, info.wallet_id, values.claim_code, values.email);
+            return pageResponse(200, 'Check your e-mail', claimSent(info.name, sent.email, MAGIC_LINK_MINUTES));
+          } catch (err) {
+            if (!(err instanceof AppError) || err.errorCode === 'NOT_FOUND') throw err;
+            const fresh = claimInfo(services, info.wallet_id);
+            const errors = [err.message.replace(/^\/(claim_code|email): /, (_m, f: string) => (f === 'email' ? 'E-mail: ' : 'Claim code: ')), err.howToFix];
+            return pageResponse(err.status, `Claim ${info.name}`, claimForm(fresh, form.get('csrf') ?? '', { email: values.email }, errors), {}, err.headers);
+          }
+        }),
+        noParse,
+      )
+
+      // ---- sign-in -----------------------------------------------------------------------
+      .get(
+        '/login',
+        page(services, ({ request }) => {
+          if (currentOwner(services, request)) return redirect('/dashboard');
+          const csrf = anonymousCsrf(services, request);
+          return withCookie(pageResponse(200, 'Sign in', loginForm(csrf.token, '', [], noticeOf(request))), csrf.setCookie);
+        }),
+      )
+      .post(
+        '/login',
+        page(services, async ({ request }) => {
+          const form = await readForm(request);
+          if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
+          const email = form.get('email') ?? '';
+          try {
+            const done = requestLogin(services, email);
+            return pageResponse(200, 'Check your e-mail', loginSent(done.email, MAGIC_LINK_MINUTES));
+          } catch (err) {
+            if (!(err instanceof AppError)) throw err;
+            return pageResponse(err.status, 'Sign in', loginForm(form.get('csrf') ?? '', email, [err.message.replace(/^\/email: /, 'E-mail: ')], null));
+          }
+        }),
+        noParse,
+      )
+      .get(
+        '/login/:token',
+        page(services, ({ request, params }) => {
+          const session = newSession(services, request);
+          const result = followMagicLink(services, params.token!, { hash: session.hash, expiresAt: session.expiresAt });
+          if (!result.ok) return linkFailurePage(result.reason, result.walletId);
+          const target = result.claimed && result.walletId ? `/dashboard/wallets/${result.walletId}?done=claimed` : '/dashboard';
+          return redirect(target, { 'Set-Cookie': session.setCookie });
+        }),
+      )
+      .post(
+        '/logout',
+        page(services, async ({ request }) => {
+          const session = currentOwner(services, request);
+          if (!session) return redirect('/login');
+          const form = await readForm(request);
+          if (!validSessionCsrf(session, form.get('csrf'))) return csrfRefused(nav(session));
+          return redirect('/login?done=signed_out', { 'Set-Cookie': endSession(services, request, session) });
+        }),
+        noParse,
+      )
+
+      // ---- dashboard ---------------------------------------------------------------------
+      .get(
+        '/dashboard',
+        ownerPage(services, ({ request }, s) => {
+          const wallets = listOwnerWallets(services, s.ownerId, 100, 0).items;
+          const pending = listOwnerApprovals(services, s.ownerId, { status: 'pending' }, 100, 0).items;
+          return pageResponse(200, 'Your wallets', walletsPage(wallets, pending, s.csrf, noticeOf(request)), nav(s, 'wallets'));
+        }),
+      )
+      .get(
+        '/dashboard/wallets/:wallet_id',
+        ownerPage(services, ({ request, params }, s) => renderWallet(services, s, params.wallet_id!, { message: noticeOf(request) })),
+      )
+      .post(
+        '/dashboard/wallets/:wallet_id/rails',
+        ownerPage(services, (c, s, form) => {
+          const walletId = c.params.wallet_id!;
+          requireOwnerWallet(services, s.ownerId, walletId);
+          const { doc, values } = railsFromForm(form!, railsToJson(desiredRails(services, walletId)));
+          return saveRailsFromPage(services, s, walletId, doc, { form: values });
+        }),
+        noParse,
+      )
+      .post(
+        '/dashboard/wallets/:wallet_id/rails-json',
+        ownerPage(services, (c, s, form) => {
+          const walletId = c.params.wallet_id!;
+          requireOwnerWallet(services, s.ownerId, walletId);
+          const text = form!.get('rails_json') ?? '';
+          let doc: unknown;
+          try {
+            doc = text.trim() === '' ? {} : JSON.parse(text);
+          } catch (err) {
+            return renderWallet(services, s, walletId, { status: 400, advanced: text, errors: [{ field: '/rails', message: `The document is not valid JSON: ${(err as Error).message}` }] });
+          }
+          return saveRailsFromPage(services, s, walletId, doc, { advanced: text });
+        }),
+        noParse,
+      )
+      .post(
+        '/dashboard/approvals/:approval_id/:decision',
+        ownerPage(services, (c, s) => {
+          const decision = c.params.decision === 'approve' ? 'approved' : c.params.decision === 'reject' ? 'rejected' : null;
+          if (!decision) return problemPage(404, 'Not found', 'There is no such page.', html`Go to <a href="/dashboard">your wallets</a>.`, nav(s));
+          const decided = decideAsOwner(services, s.ownerId, c.params.approval_id!, decision, 'dashboard');
+          return redirect(`/dashboard/wallets/${decided.wallet_id}?done=${decision}#approvals`);
+        }),
+        noParse,
+      )
+      .get(
+        '/dashboard/tokens',
+        ownerPage(services, ({ request }, s) => pageResponse(200, 'API tokens', tokensPage(listTokens(services, s.ownerId).items, s.csrf, null, [], noticeOf(request)), nav(s, 'tokens'))),
+      )
+      .post(
+        '/dashboard/tokens',
+        ownerPage(services, (_c, s, form) => {
+          try {
+            const minted = mintOwnerToken(services, s.ownerId, form!.get('label') ?? '');
+            return pageResponse(200, 'API tokens', tokensPage(listTokens(services, s.ownerId).items, s.csrf, minted, [], null), nav(s, 'tokens'));
+          } catch (err) {
+            if (!(err instanceof AppError) || err.errorCode !== 'VALIDATION_ERROR') throw err;
+            return pageResponse(400, 'API tokens', tokensPage(listTokens(services, s.ownerId).items, s.csrf, null, [err.message.replace(/^\/label: /, 'Label: ')], null), nav(s, 'tokens'));
+          }
+        }),
+        noParse,
+      )
+      .post(
+        '/dashboard/tokens/:token_id/revoke',
+        ownerPage(services, (c, s) => {
+          revokeToken(services, s.ownerId, c.params.token_id!);
+          return redirect('/dashboard/tokens?done=revoked');
+        }),
+        noParse,
+      )
+      .get(
+        '/dashboard/*',
+        ownerPage(services, (_c, s) => problemPage(404, 'Not found', 'There is no such page.', html`Go to <a href="/dashboard">your wallets</a>.`, nav(s))),
+      )
+
+      // ---- approval links from e-mail ----------------------------------------------------
+      .get(
+        '/approval/:token',
+        page(services, ({ request, params }) => {
+          const state = approvalLinkInfo(services, params.token!);
+          if (!state.ok) return approvalFailurePage(state.reason, state.approval?.status ?? null, state.approval?.wallet_id ?? null);
+          const csrf = anonymousCsrf(services, request);
+          const view = approvalViewOf(state.approval, state.wallet);
+          return withCookie(pageResponse(200, 'Confirm your decision', approvalConfirmPage(view, state.link.decision, params.token!, csrf.token)), csrf.setCookie);
+        }),
+      )
+      .post(
+        '/approval/:token',
+        page(services, async ({ request, params }) => {
+          const form = await readForm(request);
+          if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
+          const state = decideByLink(services, params.token!);
+          if (!state.ok) return approvalFailurePage(state.reason, state.approval?.status ?? null, state.approval?.wallet_id ?? null);
+          return pageResponse(200, state.link.decision === 'approved' ? 'Approved' : 'Rejected', approvalDonePage(approvalViewOf(state.approval, state.wallet), state.link.decision));
+        }),
+        noParse,
+      )
+  );
+}
+
+function claimInfoOrNull(services: Services, walletId: string) {
+  try {
+    return claimInfo(services, walletId);
+  } catch (err) {
+    if (err instanceof AppError && err.errorCode === 'NOT_FOUND') return null;
+    throw err;
+  }
+}
+
+function approvalViewOf(a: ApprovalRow, w: { name: string; username: string }) {
+  return { ...approvalView(a), wallet_name: w.name, wallet_username: w.username };
+}

@@ -1,0 +1,63 @@
+/** The one stylesheet of the pages (served at /static/style.css): readable, fluid, visible focus. */
+export const STYLE_CSS = `
+:root { --fg: #1b1f24; --muted: #57606a; --bg: #ffffff; --panel: #f6f8fa; --line: #d0d7de; --accent: #0b57d0; --ok: #116329; --bad: #a40e26; --warn: #7d4e00; }
+* { box-sizing: border-box; }
+html { font-size: 100%; -webkit-text-size-adjust: 100%; }
+body { margin: 0; font: 1rem/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+.skip { position: absolute; left: -999px; top: 0; background: var(--accent); color: #fff; padding: .5rem 1rem; z-index: 10; }
+.skip:focus { left: .5rem; }
+header.site { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; padding: .75rem 1rem; border-bottom: 1px solid var(--line); background: var(--panel); }
+header.site nav { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: center; }
+.brand { font-weight: 700; }
+main { max-width: 60rem; margin: 0 auto; padding: 1rem; }
+main:focus { outline: none; }
+h1 { font-size: 1.6rem; line-height: 1.25; margin: .5rem 0 1rem; overflow-wrap: anywhere; }
+h2 { font-size: 1.25rem; margin: 2rem 0 .75rem; }
+h3 { font-size: 1.05rem; margin: 1.25rem 0 .5rem; }
+a { color: var(--accent); }
+a[aria-current="page"] { font-weight: 700; text-decoration: none; }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+.muted { color: var(--muted); }
+.mono, code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; overflow-wrap: anywhere; }
+dl.facts { display: grid; grid-template-columns: minmax(7rem, max-content) 1fr; gap: .25rem 1rem; margin: 0 0 1rem; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+.panel { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 1rem; margin: 1rem 0; }
+.notice { border-left: 4px solid var(--ok); background: #eef8f0; padding: .75rem 1rem; margin: 1rem 0; }
+.errors { border-left: 4px solid var(--bad); background: #fdf0f2; padding: .75rem 1rem; margin: 1rem 0; }
+.errors ul { margin: .25rem 0 0; padding-left: 1.25rem; }
+.warning { border-left: 4px solid var(--warn); background: #fff8e6; padding: .75rem 1rem; margin: 1rem 0; }
+.next { margin-top: 1.5rem; }
+.table-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; margin: .5rem 0 1rem; }
+table { border-collapse: collapse; width: 100%; min-width: 32rem; }
+th, td { text-align: left; padding: .5rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-weight: 600; background: var(--panel); }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.status { display: inline-block; padding: 0 .4rem; border-radius: 4px; background: var(--panel); border: 1px solid var(--line); font-size: .875rem; }
+.status-approved, .status-completed, .status-claimed { color: var(--ok); }
+.status-rejected, .status-failed, .status-expired, .status-cancelled { color: var(--bad); }
+.status-pending, .status-awaiting_approval { color: var(--warn); }
+form.stack { display: grid; gap: 1rem; max-width: 40rem; }
+fieldset { border: 1px solid var(--line); border-radius: 8px; padding: .75rem 1rem 1rem; margin: 0; display: grid; gap: .75rem; }
+legend { font-weight: 600; padding: 0 .25rem; }
+.field { display: grid; gap: .25rem; }
+.grid2 { display: grid; gap: .75rem; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); }
+label { font-weight: 500; }
+.hint { color: var(--muted); font-size: .875rem; }
+input[type="text"], input[type="email"], input[type="number"], select, textarea {
+  font: inherit; width: 100%; padding: .5rem .6rem; border: 1px solid #8c959f; border-radius: 6px; background: #fff; color: var(--fg); min-height: 2.75rem;
+}
+textarea { min-height: 6rem; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9rem; }
+input[aria-invalid="true"] { border-color: var(--bad); }
+.check { display: flex; gap: .5rem; align-items: center; }
+.check input { width: 1.25rem; height: 1.25rem; }
+button, .button { font: inherit; font-weight: 600; padding: .55rem 1.1rem; min-height: 2.75rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; display: inline-block; }
+button.secondary { background: #fff; color: var(--accent); }
+button.danger { background: var(--bad); border-color: var(--bad); }
+button.link { background: none; border: none; color: var(--accent); padding: 0; min-height: 0; font-weight: 400; text-decoration: underline; }
+form.inline { display: inline; margin: 0; }
+.actions { display: flex; flex-wrap: wrap; gap: .5rem; }
+.token { display: block; padding: .75rem; background: #fff; border: 1px dashed var(--accent); border-radius: 6px; overflow-wrap: anywhere; }
+details summary { cursor: pointer; font-weight: 600; margin: .5rem 0; }
+@media (max-width: 30rem) { main { padding: .75rem; } h1 { font-size: 1.35rem; } dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .5rem; } }
+`;

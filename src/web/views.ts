@@ -1,0 +1,432 @@
+/** The page bodies. Pure functions of their data: every value goes through `html` (escaped). */
+import type { GuardRailsJson } from '../contract/guard-rails.ts';
+import type { HistoryRow } from '../db/owners.ts';
+import { formatUsdc } from '../domain/money.ts';
+import { html, SafeHtml } from './html.ts';
+
+type Approval = {
+  approval_id: string;
+  wallet_id: string;
+  subject_type: string;
+  transaction_id: string;
+  amount: number | null;
+  recipient: string | null;
+  reason: string;
+  status: string;
+  created_at: string | null;
+  wallet_name?: string;
+};
+
+/** A compact UTC time for tables: 2026-05-01 14:03 UTC. */
+export function when(isoTime: string | null | undefined): string {
+  if (!isoTime) return '—';
+  return `${isoTime.slice(0, 10)} ${isoTime.slice(11, 16)} UTC`;
+}
+
+const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value="${csrf}">`;
+
+export const status = (s: string) => html`<span class="status status-${s.replace(/[^a-z_]/g, '')}">${s.replace(/_/g, ' ')}</span>`;
+
+/** A list of problems, announced to screen readers. */
+export function errorList(title: string, errors: string[]): SafeHtml {
+  if (errors.length === 0) return html``;
+  return html`<div class="errors" role="alert" id="form-errors"><strong>${title}</strong><ul>${errors.map((e) => html`<li>${e}</li>`)}</ul></div>`;
+}
+
+export function notice(text: string | null): SafeHtml {
+  return text ? html`<p class="notice" role="status">${text}</p>` : html``;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claim and sign-in
+
+export interface ClaimView {
+  wallet_id: string;
+  name: string;
+  username: string;
+  status: string;
+  owner_email_masked: string | null;
+  claim_locked_until: string | null;
+}
+
+export function claimForm(info: ClaimView, csrf: string, values: { claim_code?: string; email?: string }, errors: string[]): SafeHtml {
+  if (info.status === 'claimed') {
+    return html`<h1>“${info.name}” is already claimed</h1>
+<p>The wallet <span class="mono">@${info.username}</span> has an owner. If that is you, <a href="/login">sign in with your e-mail</a> to open the dashboard.</p>`;
+  }
+  return html`<h1>Claim the agent wallet “${info.name}”</h1>
+<dl class="facts">
+  <dt>Username</dt><dd class="mono">@${info.username}</dd>
+  <dt>Wallet id</dt><dd class="mono">${info.wallet_id}</dd>
+  <dt>Status</dt><dd>${status(info.status)}</dd>
+  ${info.owner_email_masked ? html`<dt>Owner named by the agent</dt><dd>${info.owner_email_masked}</dd>` : ''}
+</dl>
+<p>Enter the claim code your agent received when it registered, and your e-mail address. We mail you a one-time link; opening it makes you the owner and opens your dashboard, where you set the wallet's spending limits.</p>
+${info.claim_locked_until ? html`<p class="warning" role="status">Too many wrong codes: claiming is locked until ${when(info.claim_locked_until)}.</p>` : ''}
+${errorList('The claim did not go through:', errors)}
+<form method="post" action="/claim/${info.wallet_id}" class="stack" novalidate>
+  ${csrfField(csrf)}
+  <div class="field">
+    <label for="claim_code">Claim code</label>
+    <input type="text" id="claim_code" name="claim_code" required autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="32" aria-describedby="claim_code_hint" value="${values.claim_code ?? ''}">
+    <span class="hint" id="claim_code_hint">Like K7QM-4TZP. Case, spaces and dashes do not matter.</span>
+  </div>
+  <div class="field">
+    <label for="email">Your e-mail address</label>
+    <input type="email" id="email" name="email" required autocomplete="email" maxlength="254" value="${values.email ?? ''}">
+  </div>
+  <div><button type="submit">Send me the claim link</button></div>
+</form>`;
+}
+
+export function claimSent(name: string, email: string, minutes: number): SafeHtml {
+  return html`<h1>Check your e-mail</h1>
+<p class="notice" role="status">We sent a one-time link to <strong>${email}</strong>.</p>
+<p>Open it within ${minutes} minutes to become the owner of “${name}”. The link works once.</p>
+<p class="muted">No mail? Check the spam folder. On a local installation without SMTP, the operator sees the mail with <code>agent-wallet admin mail</code>.</p>`;
+}
+
+export function loginForm(csrf: string, email: string, errors: string[], message: string | null): SafeHtml {
+  return html`<h1>Sign in</h1>
+${notice(message)}
+<p>Owners sign in with a one-time link sent to the e-mail address they claimed their wallets with.</p>
+${errorList('Check the form:', errors)}
+<form method="post" action="/login" class="stack" novalidate>
+  ${csrfField(csrf)}
+  <div class="field">
+    <label for="email">E-mail address</label>
+    <input type="email" id="email" name="email" required autocomplete="email" maxlength="254" value="${email}">
+  </div>
+  <div><button type="submit">Send me a sign-in link</button></div>
+</form>
+<p class="muted">New here? Claim a wallet with the claim URL and code your agent gave you.</p>`;
+}
+
+export function loginSent(email: string, minutes: number): SafeHtml {
+  return html`<h1>Check your e-mail</h1>
+<p class="notice" role="status">If <strong>${email}</strong> owns wallets here, a sign-in link is on its way. It works once, for ${minutes} minutes.</p>`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dashboard
+
+export interface WalletItem {
+  wallet_id: string;
+  name: string;
+  username: string;
+  status: string;
+  claimed_at: string | null;
+  pending_approvals: number;
+}
+
+function approvalRows(items: Approval[], csrf: string, showWallet: boolean): SafeHtml {
+  return html`<div class="table-wrap"><table>
+<caption class="muted">${items.length} waiting</caption>
+<thead><tr>${showWallet ? html`<th scope="col">Wallet</th>` : ''}<th scope="col">What</th><th scope="col" class="num">Amount</th><th scope="col">To</th><th scope="col">Why it waits</th><th scope="col">Since</th><th scope="col">Decide</th></tr></thead>
+<tbody>
+${items.map(
+  (a) => html`<tr id="${a.approval_id}">
+  ${showWallet ? html`<td><a href="/dashboard/wallets/${a.wallet_id}">${a.wallet_name ?? a.wallet_id}</a></td>` : ''}
+  <td>${a.subject_type}</td>
+  <td class="num">${a.amount === null ? '—' : `${a.amount} USDC`}</td>
+  <td class="mono">${a.recipient ?? '—'}</td>
+  <td>${a.reason}</td>
+  <td>${when(a.created_at)}</td>
+  <td><div class="actions">
+    <form method="post" action="/dashboard/approvals/${a.approval_id}/approve" class="inline">${csrfField(csrf)}<button type="submit" aria-label="Approve ${a.subject_type} of ${a.amount ?? ''} USDC to ${a.recipient ?? ''}">Approve</button></form>
+    <form method="post" action="/dashboard/approvals/${a.approval_id}/reject" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Reject ${a.subject_type} of ${a.amount ?? ''} USDC to ${a.recipient ?? ''}">Reject</button></form>
+  </div></td>
+</tr>`,
+)}
+</tbody></table></div>`;
+}
+
+export function walletsPage(wallets: WalletItem[], pending: Approval[], csrf: string, message: string | null): SafeHtml {
+  return html`<h1>Your wallets</h1>
+${notice(message)}
+${
+  wallets.length === 0
+    ? html`<p>You have no wallets yet. Open the claim URL your agent gave you to claim one.</p>`
+    : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">Name</th><th scope="col">Username</th><th scope="col">Status</th><th scope="col" class="num">Waiting for you</th><th scope="col">Claimed</th></tr></thead>
+<tbody>${wallets.map(
+        (w) => html`<tr><td><a href="/dashboard/wallets/${w.wallet_id}">${w.name}</a></td><td class="mono">@${w.username}</td><td>${status(w.status)}</td><td class="num">${w.pending_approvals}</td><td>${when(w.claimed_at)}</td></tr>`,
+      )}</tbody>
+</table></div>`
+}
+<h2>Waiting for your approval</h2>
+${pending.length === 0 ? html`<p class="muted">Nothing waits for you.</p>` : approvalRows(pending, csrf, true)}`;
+}
+
+const RAIL_LABELS: Record<string, string> = {
+  max_per_payment: 'Max per payment',
+  approval_above: 'Approval above',
+  budgets: 'Budgets',
+  max_payments_per_day: 'Max payments per day',
+  on_budget_exceeded: 'When a budget is exceeded',
+  category_caps: 'Category caps',
+  allowed_recipients: 'Allowed recipients',
+  blocked_recipients: 'Blocked recipients',
+  approve_new_recipients: 'Approve new recipients',
+  x402_max_per_request: 'x402 max per request',
+  x402_allowed_hosts: 'x402 allowed hosts',
+  active_hours: 'Active hours',
+  valid_until: 'Valid until',
+  frozen: 'Frozen',
+  withdrawal_allowlist: 'Withdrawal allowlist',
+  loosen_delay_hours: 'Loosening delay (hours)',
+};
+const MONEY_RAILS = new Set(['max_per_payment', 'approval_above', 'x402_max_per_request']);
+
+function railValue(key: string, value: unknown): string {
+  if (MONEY_RAILS.has(key)) return `${value} USDC`;
+  if (key === 'budgets') return Object.entries(value as Record<string, number>).map(([w, v]) => `${w} ${v} USDC`).join(', ');
+  if (Array.isArray(value)) return value.length === 0 ? '(none: nobody allowed)' : value.join(', ');
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
+  return String(value);
+}
+
+/** A readable list of a guard-rails document. */
+export function railsSummary(rails: GuardRailsJson): SafeHtml {
+  const entries = Object.entries(rails);
+  if (entries.length === 0) return html`<p class="muted">No guard rails: every payment the balance covers is pre-approved (withdrawals still need you).</p>`;
+  return html`<dl class="facts">${entries.map(([k, v]) => html`<dt>${RAIL_LABELS[k] ?? k}</dt><dd>${railValue(k, v)}</dd>`)}</dl>`;
+}
+
+/** The values the common guard-rails form shows. */
+export interface RailsFormValues {
+  max_per_payment: string;
+  approval_above: string;
+  daily: string;
+  weekly: string;
+  monthly: string;
+  total: string;
+  max_payments_per_day: string;
+  on_budget_exceeded: string;
+  approve_new_recipients: boolean;
+  frozen: boolean;
+  allowed_recipients: string;
+  blocked_recipients: string;
+  loosen_delay_hours: string;
+}
+
+/** The form values of a guard-rails document. */
+export function railsFormValues(doc: GuardRailsJson): RailsFormValues {
+  const s = (v: unknown) => (v === undefined || v === null ? '' : String(v));
+  return {
+    max_per_payment: s(doc.max_per_payment),
+    approval_above: s(doc.approval_above),
+    daily: s(doc.budgets?.daily),
+    weekly: s(doc.budgets?.weekly),
+    monthly: s(doc.budgets?.monthly),
+    total: s(doc.budgets?.total),
+    max_payments_per_day: s(doc.max_payments_per_day),
+    on_budget_exceeded: s(doc.on_budget_exceeded),
+    approve_new_recipients: doc.approve_new_recipients === true,
+    frozen: doc.frozen === true,
+    allowed_recipients: (doc.allowed_recipients ?? []).join('\n'),
+    blocked_recipients: (doc.blocked_recipients ?? []).join('\n'),
+    loosen_delay_hours: s(doc.loosen_delay_hours),
+  };
+}
+
+const AMOUNT_PATTERN = '[0-9]{1,15}([.][0-9]{1,6})?';
+
+function amountField(id: string, label: string, value: string, hint: string, invalid: boolean): SafeHtml {
+  return html`<div class="field">
+  <label for="${id}">${label}</label>
+  <input type="text" id="${id}" name="${id}" inputmode="decimal" pattern="${AMOUNT_PATTERN}" autocomplete="off" value="${value}" aria-describedby="${id}_hint"${invalid ? new SafeHtml(' aria-invalid="true"') : ''}>
+  <span class="hint" id="${id}_hint">${hint}</span>
+</div>`;
+}
+
+export interface WalletPageData {
+  wallet: { wallet_id: string; name: string; username: string; address: string; claimed_at: string | null };
+  balance: number | null;
+  rails: { rails: GuardRailsJson; pending: { rails: GuardRailsJson; apply_at: string } | null; updated_at: string | null };
+  form: RailsFormValues;
+  advanced: string;
+  errors: { field: string; message: string }[];
+  pending: Approval[];
+  history: HistoryRow[];
+  audit: { kind: string; actor: string; created_at: string | null }[];
+  csrf: string;
+  message: string | null;
+}
+
+export function walletPage(d: WalletPageData): SafeHtml {
+  const f = d.form;
+  const bad = (name: string) => d.errors.some((e) => e.field.startsWith(`/rails/${name}`) || e.field.startsWith(`/rails/budgets/${name}`));
+  return html`<p><a href="/dashboard">← All wallets</a></p>
+<h1>${d.wallet.name}</h1>
+${notice(d.message)}
+<dl class="facts">
+  <dt>Balance</dt><dd>${d.balance === null ? html`<span class="muted">unavailable (the Solana RPC did not answer; reload later)</span>` : html`<strong>${d.balance} USDC</strong>`}</dd>
+  <dt>Username</dt><dd class="mono">@${d.wallet.username}</dd>
+  <dt>Deposit address</dt><dd class="mono">${d.wallet.address}</dd>
+  <dt>Wallet id</dt><dd class="mono">${d.wallet.wallet_id}</dd>
+  <dt>Claimed</dt><dd>${when(d.wallet.claimed_at)}</dd>
+</dl>
+
+<h2 id="approvals">Waiting for your approval</h2>
+${d.pending.length === 0 ? html`<p class="muted">Nothing waits for you.</p>` : approvalRows(d.pending, d.csrf, false)}
+
+<h2 id="rails">Guard rails</h2>
+<h3>In force</h3>
+${railsSummary(d.rails.rails)}
+${
+  d.rails.pending
+    ? html`<div class="warning"><h3>Loosening scheduled for ${when(d.rails.pending.apply_at)}</h3>${railsSummary(d.rails.pending.rails)}</div>`
+    : ''
+}
+<h3>Change</h3>
+<p class="hint">Stricter values apply at once. Looser values wait for the loosening delay in force, so a stolen session cannot open the wallet instantly. Amounts are USDC and count amount + fees; leave a field empty for no limit.</p>
+${errorList('The guard rails were not saved:', d.errors.map((e) => e.message))}
+<form method="post" action="/dashboard/wallets/${d.wallet.wallet_id}/rails" class="stack" novalidate>
+  ${csrfField(d.csrf)}
+  <fieldset><legend>Per payment</legend><div class="grid2">
+    ${amountField('max_per_payment', 'Max per payment', f.max_per_payment, 'Above: rejected.', bad('max_per_payment'))}
+    ${amountField('approval_above', 'Approval above', f.approval_above, 'Above: waits for you.', bad('approval_above'))}
+  </div></fieldset>
+  <fieldset><legend>Budgets</legend><div class="grid2">
+    ${amountField('daily', 'Daily budget', f.daily, 'Per calendar day.', bad('daily'))}
+    ${amountField('weekly', 'Weekly budget', f.weekly, 'Weeks start on Monday.', bad('weekly'))}
+    ${amountField('monthly', 'Monthly budget', f.monthly, 'Per calendar month.', bad('monthly'))}
+    ${amountField('total', 'Total budget', f.total, 'For the life of the wallet.', bad('total'))}
+  </div>
+  <div class="grid2">
+    <div class="field">
+      <label for="max_payments_per_day">Max payments per day</label>
+      <input type="number" id="max_payments_per_day" name="max_payments_per_day" min="0" step="1" inputmode="numeric" value="${f.max_payments_per_day}"${bad('max_payments_per_day') ? new SafeHtml(' aria-invalid="true"') : ''}>
+    </div>
+    <div class="field">
+      <label for="on_budget_exceeded">When a budget or the count is exceeded</label>
+      <select id="on_budget_exceeded" name="on_budget_exceeded">
+        <option value=""${f.on_budget_exceeded === '' ? new SafeHtml(' selected') : ''}>Ask me (default)</option>
+        <option value="require_approval"${f.on_budget_exceeded === 'require_approval' ? new SafeHtml(' selected') : ''}>Ask me</option>
+        <option value="reject"${f.on_budget_exceeded === 'reject' ? new SafeHtml(' selected') : ''}>Reject the payment</option>
+      </select>
+    </div>
+  </div></fieldset>
+  <fieldset><legend>Recipients</legend>
+    <div class="field">
+      <label for="allowed_recipients">Allowed recipients</label>
+      <textarea id="allowed_recipients" name="allowed_recipients" rows="3" aria-describedby="allowed_hint"${bad('allowed_recipients') ? new SafeHtml(' aria-invalid="true"') : ''}>${f.allowed_recipients}</textarea>
+      <span class="hint" id="allowed_hint">Usernames or Solana addresses, one per line. Empty: anyone.</span>
+    </div>
+    <div class="field">
+      <label for="blocked_recipients">Blocked recipients</label>
+      <textarea id="blocked_recipients" name="blocked_recipients" rows="3"${bad('blocked_recipients') ? new SafeHtml(' aria-invalid="true"') : ''}>${f.blocked_recipients}</textarea>
+    </div>
+    <label class="check"><input type="checkbox" name="approve_new_recipients" value="1"${f.approve_new_recipients ? new SafeHtml(' checked') : ''}> Ask me before the first payment to a new recipient</label>
+  </fieldset>
+  <fieldset><legend>Safety</legend>
+    <label class="check"><input type="checkbox" name="frozen" value="1"${f.frozen ? new SafeHtml(' checked') : ''}> Freeze the wallet (every payment is rejected)</label>
+    <div class="field">
+      <label for="loosen_delay_hours">Loosening delay (hours)</label>
+      <input type="number" id="loosen_delay_hours" name="loosen_delay_hours" min="0" max="720" step="any" inputmode="decimal" value="${f.loosen_delay_hours}" aria-describedby="delay_hint"${bad('loosen_delay_hours') ? new SafeHtml(' aria-invalid="true"') : ''}>
+      <span class="hint" id="delay_hint">How long a looser setting waits before it applies. Empty: at once.</span>
+    </div>
+  </fieldset>
+  <div><button type="submit">Save guard rails</button></div>
+</form>
+<details>
+  <summary>Edit every rule as JSON (category caps, active hours, x402 hosts, withdrawal allowlist, valid until)</summary>
+  <form method="post" action="/dashboard/wallets/${d.wallet.wallet_id}/rails-json" class="stack" novalidate>
+    ${csrfField(d.csrf)}
+    <div class="field">
+      <label for="rails_json">Guard-rails document</label>
+      <textarea id="rails_json" name="rails_json" rows="14" spellcheck="false">${d.advanced}</textarea>
+    </div>
+    <div><button type="submit">Save document</button></div>
+  </form>
+</details>
+
+<h2 id="history">History</h2>
+${
+  d.history.length === 0
+    ? html`<p class="muted">No transactions yet.</p>`
+    : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Counterparty</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Fees</th><th scope="col">Status</th></tr></thead>
+<tbody>${d.history.map(
+        (t) => html`<tr><td>${when(new Date(Number(t.created_at)).toISOString())}</td><td>${t.type}${t.direction === 'in' ? ' (in)' : ''}</td><td class="mono">${t.counterparty ?? t.to_address ?? '—'}</td><td class="num">${t.direction === 'in' ? '+' : '−'}${formatUsdc(t.amount)} USDC</td><td class="num">${formatUsdc(t.fee + t.setup_fee)}</td><td>${status(t.status)}</td></tr>`,
+      )}</tbody>
+</table></div>`
+}
+
+<h2 id="audit">Audit log</h2>
+${
+  d.audit.length === 0
+    ? html`<p class="muted">Nothing recorded yet.</p>`
+    : html`<ul>${d.audit.map((a) => html`<li>${when(a.created_at)} · ${a.kind} · <span class="muted">${a.actor}</span></li>`)}</ul>`
+}`;
+}
+
+export interface TokenItem {
+  token_id: string;
+  label: string;
+  created_at: string | null;
+  revoked_at: string | null;
+  active: boolean;
+}
+
+export function tokensPage(tokens: TokenItem[], csrf: string, minted: { token: string; label: string } | null, errors: string[], message: string | null): SafeHtml {
+  return html`<h1>Owner API tokens</h1>
+${notice(message)}
+<p>A token lets a program act as you on <code>POST /v1/owner</code> (list wallets, set guard rails, approve, reject). Send it as <code>Authorization: Bearer wallet_owner_…</code>.</p>
+${
+  minted
+    ? html`<div class="panel" role="status"><h2>New token “${minted.label}”</h2><p>Copy it now: it is shown only once.</p><code class="token" id="new-token">${minted.token}</code></div>`
+    : ''
+}
+<h2>Create a token</h2>
+${errorList('The token was not created:', errors)}
+<form method="post" action="/dashboard/tokens" class="stack">
+  ${csrfField(csrf)}
+  <div class="field">
+    <label for="label">Label</label>
+    <input type="text" id="label" name="label" maxlength="64" required placeholder="e.g. approval bot">
+  </div>
+  <div><button type="submit">Create token</button></div>
+</form>
+<h2>Your tokens</h2>
+${
+  tokens.length === 0
+    ? html`<p class="muted">No tokens yet.</p>`
+    : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">Label</th><th scope="col">Id</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
+<tbody>${tokens.map(
+        (t) => html`<tr><td>${t.label}</td><td class="mono">${t.token_id}</td><td>${when(t.created_at)}</td><td>${t.active ? status('active') : html`${status('revoked')} ${when(t.revoked_at)}`}</td>
+<td>${t.active ? html`<form method="post" action="/dashboard/tokens/${t.token_id}/revoke" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Revoke token ${t.label}">Revoke</button></form>` : ''}</td></tr>`,
+      )}</tbody>
+</table></div>`
+}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Approval links
+
+export function approvalConfirmPage(a: Approval & { wallet_name: string; wallet_username: string }, decision: 'approved' | 'rejected', token: string, csrf: string): SafeHtml {
+  const verb = decision === 'approved' ? 'Approve' : 'Reject';
+  return html`<h1>${verb} this ${a.subject_type}?</h1>
+<dl class="facts">
+  <dt>Wallet</dt><dd>${a.wallet_name} <span class="mono">@${a.wallet_username}</span></dd>
+  <dt>Amount</dt><dd><strong>${a.amount === null ? '—' : `${a.amount} USDC`}</strong></dd>
+  <dt>To</dt><dd class="mono">${a.recipient ?? '—'}</dd>
+  <dt>Why it waits</dt><dd>${a.reason}</dd>
+  <dt>Requested</dt><dd>${when(a.created_at)}</dd>
+</dl>
+<p>${decision === 'approved' ? 'Approving lets the agent sign and send this payment.' : 'Rejecting stops this payment; the agent is told.'} The link works once.</p>
+<form method="post" action="/approval/${token}" class="actions">
+  ${csrfField(csrf)}
+  <button type="submit"${decision === 'rejected' ? new SafeHtml(' class="danger"') : ''}>${verb} ${a.amount === null ? '' : `${a.amount} USDC`}</button>
+  <a class="button secondary" href="/dashboard/wallets/${a.wallet_id}">Open the dashboard instead</a>
+</form>`;
+}
+
+export function approvalDonePage(a: Approval, decision: 'approved' | 'rejected'): SafeHtml {
+  return html`<h1>${decision === 'approved' ? 'Approved' : 'Rejected'}</h1>
+<p class="notice" role="status">The ${a.subject_type} of ${a.amount === null ? '' : `${a.amount} USDC`} to ${a.recipient ?? '—'} is ${decision}.</p>
+<p>${decision === 'approved' ? 'The agent can now confirm and send it.' : 'The agent learns that you rejected it.'} <a href="/dashboard/wallets/${a.wallet_id}">Open the wallet</a>.</p>`;
+}

@@ -1,0 +1,166 @@
+/** Guard rails and owner approvals around real payments on simnet. */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { ApiClient, ApiError } from '../../src/client/api.ts';
+import { confirmSignSubmit } from '../../src/client/sign.ts';
+import { expireIntents } from '../../src/jobs/payments.ts';
+import { runCli } from '../helpers/daemon.ts';
+import { startWorld, type Agent, type World } from '../helpers/world.ts';
+
+let world: World;
+let alice: Agent;
+let bob: Agent;
+let owner: ApiClient;
+
+beforeAll(async () => {
+  world = await startWorld();
+  alice = await world.agent('Alice');
+  bob = await world.agent('Bob');
+  owner = world.claim(alice.walletId, 'owner@example.com');
+  world.claim(bob.walletId, 'other@example.com');
+  await world.fund(alice.address, 1_000_000_000n);
+  await world.fund(bob.address, 1_000_000n);
+});
+afterAll(() => world.stop());
+
+async function errorOf(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected an ApiError');
+}
+
+const setRails = (rails: Record<string, unknown>) => owner.call('owner', 'set_guard_rails', { wallet_id: alice.walletId, rails });
+
+describe('approvals', () => {
+  test('above approval_above: awaiting_approval (CLI exits 5) → owner approves via the owner API → the agent confirms → completed', async () => {
+    await setRails({ approval_above: '20' });
+    const res = await runCli(['pay', bob.username, '25', '--server', world.url, '--home', alice.home, '--json']);
+    expect(res.code).toBe(5);
+    expect(res.json).toMatchObject({ status: 'awaiting_approval', decision: { rule: 'approval_above' } });
+    const txId = res.json.transaction_id;
+    const pending = await alice.api.call<any>('bot', 'pending_approvals');
+    expect(pending.items.map((a: any) => a.approval_id)).toContain(res.json.approval_id);
+    const early = await errorOf(alice.api.call('bot', 'confirm_payment', { transaction_id: txId }));
+    expect(early.errorCode).toBe('AWAITING_APPROVAL');
+
+    await owner.call('owner', 'approve', { approval_id: res.json.approval_id });
+    const status = await alice.api.call<any>('bot', 'approval_status', { approval_id: res.json.approval_id });
+    expect(status.status).toBe('approved');
+    const b0 = await world.balance(bob.address);
+    const confirm = await runCli(['confirm', txId, '--server', world.url, '--home', alice.home, '--json']);
+    expect(confirm.code).toBe(0);
+    expect(confirm.json.status).toBe('completed');
+    expect((await world.balance(bob.address)) - b0).toBe(25_000_000n);
+  });
+
+  test('the owner rejects: rejected, and the reserved budget is released', async () => {
+    await setRails({ approval_above: '20', budgets: { daily: '100' } });
+    const before = await alice.api.call<any>('bot', 'my_limits');
+    const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 30 });
+    expect(intent.status).toBe('awaiting_approval');
+    const during = await alice.api.call<any>('bot', 'my_limits');
+    expect(JSON.stringify(during)).not.toBe(JSON.stringify(before));
+    await owner.call('owner', 'reject', { approval_id: intent.approval_id });
+    const after = await alice.api.call<any>('bot', 'my_limits');
+    expect(after.remaining).toEqual(before.remaining);
+    const list = await alice.api.call<any>('bot', 'list_payments', { status: 'rejected' });
+    expect(list.items[0].transaction_id).toBe(intent.transaction_id);
+    const confirm = await errorOf(alice.api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id }));
+    expect(confirm.errorCode).toBe('INVALID_STATUS');
+  });
+
+  test('a blocked recipient is rejected, naming the rule; can_i_afford says so first', async () => {
+    await setRails({ blocked_recipients: [bob.username] });
+    const dry = await alice.api.call<any>('bot', 'can_i_afford', { to: bob.username, amount: 1 });
+    expect(dry).toMatchObject({ can_pay: false, will_auto_approve: false, rule: 'blocked_recipients' });
+    const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 1 });
+    expect(intent.status).toBe('rejected');
+    expect(intent.decision.rule).toBe('blocked_recipients');
+    expect(intent.next_step).toBeNull();
+  });
+
+  test('a rail tightened after the intent applies before signing: frozen → the pre_approved intent is rejected at confirm', async () => {
+    await setRails({});
+    const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 2 });
+    expect(intent.status).toBe('pre_approved');
+    await setRails({ frozen: true });
+    const err = await errorOf(confirmSignSubmit(alice.api, alice.profile, intent.transaction_id));
+    expect(err.errorCode).toBe('INVALID_STATUS');
+    expect(err.details.rule).toBe('frozen');
+    await setRails({});
+  });
+
+  test('cancel_payment releases the reservation and withdraws the approval', async () => {
+    await setRails({ approval_above: '5' });
+    const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 6 });
+    const cancelled = await alice.api.call<any>('bot', 'cancel_payment', { transaction_id: intent.transaction_id });
+    expect(cancelled.status).toBe('cancelled');
+    const approval = await alice.api.call<any>('bot', 'approval_status', { approval_id: intent.approval_id });
+    expect(approval.status).toBe('cancelled');
+    const again = await errorOf(alice.api.call('bot', 'cancel_payment', { transaction_id: intent.transaction_id }));
+    expect(again.errorCode).toBe('INVALID_STATUS');
+    await setRails({});
+  });
+
+  test("another wallet's transaction is NOT_FOUND for every action", async () => {
+    const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 1 });
+    for (const action of ['confirm_payment', 'cancel_payment', 'submit_signed_tx']) {
+      const err = await errorOf(bob.api.call('bot', action, { transaction_id: intent.transaction_id }));
+      expect(err.errorCode).toBe('NOT_FOUND');
+    }
+    await alice.api.call('bot', 'cancel_payment', { transaction_id: intent.transaction_id });
+  });
+});
+
+describe('budget concurrency', () => {
+  test('20 concurrent intents against a remaining budget for 10: exactly 10 pre_approved, never more reserved than the budget', async () => {
+    // Each intent costs 1 + 0.01 fee = 1.01; a daily budget of 10.10 holds exactly 10 of them.
+    const carol = await world.agent('Carol');
+    const carolOwner = world.claim(carol.walletId, 'carol@example.com');
+    await world.fund(carol.address, 100_000_000n);
+    await world.fund(bob.address, 0n);
+    await carolOwner.call('owner', 'set_guard_rails', { wallet_id: carol.walletId, rails: { budgets: { daily: '10.10' }, on_budget_exceeded: 'reject' } });
+    const results = await Promise.all(Array.from({ length: 20 }, () => carol.api.call<any>('bot', 'pay', { to: bob.username, amount: 1 })));
+    const counts = results.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
+    expect(counts).toEqual({ pre_approved: 10, rejected: 10 });
+    const limits = await carol.api.call<any>('bot', 'my_limits');
+    expect(JSON.stringify(limits)).toContain('"daily":0');
+  });
+
+  test('with on_budget_exceeded require_approval the overflow waits for the owner instead', async () => {
+    const dave = await world.agent('Dave');
+    const daveOwner = world.claim(dave.walletId, 'dave@example.com');
+    await world.fund(dave.address, 100_000_000n);
+    await daveOwner.call('owner', 'set_guard_rails', { wallet_id: dave.walletId, rails: { budgets: { daily: '5.05' } } });
+    const results = await Promise.all(Array.from({ length: 8 }, () => dave.api.call<any>('bot', 'pay', { to: bob.username, amount: 1 })));
+    expect(results.filter((r) => r.status === 'pre_approved').length).toBe(5);
+    expect(results.filter((r) => r.status === 'awaiting_approval').length).toBe(3);
+  });
+});
+
+describe('expiry', () => {
+  test('at 48 h an unconfirmed intent expires once: reservation released, one event even when the job runs twice', async () => {
+    const eve = await world.agent('Eve');
+    world.claim(eve.walletId, 'eve@example.com');
+    await world.fund(eve.address, 10_000_000n);
+    const intent = await eve.api.call<any>('bot', 'pay', { to: bob.username, amount: 5 });
+    world.clock.offsetMs = 48 * 60 * 60 * 1000 - 1000;
+    expect(expireIntents(world.services)).toBe(0);
+    world.clock.offsetMs = 48 * 60 * 60 * 1000 + 1;
+    expireIntents(world.services);
+    expireIntents(world.services);
+    world.clock.offsetMs = 0;
+    const list = await eve.api.call<any>('bot', 'list_payments', {});
+    expect(list.items[0]).toMatchObject({ transaction_id: intent.transaction_id, status: 'expired' });
+    const events = await eve.api.call<any>('bot', 'events', { types: ['payment.expired'] });
+    expect(events.items.length).toBe(1);
+    const err = await errorOf(eve.api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id }));
+    expect(err.errorCode).toBe('TRANSACTION_EXPIRED');
+    // The 5 USDC reserved are available again: a 9.9 payment fits the 10 USDC balance.
+    const big = await eve.api.call<any>('bot', 'can_i_afford', { to: bob.username, amount: 9.9 });
+    expect(big.can_pay).toBe(true);
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * kill -9 of the daemon (a real child process) between signing and submitting: after a restart,
+ * the same signed bytes are sent and exactly one transfer lands. The chain runs outside the
+ * daemon here (network "custom" pointed at a simnet), as a real cluster would.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import type { Address } from '@solana/kit';
+import { ApiClient } from '../../src/client/api.ts';
+import { registerWallet } from '../../src/client/register.ts';
+import { decodeSecretState } from '../../src/frost/codec.ts';
+import { commitmentList } from '../../src/frost/commitments.ts';
+import { AGENT_ID, SERVER_ID } from '../../src/frost/ids.ts';
+import { commit, signShare } from '../../src/frost/party.ts';
+import { Secret } from '../../src/frost/secret.ts';
+import type { KeyPackage } from '../../src/frost/types.ts';
+import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../../src/frost/wire.ts';
+import { openDatabase } from '../../src/db/open.ts';
+import { markClaimed } from '../../src/db/wallets.ts';
+import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
+import { usdcAta } from '../../src/solana/ata.ts';
+import { createRpcChainPort } from '../../src/solana/port.ts';
+import { DEVNET_USDC } from '../../src/solana/networks.ts';
+import { startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
+import { tempDir } from '../helpers/services.ts';
+
+let simnet: Simnet;
+let daemon: DaemonProcess;
+const dataDir = join(tempDir('aw-crash-'), 'data');
+const env = () => ({ AGENT_WALLET_SOLANA_NETWORK: 'custom', AGENT_WALLET_SOLANA_RPC_URL: simnet.url, AGENT_WALLET_SOLANA_USDC_MINT: DEVNET_USDC });
+
+beforeAll(async () => {
+  simnet = await startSimnet({ port: 0, slotMs: 400 });
+  daemon = await startDaemonProcess({ dataDir, env: env() });
+  await simnet.airdrop(daemon.started.fee_payer as Address, 10_000_000_000n);
+  await simnet.faucet(daemon.started.fee_payer as Address, 0n);
+});
+afterAll(async () => {
+  await daemon.stop();
+  await simnet.stop();
+});
+
+function claim(walletId: string): void {
+  const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'custom' });
+  try {
+    db.transaction(() => {
+      db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_crash', 'owner@example.com', 1)");
+      markClaimed(db, walletId, 'own_crash', Date.now());
+    }).immediate();
+  } finally {
+    db.close();
+  }
+}
+
+test('kill -9 after signing and before submitting, restart, submit: exactly one landed transfer', async () => {
+  const a = await registerWallet(new ApiClient(daemon.url), { name: 'Crash A' });
+  const b = await registerWallet(new ApiClient(daemon.url), { name: 'Crash B' });
+  claim(a.profile.wallet_id);
+  claim(b.profile.wallet_id);
+  await simnet.faucet(a.profile.address as Address, 50_000_000n);
+  const api = new ApiClient(daemon.url, a.profile.api_key);
+  const intent = await api.call<any>('bot', 'pay', { to: b.profile.username, amount: 4 });
+  await api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id });
+  const key = new Secret(decodeSecretState(Buffer.from(a.profile.key_package, 'base64')) as KeyPackage);
+  const { nonces, commitments } = commit(key);
+  const init = await api.call<any>('bot', 'frost_sign_init', { transaction_id: intent.transaction_id, commitments: encodeCommitments(commitments) });
+  const share = signShare(key, nonces, commitmentList(commitments, decodeCommitments(init.server_commitments, SERVER_ID)), new Uint8Array(Buffer.from(init.message, 'base64')));
+  const signed = await api.call<any>('bot', 'frost_sign_complete', { transaction_id: intent.transaction_id, signature_share: encodeSignatureShare(AGENT_ID, share) });
+
+  await daemon.kill();
+  daemon = await startDaemonProcess({ dataDir, env: env() });
+  const api2 = new ApiClient(daemon.url, a.profile.api_key);
+  const done = await api2.call<any>('bot', 'submit_signed_tx', { transaction_id: intent.transaction_id, wait: true });
+  expect(done.status).toBe('completed');
+  expect(done.signature).toBe(signed.signature);
+  const chain = createRpcChainPort(simnet.url);
+  const ata = await usdcAta(b.profile.address as Address, simnet.mint);
+  const landed = (await chain.getSignaturesForAddress(ata, { limit: 100 })).filter((s) => s.err === null);
+  expect(landed.map((s) => s.signature)).toEqual([signed.signature]);
+  expect(await chain.getTokenBalance(b.profile.address as Address, simnet.mint)).toBe(4_000_000n);
+});

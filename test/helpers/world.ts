@@ -1,0 +1,105 @@
+/**
+ * A whole local world for end-to-end tests: the embedded simnet, the real app served over HTTP
+ * in process (so tests can also reach the ledger and the clock), agents registered with the real
+ * client (DKG over HTTP), owners with API tokens, and the simnet faucet.
+ */
+import { join } from 'node:path';
+import type { Address } from '@solana/kit';
+import { ApiClient } from '../../src/client/api.ts';
+import { ProfileStore, type ProfileData } from '../../src/client/profile.ts';
+import { registerWallet } from '../../src/client/register.ts';
+import { newId } from '../../src/contract/ids.ts';
+import { ensureOwner, insertOwnerToken } from '../../src/db/owners.ts';
+import { markClaimed } from '../../src/db/wallets.ts';
+import { newApiKey } from '../../src/domain/api-keys.ts';
+import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
+import { createRpcChainPort } from '../../src/solana/port.ts';
+import type { Services } from '../../src/services.ts';
+import { startTestServer, tempDir, testServices } from './services.ts';
+
+export interface Agent {
+  name: string;
+  profile: ProfileData;
+  api: ApiClient;
+  walletId: string;
+  address: Address;
+  username: string;
+  /** A profile home holding this agent as profile "default", for CLI runs. */
+  home: string;
+}
+
+export interface World {
+  simnet: Simnet;
+  services: Services;
+  url: string;
+  /** Mutable fake time offset (ms) added to the real clock. */
+  clock: { offsetMs: number };
+  agent(name: string, opts?: { claimBy?: string }): Promise<Agent>;
+  /** Claims a wallet for `email` (as the claim flow would) and returns an owner API client. */
+  claim(walletId: string, email: string): ApiClient;
+  ownerClient(email: string): ApiClient;
+  fund(address: Address, usdc: bigint): Promise<string>;
+  balance(address: Address): Promise<bigint>;
+  stop(): Promise<void>;
+}
+
+export async function startWorld(opts: { env?: Record<string, string>; slotMs?: number } = {}): Promise<World> {
+  const simnet = await startSimnet({ port: 0, slotMs: opts.slotMs ?? 200 });
+  const clock = { offsetMs: 0 };
+  const chain = createRpcChainPort(simnet.url);
+  const services = testServices({ chain, rpcUrl: simnet.url, now: () => new Date(Date.now() + clock.offsetMs), env: opts.env });
+  await simnet.airdrop(services.feePayer.address, 100_000_000_000n);
+  // The treasury's token account exists from the start, as the daemon makes sure on simnet.
+  await simnet.faucet(services.feePayer.address, 0n);
+  const server = await startTestServer(services);
+  const tokens = new Map<string, string>();
+
+  const ownerClient = (email: string): ApiClient => {
+    let token = tokens.get(email);
+    if (!token) {
+      const key = newApiKey('owner');
+      services.db
+        .transaction(() => {
+          const { owner } = ensureOwner(services.db, email, newId('owner'), Date.now());
+          insertOwnerToken(services.db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'test', now: Date.now() });
+        })
+        .immediate();
+      token = key.key;
+      tokens.set(email, token);
+    }
+    return new ApiClient(server.url, token);
+  };
+
+  const claim = (walletId: string, email: string): ApiClient => {
+    const api = ownerClient(email);
+    services.db
+      .transaction(() => {
+        const { owner } = ensureOwner(services.db, email, newId('owner'), Date.now());
+        markClaimed(services.db, walletId, owner.owner_id, Date.now());
+      })
+      .immediate();
+    return api;
+  };
+
+  return {
+    simnet,
+    services,
+    url: server.url,
+    clock,
+    async agent(name, o = {}) {
+      const { profile } = await registerWallet(new ApiClient(server.url), { name });
+      const home = join(tempDir('aw-agent-'), 'home');
+      new ProfileStore(home).save('default', profile);
+      if (o.claimBy) claim(profile.wallet_id, o.claimBy);
+      return { name, profile, api: new ApiClient(server.url, profile.api_key), walletId: profile.wallet_id, address: profile.address as Address, username: profile.username, home };
+    },
+    claim,
+    ownerClient,
+    fund: (address, usdc) => simnet.faucet(address, usdc),
+    balance: (address) => chain.getTokenBalance(address, simnet.mint),
+    async stop() {
+      await server.stop();
+      await simnet.stop();
+    },
+  };
+}
