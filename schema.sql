@@ -288,3 +288,75 @@ CREATE TABLE mail_outbox (
   sent_at         INTEGER
 ) STRICT;
 CREATE INDEX mail_outbox_due ON mail_outbox(status, next_attempt_at);
+
+-- Withdrawals to external addresses: always approved by the owner; the money moves as a transaction.
+CREATE TABLE withdrawals (
+  withdrawal_id  TEXT PRIMARY KEY,
+  transaction_id TEXT NOT NULL UNIQUE REFERENCES transactions(transaction_id),
+  wallet_id      TEXT NOT NULL REFERENCES wallets(wallet_id),
+  to_address     TEXT NOT NULL,
+  reason         TEXT NOT NULL,
+  created_at     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX withdrawals_wallet ON withdrawals(wallet_id, created_at);
+
+-- ---------------------------------------------------------------------------------------------
+-- Merchants' payment notifications (DESIGN §8, STYLE habit 11): an outbox written in the
+-- transaction of the change, delivered by the webhooks job on Standard Webhooks.
+
+-- Verify and history look up a merchant's payments by reference; pay refuses a reused reference.
+CREATE INDEX transactions_merchant_ref ON transactions(to_merchant_id, reference) WHERE to_merchant_id IS NOT NULL;
+
+-- A merchant's webhook URL with its signing secret. At most one active endpoint per merchant;
+-- set_webhook replaces it (status 'replaced'), a 410 Gone answer disables it.
+CREATE TABLE webhook_endpoints (
+  endpoint_id      TEXT PRIMARY KEY,        -- whe_…
+  merchant_id      TEXT NOT NULL REFERENCES merchants(merchant_id),
+  url              TEXT NOT NULL,
+  secret           BLOB NOT NULL,           -- "whsec_…", sealed (aad = webhook-secret:<endpoint_id>)
+  previous_secret  BLOB,                    -- after a rotation, also signed with until previous_until
+  previous_until   INTEGER,
+  status           TEXT NOT NULL CHECK (status IN ('active', 'disabled', 'replaced')),
+  disabled_reason  TEXT,
+  created_at       INTEGER NOT NULL,
+  updated_at       INTEGER NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX webhook_endpoints_active ON webhook_endpoints(merchant_id) WHERE status = 'active';
+
+-- One message to one endpoint. delivery_id is the webhook-id header: the same on every attempt
+-- and on a manual redelivery. payload is the exact body that is signed and sent.
+CREATE TABLE webhook_deliveries (
+  delivery_id     TEXT PRIMARY KEY,         -- msg_…
+  endpoint_id     TEXT NOT NULL REFERENCES webhook_endpoints(endpoint_id),
+  merchant_id     TEXT NOT NULL REFERENCES merchants(merchant_id),
+  event_id        TEXT NOT NULL,
+  event_type      TEXT NOT NULL,
+  payload         TEXT NOT NULL,
+  status          TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+  attempts        INTEGER NOT NULL DEFAULT 0,   -- every attempt ever made
+  failures        INTEGER NOT NULL DEFAULT 0,   -- failed attempts since (re)queueing: the retry schedule position
+  next_attempt_at INTEGER,
+  lease_until     INTEGER,                  -- an attempt in flight owns the row until then (a crash retries after it)
+  last_status     INTEGER,
+  last_error      TEXT,
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL,
+  delivered_at    INTEGER
+) STRICT;
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at);
+CREATE INDEX webhook_deliveries_merchant ON webhook_deliveries(merchant_id, created_at);
+
+-- Every delivery attempt, as it went.
+CREATE TABLE webhook_attempts (
+  seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+  delivery_id  TEXT NOT NULL REFERENCES webhook_deliveries(delivery_id),
+  endpoint_id  TEXT NOT NULL,
+  url          TEXT NOT NULL,
+  attempt      INTEGER NOT NULL,
+  started_at   INTEGER NOT NULL,
+  duration_ms  INTEGER NOT NULL,
+  http_status  INTEGER,                     -- NULL when no answer came
+  error        TEXT,
+  outcome      TEXT NOT NULL CHECK (outcome IN ('delivered', 'retry', 'failed', 'disabled'))
+) STRICT;
+CREATE INDEX webhook_attempts_delivery ON webhook_attempts(delivery_id, seq);

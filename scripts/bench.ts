@@ -1,102 +1,168 @@
 /**
- * `npm run bench`: speed goals as ratios against a baseline measured in the same run (never
- * timed assertions in tests). Each server runs in its own child process; this process only
- * generates load, so both sides of a ratio see the same machine.
+ * `npm run bench`: speed goals as ratios against baselines measured in the same run (never
+ * timed assertions in tests). Servers run in child processes (scripts/bench-servers.ts); this
+ * process only generates load and does the agents' side of FROST, as real agents would.
  *
- *   ping: full app (dispatcher, auth lookup, rate limit, metrics, logs) vs a bare Bun.serve
- *         answering the same JSON. Goal ≥ 0.8.
+ *   ping         full app vs bare Bun.serve                                      goal ≥ 0.8
+ *   pay intent   pay (guard rails, reservation, events, idempotency-free) vs a
+ *                raw SQLite insert with the same durability; p99 at 200 req/s    goal ≥ 0.5, p99 ≤ 10 ms
+ *   payments/s   16 agents paying end to end (pay, confirm, FROST round, submit,
+ *                wait for the chain) vs the in-process FROST signing floor        goal ≥ 100/s
  */
-import { tmpdir } from 'node:os';
-import { mkdtempSync } from 'node:fs';
-import { join } from 'node:path';
+import { ApiClient } from '../src/client/api.ts';
+import { confirmSignSubmit } from '../src/client/sign.ts';
+import type { ProfileData } from '../src/client/profile.ts';
+import { ed25519_FROST } from '@noble/curves/ed25519.js';
 
-const mode = process.argv[2];
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const SERVERS = new URL('./bench-servers.ts', import.meta.url).pathname;
 
-if (mode === '--serve-bare') {
-  const body = JSON.stringify({ success: true, data: { status: 'ok', version: '0.1.0', network: 'simnet', usdc_mint: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU' } });
-  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(body, { headers: { 'Content-Type': 'application/json; charset=utf-8' } }) });
-  console.log(`READY ${server.port}`);
-} else if (mode === '--serve-app') {
-  const { loadConfig } = await import('../src/config.ts');
-  const { openDatabase } = await import('../src/db/open.ts');
-  const { buildServices } = await import('../src/daemon/services.ts');
-  const { createApp } = await import('../src/api/app.ts');
-  const { createLogger } = await import('../src/log.ts');
-  const dataDir = mkdtempSync(join(tmpdir(), 'aw-bench-'));
-  const config = loadConfig({ dataDir }, { AGENT_WALLET_RATE_LIMITS_PER_IP_PER_MINUTE: '100000000' });
-  const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'simnet' });
-  // Real logging cost, written to /dev/null rather than the terminal.
-  const sink = Bun.file('/dev/null').writer();
-  const { loadFeePayer, loadMasterKey } = await import('../src/secret-files.ts');
-  const services = buildServices({
-    config,
-    db,
-    log: createLogger({ write: (l) => sink.write(l) }),
-    masterKey: loadMasterKey(dataDir),
-    feePayer: loadFeePayer(dataDir, 'fee-payer.json'),
-    listenUrl: () => 'http://127.0.0.1',
-  });
-  const app = createApp(services);
-  app.listen({ port: 0, hostname: '127.0.0.1' });
-  console.log(`READY ${app.server?.port}`);
-} else {
-  await main();
+interface Child {
+  port: number;
+  lines: string[];
+  kill: () => void;
 }
 
-async function startChild(flag: string): Promise<{ port: number; kill: () => void }> {
-  const child = Bun.spawn([process.execPath, import.meta.path, flag], { stdout: 'pipe', stderr: 'inherit' });
+async function startChild(mode: string, ...args: string[]): Promise<Child> {
+  const child = Bun.spawn([process.execPath, SERVERS, mode, ...args], { stdout: 'pipe', stderr: 'inherit' });
   const reader = child.stdout.getReader();
   let text = '';
-  while (!text.includes('\n')) {
+  const want = mode === 'world' ? 2 : 1;
+  while (text.split('\n').length <= want) {
     const { value, done } = await reader.read();
-    if (done) throw new Error(`${flag} exited before it was ready`);
+    if (done) throw new Error(`${mode} exited before it was ready: ${text}`);
     text += new TextDecoder().decode(value);
   }
   const m = /READY (\d+)/.exec(text);
-  if (!m) throw new Error(`${flag}: unexpected output ${text}`);
-  return { port: Number(m[1]), kill: () => child.kill() };
+  if (!m) throw new Error(`${mode}: unexpected output ${text}`);
+  return { port: Number(m[1]), lines: text.split('\n'), kill: () => child.kill() };
 }
 
-/** Closed-loop load: `connections` workers each sending the next request when the last answers. */
-async function load(url: string, body: string, seconds: number, connections: number): Promise<{ rps: number; p50: number; p99: number }> {
-  const deadline = performance.now() + seconds * 1000;
-  const latencies: number[] = [];
-  const worker = async () => {
-    while (performance.now() < deadline) {
-      const t = performance.now();
-      const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`status ${res.status}`);
-      latencies.push(performance.now() - t);
-    }
-  };
-  const start = performance.now();
-  await Promise.all(Array.from({ length: connections }, worker));
-  const elapsed = (performance.now() - start) / 1000;
+interface Result {
+  count: number;
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+function summarize(latencies: number[], seconds: number): Result {
   latencies.sort((a, b) => a - b);
   const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
-  return { rps: latencies.length / elapsed, p50: q(0.5), p99: q(0.99) };
+  return { count: latencies.length, rps: latencies.length / seconds, p50: q(0.5), p99: q(0.99) };
 }
 
-async function main(): Promise<void> {
-  const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-  const body = JSON.stringify({ action: 'ping' });
-  const bare = await startChild('--serve-bare');
-  const app = await startChild('--serve-app');
-  try {
-    // Warm both up, then measure alternately so drift affects both.
-    await load(`http://127.0.0.1:${bare.port}/v1/bot`, body, 1, 16);
-    await load(`http://127.0.0.1:${app.port}/v1/bot`, body, 1, 16);
-    const b = await load(`http://127.0.0.1:${bare.port}/v1/bot`, body, seconds, 16);
-    const a = await load(`http://127.0.0.1:${app.port}/v1/bot`, body, seconds, 16);
-    const ratio = a.rps / b.rps;
-    console.log('benchmark                 value        baseline     ratio   goal');
-    console.log(
-      `ping req/s (app/bare)     ${a.rps.toFixed(0).padStart(8)}     ${b.rps.toFixed(0).padStart(8)}     ${ratio.toFixed(2)}    ≥ 0.80 ${ratio >= 0.8 ? 'met' : 'NOT MET'}`,
+/** Closed loop: `workers` each send the next request when the last answered. */
+async function closedLoop(seconds: number, workers: number, once: (worker: number) => Promise<void>): Promise<Result> {
+  const deadline = performance.now() + seconds * 1000;
+  const latencies: number[] = [];
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      while (performance.now() < deadline) {
+        const t = performance.now();
+        await once(w);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return summarize(latencies, (performance.now() - start) / 1000);
+}
+
+/** Open loop at a fixed rate: latency under a load the service should sustain. */
+async function openLoop(seconds: number, rate: number, once: () => Promise<void>): Promise<Result> {
+  const latencies: number[] = [];
+  const inflight: Promise<void>[] = [];
+  const start = performance.now();
+  for (let i = 0; i < seconds * rate; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await Bun.sleep(wait);
+    inflight.push(
+      (async () => {
+        const t = performance.now();
+        await once();
+        latencies.push(performance.now() - t);
+      })(),
     );
-    console.log(`ping latency app          p50 ${a.p50.toFixed(2)} ms, p99 ${a.p99.toFixed(2)} ms (bare p50 ${b.p50.toFixed(2)}, p99 ${b.p99.toFixed(2)})`);
+  }
+  await Promise.all(inflight);
+  return summarize(latencies, (performance.now() - start) / 1000);
+}
+
+async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<void> {
+  const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`status ${res.status}: ${text.slice(0, 200)}`);
+}
+
+const rows: string[] = [];
+function report(name: string, value: number, baseline: number, goal: number, unit: string, extra = ''): void {
+  const ratio = value / baseline;
+  rows.push(`${name.padEnd(34)} ${value.toFixed(1).padStart(9)} ${unit.padEnd(6)} ${baseline.toFixed(1).padStart(9)}   ${ratio.toFixed(2).padStart(5)}   ≥ ${goal.toFixed(2)} ${ratio >= goal ? 'met' : 'NOT MET'}${extra ? `   ${extra}` : ''}`);
+}
+
+async function benchPing(): Promise<void> {
+  const body = JSON.stringify({ action: 'ping' });
+  const bare = await startChild('bare');
+  const app = await startChild('app');
+  try {
+    await closedLoop(1, 16, () => post(`http://127.0.0.1:${bare.port}/v1/bot`, body));
+    await closedLoop(1, 16, () => post(`http://127.0.0.1:${app.port}/v1/bot`, body));
+    const b = await closedLoop(SECONDS, 16, () => post(`http://127.0.0.1:${bare.port}/v1/bot`, body));
+    const a = await closedLoop(SECONDS, 16, () => post(`http://127.0.0.1:${app.port}/v1/bot`, body));
+    report('ping req/s (app / bare)', a.rps, b.rps, 0.8, 'req/s', `app p50 ${a.p50.toFixed(2)} ms p99 ${a.p99.toFixed(2)} ms`);
   } finally {
     bare.kill();
     app.kill();
   }
 }
+
+async function benchPayments(): Promise<void> {
+  const raw = await startChild('raw-insert');
+  const world = await startChild('world', '16');
+  const profiles = JSON.parse(world.lines[1]!) as ProfileData[];
+  const url = `http://127.0.0.1:${world.port}/v1`;
+  const recipient = (i: number) => profiles[(i + 1) % profiles.length]!.username;
+  try {
+    // Intent creation: closed-loop throughput and open-loop latency at 200 req/s.
+    const payBody = (i: number) => JSON.stringify({ action: 'pay', to: recipient(i), amount: '0.01' });
+    const auth = (i: number) => ({ authorization: `Bearer ${profiles[i % profiles.length]!.api_key}` });
+    await closedLoop(1, 16, (w) => post(url + '/bot', payBody(w), auth(w)));
+    const rawMax = await closedLoop(SECONDS, 16, () => post(`http://127.0.0.1:${raw.port}/`, payBody(0)));
+    const payMax = await closedLoop(SECONDS, 16, (w) => post(url + '/bot', payBody(w), auth(w)));
+    let n = 0;
+    const payAt200 = await openLoop(SECONDS, 200, () => {
+      const i = n++;
+      return post(url + '/bot', payBody(i), auth(i));
+    });
+    report('pay intents req/s (pay / raw insert)', payMax.rps, rawMax.rps, 0.5, 'req/s', `raw p99 ${rawMax.p99.toFixed(2)} ms`);
+    rows.push(`${'pay intent latency at 200 req/s'.padEnd(34)} p50 ${payAt200.p50.toFixed(2)} ms, p99 ${payAt200.p99.toFixed(2)} ms (goal p99 ≤ 10 ms: ${payAt200.p99 <= 10 ? 'met' : 'NOT MET'})`);
+
+    // End to end: each agent pays, confirms, signs (FROST round over HTTP) and waits for the chain.
+    const apis = profiles.map((p) => new ApiClient(url, p.api_key));
+    const e2e = await closedLoop(SECONDS, 16, async (w) => {
+      const intent = await apis[w]!.call<{ transaction_id: string }>('bot', 'pay', { to: recipient(w), amount: '0.01' });
+      const done = await confirmSignSubmit(apis[w]!, profiles[w]!, intent.transaction_id);
+      if (done.status !== 'completed') throw new Error(`payment ${done.status}`);
+    });
+    // The floor: one full two-party signing round (both parties' commit, signShare, aggregate) in one process.
+    const { secretShares, public: pub } = ed25519_FROST.trustedDealer({ min: 2, max: 2 });
+    const ids = Object.keys(secretShares);
+    const msg = new Uint8Array(200).fill(7);
+    const floor = await closedLoop(SECONDS, 1, async () => {
+      const c = ids.map((id) => ed25519_FROST.commit(secretShares[id]!));
+      const list = c.map((x) => x.commitments);
+      const shares = Object.fromEntries(ids.map((id, i) => [id, ed25519_FROST.signShare(secretShares[id]!, pub, c[i]!.nonces, list, msg)]));
+      ed25519_FROST.aggregate(pub, list, msg, shares);
+    });
+    report('payments/s end to end (16 agents)', e2e.rps, floor.rps, 0, '/s', `vs in-process FROST floor ${floor.rps.toFixed(0)} rounds/s; goal ≥ 100/s: ${e2e.rps >= 100 ? 'met' : 'NOT MET'}; p50 ${e2e.p50.toFixed(0)} ms`);
+  } finally {
+    raw.kill();
+    world.kill();
+  }
+}
+
+await benchPing();
+await benchPayments();
+console.log(`${'benchmark'.padEnd(34)} ${'value'.padStart(9)} ${''.padEnd(6)} ${'baseline'.padStart(9)}   ratio   goal`);
+for (const r of rows) console.log(r);

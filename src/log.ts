@@ -7,6 +7,16 @@ export type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 const SECRET_KEY = /(api_?key|authorization|secret|share|nonce|round2|claim_code|password|passphrase|token|private|keypair|master)/i;
+const secretKeys = new Map<string, boolean>();
+
+function isSecretKey(key: string): boolean {
+  let known = secretKeys.get(key);
+  if (known === undefined) {
+    known = SECRET_KEY.test(key);
+    if (secretKeys.size < 10_000) secretKeys.set(key, known);
+  }
+  return known;
+}
 
 /** Replaces the values of secret-looking keys with "<redacted>", at any depth. */
 export function redact(value: unknown, depth = 0): unknown {
@@ -14,7 +24,7 @@ export function redact(value: unknown, depth = 0): unknown {
   if (value instanceof Error) return { name: value.name, message: value.message };
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) ? '<redacted>' : redact(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[k] = isSecretKey(k) ? '<redacted>' : redact(v, depth + 1);
   return out;
 }
 

@@ -34,8 +34,23 @@ async function runClient(name: string, argv: string[]): Promise<number | null> {
   }
 }
 
+/** `admin …`: local administration on the data directory. */
+async function admin(argv: string[]): Promise<number> {
+  const { adminCommand } = await import('./cli/admin.ts');
+  return adminCommand(argv);
+}
+
+/** `mcp [--print-config]`: the stdio MCP server over the client (DESIGN §11). */
+async function mcp(argv: string[]): Promise<number> {
+  const { mcpCommand } = await import('./mcp/server.ts');
+  return mcpCommand(argv);
+}
+
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   serve,
+  admin,
+  mcp,
+  simnet: async (argv) => (await import('./cli/simnet-command.ts')).simnetCommand(argv),
   version: async () => {
     process.stdout.write(`${VERSION}\n`);
     return 0;

@@ -3,10 +3,13 @@ import { buildTable, type ActionTable } from './registry.ts';
 import { systemActions } from './system.ts';
 import { walletActions } from './wallet.ts';
 import { paymentActions } from './payments.ts';
+import { withdrawalActions } from './withdrawals.ts';
 import { approvalActions } from './approvals.ts';
 import { claimActions } from './claim.ts';
 import { ownerActions } from './owner.ts';
+import { merchantActions } from './merchant.ts';
+import { statsActions } from './stats.ts';
 
 export function actionTable(): ActionTable {
-  return buildTable([systemActions, walletActions, paymentActions, approvalActions, claimActions, ownerActions]);
+  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions]);
 }

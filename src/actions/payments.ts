@@ -40,22 +40,23 @@ export function ownTx(services: Services, walletId: string, txId: string, types:
 
 /** Why a transaction cannot be confirmed now, as the SPEC's error codes. */
 export function assertConfirmable(tx: TxRow): void {
+  const noun = tx.type === 'withdrawal' ? 'withdrawal' : 'payment';
   switch (tx.status) {
     case 'pre_approved':
     case 'approved':
     case 'pending':
       return;
     case 'awaiting_approval':
-      throw new AppError('AWAITING_APPROVAL', 'The owner has not approved this payment yet.', {
+      throw new AppError('AWAITING_APPROVAL', `The owner has not approved this ${noun} yet.`, {
         howToFix: `Wait for the owner: poll approval_status with approval_id ${tx.approval_id} and wait_seconds.`,
         details: { approval_id: tx.approval_id },
       });
     case 'completed':
-      throw new AppError('ALREADY_COMPLETED', 'This payment already completed.', { details: { signature: tx.signature } });
+      throw new AppError('ALREADY_COMPLETED', `This ${noun} already completed.`, { details: { signature: tx.signature } });
     case 'expired':
-      throw new AppError('TRANSACTION_EXPIRED', 'This payment was not confirmed within 48 hours and expired.');
+      throw new AppError('TRANSACTION_EXPIRED', `This ${noun} was not confirmed within 48 hours and expired.`);
     default:
-      throw new AppError('INVALID_STATUS', `The payment is ${tx.status} and cannot be confirmed.`, { howToFix: 'Create a new payment.' });
+      throw new AppError('INVALID_STATUS', `The ${noun} is ${tx.status} and cannot be confirmed.`, { howToFix: `Create a new ${noun}.` });
   }
 }
 

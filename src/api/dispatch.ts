@@ -40,6 +40,8 @@ export interface IncomingCall {
   requestId: string;
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 async function readJsonBody(request: Request): Promise<Record<string, unknown>> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw invalid('(body)', `larger than ${MAX_BODY_BYTES / 1024} KiB`, 'Send a smaller JSON body.');
@@ -47,7 +49,7 @@ async function readJsonBody(request: Request): Promise<Record<string, unknown>> 
   if (bytes.byteLength > MAX_BODY_BYTES) throw invalid('(body)', `larger than ${MAX_BODY_BYTES / 1024} KiB`, 'Send a smaller JSON body.');
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    text = UTF8.decode(bytes);
   } catch {
     throw invalid('(body)', 'is not valid UTF-8', 'Send a UTF-8 JSON object such as {"action":"ping"}.');
   }
@@ -91,9 +93,21 @@ function validateParams(entry: RegisteredAction, params: Record<string, unknown>
   throw invalid(field, `${message}${describeExpected(first.schema)}`);
 }
 
+const validLists = new WeakMap<Map<string, RegisteredAction>, string>();
+
+/** The sorted action names of an endpoint, for error messages (computed once per table). */
+function validActions(map: Map<string, RegisteredAction>): string {
+  let list = validLists.get(map);
+  if (list === undefined) {
+    list = [...map.keys()].sort().join(', ');
+    validLists.set(map, list);
+  }
+  return list;
+}
+
 function lookup(deps: DispatchDeps, endpoint: Endpoint, body: Record<string, unknown>): { entry: RegisteredAction; params: Record<string, unknown> } {
   const { action, ...params } = body;
-  const valid = [...deps.table[endpoint].keys()].sort().join(', ');
+  const valid = validActions(deps.table[endpoint]);
   if (action === undefined) throw invalid('/action', 'is required', `Send {"action": "<name>", …}; actions on /v1/${endpoint}: ${valid}.`);
   if (typeof action !== 'string') throw invalid('/action', 'must be a string', `Actions on /v1/${endpoint}: ${valid}.`);
   const entry = deps.table[endpoint].get(action);

@@ -2,9 +2,18 @@
 import type { ErrorEnvelope } from '../contract/errors.ts';
 import { AppError } from './errors.ts';
 
+const bigintReplacer = (_k: string, v: unknown) =>
+  typeof v === 'bigint' ? (v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()) : v;
+
 /** JSON.stringify that renders bigint (SQLite safeIntegers) as a number when exact, else a string. */
 export function toJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? (v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()) : v));
+  try {
+    // The replacer makes stringify several times slower; most bodies have no bigint.
+    return JSON.stringify(value);
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+    return JSON.stringify(value, bigintReplacer);
+  }
 }
 
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {

@@ -2,5 +2,6 @@
 import type { CliContext } from './context.ts';
 import { PAYMENT_COMMANDS } from './payment-commands.ts';
 import { WALLET_COMMANDS } from './wallet-commands.ts';
+import { WITHDRAW_COMMANDS } from './withdraw-commands.ts';
 
-export const CLIENT_COMMANDS: Record<string, (ctx: CliContext) => Promise<number>> = { ...WALLET_COMMANDS, ...PAYMENT_COMMANDS };
+export const CLIENT_COMMANDS: Record<string, (ctx: CliContext) => Promise<number>> = { ...WALLET_COMMANDS, ...PAYMENT_COMMANDS, ...WITHDRAW_COMMANDS };

@@ -18,6 +18,15 @@ Agent commands (global flags: --server URL, --profile NAME, --json, --home DIR):
   agent-wallet info | balance | address | reconcile
   agent-wallet rename NAME | set-owner EMAIL
   agent-wallet export FILE.wlt | import FILE.wlt
+  agent-wallet mcp [--print-config]
+                                   stdio MCP server for agent runtimes (Claude Desktop, Cursor, …);
+                                   --print-config prints the host config snippet
+
+Operator commands (work while the daemon runs; --data-dir defaults to ./data):
+  agent-wallet admin mail [--limit N] [--json] [--data-dir DIR]
+                                   the mail outbox with its links (claim, sign-in, approval mails)
+  agent-wallet admin owner-token EMAIL [--label L] [--json] [--data-dir DIR]
+                                   mint an owner API token (creates the owner if missing)
 
   agent-wallet version             print the version (also --version)
   agent-wallet help                this text

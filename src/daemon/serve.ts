@@ -16,6 +16,7 @@ import { JobRunner } from '../jobs/runner.ts';
 import { maintenanceJob } from '../jobs/maintenance.ts';
 import { paymentJobs } from '../jobs/payments.ts';
 import { depositJob } from '../jobs/deposits.ts';
+import { mailJob } from '../mail/sender.ts';
 import { buildServices } from './services.ts';
 import type { Simnet } from '../simnet/index.ts';
 import type { Services } from '../services.ts';
@@ -97,7 +98,8 @@ export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {
   let server: NonNullable<typeof app.server>;
   try {
     // Elysia's listen keeps the Bun server on the app, so handlers can read the client IP.
-    app.listen({ hostname: config.server.host, port: config.server.port, maxRequestBodySize: MAX_BODY_BYTES * 2, tls });
+    // idleTimeout: Bun's default (10 s) would cut the 30 s long polls of approval_status and events.
+    app.listen({ hostname: config.server.host, port: config.server.port, maxRequestBodySize: MAX_BODY_BYTES * 2, tls, idleTimeout: 60 });
     if (!app.server) throw new Error('the server did not start');
     server = app.server;
   } catch (err) {
@@ -113,6 +115,7 @@ export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {
   jobs.add(maintenanceJob(db));
   for (const job of paymentJobs(services)) jobs.add(job);
   jobs.add(depositJob(services));
+  jobs.add(mailJob(services));
 
   const pidFile = join(config.dataDir, 'daemon.json');
   writeFileSync(pidFile, `${JSON.stringify({ pid: process.pid, api_url: `${listenUrl}/v1`, rpc_url: config.rpcUrl, network: config.solana.network })}\n`, { mode: 0o600 });

@@ -114,7 +114,7 @@ export function setTxMessage(db: Database, transactionId: string, message: Uint8
 }
 
 /** Records the signed bytes and moves the transaction to pending, before the first broadcast. */
-export function setTxSigned(db: Database, transactionId: string, signedTx: Uint8Array, signature: string, now: number): boolean {
+export function setTxSigned(db: Database, transactionId: string, signedTx: Uint8Array, signature: string | null, now: number): boolean {
   return (
     db
       .query("UPDATE transactions SET signed_tx = ?, signature = ?, status = 'pending', updated_at = ? WHERE transaction_id = ? AND signed_tx IS NULL AND status IN ('pre_approved', 'approved')")

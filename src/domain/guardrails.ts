@@ -177,7 +177,20 @@ function localTime(at: number, timezone: string): LocalTime {
  * midnight; 01:00 where a DST gap skips midnight). Binary search to the second over ±15 h around
  * UTC midnight, which covers every UTC offset.
  */
+const dayStarts = new Map<string, number>();
+
 function startOfLocalDay(year: number, month: number, day: number, timezone: string): Date {
+  // Memoised: a day starts at the same instant however often it is asked (pure, so safe to cache).
+  const memoKey = `${timezone}|${year}|${month}|${day}`;
+  const memo = dayStarts.get(memoKey);
+  if (memo !== undefined) return new Date(memo);
+  const start = searchStartOfLocalDay(year, month, day, timezone);
+  if (dayStarts.size > 10_000) dayStarts.clear();
+  dayStarts.set(memoKey, start.getTime());
+  return start;
+}
+
+function searchStartOfLocalDay(year: number, month: number, day: number, timezone: string): Date {
   const civil = new Date(Date.UTC(year, month - 1, day));
   const key = civil.getUTCFullYear() * 10_000 + (civil.getUTCMonth() + 1) * 100 + civil.getUTCDate();
   const base = civil.getTime() / 1000;

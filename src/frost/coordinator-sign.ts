@@ -17,7 +17,7 @@ import { newId } from '../contract/ids.ts';
 import { closeOpenSessions, consumeNonces, getSignSession, insertSignSession, latestSignSession, type SignSessionRow } from '../db/sign-sessions.ts';
 import { getTx, setTxSigned, type TxRow } from '../db/transactions.ts';
 import { sameHash } from '../domain/api-keys.ts';
-import { assembleSignedTransaction, transactionSignature } from '../solana/transfer.ts';
+import { assembleSignedTransaction, signatureSlots, transactionSignature } from '../solana/transfer.ts';
 import type { FeePayerKey } from '../secret-files.ts';
 import { AAD } from './aad.ts';
 import { decodeSecretState, encodeSecretState } from './codec.ts';
@@ -97,7 +97,8 @@ export function startSigning(deps: SignDeps, tx: TxRow, walletServerKey: Uint8Ar
 
 export interface SignCompleteResult {
   transaction_id: string;
-  signature: string;
+  /** The transaction id; null while another party (an x402 facilitator) still has to sign as fee payer. */
+  signature: string | null;
   status: string;
 }
 
@@ -133,7 +134,7 @@ export function completeSigning(
       if (!tx) return { ok: false, error: new AppError('NOT_FOUND', 'Transaction not found.') };
       const session = pickSession(deps, tx, opts.sessionId);
       if (session.status === 'used') {
-        if (tx.signature && session.agent_share && sameHash(session.agent_share, agentShare)) {
+        if (tx.signed_tx && session.agent_share && sameHash(session.agent_share, agentShare)) {
           return { ok: true, result: { transaction_id: tx.transaction_id, signature: tx.signature, status: tx.status } };
         }
         return { ok: false, error: new AppError('INVALID_STATUS', 'This signing session is already complete.', { howToFix: 'A signed message is never signed again: submit it with submit_signed_tx.' }) };
@@ -166,9 +167,13 @@ export function completeSigning(
         consumeNonces(deps.db, session.sign_session_id, 'failed', agentShare);
         return { ok: false, error: new AppError('INTERNAL_ERROR', 'The aggregated signature does not verify.') };
       }
-      const feePayerSignature = ed25519.sign(message, deps.feePayer.keypairBytes.subarray(0, 32));
-      const wireTx = assembleSignedTransaction(message, { [deps.feePayer.address]: feePayerSignature, [walletAddress]: signature });
-      const txSignature = transactionSignature(wireTx);
+      // Our fee payer signs only messages it pays for; an x402 message is paid by the facilitator,
+      // which adds its own signature later (the bytes stay partially signed here).
+      const signatures: Record<string, Uint8Array> = { [walletAddress]: signature };
+      const slots = signatureSlots(message);
+      if (slots.includes(deps.feePayer.address)) signatures[deps.feePayer.address] = ed25519.sign(message, deps.feePayer.keypairBytes.subarray(0, 32));
+      const wireTx = assembleSignedTransaction(message, signatures);
+      const txSignature = slots.every((a) => a in signatures) ? transactionSignature(wireTx) : null;
       consumeNonces(deps.db, session.sign_session_id, 'used', agentShare);
       if (!setTxSigned(deps.db, tx.transaction_id, wireTx, txSignature, deps.now().getTime())) {
         throw new Error('transaction changed during signing');

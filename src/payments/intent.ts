@@ -31,11 +31,28 @@ export interface Quote {
   balance: bigint;
 }
 
+/**
+ * Token accounts known to exist. Token accounts are rarely closed, and the transfer creates the
+ * recipient's account idempotently anyway, so a stale entry can only waive one setup fee.
+ */
+const knownAccounts = new Set<string>();
+
+async function recipientAccountExists(services: Services, owner: Address, mint: Address): Promise<boolean> {
+  const key = `${mint}:${owner}`;
+  if (knownAccounts.has(key)) return true;
+  const exists = await services.chain.tokenAccountExists(owner, mint);
+  if (exists) {
+    if (knownAccounts.size > 100_000) knownAccounts.clear();
+    knownAccounts.add(key);
+  }
+  return exists;
+}
+
 /** Reads what the chain says about the payer and the recipient, before any write. */
 export async function quote(services: Services, payer: Address, recipient: Address, amount: bigint, kind: TxType): Promise<Quote> {
   const mint = services.config.usdcMint as Address;
   const { money, fees } = services.config;
-  const [balance, recipientReady] = await Promise.all([services.chain.getTokenBalance(payer, mint), kind === 'x402' ? Promise.resolve(true) : services.chain.tokenAccountExists(recipient, mint)]);
+  const [balance, recipientReady] = await Promise.all([services.chain.getTokenBalance(payer, mint), kind === 'x402' ? Promise.resolve(true) : recipientAccountExists(services, recipient, mint)]);
   const fee = kind === 'withdrawal' ? money.withdrawalFee : kind === 'x402' ? 0n : feeFor(amount, BigInt(fees.payment_bps), money.paymentMin);
   const setupFee = recipientReady ? 0n : money.accountSetupFee;
   return { amount, fee, setupFee, total: amount + fee + setupFee, balance };

@@ -58,6 +58,16 @@ button.link { background: none; border: none; color: var(--accent); padding: 0; 
 form.inline { display: inline; margin: 0; }
 .actions { display: flex; flex-wrap: wrap; gap: .5rem; }
 .token { display: block; padding: .75rem; background: #fff; border: 1px dashed var(--accent); border-radius: 6px; overflow-wrap: anywhere; }
+ul.audit li { overflow-wrap: anywhere; margin-bottom: .25rem; }
 details summary { cursor: pointer; font-weight: 600; margin: .5rem 0; }
+/* Phones: table rows become cards, each cell labelled by its column (data-label). */
+@media (max-width: 40rem) {
+  table.cards, table.cards tbody, table.cards tr, table.cards td { display: block; width: 100%; min-width: 0; }
+  table.cards thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.cards tr { border: 1px solid var(--line); border-radius: 8px; padding: .5rem .75rem; margin-bottom: .75rem; }
+  table.cards td { border: none; padding: .2rem 0; text-align: left; }
+  table.cards td::before { content: attr(data-label); display: block; font-size: .8rem; color: var(--muted); }
+  table.cards td.mono { overflow-wrap: anywhere; }
+}
 @media (max-width: 30rem) { main { padding: .75rem; } h1 { font-size: 1.35rem; } dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .5rem; } }
 `;

@@ -120,19 +120,19 @@ export interface WalletItem {
 }
 
 function approvalRows(items: Approval[], csrf: string, showWallet: boolean): SafeHtml {
-  return html`<div class="table-wrap"><table>
+  return html`<div class="table-wrap"><table class="cards">
 <caption class="muted">${items.length} waiting</caption>
 <thead><tr>${showWallet ? html`<th scope="col">Wallet</th>` : ''}<th scope="col">What</th><th scope="col" class="num">Amount</th><th scope="col">To</th><th scope="col">Why it waits</th><th scope="col">Since</th><th scope="col">Decide</th></tr></thead>
 <tbody>
 ${items.map(
   (a) => html`<tr id="${a.approval_id}">
-  ${showWallet ? html`<td><a href="/dashboard/wallets/${a.wallet_id}">${a.wallet_name ?? a.wallet_id}</a></td>` : ''}
-  <td>${a.subject_type}</td>
-  <td class="num">${a.amount === null ? '—' : `${a.amount} USDC`}</td>
-  <td class="mono">${a.recipient ?? '—'}</td>
-  <td>${a.reason}</td>
-  <td>${when(a.created_at)}</td>
-  <td><div class="actions">
+  ${showWallet ? html`<td data-label="Wallet"><a href="/dashboard/wallets/${a.wallet_id}">${a.wallet_name ?? a.wallet_id}</a></td>` : ''}
+  <td data-label="What">${a.subject_type}</td>
+  <td data-label="Amount" class="num">${a.amount === null ? '—' : `${a.amount} USDC`}</td>
+  <td data-label="To" class="mono">${a.recipient ?? '—'}</td>
+  <td data-label="Why it waits">${a.reason}</td>
+  <td data-label="Since">${when(a.created_at)}</td>
+  <td data-label="Decide"><div class="actions">
     <form method="post" action="/dashboard/approvals/${a.approval_id}/approve" class="inline">${csrfField(csrf)}<button type="submit" aria-label="Approve ${a.subject_type} of ${a.amount ?? ''} USDC to ${a.recipient ?? ''}">Approve</button></form>
     <form method="post" action="/dashboard/approvals/${a.approval_id}/reject" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Reject ${a.subject_type} of ${a.amount ?? ''} USDC to ${a.recipient ?? ''}">Reject</button></form>
   </div></td>
@@ -147,10 +147,10 @@ ${notice(message)}
 ${
   wallets.length === 0
     ? html`<p>You have no wallets yet. Open the claim URL your agent gave you to claim one.</p>`
-    : html`<div class="table-wrap"><table>
+    : html`<div class="table-wrap"><table class="cards">
 <thead><tr><th scope="col">Name</th><th scope="col">Username</th><th scope="col">Status</th><th scope="col" class="num">Waiting for you</th><th scope="col">Claimed</th></tr></thead>
 <tbody>${wallets.map(
-        (w) => html`<tr><td><a href="/dashboard/wallets/${w.wallet_id}">${w.name}</a></td><td class="mono">@${w.username}</td><td>${status(w.status)}</td><td class="num">${w.pending_approvals}</td><td>${when(w.claimed_at)}</td></tr>`,
+        (w) => html`<tr><td data-label="Name"><a href="/dashboard/wallets/${w.wallet_id}">${w.name}</a></td><td data-label="Username" class="mono">@${w.username}</td><td data-label="Status">${status(w.status)}</td><td data-label="Waiting for you" class="num">${w.pending_approvals}</td><td data-label="Claimed">${when(w.claimed_at)}</td></tr>`,
       )}</tbody>
 </table></div>`
 }
@@ -347,10 +347,10 @@ ${errorList('The guard rails were not saved:', d.errors.map((e) => e.message))}
 ${
   d.history.length === 0
     ? html`<p class="muted">No transactions yet.</p>`
-    : html`<div class="table-wrap"><table>
+    : html`<div class="table-wrap"><table class="cards">
 <thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Counterparty</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Fees</th><th scope="col">Status</th></tr></thead>
 <tbody>${d.history.map(
-        (t) => html`<tr><td>${when(new Date(Number(t.created_at)).toISOString())}</td><td>${t.type}${t.direction === 'in' ? ' (in)' : ''}</td><td class="mono">${t.counterparty ?? t.to_address ?? '—'}</td><td class="num">${t.direction === 'in' ? '+' : '−'}${formatUsdc(t.amount)} USDC</td><td class="num">${formatUsdc(t.fee + t.setup_fee)}</td><td>${status(t.status)}</td></tr>`,
+        (t) => html`<tr><td data-label="When">${when(new Date(Number(t.created_at)).toISOString())}</td><td data-label="Type">${t.type}${t.direction === 'in' ? ' (in)' : ''}</td><td data-label="Counterparty" class="mono">${t.counterparty ?? t.to_address ?? '—'}</td><td data-label="Amount" class="num">${t.direction === 'in' ? '+' : '−'}${formatUsdc(t.amount)} USDC</td><td data-label="Fees" class="num">${formatUsdc(t.fee + t.setup_fee)}</td><td data-label="Status">${status(t.status)}</td></tr>`,
       )}</tbody>
 </table></div>`
 }
@@ -359,7 +359,7 @@ ${
 ${
   d.audit.length === 0
     ? html`<p class="muted">Nothing recorded yet.</p>`
-    : html`<ul>${d.audit.map((a) => html`<li>${when(a.created_at)} · ${a.kind} · <span class="muted">${a.actor}</span></li>`)}</ul>`
+    : html`<ul class="audit">${d.audit.map((a) => html`<li>${when(a.created_at)} · ${a.kind} · <span class="muted">${a.actor}</span></li>`)}</ul>`
 }`;
 }
 
@@ -394,11 +394,11 @@ ${errorList('The token was not created:', errors)}
 ${
   tokens.length === 0
     ? html`<p class="muted">No tokens yet.</p>`
-    : html`<div class="table-wrap"><table>
+    : html`<div class="table-wrap"><table class="cards">
 <thead><tr><th scope="col">Label</th><th scope="col">Id</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
 <tbody>${tokens.map(
-        (t) => html`<tr><td>${t.label}</td><td class="mono">${t.token_id}</td><td>${when(t.created_at)}</td><td>${t.active ? status('active') : html`${status('revoked')} ${when(t.revoked_at)}`}</td>
-<td>${t.active ? html`<form method="post" action="/dashboard/tokens/${t.token_id}/revoke" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Revoke token ${t.label}">Revoke</button></form>` : ''}</td></tr>`,
+        (t) => html`<tr><td data-label="Label">${t.label}</td><td data-label="Id" class="mono">${t.token_id}</td><td data-label="Created">${when(t.created_at)}</td><td data-label="Status">${t.active ? status('active') : html`${status('revoked')} ${when(t.revoked_at)}`}</td>
+<td data-label="Action">${t.active ? html`<form method="post" action="/dashboard/tokens/${t.token_id}/revoke" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Revoke token ${t.label}">Revoke</button></form>` : ''}</td></tr>`,
       )}</tbody>
 </table></div>`
 }`;

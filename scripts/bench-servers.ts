@@ -1,0 +1,100 @@
+/**
+ * The servers `npm run bench` measures, one per child process, each printing `READY <port>`
+ * (and for `world`, the agents' profiles as one JSON line) when it listens.
+ *
+ *   bare        Bun.serve answering the ping JSON: the ceiling of the HTTP stack
+ *   app         the full app (dispatcher, auth, rate limits, metrics, logs) on a file ledger
+ *   raw-insert  Bun.serve inserting one row per request into SQLite with the ledger's durability
+ *   world       the full app + the embedded simnet + claimed, funded agents
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Database } from 'bun:sqlite';
+import type { Address } from '@solana/kit';
+import { loadConfig } from '../src/config.ts';
+import { openDatabase } from '../src/db/open.ts';
+import { buildServices } from '../src/daemon/services.ts';
+import { createApp } from '../src/api/app.ts';
+import { createLogger } from '../src/log.ts';
+import { loadFeePayer, loadMasterKey } from '../src/secret-files.ts';
+
+const mode = process.argv[2];
+const dataDir = mkdtempSync(join(tmpdir(), 'aw-bench-'));
+const PING = JSON.stringify({ success: true, data: { status: 'ok', version: '0.1.0', network: 'simnet', usdc_mint: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU' } });
+
+async function appServices(rpcUrl?: string) {
+  const config = loadConfig({ dataDir }, { AGENT_WALLET_RATE_LIMITS_PER_IP_PER_MINUTE: '100000000', AGENT_WALLET_RATE_LIMITS_PER_KEY_PER_MINUTE: '100000000' });
+  if (rpcUrl) config.rpcUrl = rpcUrl;
+  const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'simnet' });
+  // Real logging cost, written to /dev/null rather than the terminal.
+  const sink = Bun.file('/dev/null').writer();
+  return buildServices({
+    config,
+    db,
+    log: createLogger({ write: (l) => void sink.write(l) }),
+    masterKey: loadMasterKey(dataDir),
+    feePayer: loadFeePayer(dataDir, 'fee-payer.json'),
+    listenUrl: () => 'http://127.0.0.1',
+  });
+}
+
+if (mode === 'bare') {
+  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(PING, { headers: { 'Content-Type': 'application/json; charset=utf-8' } }) });
+  console.log(`READY ${server.port}`);
+} else if (mode === 'app') {
+  const app = createApp(await appServices());
+  app.listen({ port: 0, hostname: '127.0.0.1' });
+  console.log(`READY ${app.server?.port}`);
+} else if (mode === 'raw-insert') {
+  const db = new Database(join(dataDir, 'raw.db'), { create: true, strict: true, safeIntegers: true });
+  db.run('PRAGMA busy_timeout = 5000');
+  db.run('PRAGMA journal_mode = WAL');
+  db.run('PRAGMA synchronous = FULL');
+  db.run('CREATE TABLE intents (id TEXT PRIMARY KEY, wallet TEXT NOT NULL, amount INTEGER NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT');
+  const insert = db.query('INSERT INTO intents VALUES (?, ?, ?, ?, ?)');
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: async (req) => {
+      const body = await req.text();
+      const id = crypto.randomUUID();
+      db.transaction(() => insert.run(id, 'wallet', 10_000n, body, Date.now())).immediate();
+      return Response.json({ success: true, data: { transaction_id: id, status: 'pre_approved' } });
+    },
+  });
+  console.log(`READY ${server.port}`);
+} else if (mode === 'world') {
+  const agents = Number(process.argv[3] ?? 16);
+  const { startSimnet } = await import('../src/simnet/index.ts');
+  const { createRpcChainPort } = await import('../src/solana/port.ts');
+  const { ApiClient } = await import('../src/client/api.ts');
+  const { registerWallet } = await import('../src/client/register.ts');
+  const { ensureOwner } = await import('../src/db/owners.ts');
+  const { markClaimed } = await import('../src/db/wallets.ts');
+  const simnet = await startSimnet({ port: 0, slotMs: 400 });
+  const services = await appServices(simnet.url);
+  services.chain = createRpcChainPort(simnet.url);
+  await simnet.airdrop(services.feePayer.address, 1_000_000_000_000n);
+  await simnet.faucet(services.feePayer.address, 0n);
+  const app = createApp(services);
+  app.listen({ port: 0, hostname: '127.0.0.1' });
+  const url = `http://127.0.0.1:${app.server?.port}/v1`;
+  const profiles = [];
+  for (let i = 0; i < agents; i++) {
+    const { profile } = await registerWallet(new ApiClient(url), { name: `bench ${i}` });
+    services.db
+      .transaction(() => {
+        const { owner } = ensureOwner(services.db, 'bench@example.com', 'own_bench', Date.now());
+        markClaimed(services.db, profile.wallet_id, owner.owner_id, Date.now());
+      })
+      .immediate();
+    await simnet.faucet(profile.address as Address, 1_000_000_000_000n);
+    profiles.push(profile);
+  }
+  console.log(`READY ${app.server?.port}`);
+  console.log(JSON.stringify(profiles));
+} else {
+  console.error(`unknown mode ${mode}`);
+  process.exit(2);
+}

@@ -1,0 +1,306 @@
+/**
+ * Merchant accounts (SPEC "Merchant actions"; DESIGN §8): registration, balance, payment
+ * verification by reference, history, and the payment-notification webhook.
+ *
+ * Payers pass the merchant's order identifier as pay {reference}. A reference is unique per
+ * merchant: pay refuses it while another payment with it is under way or completed (see
+ * {@link assertReferenceFree}), so no order is paid twice and verify has one answer.
+ */
+import type { Address } from '@solana/kit';
+import { AppError, invalid } from '../api/errors.ts';
+import { MERCHANT } from '../contract/merchant.ts';
+import { newId } from '../contract/ids.ts';
+import {
+  completedPaymentByReference,
+  getMerchant,
+  insertMerchant,
+  merchantPayments,
+  merchantTotals,
+  paymentHoldingReference,
+  setMerchantWebhookUrl,
+  type MerchantPayment,
+  type MerchantRow,
+} from '../db/merchants.ts';
+import { activeEndpoint, deliveryAttempts, getDelivery, insertActiveEndpoint, merchantDeliveries, requeueDelivery, rotateEndpointSecret, type DeliveryRow, type EndpointRow } from '../db/webhooks.ts';
+import { newApiKey } from '../domain/api-keys.ts';
+import { checkName, checkUsername } from '../domain/identity.ts';
+import { parseUsdc, toUsdcNumber } from '../domain/money.ts';
+import { newWebhookSecret } from '../net/standard-webhooks.ts';
+import { isSolanaAddress } from '../payments/recipient.ts';
+import type { Database } from 'bun:sqlite';
+import type { Services } from '../services.ts';
+import { checkWebhookUrl } from '../webhooks/net.ts';
+import { newEndpointId, recordMerchantEvent } from '../webhooks/outbox.ts';
+import { sealWebhookSecret } from '../webhooks/secrets.ts';
+import { implement, type ActionContext } from './registry.ts';
+
+/** How long the previous secret keeps signing after rotate_webhook_secret. */
+export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
+
+const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+/** The merchant of the calling key (the dispatcher authenticated it). */
+function callerMerchant(ctx: ActionContext): MerchantRow {
+  if (ctx.principal.kind !== 'merchant') throw new AppError('UNAUTHORIZED');
+  const merchant = getMerchant(ctx.services.db, ctx.principal.merchantId);
+  if (!merchant) throw new AppError('UNAUTHORIZED');
+  return merchant;
+}
+
+/**
+ * Refuses a payment to `merchantId` with a `reference` another payment already holds (completed,
+ * or under way: not failed, cancelled, expired or rejected). Call inside the transaction that
+ * creates the intent. The other payment's id is named only to the wallet that made it.
+ */
+export function assertReferenceFree(db: Database, payerWalletId: string, merchantId: string, reference: string): void {
+  const holder = paymentHoldingReference(db, merchantId, reference);
+  if (!holder) return;
+  const own = holder.wallet_id === payerWalletId ? { transaction_id: holder.transaction_id, status: holder.status } : {};
+  if (holder.status === 'completed') {
+    throw new AppError('INVALID_STATUS', `This merchant was already paid with reference "${reference}"; an order is paid once.`, {
+      howToFix: 'Do not pay again. If this is a different order, ask the merchant for its own reference; the merchant can check the payment with verify.',
+      details: { field: '/reference', ...own },
+    });
+  }
+  throw new AppError('INVALID_STATUS', `A payment to this merchant with reference "${reference}" is already under way (${own.status ?? 'not yet completed'}).`, {
+    howToFix: own.transaction_id
+      ? `Finish or cancel that payment (transaction_id ${own.transaction_id}) instead of creating a second one.`
+      : 'Wait for that payment to complete or lapse; if this is a different order, ask the merchant for its own reference.',
+    details: { field: '/reference', ...own },
+  });
+}
+
+function endpointView(e: EndpointRow | null) {
+  if (!e) return null;
+  return { webhook_id: e.endpoint_id, url: e.url, status: e.status, disabled_reason: e.disabled_reason, created_at: iso(e.created_at) };
+}
+
+function paymentView(p: MerchantPayment) {
+  return {
+    transaction_id: p.transaction_id,
+    amount: toUsdcNumber(p.amount),
+    currency: 'USDC',
+    reference: p.reference,
+    note: p.note,
+    payer: p.payer_username,
+    payer_address: p.payer_address,
+    signature: p.signature,
+    paid_at: iso(p.completed_at),
+  };
+}
+
+function deliveryView(db: Database, d: DeliveryRow) {
+  return {
+    delivery_id: d.delivery_id,
+    webhook_id: d.endpoint_id,
+    event_id: d.event_id,
+    event_type: d.event_type,
+    status: d.status,
+    attempts: Number(d.attempts),
+    next_attempt_at: d.status === 'pending' ? iso(d.next_attempt_at) : null,
+    last_http_status: d.last_status === null ? null : Number(d.last_status),
+    last_error: d.last_error,
+    created_at: iso(d.created_at),
+    delivered_at: iso(d.delivered_at),
+    attempt_log: deliveryAttempts(db, d.delivery_id).map((a) => ({
+      attempt: Number(a.attempt),
+      at: iso(a.started_at),
+      url: a.url,
+      http_status: a.http_status === null ? null : Number(a.http_status),
+      error: a.error,
+      duration_ms: Number(a.duration_ms),
+      outcome: a.outcome,
+    })),
+  };
+}
+
+async function checkedUrl(services: Services, field: string, raw: string): Promise<string> {
+  const checked = await checkWebhookUrl(services, raw);
+  if (!checked.ok) {
+    throw invalid(field, checked.reason, 'Use a public http(s) URL without user info, e.g. https://shop.example.com/webhooks/agent-wallet (for local development the operator can list the host in outbound.allow_hosts).');
+  }
+  return checked.url;
+}
+
+/**
+ * Makes `url` the merchant's active webhook with a fresh secret and queues a `webhook.test`
+ * message to it. Call inside a write transaction. Returns the secret (shown once).
+ */
+function setEndpoint(services: Services, merchantId: string, url: string, now: number): { webhookId: string; secret: string; testDeliveryId: string | null } {
+  const endpointId = newEndpointId();
+  const secret = newWebhookSecret();
+  insertActiveEndpoint(services.db, { endpoint_id: endpointId, merchant_id: merchantId, url, secret: sealWebhookSecret(services.masterKey, endpointId, secret), now });
+  setMerchantWebhookUrl(services.db, merchantId, url);
+  const test = recordMerchantEvent(services.db, merchantId, 'webhook.test', { webhook_id: endpointId, url, message: 'Your webhook URL is set; payment.received events will be sent here.' }, now);
+  return { webhookId: endpointId, secret, testDeliveryId: test.deliveryId };
+}
+
+const SECRET_HINT =
+  'Store the secret now: it is shown once. Verify each webhook: HMAC-SHA256 with the base64-decoded part after "whsec_" over "<webhook-id>.<webhook-timestamp>.<raw body>", base64, compared with the "v1,<sig>" entries of webhook-signature; de-duplicate by webhook-id.';
+
+export const merchantActions = implement(MERCHANT, {
+  register: async ({ services }, p) => {
+    const name = checkName(p.name);
+    if (!name.ok) throw invalid('/name', name.reason);
+    const username = checkUsername(p.username);
+    if (!username.ok) throw invalid('/username', username.reason, 'Choose a username such as "acme-store": 3–32 of a-z, 0-9 and single inner dashes.');
+    if (!isSolanaAddress(p.payout_address)) throw invalid('/payout_address', 'is not a valid Solana address (base58, 32 bytes)', 'Give the Solana address (the owner, not a token account) that should receive the USDC.');
+    const webhookUrl = p.webhook_url === undefined ? null : await checkedUrl(services, '/webhook_url', p.webhook_url);
+    const merchantId = newId('merchant');
+    const apiKey = newApiKey('merchant');
+    const now = services.now().getTime();
+    const created = services.db
+      .transaction(() => {
+        if (!insertMerchant(services.db, { merchant_id: merchantId, username: username.value, name: name.value, payout_address: p.payout_address, api_key_hash: apiKey.hash, created_at: now })) return null;
+        return { webhook: webhookUrl === null ? null : setEndpoint(services, merchantId, webhookUrl, now) };
+      })
+      .immediate();
+    if (!created) {
+      throw new AppError('VALIDATION_ERROR', `/username: "${username.value}" is already taken by a wallet or a merchant.`, {
+        howToFix: 'Choose another username.',
+        details: { field: '/username' },
+      });
+    }
+    return {
+      merchant_id: merchantId,
+      api_key: apiKey.key,
+      name: name.value,
+      username: username.value,
+      payout_address: p.payout_address,
+      webhook: created.webhook ? { webhook_id: created.webhook.webhookId, url: webhookUrl, secret: created.webhook.secret } : null,
+      next_step: `Store the api_key now: it is shown once. Payers pay you with pay {to: "${username.value}", amount, reference: <your order id>}; check an order with verify {reference}.${created.webhook ? ` ${SECRET_HINT}` : ' Set a notification URL with set_webhook.'}`,
+    };
+  },
+
+  info: (ctx) => {
+    const m = callerMerchant(ctx);
+    return {
+      merchant_id: m.merchant_id,
+      name: m.name,
+      username: m.username,
+      payout_address: m.payout_address,
+      network: ctx.services.config.solana.network,
+      webhook: endpointView(activeEndpoint(ctx.services.db, m.merchant_id)),
+      created_at: iso(m.created_at),
+    };
+  },
+
+  balance: async (ctx) => {
+    const m = callerMerchant(ctx);
+    const micro = await ctx.services.chain.getTokenBalance(m.payout_address as Address, ctx.services.config.usdcMint as Address);
+    const totals = merchantTotals(ctx.services.db, m.merchant_id);
+    return {
+      balance: toUsdcNumber(micro),
+      currency: 'USDC',
+      payout_address: m.payout_address,
+      network: ctx.services.config.solana.network,
+      total_received: toUsdcNumber(totals.received),
+      payments_received: totals.count,
+      last_payment_at: iso(totals.lastPaidAt),
+    };
+  },
+
+  verify: (ctx, p) => {
+    const m = callerMerchant(ctx);
+    let expected: bigint | null = null;
+    if (p.expected_amount !== undefined) {
+      const parsed = parseUsdc(p.expected_amount);
+      if (!parsed.ok) throw invalid('/expected_amount', parsed.reason, 'Send a decimal USDC amount such as 12.5 (at most 6 decimal places).');
+      if (parsed.micro <= 0n) throw invalid('/expected_amount', 'must be greater than 0');
+      expected = parsed.micro;
+    }
+    const payment = completedPaymentByReference(ctx.services.db, m.merchant_id, p.reference);
+    const base = { reference: p.reference, expected_amount: expected === null ? null : toUsdcNumber(expected) };
+    if (!payment) {
+      const underway = paymentHoldingReference(ctx.services.db, m.merchant_id, p.reference);
+      return {
+        ...base,
+        paid: false,
+        status: underway ? 'in_progress' : 'not_found',
+        transaction_id: null,
+        amount: null,
+        paid_at: null,
+        payer: null,
+        reason: underway ? 'a payment with this reference is under way but not completed yet' : 'no payment with this reference was received',
+      };
+    }
+    const view = paymentView(payment);
+    if (expected !== null && payment.amount < expected) {
+      return { ...base, ...view, paid: false, status: 'underpaid', reason: `the payment of ${view.amount} USDC is less than expected_amount ${base.expected_amount} USDC` };
+    }
+    return { ...base, ...view, paid: true, status: 'paid', reason: null };
+  },
+
+  history: (ctx, p) => {
+    const m = callerMerchant(ctx);
+    let sinceMs: number | undefined;
+    if (p.since !== undefined) {
+      sinceMs = Date.parse(p.since);
+      if (!/^\d{4}-\d{2}-\d{2}/.test(p.since) || !Number.isFinite(sinceMs)) throw invalid('/since', 'must be an ISO 8601 time such as 2025-01-31T00:00:00Z');
+    }
+    const limit = p.limit ?? 20;
+    const offset = p.offset ?? 0;
+    const { items, total } = merchantPayments(ctx.services.db, { merchantId: m.merchant_id, sinceMs, limit, offset });
+    return { items: items.map(paymentView), total, limit, offset };
+  },
+
+  set_webhook: async (ctx, p) => {
+    const m = callerMerchant(ctx);
+    const url = await checkedUrl(ctx.services, '/url', p.url);
+    const now = ctx.services.now().getTime();
+    const set = ctx.services.db.transaction(() => setEndpoint(ctx.services, m.merchant_id, url, now)).immediate();
+    return { webhook_id: set.webhookId, url, status: 'active', secret: set.secret, test_delivery_id: set.testDeliveryId, next_step: `A webhook.test message is on its way. ${SECRET_HINT}` };
+  },
+
+  rotate_webhook_secret: (ctx) => {
+    const m = callerMerchant(ctx);
+    const { db } = ctx.services;
+    const now = ctx.services.now().getTime();
+    const secret = newWebhookSecret();
+    const rotated = db
+      .transaction(() => {
+        const endpoint = activeEndpoint(db, m.merchant_id);
+        if (!endpoint) return null;
+        // The current sealed secret is bound to this endpoint already, so it moves to previous_secret as is.
+        rotateEndpointSecret(db, endpoint.endpoint_id, sealWebhookSecret(ctx.services.masterKey, endpoint.endpoint_id, secret), endpoint.secret, now + ROTATION_GRACE_MS, now);
+        return endpoint;
+      })
+      .immediate();
+    if (!rotated) throw new AppError('INVALID_STATUS', 'No active webhook to rotate the secret of.', { howToFix: 'Set a webhook URL with set_webhook; it returns a new secret.' });
+    return {
+      webhook_id: rotated.endpoint_id,
+      secret,
+      previous_secret_valid_until: iso(now + ROTATION_GRACE_MS),
+      next_step: `Until previous_secret_valid_until each message carries two v1 signatures (new and old secret); switch your receiver to the new secret. ${SECRET_HINT}`,
+    };
+  },
+
+  webhook_deliveries: (ctx, p) => {
+    const m = callerMerchant(ctx);
+    const limit = p.limit ?? 20;
+    const offset = p.offset ?? 0;
+    const { items, total } = merchantDeliveries(ctx.services.db, m.merchant_id, limit, offset);
+    return { webhook: endpointView(activeEndpoint(ctx.services.db, m.merchant_id)), items: items.map((d) => deliveryView(ctx.services.db, d)), total, limit, offset };
+  },
+
+  redeliver: (ctx, p) => {
+    const m = callerMerchant(ctx);
+    const { db } = ctx.services;
+    const now = ctx.services.now().getTime();
+    const outcome = db
+      .transaction(() => {
+        const delivery = getDelivery(db, p.delivery_id);
+        if (!delivery || delivery.merchant_id !== m.merchant_id) return 'not_found' as const;
+        const endpoint = activeEndpoint(db, m.merchant_id);
+        if (!endpoint) return 'no_endpoint' as const;
+        if (delivery.lease_until !== null && Number(delivery.lease_until) > now) return 'in_flight' as const;
+        requeueDelivery(db, delivery.delivery_id, endpoint.endpoint_id, now);
+        return 'queued' as const;
+      })
+      .immediate();
+    if (outcome === 'not_found') throw new AppError('NOT_FOUND', 'Webhook delivery not found.', { howToFix: 'Use a delivery_id from webhook_deliveries.' });
+    if (outcome === 'no_endpoint') throw new AppError('INVALID_STATUS', 'No active webhook URL to deliver to.', { howToFix: 'Set one with set_webhook first (a 410 Gone answer disables the current one).' });
+    if (outcome === 'in_flight') throw new AppError('INVALID_STATUS', 'This message is being delivered right now.', { howToFix: 'Wait a few seconds and read webhook_deliveries.' });
+    return { ...deliveryView(db, getDelivery(db, p.delivery_id)!), next_step: 'queued: it is sent again within seconds with the same webhook-id' };
+  },
+});

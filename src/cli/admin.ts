@@ -1,0 +1,130 @@
+/**
+ * `agent-wallet admin …` (DESIGN §11): local administration on the data directory. Commands open
+ * the data dir's `wallet.db` directly; busy_timeout makes that safe while the daemon runs.
+ *
+ *   admin mail [--limit N] [--json] [--data-dir DIR]          the mail outbox, newest first, with links
+ *   admin owner-token EMAIL [--label L] [--json] [--data-dir DIR]
+ *                                                             mints an owner API token (creates the owner if missing)
+ */
+import type { Database } from 'bun:sqlite';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadConfig } from '../config.ts';
+import { newId } from '../contract/ids.ts';
+import { listMail, type MailLink } from '../db/mail.ts';
+import { openDatabase } from '../db/open.ts';
+import { ensureOwner, insertOwnerToken } from '../db/owners.ts';
+import { newApiKey } from '../domain/api-keys.ts';
+import { checkEmail, checkName } from '../domain/identity.ts';
+import { commandFlags } from './context.ts';
+import { UsageError } from './usage.ts';
+
+const USAGE = `usage:
+  agent-wallet admin mail [--limit N] [--json] [--data-dir DIR]
+  agent-wallet admin owner-token EMAIL [--label L] [--json] [--data-dir DIR]`;
+
+interface AdminIo {
+  out: (text: string) => void;
+  env: Record<string, string | undefined>;
+}
+
+/** Thrown when the data dir has no ledger (exit code 1 with the message). */
+export class AdminError extends Error {
+  override readonly name = 'AdminError';
+}
+
+function withLedger<T>(dataDirFlag: string | undefined, env: AdminIo['env'], fn: (db: Database) => T): T {
+  const dataDir = resolve(dataDirFlag ?? env.AGENT_WALLET_DATA_DIR ?? './data');
+  const path = join(dataDir, 'wallet.db');
+  if (!existsSync(path)) throw new AdminError(`no ledger at ${path}; pass the --data-dir the daemon runs with (default ./data)`);
+  const config = loadConfig({ dataDir }, env);
+  const db = openDatabase(path, { network: config.solana.network });
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+const iso = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+function mail(args: string[], io: AdminIo): number {
+  const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean', limit: 'string' });
+  if (positional.length > 0) throw new UsageError(USAGE);
+  const limit = flags.limit === undefined ? 50 : Number(flags.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
+  const items = withLedger(flags['data-dir'], io.env, (db) =>
+    listMail(db, limit).map((m) => ({
+      mail_id: m.mail_id,
+      kind: m.kind,
+      to: m.to_addr,
+      subject: m.subject,
+      text: m.body,
+      links: JSON.parse(m.links) as MailLink[],
+      status: m.status,
+      channel: m.channel,
+      attempts: Number(m.attempts),
+      last_error: m.last_error,
+      created_at: iso(m.created_at),
+      sent_at: iso(m.sent_at),
+    })),
+  );
+  if (flags.json) {
+    io.out(`${JSON.stringify({ items, total: items.length }, null, 2)}\n`);
+    return 0;
+  }
+  if (items.length === 0) io.out('The outbox is empty.\n');
+  for (const m of items) {
+    io.out(`${m.created_at}  ${m.status}${m.channel ? ` (${m.channel})` : ''}  to ${m.to}\n  ${m.subject}\n`);
+    for (const l of m.links) io.out(`  ${l.label}: ${l.url}\n`);
+    if (m.last_error) io.out(`  last error: ${m.last_error}\n`);
+    io.out('\n');
+  }
+  return 0;
+}
+
+function ownerToken(args: string[], io: AdminIo): number {
+  const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean', label: 'string' });
+  if (positional.length !== 1) throw new UsageError(USAGE);
+  const email = checkEmail(positional[0]!);
+  if (!email.ok) throw new UsageError(`EMAIL ${email.reason}`);
+  const label = checkName(flags.label ?? 'admin owner-token');
+  if (!label.ok) throw new UsageError(`--label ${label.reason}`);
+  const key = newApiKey('owner');
+  const tokenId = newId('ownerToken');
+  const now = Date.now();
+  const result = withLedger(flags['data-dir'], io.env, (db) =>
+    db
+      .transaction(() => {
+        const { owner, created } = ensureOwner(db, email.value, newId('owner'), now);
+        insertOwnerToken(db, { token_id: tokenId, owner_id: owner.owner_id, token_hash: key.hash, label: label.value, now });
+        return { owner_id: owner.owner_id, email: owner.email, owner_created: created };
+      })
+      .immediate(),
+  );
+  const data = { ...result, token_id: tokenId, token: key.key, label: label.value };
+  if (flags.json) io.out(`${JSON.stringify(data, null, 2)}\n`);
+  else {
+    io.out(`Owner token for ${data.email}${data.owner_created ? ' (new owner)' : ''} (${tokenId}); shown once:\n${key.key}\n`);
+    io.out('Use it as "Authorization: Bearer <token>" on POST /v1/owner; list and revoke tokens with the tokens / revoke_token actions.\n');
+  }
+  return 0;
+}
+
+const SUBCOMMANDS: Record<string, (args: string[], io: AdminIo) => number> = { mail, 'owner-token': ownerToken };
+
+/** Runs `agent-wallet admin ARGS`; returns the exit code. */
+export async function adminCommand(argv: string[], io: AdminIo = { out: (t) => process.stdout.write(t), env: process.env }): Promise<number> {
+  const [name, ...rest] = argv;
+  const sub = name === undefined ? undefined : SUBCOMMANDS[name];
+  if (!sub) throw new UsageError(name === undefined ? USAGE : `unknown admin command "${name}"\n${USAGE}`);
+  try {
+    return sub(rest, io);
+  } catch (err) {
+    if (err instanceof AdminError) {
+      process.stderr.write(`agent-wallet admin: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,31 @@
+/** `agent-wallet withdraw AMOUNT ADDRESS --reason R`, `withdraw confirm WD_ID`, `withdraw get WD_ID`. */
+import { randomUUID } from 'node:crypto';
+import { confirmSignSubmit } from '../client/sign.ts';
+import { commandFlags, profileClient, type CliContext } from './context.ts';
+import { EXIT, printData, progress } from './output.ts';
+import { UsageError } from './usage.ts';
+
+const USAGE = 'usage: agent-wallet withdraw AMOUNT ADDRESS --reason R [--idempotency-key K] | withdraw confirm WD_ID | withdraw get WD_ID';
+
+export const WITHDRAW_COMMANDS: Record<string, (ctx: CliContext) => Promise<number>> = {
+  withdraw: async (ctx) => {
+    const { flags, positional } = commandFlags(ctx.args, { reason: 'string', 'idempotency-key': 'string' });
+    const { profile, api } = profileClient(ctx);
+    const [sub, id] = positional;
+    if ((sub === 'confirm' || sub === 'get') && positional.length === 2) {
+      const w = await api.call<Record<string, any>>('bot', 'get_withdrawal', { withdrawal_id: id });
+      if (sub === 'get') {
+        printData(ctx, w);
+        return EXIT.ok;
+      }
+      const done = await confirmSignSubmit(api, profile, w.transaction_id, { confirmAction: 'confirm_withdrawal', progress: (s) => progress(ctx, s) });
+      printData(ctx, { withdrawal_id: id, ...done }, `Withdrawal ${done.status}.`);
+      return done.status === 'completed' || done.status === 'pending' ? EXIT.ok : EXIT.error;
+    }
+    if (positional.length !== 2 || !flags.reason) throw new UsageError(USAGE);
+    const idempotencyKey = flags['idempotency-key'] ?? randomUUID();
+    const w = await api.call<Record<string, any>>('bot', 'withdraw', { amount: positional[0], to_address: positional[1], reason: flags.reason }, { idempotencyKey });
+    printData(ctx, w, w.status === 'awaiting_approval' ? `Withdrawal requested; the owner must approve it, then run: agent-wallet withdraw confirm ${w.withdrawal_id}` : `Withdrawal ${w.status}.`);
+    return w.status === 'awaiting_approval' ? EXIT.awaitingApproval : w.status === 'rejected' ? EXIT.error : EXIT.ok;
+  },
+};

@@ -1,0 +1,89 @@
+/**
+ * Contract of the merchant actions (SPEC "Merchant actions"; DESIGN §8). Every action is
+ * `POST {base_url}/merchant {action, …}`; all but register need `Authorization: Bearer
+ * wallet_merchant_…`. Webhooks follow Standard Webhooks (webhook-id, webhook-timestamp,
+ * webhook-signature `v1,<base64 HMAC-SHA256>` keyed with the base64 part of the `whsec_` secret).
+ */
+import { Type as T } from '@sinclair/typebox';
+import { Amount, Limit, NoParams, Offset, Params, SolanaAddress } from './common.ts';
+import { action } from './action.ts';
+
+/** An http(s) URL the service will POST webhooks to; checked against the outbound rules. */
+const WebhookUrl = T.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives webhooks; private and loopback addresses are refused unless the operator allows the host' });
+
+/** Webhook event types a merchant can receive. */
+export const MERCHANT_EVENT_TYPES = ['payment.received', 'payment_request.paid', 'webhook.test'] as const;
+
+/** The `webhook-id` of a message: the same on every attempt and on redelivery. */
+export const DELIVERY_ID_PATTERN = '^msg_[0-9a-hjkmnp-tv-z]{26}$';
+/** A webhook endpoint id. */
+export const ENDPOINT_ID_PATTERN = '^whe_[0-9a-hjkmnp-tv-z]{26}$';
+
+export const MERCHANT = {
+  register: action({
+    endpoint: 'merchant',
+    auth: 'none',
+    params: Params({
+      name: T.String({ minLength: 1, maxLength: 256, description: 'display name, 1–64 visible characters' }),
+      username: T.String({ minLength: 3, maxLength: 32, description: 'the name payers use in pay {to}: 3–32 of a-z, 0-9 and single inner dashes; shared namespace with wallets' }),
+      payout_address: SolanaAddress,
+      webhook_url: T.Optional(WebhookUrl),
+    }),
+    summary: 'Creates a merchant account; returns merchant_id and the merchant API key (wallet_merchant_…, shown once), and the webhook secret when webhook_url is given.',
+    destructive: true,
+  }),
+  info: action({ endpoint: 'merchant', auth: 'merchant', readOnly: true, params: NoParams, summary: 'The merchant account: name, username, payout address and webhook.' }),
+  balance: action({
+    endpoint: 'merchant',
+    auth: 'merchant',
+    readOnly: true,
+    params: NoParams,
+    summary: 'On-chain USDC balance of the payout address, and the totals received through the service.',
+  }),
+  verify: action({
+    endpoint: 'merchant',
+    auth: 'merchant',
+    readOnly: true,
+    params: Params({
+      reference: T.String({ minLength: 1, maxLength: 100, description: 'your order identifier, passed by the payer as pay {reference}' }),
+      expected_amount: T.Optional(Amount),
+    }),
+    summary: 'Whether a completed payment with this reference (and at least expected_amount) was received: paid, transaction_id, amount, paid_at, payer.',
+  }),
+  history: action({
+    endpoint: 'merchant',
+    auth: 'merchant',
+    readOnly: true,
+    params: Params({
+      limit: T.Optional(Limit),
+      offset: T.Optional(Offset),
+      since: T.Optional(T.String({ maxLength: 64, description: 'ISO 8601 time: only payments completed at or after it' })),
+    }),
+    summary: 'Completed payments received, newest first.',
+  }),
+  set_webhook: action({
+    endpoint: 'merchant',
+    auth: 'merchant',
+    params: Params({ url: WebhookUrl }),
+    summary: 'Sets the URL that receives payment notifications; returns webhook_id and a new signing secret (shown once) and sends a webhook.test event.',
+  }),
+  rotate_webhook_secret: action({
+    endpoint: 'merchant',
+    auth: 'merchant',
+    params: NoParams,
+    summary: 'Replaces the signing secret (shown once); for 24 hours messages carry signatures with both the new and the old secret.',
+  }),
+  webhook_deliveries: action({
+    endpoint: 'merchant',
+    auth: 'merchant',
+    readOnly: true,
+    params: Params({ limit: T.Optional(Limit), offset: T.Optional(Offset) }),
+    summary: 'Webhook messages, newest first, with every delivery attempt (HTTP status, error, duration).',
+  }),
+  redeliver: action({
+    endpoint: 'merchant',
+    auth: 'merchant',
+    params: Params({ delivery_id: T.String({ pattern: DELIVERY_ID_PATTERN, description: 'delivery_id from webhook_deliveries (the webhook-id header)' }) }),
+    summary: 'Sends a webhook message again, with the same webhook-id, to the current webhook URL.',
+  }),
+};

@@ -1,0 +1,132 @@
+/**
+ * Merchant accounts and what they received (DESIGN §8). A merchant has no ledger rows of its
+ * own: a payment to a merchant is the payer's outgoing transaction with `to_merchant_id` set, so
+ * everything here reads those rows. Usernames share the wallets' namespace (`usernames`).
+ */
+import type { Database } from 'bun:sqlite';
+import type { TxRow } from './transactions.ts';
+
+export interface MerchantRow {
+  merchant_id: string;
+  username: string;
+  name: string;
+  payout_address: string;
+  api_key_hash: Uint8Array;
+  webhook_url: string | null;
+  created_at: bigint;
+}
+
+export interface NewMerchant extends Record<string, string | number | null | Uint8Array> {
+  merchant_id: string;
+  username: string;
+  name: string;
+  payout_address: string;
+  api_key_hash: Uint8Array;
+  created_at: number;
+}
+
+/**
+ * Inserts a merchant and claims its username; call inside a write transaction. Returns false
+ * (and writes nothing) when the username is already taken by a wallet or a merchant.
+ */
+export function insertMerchant(db: Database, m: NewMerchant): boolean {
+  const claimed = db.query("INSERT INTO usernames (username, kind, ref_id) VALUES (?, 'merchant', ?) ON CONFLICT (username) DO NOTHING").run(m.username, m.merchant_id);
+  if (claimed.changes !== 1) return false;
+  db.query(
+    `INSERT INTO merchants (merchant_id, username, name, payout_address, api_key_hash, webhook_url, created_at)
+     VALUES ($merchant_id, $username, $name, $payout_address, $api_key_hash, NULL, $created_at)`,
+  ).run({ ...m });
+  return true;
+}
+
+export function getMerchant(db: Database, merchantId: string): MerchantRow | null {
+  return db.query<MerchantRow, [string]>('SELECT * FROM merchants WHERE merchant_id = ?').get(merchantId);
+}
+
+/** Keeps `merchants.webhook_url` showing the active endpoint's URL (NULL when none is active). */
+export function setMerchantWebhookUrl(db: Database, merchantId: string, url: string | null): void {
+  db.query('UPDATE merchants SET webhook_url = ? WHERE merchant_id = ?').run(url, merchantId);
+}
+
+/** Statuses of a payment that still counts for its reference: it is under way or done. */
+const LIVE_STATUSES = "('pre_approved', 'awaiting_approval', 'approved', 'pending', 'completed')";
+
+/**
+ * The payment to `merchantId` that already holds `reference`: a completed one first, else one
+ * still outstanding (not failed, cancelled, expired or rejected). Null when the reference is free.
+ * Call inside the transaction that creates the new intent, so two concurrent pays cannot both pass.
+ */
+export function paymentHoldingReference(db: Database, merchantId: string, reference: string): Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'> | null {
+  return db
+    .query<Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'>, [string, string]>(
+      `SELECT transaction_id, wallet_id, status FROM transactions
+       WHERE to_merchant_id = ? AND reference = ? AND direction = 'out' AND status IN ${LIVE_STATUSES}
+       ORDER BY status = 'completed' DESC, created_at LIMIT 1`,
+    )
+    .get(merchantId, reference);
+}
+
+/** A completed payment to a merchant, with the payer's username. */
+export interface MerchantPayment {
+  transaction_id: string;
+  amount: bigint;
+  reference: string | null;
+  note: string | null;
+  signature: string | null;
+  completed_at: bigint;
+  payer_username: string | null;
+  payer_address: string;
+}
+
+const PAYMENT_COLUMNS = `t.transaction_id, t.amount, t.reference, t.note, t.signature, t.completed_at, w.username AS payer_username, w.address AS payer_address`;
+
+/** The completed payment to `merchantId` with `reference` (at most one exists: pay refuses a reused reference). */
+export function completedPaymentByReference(db: Database, merchantId: string, reference: string): MerchantPayment | null {
+  return db
+    .query<MerchantPayment, [string, string]>(
+      `SELECT ${PAYMENT_COLUMNS} FROM transactions t JOIN wallets w ON w.wallet_id = t.wallet_id
+       WHERE t.to_merchant_id = ? AND t.reference = ? AND t.direction = 'out' AND t.status = 'completed'
+       ORDER BY t.completed_at LIMIT 1`,
+    )
+    .get(merchantId, reference);
+}
+
+/** A page of completed payments to `merchantId`, newest first, optionally only those completed at or after `sinceMs`. */
+export function merchantPayments(db: Database, q: { merchantId: string; sinceMs?: number; limit: number; offset: number }): { items: MerchantPayment[]; total: number } {
+  const where = "t.to_merchant_id = ? AND t.direction = 'out' AND t.status = 'completed'" + (q.sinceMs === undefined ? '' : ' AND t.completed_at >= ?');
+  const args: (string | number)[] = q.sinceMs === undefined ? [q.merchantId] : [q.merchantId, q.sinceMs];
+  const total = db.query<{ n: bigint }, (string | number)[]>(`SELECT count(*) AS n FROM transactions t WHERE ${where}`).get(...args);
+  const items = db
+    .query<MerchantPayment, (string | number)[]>(
+      `SELECT ${PAYMENT_COLUMNS} FROM transactions t JOIN wallets w ON w.wallet_id = t.wallet_id
+       WHERE ${where} ORDER BY t.completed_at DESC, t.rowid DESC LIMIT ? OFFSET ?`,
+    )
+    .all(...args, q.limit, q.offset);
+  return { items, total: Number(total?.n ?? 0n) };
+}
+
+/** Totals a merchant received through the service (completed payments only). */
+export function merchantTotals(db: Database, merchantId: string): { count: number; received: bigint; lastPaidAt: bigint | null } {
+  const row = db
+    .query<{ n: bigint; s: bigint | null; last: bigint | null }, [string]>(
+      "SELECT count(*) AS n, sum(amount) AS s, max(completed_at) AS last FROM transactions WHERE to_merchant_id = ? AND direction = 'out' AND status = 'completed'",
+    )
+    .get(merchantId);
+  return { count: Number(row?.n ?? 0n), received: row?.s ?? 0n, lastPaidAt: row?.last ?? null };
+}
+
+/** Service-wide counts for the public `stats` action. */
+export function serviceCounts(db: Database): { wallets: number; claimedWallets: number; merchants: number; paymentsCompleted: number; volume: bigint } {
+  const w = db.query<{ n: bigint; c: bigint | null }, []>("SELECT count(*) AS n, sum(status = 'claimed') AS c FROM wallets").get();
+  const m = db.query<{ n: bigint }, []>('SELECT count(*) AS n FROM merchants').get();
+  const p = db
+    .query<{ n: bigint; s: bigint | null }, []>("SELECT count(*) AS n, sum(amount) AS s FROM transactions WHERE type = 'payment' AND direction = 'out' AND status = 'completed'")
+    .get();
+  return {
+    wallets: Number(w?.n ?? 0n),
+    claimedWallets: Number(w?.c ?? 0n),
+    merchants: Number(m?.n ?? 0n),
+    paymentsCompleted: Number(p?.n ?? 0n),
+    volume: p?.s ?? 0n,
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * Handlers of the composite tools: the ones that do more than one action call, exactly as the
+ * CLI commands do (src/cli/*-commands.ts), over the same client functions (src/client).
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { ApiClient, ApiError } from '../client/api.ts';
+import { ProfileError } from '../client/profile.ts';
+import { CustodyCheckError, registerWallet, type RegisterParams } from '../client/register.ts';
+import { confirmSignSubmit, type Expectation } from '../client/sign.ts';
+import { exportWallet, importWallet, parseWalletFile } from '../client/wallet-file.ts';
+import { parseUsdc } from '../domain/money.ts';
+import type { ProfileData } from '../client/profile.ts';
+import { ToolError } from './errors.ts';
+import type { Session } from './session.ts';
+
+export type Args = Record<string, unknown>;
+export type ToolHandler = (s: Session, args: Args) => Promise<Record<string, unknown>>;
+
+/** An amount the server answered with, in micro-USDC; unreadable is a custody refusal. */
+function micro(value: unknown, what: string): bigint {
+  const p = parseUsdc(value);
+  if (!p.ok) throw new CustodyCheckError(`the server sent an unreadable ${what} (${String(value)}); nothing was signed`);
+  return p.micro;
+}
+
+/** The idempotency key of a money-moving call: the caller's, or a fresh one it can reuse on retry. */
+export function idempotencyKeyOf(args: Args): string {
+  return typeof args.idempotency_key === 'string' ? args.idempotency_key : randomUUID();
+}
+
+/**
+ * confirm + client-side message check + FROST round + submit (waiting for the chain). A retry
+ * after the transaction completed (ALREADY_COMPLETED on confirm) returns its final view instead
+ * of an error: submit_signed_tx answers a completed transaction with its result, signing nothing.
+ */
+async function confirmAndSubmit(
+  s: Session,
+  api: ApiClient,
+  profile: ProfileData,
+  transactionId: string,
+  confirmAction: string,
+  expect?: Expectation,
+): Promise<Record<string, unknown>> {
+  try {
+    return await confirmSignSubmit(api, profile, transactionId, { confirmAction, expect, progress: (step) => s.progress(step) });
+  } catch (err) {
+    if (err instanceof ApiError && err.errorCode === 'ALREADY_COMPLETED') {
+      return api.call<Record<string, unknown>>('bot', 'submit_signed_tx', { transaction_id: transactionId });
+    }
+    throw err;
+  }
+}
+
+/** `register`: DKG with the server, registration proof, profile saved like `agent-wallet register`. */
+export const registerTool: ToolHandler = async (s, args) => {
+  if (s.store.exists(s.profileName)) {
+    throw new ProfileError(
+      `profile "${s.profileName}" already exists in ${s.store.home}: this MCP server already has a wallet (use info). To register another, configure another AGENT_WALLET_PROFILE for this server`,
+    );
+  }
+  const { response, profile } = await registerWallet(s.anonymous(), args as unknown as RegisterParams, (step) => s.progress(step));
+  const path = s.store.save(s.profileName, profile);
+  s.forget();
+  s.progress(`key share and API key saved to ${path} (mode 0600)`);
+  // The API key stays in the profile file: the model never needs it, so it never enters its context.
+  const { api_key: _apiKey, ...rest } = response;
+  return { ...rest, api_key: 'saved in the profile file', profile: s.profileName, profile_path: path };
+};
+
+/**
+ * `pay`: creates the intent with an idempotency key (given or generated, and returned) and, when
+ * it is pre_approved and `confirm` is not false, confirms, checks, signs and submits it, exactly
+ * like `agent-wallet pay`: the expectation comes from the pay response, not the confirm summary.
+ */
+export const payTool: ToolHandler = async (s, args) => {
+  const { idempotency_key: _key, confirm, ...params } = args;
+  const idempotencyKey = idempotencyKeyOf(args);
+  const { profile, api } = s.wallet();
+  s.progress(`creating payment intent (idempotency key ${idempotencyKey})`);
+  const intent = await api.call<Record<string, unknown>>('bot', 'pay', params, { idempotencyKey });
+  if (intent.status !== 'pre_approved' || confirm === false) return { ...intent, idempotency_key: idempotencyKey };
+  const result = await confirmAndSubmit(s, api, profile, String(intent.transaction_id), 'confirm_payment', {
+    recipientAddress: String(intent.to_address),
+    amount: micro(intent.amount, 'amount'),
+    maxFee: micro(intent.fee, 'fee'),
+  });
+  return { ...result, idempotency_key: idempotencyKey };
+};
+
+/** `confirm_payment` / `confirm_withdrawal`: the whole confirm + check + sign + submit. */
+export function confirmTool(confirmAction: 'confirm_payment' | 'confirm_withdrawal'): ToolHandler {
+  return async (s, args) => {
+    const { profile, api } = s.wallet();
+    return confirmAndSubmit(s, api, profile, String(args.transaction_id), confirmAction);
+  };
+}
+
+/** A path as the tool received it: absolute, or relative to the profile home (the host's working directory is arbitrary). */
+function filePath(s: Session, file: string): string {
+  return resolve(s.store.home, file);
+}
+
+/** `wallet_export`: writes a .wlt file (0600) like `agent-wallet export`; default under HOME/exports. */
+export const walletExportTool: ToolHandler = async (s, args) => {
+  const { profile, api } = s.wallet();
+  const file = filePath(s, typeof args.file === 'string' ? args.file : join('exports', `${s.profileName}-${new Date().toISOString().replace(/[:.]/g, '-')}.wlt`));
+  if (!args.overwrite && existsSync(file)) throw new ToolError('VALIDATION_ERROR', `/file: ${file} already exists`, 'Choose another file, or pass overwrite: true to replace it.');
+  const content = await exportWallet(api, profile);
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(file, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600, flag: args.overwrite ? 'w' : 'wx' });
+  return {
+    file,
+    export_id: content.export_id,
+    wallet_id: content.wallet_id,
+    address: content.address,
+    next_step: 'keep the file safe; import it with wallet_import (or agent-wallet import) while the server keeps the export, at most 5 imports a day',
+  };
+};
+
+/** `wallet_import`: restores a .wlt file into this server's profile, like `agent-wallet import`. */
+export const walletImportTool: ToolHandler = async (s, args) => {
+  const file = filePath(s, String(args.file));
+  const parsed = parseWalletFile(readFileSync(file, 'utf8'));
+  if (s.store.exists(s.profileName)) {
+    throw new ProfileError(`profile "${s.profileName}" already exists in ${s.store.home}; configure another AGENT_WALLET_PROFILE for this server to import under another name`);
+  }
+  // The file names its server; a configured AGENT_WALLET_URL wins, as in the CLI.
+  const server = s.explicitServer ? s.server : parsed.server_url;
+  const profile = await importWallet(new ApiClient(server), parsed);
+  const info = await new ApiClient(server, profile.api_key).call<Record<string, unknown>>('bot', 'info');
+  const path = s.store.save(s.profileName, { ...profile, server_url: server });
+  s.forget();
+  return { profile: s.profileName, profile_path: path, wallet_id: info.wallet_id, username: info.username, address: info.address };
+};

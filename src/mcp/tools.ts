@@ -1,0 +1,215 @@
+/**
+ * The MCP tool table (DESIGN §11): one row per tool. A row names the contract action it maps to;
+ * its input schema, description and read-only / destructive hints then come from that action's
+ * contract entry (the TypeBox schema the dispatcher validates with IS the JSON Schema the host
+ * sees), and by default the tool calls that action with its arguments. Composite tools (pay,
+ * register, …) keep the contract's properties and add or drop a few, with a custom handler.
+ *
+ * Adding a tool for a new action is one row: `{ name: 'get_withdrawal', action: 'get_withdrawal' }`
+ * (and, for a new contract group, one entry in CONTRACT_GROUPS).
+ */
+import { Type as T, type TObject, type TSchema } from '@sinclair/typebox';
+import type { ContractAction, Endpoint } from '../contract/action.ts';
+import { APPROVALS } from '../contract/approvals.ts';
+import { PAYMENTS } from '../contract/payments.ts';
+import { SYSTEM } from '../contract/system.ts';
+import { WALLET } from '../contract/wallet.ts';
+import { WITHDRAWALS } from '../contract/withdrawals.ts';
+import { confirmTool, idempotencyKeyOf, payTool, registerTool, walletExportTool, walletImportTool, type Args, type ToolHandler } from './handlers.ts';
+
+/** Every contract group whose actions tools may map to. */
+const CONTRACT_GROUPS: Record<string, ContractAction>[] = [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS];
+
+/** `endpoint/name` → contract entry. */
+export const CONTRACT: ReadonlyMap<string, ContractAction> = new Map(
+  CONTRACT_GROUPS.flatMap((group) => Object.entries(group).map(([name, def]) => [`${def.endpoint}/${name}`, def] as const)),
+);
+
+/** The hints a tool declares (MCP ToolAnnotations; destructiveHint defaults to true in MCP, so it is always explicit). */
+export interface Hints {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface ToolRow {
+  /** snake_case, no dots (Claude's API allows only `^[a-zA-Z0-9_-]{1,128}$`). */
+  name: string;
+  /** The contract action the tool maps to (on `endpoint`, default bot). */
+  action?: string;
+  endpoint?: Endpoint;
+  /** Contract params the tool does not take (its handler fills them). */
+  omit?: readonly string[];
+  /** Extra input properties the handler consumes (never sent as action params). */
+  extend?: Record<string, TSchema>;
+  /** Input schema of a tool that maps to no action. */
+  params?: TObject;
+  title?: string;
+  /** Replaces the contract summary. */
+  description?: string;
+  /** Overrides the hints taken from the contract (a composite tool that signs is destructive). */
+  hints?: Partial<Hints>;
+  /** Custom handler; default: call `action` with the arguments. */
+  run?: ToolHandler;
+}
+
+/** How money-moving calls are made safe to retry (DESIGN §3); added to every idempotent action's tool. */
+const IdempotencyKey = T.String({
+  pattern: '^[\\x21-\\x7e]{1,255}$',
+  description: 'reuse the key of a failed or interrupted call to retry it without paying twice; generated (and returned) when omitted',
+});
+
+const WltFile = (description: string) => T.String({ minLength: 1, maxLength: 4096, description });
+
+export const TOOL_ROWS: readonly ToolRow[] = [
+  {
+    name: 'register',
+    action: 'register',
+    omit: ['dkg_session_id', 'proof_signature'],
+    run: registerTool,
+    description:
+      'Creates this agent\'s USDC wallet: runs the FROST key generation with the server (the agent key share stays in the local profile), saves the profile and returns the username, address, claim URL and claim code. Give the claim URL and code to your human owner: until they claim the wallet, only info, rename and set_owner work.',
+  },
+  { name: 'info', action: 'info' },
+  { name: 'balance', action: 'balance' },
+  { name: 'deposit_address', action: 'get_deposit_address' },
+  { name: 'reconcile', action: 'reconcile' },
+  { name: 'rename', action: 'update_name', hints: { idempotentHint: true } },
+  { name: 'set_owner', action: 'update_owner', hints: { idempotentHint: true } },
+  { name: 'lookup', action: 'lookup' },
+  { name: 'can_i_afford', action: 'can_i_afford' },
+  {
+    name: 'pay',
+    action: 'pay',
+    extend: { confirm: T.Optional(T.Boolean({ default: true, description: 'false: only create the intent; confirm it later with confirm_payment' })) },
+    run: payTool,
+    description:
+      'Pays USDC to a username or Solana address (to + amount) or a paylink (payment_request_id). Creates the intent and, when guard rails allow it at once, checks the exact Solana transaction, signs it (FROST with the server) and submits it, waiting for the chain: the result is the final transaction (status completed). When the owner must approve, returns status awaiting_approval with an approval_id: wait with approval_status, then call confirm_payment.',
+  },
+  {
+    name: 'confirm_payment',
+    action: 'confirm_payment',
+    run: confirmTool('confirm_payment'),
+    hints: { destructiveHint: true },
+    description:
+      'Completes a pre_approved or owner-approved payment: checks the exact Solana transaction, signs it (FROST with the server) and submits it, waiting for the chain. Safe to call again: a completed payment returns its result.',
+  },
+  { name: 'cancel_payment', action: 'cancel_payment' },
+  { name: 'list_payments', action: 'list_payments' },
+  { name: 'transactions', action: 'transactions' },
+  { name: 'my_limits', action: 'my_limits' },
+  { name: 'pending_approvals', action: 'pending_approvals' },
+  { name: 'approval_status', action: 'approval_status' },
+  { name: 'events', action: 'events' },
+  { name: 'mark_read', action: 'mark_read', hints: { idempotentHint: true } },
+  { name: 'withdraw', action: 'withdraw' },
+  {
+    name: 'confirm_withdrawal',
+    action: 'confirm_withdrawal',
+    run: confirmTool('confirm_withdrawal'),
+    hints: { destructiveHint: true },
+    description:
+      'After the owner approved a withdrawal: checks the exact Solana transaction, signs it (FROST with the server) and submits it, waiting for the chain. transaction_id is the one withdraw returned.',
+  },
+  { name: 'get_withdrawal', action: 'get_withdrawal' },
+  {
+    name: 'wallet_export',
+    action: 'wallet_export',
+    extend: {
+      file: T.Optional(WltFile('where to write the .wlt file: absolute, or relative to the profile home; default HOME/exports/<profile>-<time>.wlt')),
+      overwrite: T.Optional(T.Boolean({ description: 'replace an existing file' })),
+    },
+    run: walletExportTool,
+    description:
+      'Writes a .wlt backup of this wallet (agent key share and API key, encrypted under a key the server releases at most 5 times a day; useless without the server). Returns the file path.',
+  },
+  {
+    name: 'wallet_import',
+    params: T.Object({ file: WltFile('the .wlt file: absolute, or relative to the profile home') }, { additionalProperties: false }),
+    run: walletImportTool,
+    hints: { readOnlyHint: false, destructiveHint: false },
+    description: "Restores a wallet from a .wlt file into this server's profile (which must not exist yet) and checks it against the server.",
+  },
+];
+
+/** A tool ready to list and call. */
+export interface ToolDef {
+  name: string;
+  title: string;
+  description: string;
+  /** TypeBox schema (symbols included, for the validator); `jsonSchema` is what the host sees. */
+  input: TObject;
+  jsonSchema: Record<string, unknown> & { type: 'object' };
+  hints: Hints;
+  /** The contract action behind it, if any. */
+  action?: { endpoint: Endpoint; name: string };
+  run: ToolHandler;
+}
+
+/** TypeBox schemas are JSON Schema plus symbol-keyed metadata; JSON drops the symbols. */
+export function toJsonSchema(schema: TSchema): Record<string, unknown> & { type: 'object' } {
+  return JSON.parse(JSON.stringify(schema));
+}
+
+function titleOf(name: string): string {
+  const words = name.replace(/_/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** The default handler: one action call with the profile's key (no key for auth-free actions). */
+function callAction(endpoint: Endpoint, name: string, contract: ContractAction, extraKeys: readonly string[]): ToolHandler {
+  return async (s, args) => {
+    const params: Args = {};
+    for (const [k, v] of Object.entries(args)) if (!extraKeys.includes(k)) params[k] = v;
+    const api = contract.auth === 'none' ? s.anonymous() : s.wallet().api;
+    if (!contract.idempotent) return api.call(endpoint, name, params);
+    const idempotencyKey = idempotencyKeyOf(args);
+    return { ...(await api.call<Record<string, unknown>>(endpoint, name, params, { idempotencyKey })), idempotency_key: idempotencyKey };
+  };
+}
+
+/** Builds a row into a tool; a row naming an action the contract lacks is a programming error. */
+export function buildTool(row: ToolRow): ToolDef {
+  if (!/^[a-zA-Z0-9_-]{1,128}$/.test(row.name)) throw new Error(`MCP tool name "${row.name}" is not snake_case`);
+  if (!row.action) {
+    if (!row.params || !row.run) throw new Error(`MCP tool ${row.name}: a tool without an action needs params and run`);
+    return {
+      name: row.name,
+      title: row.title ?? titleOf(row.name),
+      description: row.description ?? row.name,
+      input: row.params,
+      jsonSchema: toJsonSchema(row.params),
+      hints: { readOnlyHint: false, destructiveHint: false, ...row.hints },
+      run: row.run,
+    };
+  }
+  const endpoint = row.endpoint ?? 'bot';
+  const contract = CONTRACT.get(`${endpoint}/${row.action}`);
+  if (!contract) throw new Error(`MCP tool ${row.name}: no contract action ${endpoint}/${row.action}`);
+  const params = contract.params as unknown as TObject;
+  const properties: Record<string, TSchema> = {};
+  for (const [k, v] of Object.entries(params.properties)) if (!row.omit?.includes(k)) properties[k] = v;
+  const extend: Record<string, TSchema> = { ...(contract.idempotent ? { idempotency_key: T.Optional(IdempotencyKey) } : {}), ...row.extend };
+  const input = T.Object({ ...properties, ...extend }, { additionalProperties: false });
+  return {
+    name: row.name,
+    title: row.title ?? titleOf(row.name),
+    description: row.description ?? contract.summary,
+    input,
+    jsonSchema: toJsonSchema(input),
+    hints: { readOnlyHint: contract.readOnly === true, destructiveHint: contract.destructive === true, ...row.hints },
+    action: { endpoint, name: row.action },
+    run: row.run ?? callAction(endpoint, row.action, contract, Object.keys(extend)),
+  };
+}
+
+/** Every tool, by name. */
+export function buildTools(rows: readonly ToolRow[] = TOOL_ROWS): Map<string, ToolDef> {
+  const tools = new Map<string, ToolDef>();
+  for (const row of rows) {
+    if (tools.has(row.name)) throw new Error(`MCP tool ${row.name} listed twice`);
+    tools.set(row.name, buildTool(row));
+  }
+  return tools;
+}

@@ -1,0 +1,47 @@
+/** The daemon as an operator runs it: zero-config simnet, state across restarts, graceful stop. */
+import { expect, test } from 'bun:test';
+import { createSolanaRpc, generateKeyPairSigner } from '@solana/kit';
+import { join } from 'node:path';
+import { createRpcChainPort } from '../../src/solana/port.ts';
+import { DEVNET_USDC } from '../../src/solana/networks.ts';
+import { runCli, startDaemonProcess } from '../helpers/daemon.ts';
+import { tempDir } from '../helpers/services.ts';
+
+test('ping reports simnet with its RPC URL; faucet USDC survives a restart; SIGTERM exits 0', async () => {
+  const dataDir = join(tempDir('aw-restart-'), 'data');
+  const first = await startDaemonProcess({ dataDir });
+  const ping = await (await fetch(`${first.url}/bot`, { method: 'POST', body: '{"action":"ping"}' })).json();
+  expect(ping.data).toMatchObject({ status: 'ok', network: 'simnet', usdc_mint: DEVNET_USDC, rpc_url: first.rpcUrl });
+  const owner = (await generateKeyPairSigner()).address;
+  const faucet = await (
+    await fetch(first.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'simnet_faucet', params: [owner, '7500000'] }) })
+  ).json();
+  expect(typeof faucet.result).toBe('string');
+  const genesis = await createSolanaRpc(first.rpcUrl).getGenesisHash().send();
+  expect(await first.stop()).toBe(0);
+
+  const second = await startDaemonProcess({ dataDir });
+  expect(await createRpcChainPort(second.rpcUrl).getTokenBalance(owner, DEVNET_USDC)).toBe(7_500_000n);
+  expect(await createSolanaRpc(second.rpcUrl).getGenesisHash().send()).toBe(genesis);
+  expect(await second.stop()).toBe(0);
+});
+
+test('agent-wallet --version and an unknown command (exit 2)', async () => {
+  const v = await runCli(['--version']);
+  expect(v.code).toBe(0);
+  expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  const bad = await runCli(['frobnicate']);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('unknown command');
+});
+
+test('a 0644 master key refuses start with how to fix it', async () => {
+  const dataDir = join(tempDir('aw-perm-'), 'data');
+  const d = await startDaemonProcess({ dataDir });
+  expect(await d.stop()).toBe(0);
+  const { chmodSync } = await import('node:fs');
+  chmodSync(join(dataDir, 'master.key'), 0o644);
+  const res = await runCli(['serve', '--data-dir', dataDir, '--port', '0'], { AGENT_WALLET_SIMNET_RPC_PORT: '0' });
+  expect(res.code).toBe(1);
+  expect(res.stderr).toContain('chmod 600');
+});

@@ -1,0 +1,300 @@
+import { describe, expect, test } from 'bun:test';
+import { getApproval } from '../../src/db/approvals.ts';
+import { loadEffectiveRails } from '../../src/db/guard-rails.ts';
+import { listMail, type MailLink } from '../../src/db/mail.ts';
+import { queueApprovalMail } from '../../src/mail/approval-mail.ts';
+import { addPendingPayment, addWallet, claimFor, ownerCall, ownerWorld, type OwnerWorld } from '../actions/fixtures.ts';
+
+/** A cookie-keeping client over app.handle, like a browser without JavaScript. */
+class Browser {
+  readonly jar = new Map<string, string>();
+  constructor(private readonly w: OwnerWorld) {}
+
+  async request(path: string, form?: Record<string, string>): Promise<{ status: number; location: string | null; text: string; headers: Headers }> {
+    const headers: Record<string, string> = {};
+    if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const res = await this.w.app.handle(new Request(`http://localhost${path}`, { method: form ? 'POST' : 'GET', headers, body: form ? new URLSearchParams(form).toString() : undefined }));
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const [name, value] = pair!.split('=') as [string, string];
+      if (value === '') this.jar.delete(name);
+      else this.jar.set(name, value);
+    }
+    return { status: res.status, location: res.headers.get('location'), text: await res.text(), headers: res.headers };
+  }
+
+  /** The value of the first hidden csrf field of a page. */
+  static csrf(page: string): string {
+    return /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+  }
+}
+
+/** An owner signed in through the real claim flow; returns the browser with its session. */
+async function claimedInBrowser(w: OwnerWorld, email: string, name = 'Helper Bot') {
+  const wallet = addWallet(w.services, { name });
+  const b = new Browser(w);
+  const page = await b.request(`/claim/${wallet.walletId}`);
+  const sent = await b.request(`/claim/${wallet.walletId}`, { csrf: Browser.csrf(page.text), claim_code: wallet.code, email });
+  expect(sent.status).toBe(200);
+  const link = (JSON.parse(listMail(w.services.db, 1)[0]!.links) as MailLink[])[0]!;
+  const landing = await b.request(new URL(link.url).pathname);
+  expect(landing.status).toBe(303);
+  return { b, wallet };
+}
+
+describe('claim page', () => {
+  test('renders the wallet with escaped values, labels, a viewport meta and a CSRF field', async () => {
+    const w = ownerWorld();
+    const wallet = addWallet(w.services, { name: '<script>alert("x")</script>', ownerEmail: 'pledged@example.com' });
+    const res = await new Browser(w).request(`/claim/${wallet.walletId}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(res.text).not.toContain('<script>');
+    expect(res.text).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
+    expect(res.text).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
+    expect(res.text).toContain('<label for="claim_code">');
+    expect(res.text).toContain('<label for="email">');
+    expect(res.text).toContain('pl***@example.com');
+    expect(res.text).toMatch(/name="csrf" value="[A-Za-z0-9_-]{43}"/);
+  });
+
+  test('an unknown wallet is a friendly 404 page', async () => {
+    const res = await new Browser(ownerWorld()).request('/claim/wal_00000000000000000000000000');
+    expect(res.status).toBe(404);
+    expect(res.text).toContain('What to do');
+  });
+
+  test('a claim form without the CSRF token is refused with 403 and sends nothing', async () => {
+    const w = ownerWorld();
+    const wallet = addWallet(w.services);
+    const b = new Browser(w);
+    await b.request(`/claim/${wallet.walletId}`);
+    const res = await b.request(`/claim/${wallet.walletId}`, { claim_code: wallet.code, email: 'o@example.com' });
+    expect(res.status).toBe(403);
+    const forged = await b.request(`/claim/${wallet.walletId}`, { csrf: 'A'.repeat(43), claim_code: wallet.code, email: 'o@example.com' });
+    expect(forged.status).toBe(403);
+    expect(listMail(w.services.db, 10)).toHaveLength(0);
+  });
+
+  test('a wrong code shows the form again with the error and the attempts left', async () => {
+    const w = ownerWorld();
+    const wallet = addWallet(w.services);
+    const b = new Browser(w);
+    const page = await b.request(`/claim/${wallet.walletId}`);
+    const res = await b.request(`/claim/${wallet.walletId}`, { csrf: Browser.csrf(page.text), claim_code: 'NOPE-NOPE', email: 'o@example.com' });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('role="alert"');
+    expect(res.text).toContain('4 attempts left');
+    expect(res.text).toContain('value="o@example.com"');
+  });
+});
+
+describe('dashboard', () => {
+  test('without a session the dashboard redirects to sign-in', async () => {
+    const res = await new Browser(ownerWorld()).request('/dashboard');
+    expect(res.status).toBe(303);
+    expect(res.location).toBe('/login');
+  });
+
+  test('the wallet page shows balance, rails editor, approvals and history newest first', async () => {
+    const w = ownerWorld();
+    const { b, wallet } = await claimedInBrowser(w, 'o@example.com');
+    addPendingPayment(w.services, wallet.walletId, { amount: 25_000_000n, recipient: 'older-1' });
+    w.advance(60_000);
+    addPendingPayment(w.services, wallet.walletId, { amount: 7_000_000n, recipient: 'newer-2' });
+    const res = await b.request(`/dashboard/wallets/${wallet.walletId}`);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('12.5 USDC');
+    expect(res.text).toContain('<label for="daily">Daily budget</label>');
+    expect(res.text.indexOf('newer-2')).toBeLessThan(res.text.indexOf('older-1'));
+    expect(res.text).toContain('/approve"');
+    const history = res.text.slice(res.text.indexOf('id="history"'));
+    expect(history.indexOf('−7 USDC')).toBeLessThan(history.indexOf('−25 USDC'));
+  });
+
+  test('setting a daily budget in the form stores the rails; invalid input comes back with the error and the input', async () => {
+    const w = ownerWorld();
+    const { b, wallet } = await claimedInBrowser(w, 'o@example.com');
+    const page = await b.request(`/dashboard/wallets/${wallet.walletId}`);
+    const csrf = Browser.csrf(page.text);
+    const saved = await b.request(`/dashboard/wallets/${wallet.walletId}/rails`, { csrf, daily: '50', approval_above: '20', allowed_recipients: 'Bob-1\nalice-2', frozen: '' });
+    expect(saved.status).toBe(303);
+    expect(loadEffectiveRails(w.services.db, wallet.walletId, w.services.now())).toEqual({
+      approval_above: 20_000_000n,
+      budgets: { daily: 50_000_000n },
+      allowed_recipients: ['bob-1', 'alice-2'],
+    });
+    const after = await b.request(saved.location!);
+    expect(after.text).toContain('Guard rails saved');
+
+    const bad = await b.request(`/dashboard/wallets/${wallet.walletId}/rails`, { csrf, daily: '12.3456789', approval_above: '20' });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('budgets.daily');
+    expect(bad.text).toContain('value="12.3456789"');
+    expect(bad.text).toContain('aria-invalid="true"');
+    expect(loadEffectiveRails(w.services.db, wallet.walletId, w.services.now()).budgets).toEqual({ daily: 50_000_000n });
+  });
+
+  test('the JSON editor keeps rules the simple form does not show', async () => {
+    const w = ownerWorld();
+    const { b, wallet } = await claimedInBrowser(w, 'o@example.com');
+    const csrf = Browser.csrf((await b.request(`/dashboard/wallets/${wallet.walletId}`)).text);
+    const doc = { x402_allowed_hosts: ['api.example.com'], category_caps: { x402: { daily: 3 } } };
+    expect((await b.request(`/dashboard/wallets/${wallet.walletId}/rails-json`, { csrf, rails_json: JSON.stringify(doc) })).status).toBe(303);
+    expect((await b.request(`/dashboard/wallets/${wallet.walletId}/rails`, { csrf, daily: '5' })).status).toBe(303);
+    const rails = loadEffectiveRails(w.services.db, wallet.walletId, w.services.now());
+    expect(rails).toEqual({ budgets: { daily: 5_000_000n }, x402_allowed_hosts: ['api.example.com'], category_caps: { x402: { daily: 3_000_000n } } });
+    const broken = await b.request(`/dashboard/wallets/${wallet.walletId}/rails-json`, { csrf, rails_json: '{"frozen": ' });
+    expect(broken.status).toBe(400);
+    expect(broken.text).toContain('not valid JSON');
+  });
+
+  test('approve from the page decides through the same rules as the API', async () => {
+    const w = ownerWorld();
+    const { b, wallet } = await claimedInBrowser(w, 'o@example.com');
+    const p = addPendingPayment(w.services, wallet.walletId);
+    const csrf = Browser.csrf((await b.request('/dashboard')).text);
+    const res = await b.request(`/dashboard/approvals/${p.approvalId}/approve`, { csrf });
+    expect(res.status).toBe(303);
+    expect(res.location).toBe(`/dashboard/wallets/${wallet.walletId}?done=approved#approvals`);
+    expect(getApproval(w.services.db, p.approvalId)).toMatchObject({ status: 'approved', decided_by: expect.stringContaining('via dashboard') });
+    const twice = await b.request(`/dashboard/approvals/${p.approvalId}/reject`, { csrf });
+    expect(twice.status).toBe(409);
+  });
+
+  test('a dashboard form without the CSRF token is refused with a 403 page and changes nothing', async () => {
+    const w = ownerWorld();
+    const { b, wallet } = await claimedInBrowser(w, 'o@example.com');
+    const p = addPendingPayment(w.services, wallet.walletId);
+    const res = await b.request(`/dashboard/approvals/${p.approvalId}/approve`, {});
+    expect(res.status).toBe(403);
+    expect(res.text).toContain('security token');
+    expect((await b.request(`/dashboard/wallets/${wallet.walletId}/rails`, { daily: '1' })).status).toBe(403);
+    expect(getApproval(w.services.db, p.approvalId)?.status).toBe('pending');
+    expect(loadEffectiveRails(w.services.db, wallet.walletId, w.services.now())).toEqual({});
+  });
+
+  test('owner B cannot see or act on owner A’s wallet or approvals through the pages (404)', async () => {
+    const w = ownerWorld();
+    const a = await claimedInBrowser(w, 'a@example.com', 'Alpha Agent');
+    const p = addPendingPayment(w.services, a.wallet.walletId);
+    const bob = await claimedInBrowser(w, 'b@example.com', 'Beta Agent');
+    const csrf = Browser.csrf((await bob.b.request('/dashboard')).text);
+
+    const view = await bob.b.request(`/dashboard/wallets/${a.wallet.walletId}`);
+    expect(view.status).toBe(404);
+    expect(view.text).not.toContain('Alpha Agent');
+    const list = await bob.b.request('/dashboard');
+    expect(list.text).not.toContain('Alpha Agent');
+    expect(list.text).not.toContain(p.approvalId);
+    expect((await bob.b.request(`/dashboard/approvals/${p.approvalId}/approve`, { csrf })).status).toBe(404);
+    expect((await bob.b.request(`/dashboard/wallets/${a.wallet.walletId}/rails`, { csrf, frozen: '1' })).status).toBe(404);
+    expect(getApproval(w.services.db, p.approvalId)?.status).toBe('pending');
+    expect(loadEffectiveRails(w.services.db, a.wallet.walletId, w.services.now())).toEqual({});
+  });
+
+  test('tokens: minted on the page, shown once, usable on /v1/owner, revocable', async () => {
+    const w = ownerWorld();
+    const { b, wallet } = await claimedInBrowser(w, 'o@example.com');
+    const csrf = Browser.csrf((await b.request('/dashboard/tokens')).text);
+    const minted = await b.request('/dashboard/tokens', { csrf, label: 'chat <bot>' });
+    expect(minted.status).toBe(200);
+    expect(minted.text).toContain('chat &lt;bot&gt;');
+    const token = /id="new-token">(wallet_owner_[1-9A-HJ-NP-Za-km-z]+)</.exec(minted.text)![1]!;
+    const wallets = await ownerCall(w, token, 'wallets');
+    expect(wallets.body.data.items.map((i: any) => i.wallet_id)).toEqual([wallet.walletId]);
+    const listed = await b.request('/dashboard/tokens');
+    expect(listed.text).not.toContain(token);
+    const tokenId = /action="\/dashboard\/tokens\/(otk_[0-9a-z]+)\/revoke"/.exec(listed.text)![1]!;
+    expect((await b.request(`/dashboard/tokens/${tokenId}/revoke`, { csrf })).status).toBe(303);
+    expect((await ownerCall(w, token, 'wallets')).status).toBe(401);
+  });
+
+  test('sign-out ends the session; sign-in by e-mail link starts a new one', async () => {
+    const w = ownerWorld();
+    const { b } = await claimedInBrowser(w, 'o@example.com');
+    const csrf = Browser.csrf((await b.request('/dashboard')).text);
+    expect((await b.request('/logout', { csrf })).location).toBe('/login?done=signed_out');
+    expect((await b.request('/dashboard')).location).toBe('/login');
+
+    const login = await b.request('/login');
+    const sent = await b.request('/login', { csrf: Browser.csrf(login.text), email: 'o@example.com' });
+    expect(sent.status).toBe(200);
+    const mail = listMail(w.services.db, 1)[0]!;
+    expect(mail).toMatchObject({ kind: 'login', to_addr: 'o@example.com' });
+    const landing = await b.request(new URL((JSON.parse(mail.links) as MailLink[])[0]!.url).pathname);
+    expect(landing.location).toBe('/dashboard');
+    expect((await b.request('/dashboard')).status).toBe(200);
+  });
+
+  test('asking a sign-in link for an unknown e-mail looks the same and sends nothing', async () => {
+    const w = ownerWorld();
+    const b = new Browser(w);
+    const login = await b.request('/login');
+    const res = await b.request('/login', { csrf: Browser.csrf(login.text), email: 'stranger@example.com' });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('If <strong>stranger@example.com</strong> owns wallets here');
+    expect(listMail(w.services.db, 10)).toHaveLength(0);
+  });
+
+  test('the stylesheet is served with focus styles', async () => {
+    const res = await new Browser(ownerWorld()).request('/static/style.css');
+    expect(res.headers.get('content-type')).toContain('text/css');
+    expect(res.text).toContain(':focus-visible');
+  });
+});
+
+describe('approval links from e-mail', () => {
+  function pendingWithMail(w: OwnerWorld) {
+    const wallet = addWallet(w.services, { name: 'Mail Agent' });
+    claimFor(w.services, wallet.walletId, 'owner@example.com');
+    const p = addPendingPayment(w.services, wallet.walletId);
+    w.services.db.transaction(() => queueApprovalMail(w.services, getApproval(w.services.db, p.approvalId)!)).immediate();
+    const mail = listMail(w.services.db, 1)[0]!;
+    const links = Object.fromEntries((JSON.parse(mail.links) as MailLink[]).map((l) => [l.label, new URL(l.url).pathname]));
+    return { wallet, p, mail, links };
+  }
+
+  test('queueApprovalMail mails the owner approve and reject links', () => {
+    const w = ownerWorld();
+    const { mail, links, wallet } = pendingWithMail(w);
+    expect(mail).toMatchObject({ kind: 'approval', to_addr: 'owner@example.com' });
+    expect(mail.subject).toContain('25 USDC');
+    expect(links.approve).toMatch(/^\/approval\/[A-Za-z0-9_-]{43}$/);
+    expect(links.reject).toMatch(/^\/approval\/[A-Za-z0-9_-]{43}$/);
+    expect(links.dashboard).toBe(`/dashboard/wallets/${wallet.walletId}`);
+    expect(mail.body).toContain('confirmation page');
+  });
+
+  test('the link opens a confirmation page that changes nothing; confirming approves once; the other link is then spent', async () => {
+    const w = ownerWorld();
+    const { p, links } = pendingWithMail(w);
+    const b = new Browser(w);
+    const confirm = await b.request(links.approve!);
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain('Approve this payment?');
+    expect(getApproval(w.services.db, p.approvalId)?.status).toBe('pending');
+    expect((await b.request(links.approve!, {})).status).toBe(403);
+    const done = await b.request(links.approve!, { csrf: Browser.csrf(confirm.text) });
+    expect(done.status).toBe(200);
+    expect(done.text).toContain('Approved');
+    expect(getApproval(w.services.db, p.approvalId)).toMatchObject({ status: 'approved', decided_by: expect.stringContaining('via email') });
+    expect(w.services.db.query('SELECT status FROM transactions WHERE transaction_id = ?').get(p.transactionId)).toEqual({ status: 'approved' });
+    const replay = await b.request(links.approve!, { csrf: Browser.csrf(confirm.text) });
+    expect(replay.status).toBe(410);
+    expect((await b.request(links.reject!)).status).toBe(410);
+  });
+
+  test('an approval link expires after 48 hours; an unknown one is 404', async () => {
+    const w = ownerWorld();
+    const { p, links } = pendingWithMail(w);
+    w.advance(48 * 3_600_000);
+    const res = await new Browser(w).request(links.reject!);
+    expect(res.status).toBe(410);
+    expect(res.text).toContain('expired');
+    expect(getApproval(w.services.db, p.approvalId)?.status).toBe('pending');
+    expect((await new Browser(w).request(`/approval/${'A'.repeat(43)}`)).status).toBe(404);
+  });
+});

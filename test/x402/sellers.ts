@@ -1,0 +1,165 @@
+/**
+ * Real x402 peers for tests, built from the official packages against simnet:
+ * - a facilitator (`@x402/core` x402Facilitator + `@x402/svm` exact scheme, v2 and v1) whose
+ *   fee payer is a fresh kit keypair funded with SOL on simnet and whose RPC is simnet;
+ * - a v2 seller (`@x402/hono` paymentMiddleware on `hono`, served by Bun.serve on 127.0.0.1:0);
+ * - a v1 seller built by hand (the packages ship no v1 server): the 402 body `{x402Version: 1,
+ *   accepts}` as FACTS.md states it, X-PAYMENT verified and settled by the same facilitator,
+ *   answered with X-PAYMENT-RESPONSE.
+ */
+import { generateKeyPairSigner, type Address } from '@solana/kit';
+import { x402Facilitator } from '@x402/core/facilitator';
+import type { FacilitatorClient } from '@x402/core/server';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { paymentMiddleware, x402ResourceServer } from '@x402/hono';
+import { registerExactSvmScheme as registerFacilitatorScheme } from '@x402/svm/exact/facilitator';
+import { ExactSvmScheme } from '@x402/svm/exact/server';
+import { toFacilitatorSvmSigner } from '@x402/svm';
+import { Hono } from 'hono';
+import type { World } from '../helpers/world.ts';
+
+export const DEVNET_CAIP2 = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
+export const USDC = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
+
+export interface Facilitator {
+  facilitator: x402Facilitator;
+  client: FacilitatorClient;
+  feePayer: Address;
+  settled: string[];
+}
+
+/** A facilitator whose signer pays fees with a fresh keypair funded on simnet. */
+export async function startFacilitator(world: World): Promise<Facilitator> {
+  const signer = await generateKeyPairSigner();
+  await world.simnet.airdrop(signer.address, 2_000_000_000n);
+  const facilitator = new x402Facilitator();
+  registerFacilitatorScheme(facilitator, { signer: toFacilitatorSvmSigner(signer, { defaultRpcUrl: world.simnet.url }), networks: DEVNET_CAIP2 });
+  const settled: string[] = [];
+  facilitator.onAfterSettle(async ({ result }) => {
+    if (result.success) settled.push(result.transaction);
+  });
+  const client: FacilitatorClient = {
+    verify: (p, r) => facilitator.verify(p, r),
+    settle: (p, r) => facilitator.settle(p, r),
+    getSupported: async () => facilitator.getSupported() as never,
+  };
+  return { facilitator, client, feePayer: signer.address, settled };
+}
+
+/** A fresh seller address whose USDC token account exists (x402 never creates it). */
+export async function sellerAddress(world: World, withTokenAccount = true): Promise<Address> {
+  const { address } = await generateKeyPairSigner();
+  if (withTokenAccount) await world.fund(address, 0n);
+  return address;
+}
+
+const b64json = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
+
+export interface Server {
+  url: string;
+  /** Mutable switches the routes read. */
+  state: { closed: boolean; paidHits: number };
+  stop(): Promise<void>;
+}
+
+function serve(app: Hono): { url: string; stop: () => Promise<void> } {
+  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: app.fetch, idleTimeout: 60 });
+  return { url: `http://127.0.0.1:${server.port}`, stop: async () => void (await server.stop(true)) };
+}
+
+/**
+ * The v2 seller: `GET /paid` costs `price` (USD string such as "$0.01", the package converts it
+ * to USDC on devnet), `GET /big-paid` costs the same and answers 10 MiB, `GET /free` costs
+ * nothing, `GET /big` answers 10 MiB unpaid, `GET /stall` never answers, `GET /eth-only` and
+ * `GET /other-asset` answer 402 offering only a non-Solana network / a non-USDC mint, and
+ * `GET /catalogued` costs `price` until `state.closed` is set (then it answers 200 for free).
+ */
+export async function startV2Seller(world: World, f: Facilitator, opts: { payTo: Address; price?: string; memo?: string }): Promise<Server> {
+  const price = opts.price ?? '$0.01';
+  const state = { closed: false, paidHits: 0 };
+  const resourceServer = new x402ResourceServer(f.client).register(DEVNET_CAIP2, new ExactSvmScheme({ rpcUrl: world.simnet.url }));
+  const option = { scheme: 'exact', price, network: DEVNET_CAIP2, payTo: opts.payTo, ...(opts.memo ? { extra: { memo: opts.memo } } : {}) } as const;
+  const app = new Hono();
+  app.use(async (c, next) => {
+    if (c.req.path === '/catalogued' && state.closed) return c.json({ free: true });
+    return next();
+  });
+  app.use(
+    paymentMiddleware(
+      {
+        'GET /paid': { accepts: option, description: 'a paid joke', mimeType: 'application/json' },
+        'POST /paid': { accepts: option, description: 'a paid echo', mimeType: 'application/json' },
+        'GET /big-paid': { accepts: option, description: 'a lot of paid bytes' },
+        'GET /catalogued': { accepts: option, description: 'a catalogued API' },
+      },
+      resourceServer,
+    ),
+  );
+  app.get('/paid', (c) => {
+    state.paidHits++;
+    return c.json({ joke: 'a paid joke', n: state.paidHits });
+  });
+  app.post('/paid', async (c) => {
+    state.paidHits++;
+    return c.json({ echo: await c.req.text(), header: c.req.header('x-custom') ?? null });
+  });
+  app.get('/big-paid', () => new Response(new Uint8Array(10 * 1024 * 1024).fill(97), { headers: { 'content-type': 'text/plain' } }));
+  app.get('/catalogued', (c) => c.json({ data: 'catalogued' }));
+  app.get('/free', (c) => c.json({ free: true }));
+  app.get('/big', () => new Response(new Uint8Array(10 * 1024 * 1024).fill(98), { headers: { 'content-type': 'text/plain' } }));
+  app.get('/stall', async () => {
+    await Bun.sleep(30_000);
+    return new Response('too late');
+  });
+  const handMade = (accepts: Record<string, unknown>[]) => (c: { req: { url: string } }) =>
+    new Response('{}', {
+      status: 402,
+      headers: { 'content-type': 'application/json', 'PAYMENT-REQUIRED': b64json({ x402Version: 2, error: 'Payment required', resource: { url: c.req.url }, accepts }) },
+    });
+  app.get(
+    '/eth-only',
+    handMade([{ scheme: 'exact', network: 'eip155:8453', amount: '10000', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', payTo: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C', maxTimeoutSeconds: 60, extra: {} }]),
+  );
+  app.get(
+    '/other-asset',
+    handMade([{ scheme: 'exact', network: DEVNET_CAIP2, amount: '10000', asset: 'So11111111111111111111111111111111111111112', payTo: opts.payTo, maxTimeoutSeconds: 60, extra: { feePayer: f.feePayer } }]),
+  );
+  const s = serve(app);
+  return { url: s.url, state, stop: s.stop };
+}
+
+/**
+ * The v1 seller, by hand: `GET /v1-paid` answers 402 with the v1 body; a request with X-PAYMENT
+ * is verified and settled by the facilitator and answered with X-PAYMENT-RESPONSE.
+ */
+export async function startV1Seller(f: Facilitator, opts: { payTo: Address; amount: string }): Promise<Server> {
+  const state = { closed: false, paidHits: 0 };
+  const app = new Hono();
+  app.get('/v1-paid', async (c) => {
+    const requirements = {
+      scheme: 'exact',
+      network: 'solana-devnet',
+      maxAmountRequired: opts.amount,
+      resource: c.req.url,
+      description: 'a v1 paid resource',
+      mimeType: 'application/json',
+      outputSchema: {},
+      payTo: opts.payTo,
+      maxTimeoutSeconds: 60,
+      asset: USDC,
+      extra: { feePayer: f.feePayer },
+    };
+    const header = c.req.header('x-payment');
+    if (!header) return c.json({ x402Version: 1, error: 'X-PAYMENT header is required', accepts: [requirements] }, 402);
+    const payload = JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as PaymentPayload;
+    const verified = await f.facilitator.verify(payload, requirements as unknown as PaymentRequirements);
+    if (!verified.isValid) return c.json({ x402Version: 1, error: verified.invalidReason, accepts: [requirements] }, 402);
+    const settled = await f.facilitator.settle(payload, requirements as unknown as PaymentRequirements);
+    if (!settled.success) return c.json({ x402Version: 1, error: settled.errorReason, accepts: [requirements] }, 402);
+    state.paidHits++;
+    c.header('X-PAYMENT-RESPONSE', b64json(settled));
+    return c.json({ v1: 'paid content' });
+  });
+  const s = serve(app);
+  return { url: s.url, state, stop: s.stop };
+}
