@@ -360,3 +360,55 @@ CREATE TABLE webhook_attempts (
   outcome      TEXT NOT NULL CHECK (outcome IN ('delivered', 'retry', 'failed', 'disabled'))
 ) STRICT;
 CREATE INDEX webhook_attempts_delivery ON webhook_attempts(delivery_id, seq);
+
+-- x402 purchases: one paid request to a URL that answered 402 (DESIGN §8). The money moves as the
+-- x402 transaction; this row keeps what the seller asked, the option chosen, the original request
+-- (sealed: it may carry the agent's credentials for the seller) and the outcome.
+CREATE TABLE x402_purchases (
+  fetch_id        TEXT PRIMARY KEY,
+  transaction_id  TEXT NOT NULL UNIQUE REFERENCES transactions(transaction_id),
+  wallet_id       TEXT NOT NULL REFERENCES wallets(wallet_id),
+  url             TEXT NOT NULL,
+  host            TEXT NOT NULL,
+  method          TEXT NOT NULL,
+  request_sealed  BLOB NOT NULL,           -- JSON {url, method, headers, body}, sealed (aad = x402-request:<fetch_id>)
+  x402_version    INTEGER NOT NULL CHECK (x402_version IN (1, 2)),
+  requirements    TEXT NOT NULL,           -- the decoded 402 challenge as the seller sent it
+  accepted        TEXT NOT NULL,           -- the option chosen, exactly as offered
+  network         TEXT NOT NULL,
+  asset           TEXT NOT NULL,
+  pay_to          TEXT NOT NULL,
+  fee_payer       TEXT NOT NULL,
+  amount          INTEGER NOT NULL CHECK (amount > 0),
+  status          TEXT NOT NULL CHECK (status IN ('open', 'signed', 'settling', 'unknown', 'completed', 'failed')),
+  response        TEXT,                    -- the paid answer: {status, headers, body (base64), truncated, payment_response}
+  signature       TEXT,                    -- the landed transaction, once known
+  error           TEXT,
+  settle_started_at INTEGER,
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL
+) STRICT;
+CREATE INDEX x402_purchases_wallet ON x402_purchases(wallet_id, created_at);
+CREATE INDEX x402_purchases_status ON x402_purchases(status, updated_at);
+
+-- The public catalog of paid APIs: operator-curated, each entry verified by a probe and re-verified daily.
+CREATE TABLE x402_catalog (
+  entry_id        TEXT PRIMARY KEY,
+  url             TEXT NOT NULL UNIQUE,
+  method          TEXT NOT NULL,
+  name            TEXT NOT NULL,
+  description     TEXT NOT NULL,
+  tags            TEXT NOT NULL,           -- JSON array of lower-case tags
+  status          TEXT NOT NULL CHECK (status IN ('verified', 'hidden')),
+  x402_version    INTEGER NOT NULL,
+  network         TEXT NOT NULL,
+  asset           TEXT NOT NULL,
+  pay_to          TEXT NOT NULL,
+  price           INTEGER NOT NULL,        -- atomic units (micro-USDC)
+  verified_at     INTEGER,
+  checked_at      INTEGER NOT NULL,
+  last_error      TEXT,
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL
+) STRICT;
+CREATE INDEX x402_catalog_status ON x402_catalog(status, name);

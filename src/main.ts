@@ -40,6 +40,12 @@ async function admin(argv: string[]): Promise<number> {
   return adminCommand(argv);
 }
 
+/** `merchant …`: merchant account calls with the key of a merchant profile (DESIGN §11). */
+async function merchant(argv: string[]): Promise<number> {
+  const { merchantCommand } = await import('./cli/merchant-commands.ts');
+  return merchantCommand(argv);
+}
+
 /** `mcp [--print-config]`: the stdio MCP server over the client (DESIGN §11). */
 async function mcp(argv: string[]): Promise<number> {
   const { mcpCommand } = await import('./mcp/server.ts');
@@ -49,6 +55,7 @@ async function mcp(argv: string[]): Promise<number> {
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   serve,
   admin,
+  merchant,
   mcp,
   simnet: async (argv) => (await import('./cli/simnet-command.ts')).simnetCommand(argv),
   version: async () => {

@@ -20,7 +20,9 @@ import { txView } from '../payments/views.ts';
 import { queueApprovalMail } from '../mail/approval-mail.ts';
 import type { Services } from '../services.ts';
 import { callerWallet } from './wallet.ts';
+import { assertReferenceFree } from './merchant.ts';
 import { implement } from './registry.ts';
+import { crashPoint } from '../crash-points.ts';
 
 /** Parses an amount parameter: > 0, at most 6 decimals, at most limits.max_amount. */
 export function amountParam(services: Services, field: string, value: unknown): bigint {
@@ -181,15 +183,23 @@ export const paymentActions = implement(PAYMENTS, {
     if (p.to === undefined) throw invalid('/to', 'is required (or payment_request_id)', 'Send to (a username or Solana address) and amount.');
     if (p.amount === undefined) throw invalid('/amount', 'is required', 'Send amount as a decimal USDC value, e.g. 12.5.');
     const recipient = resolveRecipient(ctx.services.db, wallet, p.to);
+    // A merchant reference names one order: refused while another payment holds it (checked again
+    // inside the write transaction, so two concurrent pays cannot both pass).
+    const checkReference = () => {
+      if (recipient.merchantId && p.reference !== undefined) assertReferenceFree(ctx.services.db, wallet.wallet_id, recipient.merchantId, p.reference);
+    };
+    checkReference();
     const amount = amountParam(ctx.services, '/amount', p.amount);
     const q = await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment');
     const tx = ctx.services.db
       .transaction(() => {
+        checkReference();
         const row = createIntent(ctx.services, { wallet, type: 'payment', category: recipient.category, recipient, quote: q, note: p.note, reference: p.reference, idempotencyKey: ctx.idempotency?.key });
         ctx.idempotency?.record(txView(row));
         return row;
       })
       .immediate();
+    crashPoint('intent_committed');
     return txView(tx);
   },
 
@@ -216,6 +226,7 @@ export const paymentActions = implement(PAYMENTS, {
         return verdict === 'reject' ? new AppError('INVALID_STATUS', `The guard rails now block this payment: ${decision.reason}`, { details: { rule: decision.rule } }) : null;
       },
     });
+    crashPoint('signed_stored');
     return { ...result, next_step: 'send it with submit_signed_tx (wait=true to wait for the chain)' };
   },
 

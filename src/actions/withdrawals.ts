@@ -12,6 +12,7 @@ import type { Services } from '../services.ts';
 import { amountParam, confirmTx, ownTx } from './payments.ts';
 import { callerWallet } from './wallet.ts';
 import { implement } from './registry.ts';
+import { crashPoint } from '../crash-points.ts';
 
 function withdrawalView(services: Services, w: WithdrawalRow) {
   const tx = getWalletTx(services.db, w.wallet_id, w.transaction_id);
@@ -26,7 +27,7 @@ export const withdrawalActions = implement(WITHDRAWALS, {
     if (p.to_address === wallet.address) throw invalid('/to_address', 'is this wallet itself', 'Withdraw to another address.');
     const amount = amountParam(ctx.services, '/amount', p.amount);
     const q = await quote(ctx.services, wallet.address as Address, p.to_address as Address, amount, 'withdrawal');
-    return ctx.services.db
+    const view = ctx.services.db
       .transaction(() => {
         const tx = createIntent(ctx.services, {
           wallet,
@@ -44,6 +45,8 @@ export const withdrawalActions = implement(WITHDRAWALS, {
         return view;
       })
       .immediate();
+    crashPoint('intent_committed');
+    return view;
   },
 
   confirm_withdrawal: async (ctx, p) => {

@@ -22,6 +22,14 @@ Agent commands (global flags: --server URL, --profile NAME, --json, --home DIR):
                                    stdio MCP server for agent runtimes (Claude Desktop, Cursor, …);
                                    --print-config prints the host config snippet
 
+Merchant commands (same global flags; the key is kept in <home>/merchants/<profile>.json):
+  agent-wallet merchant register --name N --username U --payout-address ADDRESS [--webhook-url URL]
+  agent-wallet merchant info | balance | history [--limit N] [--offset N] [--since ISO-TIME]
+  agent-wallet merchant verify REFERENCE [--expected-amount A]
+                                   was the order with this payment reference paid (and in full)?
+  agent-wallet merchant set-webhook URL | rotate-secret | deliveries | redeliver DELIVERY_ID
+                                   signed payment notifications (Standard Webhooks)
+
 Operator commands (work while the daemon runs; --data-dir defaults to ./data):
   agent-wallet admin mail [--limit N] [--json] [--data-dir DIR]
                                    the mail outbox with its links (claim, sign-in, approval mails)

@@ -20,6 +20,7 @@ export const ID_PREFIXES = {
   request: 'rq',
   ownerToken: 'otk',
   mail: 'mail',
+  catalogEntry: 'cat',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -17,6 +17,7 @@ import { maintenanceJob } from '../jobs/maintenance.ts';
 import { paymentJobs } from '../jobs/payments.ts';
 import { depositJob } from '../jobs/deposits.ts';
 import { mailJob } from '../mail/sender.ts';
+import { webhookJob } from '../jobs/webhooks.ts';
 import { buildServices } from './services.ts';
 import type { Simnet } from '../simnet/index.ts';
 import type { Services } from '../services.ts';
@@ -116,6 +117,7 @@ export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {
   for (const job of paymentJobs(services)) jobs.add(job);
   jobs.add(depositJob(services));
   jobs.add(mailJob(services));
+  jobs.add(webhookJob(services));
 
   const pidFile = join(config.dataDir, 'daemon.json');
   writeFileSync(pidFile, `${JSON.stringify({ pid: process.pid, api_url: `${listenUrl}/v1`, rpc_url: config.rpcUrl, network: config.solana.network })}\n`, { mode: 0o600 });

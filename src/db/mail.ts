@@ -74,3 +74,8 @@ export function getMail(db: Database, mailId: string): MailRow | null {
 export function listMail(db: Database, limit: number): MailRow[] {
   return db.query<MailRow, [number]>('SELECT * FROM mail_outbox ORDER BY created_at DESC, rowid DESC LIMIT ?').all(limit);
 }
+
+/** Deletes delivered or given-up mail older than `before` (outbox retention). */
+export function deleteOldMail(db: Database, before: number): number {
+  return db.query("DELETE FROM mail_outbox WHERE status IN ('sent', 'failed') AND created_at < ?").run(before).changes;
+}

@@ -5,7 +5,8 @@
  * attempt is retried with growing delays for about a day, then the mail is marked failed.
  */
 import nodemailer from 'nodemailer';
-import { dueMail, leaseMail, markMailAttemptFailed, markMailSent, type MailLink, type MailRow } from '../db/mail.ts';
+import { deleteOldMail, dueMail, leaseMail, markMailAttemptFailed, markMailSent, type MailLink, type MailRow } from '../db/mail.ts';
+import { deleteExpiredOwnerRows } from '../db/owners.ts';
 import type { JobDef } from '../jobs/runner.ts';
 import type { Logger } from '../log.ts';
 import type { Services } from '../services.ts';
@@ -94,14 +95,33 @@ export async function deliverDueMail(services: Services, transport: MailTranspor
   return report;
 }
 
+/** How long delivered mail stays in the outbox. */
+export const MAIL_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
+
+/**
+ * Hourly owner-side housekeeping: expired sessions and magic links, and outbox rows past their
+ * retention. Runs on the mail job's tick rather than as a job of its own.
+ */
+export function ownerHousekeeping(services: Services): number {
+  const now = services.now().getTime();
+  return services.db.transaction(() => deleteExpiredOwnerRows(services.db, now) + deleteOldMail(services.db, now - MAIL_RETENTION_MS)).immediate();
+}
+
 /** The mail job: every second, deliver what is due (restart-safe: the outbox is the queue). */
 export function mailJob(services: Services, transport: MailTransport = transportFor(services)): JobDef {
+  let lastHousekeeping = Number.NEGATIVE_INFINITY;
   return {
     name: 'mail',
     schedule: { everySeconds: 1 },
     runAtStart: true,
     run: async () => {
       await deliverDueMail(services, transport);
+      const now = services.now().getTime();
+      if (now - lastHousekeeping >= HOUSEKEEPING_EVERY_MS) {
+        lastHousekeeping = now;
+        ownerHousekeeping(services);
+      }
     },
   };
 }

@@ -12,6 +12,8 @@ import { newId } from '../contract/ids.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { ChainRejectedError, ChainUnavailableError } from '../solana/errors.ts';
 import type { Services } from '../services.ts';
+import { crashPoint } from '../crash-points.ts';
+import { recordMerchantPayment } from '../webhooks/outbox.ts';
 
 const PREFIX: Record<string, string> = { payment: 'payment', withdrawal: 'withdrawal', x402: 'payment' };
 
@@ -20,6 +22,7 @@ export async function broadcast(services: Services, tx: TxRow): Promise<void> {
   if (!tx.signed_tx) return;
   try {
     await services.chain.sendRawTransaction(tx.signed_tx);
+    crashPoint('broadcast_sent');
   } catch (err) {
     if (err instanceof ChainRejectedError) {
       // Already processed: it landed; the status lookup records it. Blockhash not found: it may have
@@ -52,6 +55,8 @@ function completeTx(services: Services, tx: TxRow): void {
     data: { transaction_id: tx.transaction_id, amount: toUsdcNumber(tx.amount), fee: toUsdcNumber(tx.fee + tx.setup_fee), to: tx.counterparty, signature: tx.signature },
     now,
   });
+  // A merchant's payment.received event and its webhook message, in this same transaction.
+  if (tx.to_merchant_id) recordMerchantPayment(services, tx, now);
   if (tx.to_wallet_id) {
     const sender = getWallet(services.db, tx.wallet_id);
     const inId = newId('transaction');
@@ -85,12 +90,14 @@ export async function settle(services: Services, txId: string, opts: { rebroadca
   if (!tx || tx.status !== 'pending' || !tx.signature || !tx.signed_tx) return tx;
   const [status] = await services.chain.getSignatureStatuses([tx.signature]);
   if (status) {
+    crashPoint('confirmation_seen');
     services.db
       .transaction(() => {
         if (status.err !== null) failTx(services, tx, `the transaction failed on chain: ${JSON.stringify(status.err)}`);
         else completeTx(services, tx);
       })
       .immediate();
+    crashPoint('completion_recorded');
     return getTx(services.db, txId);
   }
   const height = await services.chain.getBlockHeight();

@@ -99,9 +99,10 @@ describe('envelope paths', () => {
     }
   });
 
-  test('an endpoint without actions answers unknown action, not a crash', async () => {
-    const res = await call(app, '/v1/merchant', { action: 'balance' });
+  test('an unknown action on another endpoint lists that endpoint\'s actions', async () => {
+    const res = await call(app, '/v1/merchant', { action: 'pay' });
     expectError(res, 400, 'VALIDATION_ERROR');
+    expect(res.body.error.message).toContain('/v1/merchant');
   });
 
   test('healthz answers ok', async () => {

@@ -5,7 +5,7 @@ import { SMTPServer } from 'smtp-server';
 import { startClaim } from '../../src/actions/claim.ts';
 import { getMail, listMail } from '../../src/db/mail.ts';
 import { openDatabase } from '../../src/db/open.ts';
-import { deliverDueMail, RETRY_DELAYS_MS, transportFor } from '../../src/mail/sender.ts';
+import { deliverDueMail, MAIL_RETENTION_MS, ownerHousekeeping, RETRY_DELAYS_MS, transportFor } from '../../src/mail/sender.ts';
 import { queueMail } from '../../src/mail/outbox.ts';
 import { addWallet, ownerCall, ownerWorld } from '../actions/fixtures.ts';
 import { createApp } from '../../src/api/app.ts';
@@ -165,5 +165,23 @@ describe('mail without SMTP', () => {
     expect(res.stderr).toContain('--data-dir');
     const usage = await runCli(['admin', 'frobnicate']);
     expect(usage.code).toBe(2);
+  });
+});
+
+describe('housekeeping', () => {
+  test('drops expired sessions and magic links and delivered mail past its retention, keeps the rest', async () => {
+    const w = ownerWorld();
+    const wallet = addWallet(w.services);
+    startClaim(w.services, wallet.walletId, wallet.code, 'owner@example.com');
+    await deliverDueMail(w.services, transportFor(w.services));
+    const link = new URL(JSON.parse(listMail(w.services.db, 1)[0]!.links)[0].url).pathname;
+    expect((await w.app.handle(new Request(`http://localhost${link}`))).status).toBe(303);
+    const count = (table: string) => Number((w.services.db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: bigint }).n);
+    const tables = ['owner_sessions', 'magic_links', 'mail_outbox'];
+    expect(ownerHousekeeping(w.services)).toBe(0);
+    expect(tables.map(count)).toEqual([1, 1, 1]);
+    w.advance(MAIL_RETENTION_MS + 1);
+    expect(ownerHousekeeping(w.services)).toBe(3);
+    expect(tables.map(count)).toEqual([0, 0, 0]);
   });
 });

@@ -226,6 +226,30 @@ describe('a wallet through MCP', () => {
   });
 });
 
+describe('backup', () => {
+  test('wallet_export writes a 0600 .wlt file that wallet_import restores into another home', async () => {
+    const exported = await call('wallet_export', { file: 'backup.wlt' });
+    expect(exported.isError).toBeFalsy();
+    expect(exported.structuredContent.file).toBe(join(home, 'backup.wlt'));
+    expect(statSync(exported.structuredContent.file).mode & 0o777).toBe(0o600);
+    const twice = await call('wallet_export', { file: 'backup.wlt' });
+    expect(twice.structuredContent.error.code).toBe('VALIDATION_ERROR');
+
+    const other = await connect(process.execPath, [MAIN, 'mcp'], { AGENT_WALLET_URL: world.url, AGENT_WALLET_HOME: join(tempDir('aw-mcp-'), 'home') });
+    try {
+      const before = (await other.client.callTool({ name: 'info', arguments: {} })) as CallToolResult & { structuredContent: any };
+      expect(before.structuredContent.error.code).toBe('CLIENT_PROFILE');
+      const imported = (await other.client.callTool({ name: 'wallet_import', arguments: { file: exported.structuredContent.file } })) as CallToolResult & { structuredContent: any };
+      expect(imported.isError).toBeFalsy();
+      expect(imported.structuredContent).toMatchObject({ wallet_id: aliceWalletId, address: aliceAddress });
+      const info = (await other.client.callTool({ name: 'info', arguments: {} })) as CallToolResult & { structuredContent: any };
+      expect(info.structuredContent.wallet_id).toBe(aliceWalletId);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('--print-config', () => {
   test('prints the mcpServers snippet as JSON, and the command it names starts a working server', async () => {
     const res = await runCli(['mcp', '--print-config'], { AGENT_WALLET_URL: world.url, AGENT_WALLET_HOME: home });

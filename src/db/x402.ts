@@ -1,0 +1,206 @@
+/** x402 purchases and the public catalog of paid APIs. */
+import type { Database } from 'bun:sqlite';
+
+export type PurchaseStatus = 'open' | 'signed' | 'settling' | 'unknown' | 'completed' | 'failed';
+
+export interface PurchaseRow {
+  fetch_id: string;
+  transaction_id: string;
+  wallet_id: string;
+  url: string;
+  host: string;
+  method: string;
+  request_sealed: Uint8Array;
+  x402_version: bigint;
+  requirements: string;
+  accepted: string;
+  network: string;
+  asset: string;
+  pay_to: string;
+  fee_payer: string;
+  amount: bigint;
+  status: PurchaseStatus;
+  response: string | null;
+  signature: string | null;
+  error: string | null;
+  settle_started_at: bigint | null;
+  created_at: bigint;
+  updated_at: bigint;
+}
+
+export type NewPurchase = Omit<PurchaseRow, 'x402_version' | 'amount' | 'status' | 'response' | 'signature' | 'error' | 'settle_started_at' | 'created_at' | 'updated_at'> & {
+  x402_version: number;
+  amount: bigint;
+  now: number;
+};
+
+export function insertPurchase(db: Database, p: NewPurchase): void {
+  db.query(
+    `INSERT INTO x402_purchases (fetch_id, transaction_id, wallet_id, url, host, method, request_sealed, x402_version, requirements, accepted, network, asset,
+       pay_to, fee_payer, amount, status, created_at, updated_at)
+     VALUES ($fetch_id, $transaction_id, $wallet_id, $url, $host, $method, $request_sealed, $x402_version, $requirements, $accepted, $network, $asset,
+       $pay_to, $fee_payer, $amount, 'open', $now, $now)`,
+  ).run({
+    fetch_id: p.fetch_id,
+    transaction_id: p.transaction_id,
+    wallet_id: p.wallet_id,
+    url: p.url,
+    host: p.host,
+    method: p.method,
+    request_sealed: p.request_sealed,
+    x402_version: p.x402_version,
+    requirements: p.requirements,
+    accepted: p.accepted,
+    network: p.network,
+    asset: p.asset,
+    pay_to: p.pay_to,
+    fee_payer: p.fee_payer,
+    amount: p.amount,
+    now: p.now,
+  });
+}
+
+/** A purchase of `walletId` only: another wallet's fetch_id is as unknown as a made-up one. */
+export function getPurchase(db: Database, walletId: string, fetchId: string): PurchaseRow | null {
+  return db.query<PurchaseRow, [string, string]>('SELECT * FROM x402_purchases WHERE fetch_id = ? AND wallet_id = ?').get(fetchId, walletId);
+}
+
+export function getPurchaseById(db: Database, fetchId: string): PurchaseRow | null {
+  return db.query<PurchaseRow, [string]>('SELECT * FROM x402_purchases WHERE fetch_id = ?').get(fetchId);
+}
+
+/** Moves a purchase from one of `from` to `to`; false when someone else moved it first. */
+export function movePurchase(
+  db: Database,
+  fetchId: string,
+  from: readonly PurchaseStatus[],
+  to: PurchaseStatus,
+  now: number,
+  set: { response?: string; signature?: string; error?: string | null; settleStarted?: boolean } = {},
+): boolean {
+  const placeholders = from.map(() => '?').join(', ');
+  return (
+    db
+      .query(
+        `UPDATE x402_purchases SET status = ?, updated_at = ?, response = coalesce(?, response), signature = coalesce(?, signature),
+           error = CASE WHEN ? THEN ? ELSE error END, settle_started_at = CASE WHEN ? THEN ? ELSE settle_started_at END
+         WHERE fetch_id = ? AND status IN (${placeholders})`,
+      )
+      .run(
+        to,
+        now,
+        set.response ?? null,
+        set.signature ?? null,
+        set.error !== undefined ? 1 : 0,
+        set.error ?? null,
+        set.settleStarted ? 1 : 0,
+        now,
+        fetchId,
+        ...from,
+      ).changes === 1
+  );
+}
+
+/** Purchases whose outcome is not known yet (sent, then a timeout or a crash), oldest first. */
+export function unresolvedPurchases(db: Database, staleSettlingBefore: number, limit = 100): PurchaseRow[] {
+  return db
+    .query<PurchaseRow, [number, number]>(
+      "SELECT * FROM x402_purchases WHERE status = 'unknown' OR (status = 'settling' AND settle_started_at < ?) ORDER BY updated_at LIMIT ?",
+    )
+    .all(staleSettlingBefore, limit);
+}
+
+/**
+ * Records the landed x402 transfer: the x402 transaction moves pending → completed with its
+ * signature. False when it was not pending (already recorded, or released).
+ */
+export function completeX402Tx(db: Database, transactionId: string, signature: string, now: number): boolean {
+  return (
+    db
+      .query("UPDATE transactions SET status = 'completed', signature = ?, completed_at = ?, updated_at = ? WHERE transaction_id = ? AND status = 'pending' AND type = 'x402'")
+      .run(signature, now, now, transactionId).changes === 1
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The catalog
+
+export interface CatalogRow {
+  entry_id: string;
+  url: string;
+  method: string;
+  name: string;
+  description: string;
+  tags: string;
+  status: 'verified' | 'hidden';
+  x402_version: bigint;
+  network: string;
+  asset: string;
+  pay_to: string;
+  price: bigint;
+  verified_at: bigint | null;
+  checked_at: bigint;
+  last_error: string | null;
+  created_at: bigint;
+  updated_at: bigint;
+}
+
+/** What a successful probe found. */
+export interface CatalogProbe {
+  x402_version: number;
+  network: string;
+  asset: string;
+  pay_to: string;
+  price: bigint;
+}
+
+/** Adds an entry, or replaces the one with the same URL (re-adding refreshes name, tags and the probe). */
+export function upsertCatalogEntry(db: Database, e: { entry_id: string; url: string; method: string; name: string; description: string; tags: string[] } & CatalogProbe & { now: number }): CatalogRow {
+  db.query(
+    `INSERT INTO x402_catalog (entry_id, url, method, name, description, tags, status, x402_version, network, asset, pay_to, price, verified_at, checked_at, created_at, updated_at)
+     VALUES ($entry_id, $url, $method, $name, $description, $tags, 'verified', $x402_version, $network, $asset, $pay_to, $price, $now, $now, $now, $now)
+     ON CONFLICT(url) DO UPDATE SET method = excluded.method, name = excluded.name, description = excluded.description, tags = excluded.tags,
+       status = 'verified', x402_version = excluded.x402_version, network = excluded.network, asset = excluded.asset, pay_to = excluded.pay_to,
+       price = excluded.price, verified_at = excluded.verified_at, checked_at = excluded.checked_at, last_error = NULL, updated_at = excluded.updated_at`,
+  ).run({
+    entry_id: e.entry_id,
+    url: e.url,
+    method: e.method,
+    name: e.name,
+    description: e.description,
+    tags: JSON.stringify(e.tags),
+    x402_version: e.x402_version,
+    network: e.network,
+    asset: e.asset,
+    pay_to: e.pay_to,
+    price: e.price,
+    now: e.now,
+  });
+  return db.query<CatalogRow, [string]>('SELECT * FROM x402_catalog WHERE url = ?').get(e.url)!;
+}
+
+/** Records a re-verification: success refreshes the probe and shows the entry; failure hides it. */
+export function recordCatalogCheck(db: Database, entryId: string, now: number, outcome: { ok: true; probe: CatalogProbe } | { ok: false; error: string }): void {
+  if (outcome.ok) {
+    const p = outcome.probe;
+    db.query(
+      `UPDATE x402_catalog SET status = 'verified', x402_version = ?, network = ?, asset = ?, pay_to = ?, price = ?, verified_at = ?, checked_at = ?, last_error = NULL, updated_at = ?
+       WHERE entry_id = ?`,
+    ).run(p.x402_version, p.network, p.asset, p.pay_to, p.price, now, now, now, entryId);
+  } else {
+    db.query("UPDATE x402_catalog SET status = 'hidden', checked_at = ?, last_error = ?, updated_at = ? WHERE entry_id = ?").run(now, outcome.error.slice(0, 500), now, entryId);
+  }
+}
+
+export function listCatalog(db: Database, opts: { includeHidden?: boolean } = {}): CatalogRow[] {
+  return db.query<CatalogRow, []>(`SELECT * FROM x402_catalog${opts.includeHidden ? '' : " WHERE status = 'verified'"} ORDER BY name COLLATE NOCASE, url`).all();
+}
+
+export function removeCatalogEntry(db: Database, urlOrId: string): boolean {
+  return db.query('DELETE FROM x402_catalog WHERE url = ? OR entry_id = ?').run(urlOrId, urlOrId).changes > 0;
+}
+
+/** Links a transaction to the approval a tightened rail opened for it. */
+export function setTxApprovalId(db: Database, transactionId: string, approvalId: string): void {
+  db.query('UPDATE transactions SET approval_id = ? WHERE transaction_id = ?').run(approvalId, transactionId);
+}
