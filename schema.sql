@@ -412,3 +412,75 @@ CREATE TABLE x402_catalog (
   updated_at      INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX x402_catalog_status ON x402_catalog(status, name);
+
+-- ---------------------------------------------------------------------------------------------
+-- Earning and funding (DESIGN §8): paylinks with their Solana Pay reference keys, the payments
+-- that reached a paylink without paying it, invitations, and agents' fund requests.
+
+-- A payment request (paylink): open → paid | cancelled | expired. `reference_key` is the Solana
+-- Pay reference (a random public key) the paying transaction carries as a read-only account; the
+-- paylink job finds human payments by it. `amount` NULL = the payer chooses the amount.
+CREATE TABLE payment_requests (
+  request_id     TEXT PRIMARY KEY,                 -- req_…
+  short_code     TEXT NOT NULL UNIQUE,             -- /pay/<short_code>
+  wallet_id      TEXT NOT NULL REFERENCES wallets(wallet_id),   -- the payee
+  description    TEXT NOT NULL,
+  amount         INTEGER CHECK (amount IS NULL OR amount > 0),
+  items          TEXT,                             -- JSON [{"description","price" (micro, string),"quantity"}]
+  reference      TEXT,                             -- the payee's own reference (order id), passed as the payment reference
+  reference_key  TEXT NOT NULL UNIQUE,             -- Solana Pay reference key (base58)
+  reveal_owner   INTEGER NOT NULL DEFAULT 0 CHECK (reveal_owner IN (0, 1)),
+  status         TEXT NOT NULL CHECK (status IN ('open', 'paid', 'cancelled', 'expired')),
+  paid_amount    INTEGER,
+  payer          TEXT,                             -- payer username (agent) or address (Solana Pay)
+  paid_via       TEXT CHECK (paid_via IN ('wallet', 'solana_pay')),
+  signature      TEXT,
+  transaction_id TEXT,                             -- the payee's incoming ledger row
+  scan_cursor    TEXT,                             -- newest signature of reference_key the paylink job has judged
+  next_scan_at   INTEGER NOT NULL,
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL,
+  expires_at     INTEGER NOT NULL,
+  paid_at        INTEGER
+) STRICT;
+CREATE INDEX payment_requests_wallet ON payment_requests(wallet_id, created_at);
+CREATE INDEX payment_requests_scan ON payment_requests(status, next_scan_at);
+CREATE INDEX payment_requests_expiry ON payment_requests(status, expires_at);
+CREATE INDEX payment_requests_reference ON payment_requests(wallet_id, reference) WHERE reference IS NOT NULL;
+
+-- A landed transaction carrying a paylink's reference key that did not pay it (too little, wrong
+-- mint, not to the payee, too late, cancelled, already paid); shown to the payee with its reason.
+CREATE TABLE payment_request_rejections (
+  request_id TEXT NOT NULL REFERENCES payment_requests(request_id),
+  signature  TEXT NOT NULL,
+  reason     TEXT NOT NULL CHECK (reason IN ('underpaid', 'wrong_mint', 'not_to_payee', 'expired', 'cancelled', 'already_paid')),
+  amount     INTEGER,                              -- base units of `mint` credited to the payee, if any
+  mint       TEXT,
+  payer      TEXT,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (request_id, signature)
+) STRICT;
+
+-- Invitations to pay a paylink (e-mail or another wallet's feed); also the rate-limit window.
+CREATE TABLE paylink_invitations (
+  request_id TEXT NOT NULL REFERENCES payment_requests(request_id),
+  channel    TEXT NOT NULL CHECK (channel IN ('email', 'wallet')),
+  recipient  TEXT NOT NULL,                        -- e-mail address or wallet_id
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX paylink_invitations_request ON paylink_invitations(request_id, created_at);
+
+-- An agent asking its owner for funds: open → fulfilled (a covering deposit, or the owner) | declined.
+CREATE TABLE fund_requests (
+  fund_request_id TEXT PRIMARY KEY,                -- fr_…
+  wallet_id       TEXT NOT NULL REFERENCES wallets(wallet_id),
+  amount          INTEGER NOT NULL CHECK (amount > 0),
+  reason          TEXT NOT NULL,
+  status          TEXT NOT NULL CHECK (status IN ('open', 'fulfilled', 'declined')),
+  resolved_by     TEXT,                            -- 'deposit' or the owner actor
+  transaction_id  TEXT,                            -- the deposit that fulfilled it
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL,
+  resolved_at     INTEGER
+) STRICT;
+CREATE INDEX fund_requests_wallet ON fund_requests(wallet_id, status, created_at);

@@ -9,7 +9,8 @@ import { claimActions } from './claim.ts';
 import { ownerActions } from './owner.ts';
 import { merchantActions } from './merchant.ts';
 import { statsActions } from './stats.ts';
+import { x402Actions } from './x402.ts';
 
 export function actionTable(): ActionTable {
-  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions]);
+  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions]);
 }

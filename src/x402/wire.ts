@@ -96,7 +96,8 @@ export function isSignature(value: unknown): value is string {
   }
 }
 
-function option(raw: unknown, version: X402Version): X402Option | null {
+/** Reads one offered option (v2 `amount`, v1 `maxAmountRequired`); null when it is not an object. */
+export function readOption(raw: unknown, version: X402Version): X402Option | null {
   if (!isObject(raw)) return null;
   const amount = version === 2 ? raw.amount : raw.maxAmountRequired;
   return {
@@ -113,7 +114,7 @@ function option(raw: unknown, version: X402Version): X402Option | null {
 
 function fromDecoded(decoded: unknown, version: X402Version): PaymentRequired | null {
   if (!isObject(decoded) || decoded.x402Version !== version || !Array.isArray(decoded.accepts)) return null;
-  const options = decoded.accepts.map((o) => option(o, version)).filter((o): o is X402Option => o !== null);
+  const options = decoded.accepts.map((o) => readOption(o, version)).filter((o): o is X402Option => o !== null);
   const firstResource = version === 1 && isObject(decoded.accepts[0]) ? decoded.accepts[0].resource : undefined;
   return {
     version,
@@ -177,7 +178,7 @@ function checkOption(o: X402Option): { ok: true; option: ChosenOption } | { ok: 
   if (!/^[0-9]{1,20}$/.test(o.amount)) return { ok: false, reason: `amount "${o.amount.slice(0, 40)}" is not an atomic integer` };
   const amountAtomic = BigInt(o.amount);
   if (amountAtomic <= 0n || amountAtomic > U64_MAX) return { ok: false, reason: `amount ${o.amount} is out of range` };
-  if (!isAddress32(o.payTo)) return { ok: false, reason: `payTo "${o.payTo.slice(0, 64)}" is not a Solana address` };
+  if (!isAddress32(o.payTo)) return { ok: false, reason: `payTo "${String(o.payTo).slice(0, 64)}" is not a Solana address` };
   const feePayer = o.extra.feePayer;
   if (!isAddress32(feePayer)) return { ok: false, reason: 'extra.feePayer (the facilitator that pays the fee) is missing or not a Solana address' };
   let memo: string | null = null;

@@ -69,6 +69,7 @@ test.skipIf(!haveChromium)(
     await page.goto(claimUrl);
     expect(await page.locator('h1').textContent()).toContain('Shopping Agent');
     expect(await page.content()).toContain('ow***@example.com');
+    await page.screenshot({ path: SCREENSHOT.replace('dashboard', 'claim') });
     await page.getByLabel('Claim code').fill(claimCode);
     await page.getByLabel('Your e-mail address').fill('owner@example.com');
     await page.getByRole('button', { name: 'Send me the claim link' }).click();

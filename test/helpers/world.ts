@@ -43,10 +43,10 @@ export interface World {
   stop(): Promise<void>;
 }
 
-export async function startWorld(opts: { env?: Record<string, string>; slotMs?: number } = {}): Promise<World> {
+export async function startWorld(opts: { env?: Record<string, string>; slotMs?: number; chainTimeoutMs?: number } = {}): Promise<World> {
   const simnet = await startSimnet({ port: 0, slotMs: opts.slotMs ?? 200 });
   const clock = { offsetMs: 0 };
-  const chain = createRpcChainPort(simnet.url);
+  const chain = createRpcChainPort(simnet.url, { timeoutMs: opts.chainTimeoutMs });
   const services = testServices({ chain, rpcUrl: simnet.url, now: () => new Date(Date.now() + clock.offsetMs), env: opts.env });
   await simnet.airdrop(services.feePayer.address, 100_000_000_000n);
   // The treasury's token account exists from the start, as the daemon makes sure on simnet.

@@ -1,0 +1,43 @@
+/** x402 purchases and the public catalog (SPEC "Bot actions, x402"; logic in src/x402). */
+import { AppError } from '../api/errors.ts';
+import { X402 } from '../contract/x402.ts';
+import { getPurchase, type PurchaseRow } from '../db/x402.ts';
+import type { WalletRow } from '../db/wallets.ts';
+import type { Services } from '../services.ts';
+import { searchCatalog } from '../x402/catalog.ts';
+import { confirm, prepare, settle, signComplete } from '../x402/purchase.ts';
+import { amountParam } from './payments.ts';
+import { callerWallet } from './wallet.ts';
+import { implement } from './registry.ts';
+
+/** The caller's purchase; another wallet's fetch_id is NOT_FOUND. */
+function ownPurchase(services: Services, wallet: WalletRow, fetchId: string): PurchaseRow {
+  const p = getPurchase(services.db, wallet.wallet_id, fetchId);
+  if (!p) throw new AppError('NOT_FOUND', 'Purchase not found.', { howToFix: 'Check the fetch_id returned by x402_prepare.' });
+  return p;
+}
+
+export const x402Actions = implement(X402, {
+  x402_prepare: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    const maxAmount = p.max_amount === undefined ? undefined : amountParam(ctx.services, '/max_amount', p.max_amount);
+    return prepare(ctx, wallet, { url: p.url, method: p.method, headers: p.headers, body: p.body, maxAmount });
+  },
+
+  x402_confirm: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    return confirm(ctx.services, wallet, ownPurchase(ctx.services, wallet, p.fetch_id), p.commitments);
+  },
+
+  x402_sign_complete: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    return signComplete(ctx.services, wallet, ownPurchase(ctx.services, wallet, p.fetch_id), p.signature_share, p.sign_session_id);
+  },
+
+  x402_settle: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    return settle(ctx.services, wallet, ownPurchase(ctx.services, wallet, p.fetch_id).fetch_id);
+  },
+
+  x402_catalog: (ctx, p) => searchCatalog(ctx.services.db, { query: p.query, tag: p.tag }),
+});

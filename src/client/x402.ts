@@ -1,0 +1,157 @@
+/**
+ * The agent side of an x402 purchase, for the CLI and the MCP server:
+ * x402_prepare → (pre_approved / approved) x402_confirm with fresh commitments → check the message
+ * BEFORE producing the share → x402_sign_complete → x402_settle.
+ *
+ * The check: the message must be exactly the x402 exact-scheme transfer prepare described — the
+ * x402 layout only (compute budget, one transferChecked, at most a memo), this agent's wallet as
+ * authority, the USDC mint this agent trusts for its network, ATA(pay_to) as destination, the
+ * exact amount, the facilitator as fee payer, and the seller's memo when it asked for one. A
+ * mismatch throws CustodyCheckError and nothing is signed.
+ */
+import type { Address } from '@solana/kit';
+import { decodeSecretState } from '../frost/codec.ts';
+import { commitmentList } from '../frost/commitments.ts';
+import { AGENT_ID, SERVER_ID } from '../frost/ids.ts';
+import { commit, signShare } from '../frost/party.ts';
+import { Secret } from '../frost/secret.ts';
+import type { KeyPackage } from '../frost/types.ts';
+import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../frost/wire.ts';
+import { checkX402Transfer, decodeMessage } from '../solana/decode.ts';
+import { NETWORKS, type NetworkName } from '../solana/networks.ts';
+import type { ApiClient } from './api.ts';
+import type { ProfileData } from './profile.ts';
+import { CustodyCheckError } from './register.ts';
+
+/** The request to buy, as x402_prepare takes it. */
+export interface X402Request {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Decimal USDC: refuse (before anything is created) when the price is higher. */
+  max_amount?: string;
+}
+
+/** What prepare says about the purchase; the message is checked against it. */
+export interface Prepared {
+  payment_required: boolean;
+  fetch_id: string | null;
+  status: string | null;
+  pay_to?: string;
+  amount?: number;
+  amount_atomic?: string;
+  asset?: string;
+  fee_payer?: string;
+  network?: string;
+  memo?: string | null;
+  approval_id?: string | null;
+  response?: Record<string, unknown> | null;
+  [k: string]: unknown;
+}
+
+/** How the purchase ended for this run. */
+export type X402Outcome = 'not_required' | 'completed' | 'awaiting_approval' | 'rejected' | 'failed' | 'unknown';
+
+export interface X402Result {
+  outcome: X402Outcome;
+  fetch_id: string | null;
+  prepared: Prepared;
+  /** x402_settle's answer when the purchase was settled. */
+  settled: Record<string, any> | null;
+  /** The seller's answer: the free answer, or the paid one. */
+  response: Record<string, any> | null;
+}
+
+interface ConfirmAnswer {
+  signed: boolean;
+  message: string | null;
+  sign_session_id?: string;
+  server_commitments?: unknown;
+  summary: { pay_to: string; amount_atomic: string; fee_payer: string; asset: string };
+}
+
+/** The USDC mint this agent trusts: its network's, or (custom networks only) the one prepare named. */
+function trustedMint(profile: ProfileData, prepared: Prepared): string {
+  return NETWORKS[profile.network as NetworkName]?.defaultUsdcMint ?? String(prepared.asset);
+}
+
+/** Refuses (CustodyCheckError) unless `messageB64` is exactly the purchase prepare described. */
+export async function checkX402Message(profile: ProfileData, prepared: Prepared, messageB64: string): Promise<void> {
+  const mint = trustedMint(profile, prepared);
+  if (prepared.asset !== mint) throw new CustodyCheckError(`refusing to sign: the purchase pays in ${String(prepared.asset)}, not the USDC mint ${mint}`);
+  if (!prepared.pay_to || !prepared.fee_payer || !prepared.amount_atomic || !/^[0-9]+$/.test(prepared.amount_atomic)) {
+    throw new CustodyCheckError('refusing to sign: prepare did not describe the payment (pay_to, amount, fee payer)');
+  }
+  const bytes = new Uint8Array(Buffer.from(messageB64, 'base64'));
+  const result = await checkX402Transfer(bytes, {
+    wallet: profile.address as Address,
+    mint: mint as Address,
+    payTo: prepared.pay_to as Address,
+    amount: BigInt(prepared.amount_atomic),
+    feePayer: prepared.fee_payer as Address,
+  });
+  if (!result.ok) throw new CustodyCheckError(`refusing to sign: ${result.reason}`);
+  if (prepared.memo) {
+    const memo = decodeMessage(bytes).instructions[3];
+    if (memo?.kind !== 'memo' || memo.text !== prepared.memo) throw new CustodyCheckError('refusing to sign: the message does not carry the memo the seller asked for');
+  }
+}
+
+/**
+ * Pays a purchase: x402_confirm with fresh commitments, check the message against `expect` (what
+ * prepare said; for a resumed purchase, the summary x402_confirm returns before anything is
+ * signed), share, x402_sign_complete, x402_settle. Returns x402_settle's answer; its errors
+ * (an unknown outcome) propagate as ApiError.
+ */
+export async function payPurchase(
+  api: ApiClient,
+  profile: ProfileData,
+  fetchId: string,
+  expect: Prepared | null,
+  progress: (step: string) => void = () => {},
+): Promise<Record<string, any>> {
+  const key = new Secret(decodeSecretState(Buffer.from(profile.key_package, 'base64')) as KeyPackage);
+  const { nonces, commitments } = commit(key);
+  const confirmed = await api.call<ConfirmAnswer>('bot', 'x402_confirm', { fetch_id: fetchId, commitments: encodeCommitments(commitments) });
+  if (!confirmed.signed) {
+    if (!confirmed.message || !confirmed.sign_session_id) throw new CustodyCheckError('the server did not return a message to sign');
+    await checkX402Message(profile, expect ?? { payment_required: true, fetch_id: fetchId, status: null, ...confirmed.summary }, confirmed.message);
+    progress('signing the payment (FROST round with the server)');
+    const list = commitmentList(commitments, decodeCommitments(confirmed.server_commitments, SERVER_ID));
+    const share = signShare(key, nonces, list, new Uint8Array(Buffer.from(confirmed.message, 'base64')));
+    await api.call('bot', 'x402_sign_complete', { fetch_id: fetchId, sign_session_id: confirmed.sign_session_id, signature_share: encodeSignatureShare(AGENT_ID, share) });
+  }
+  progress('sending the paid request');
+  return api.call<Record<string, any>>('bot', 'x402_settle', { fetch_id: fetchId });
+}
+
+function settledResult(fetchId: string, prepared: Prepared, settled: Record<string, any>): X402Result {
+  const outcome: X402Outcome = settled.purchase_status === 'completed' ? 'completed' : settled.purchase_status === 'failed' ? 'failed' : 'unknown';
+  return { outcome, fetch_id: fetchId, prepared, settled, response: settled.response ?? null };
+}
+
+/** The whole purchase: prepare, then (when the rails allow it now) pay and settle. */
+export async function x402Fetch(
+  api: ApiClient,
+  profile: ProfileData,
+  req: X402Request,
+  opts: { idempotencyKey?: string; progress?: (step: string) => void } = {},
+): Promise<X402Result> {
+  const progress = opts.progress ?? (() => {});
+  progress(`probing ${req.url}`);
+  const prepared = await api.call<Prepared>('bot', 'x402_prepare', { ...req }, { idempotencyKey: opts.idempotencyKey });
+  if (!prepared.payment_required || !prepared.fetch_id) return { outcome: 'not_required', fetch_id: null, prepared, settled: null, response: (prepared.response as Record<string, any>) ?? null };
+  progress(`payment required: ${prepared.amount} USDC to ${prepared.pay_to} (${prepared.status})`);
+  if (prepared.status === 'awaiting_approval') return { outcome: 'awaiting_approval', fetch_id: prepared.fetch_id, prepared, settled: null, response: null };
+  if (prepared.status !== 'pre_approved' && prepared.status !== 'approved' && prepared.status !== 'pending' && prepared.status !== 'completed') {
+    return { outcome: prepared.status === 'rejected' ? 'rejected' : 'failed', fetch_id: prepared.fetch_id, prepared, settled: null, response: null };
+  }
+  return settledResult(prepared.fetch_id, prepared, await payPurchase(api, profile, prepared.fetch_id, prepared, progress));
+}
+
+/** Resumes a purchase (after the owner approved it, or to read an unknown outcome): confirm, check, sign, settle. */
+export async function x402Resume(api: ApiClient, profile: ProfileData, fetchId: string, progress: (step: string) => void = () => {}): Promise<X402Result> {
+  const settled = await payPurchase(api, profile, fetchId, null, progress);
+  return settledResult(fetchId, settled as Prepared, settled);
+}

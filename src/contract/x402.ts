@@ -1,0 +1,64 @@
+/**
+ * Contract of x402 purchases and the public catalog (SPEC "Bot actions, x402", public
+ * x402_catalog; DESIGN §8). A purchase: x402_prepare (probe + intent) → x402_confirm (message and
+ * server commitments) → x402_sign_complete (agent share) → x402_settle (the paid request).
+ */
+import { Type as T } from '@sinclair/typebox';
+import { Amount, Id, Params } from './common.ts';
+import { action } from './action.ts';
+import { Commitments } from './wallet.ts';
+
+const FetchId = Id('x402', 'fetch_id from x402_prepare');
+
+export const X402 = {
+  x402_prepare: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    idempotent: true,
+    destructive: true,
+    params: Params({
+      url: T.String({ minLength: 1, maxLength: 2048, description: 'the http(s) URL of the paid API' }),
+      method: T.Optional(T.String({ pattern: '^[A-Za-z]{1,16}$', description: 'HTTP method; default GET (POST when a body is given)' })),
+      headers: T.Optional(T.Record(T.String({ maxLength: 64 }), T.String({ maxLength: 4096 }), { description: 'request headers for the seller (at most 30)' })),
+      body: T.Optional(T.String({ maxLength: 32 * 1024, description: 'request body (text)' })),
+      max_amount: T.Optional(Amount),
+    }),
+    summary:
+      'Probes a URL; a 402 answer is parsed, the Solana exact USDC option is chosen and a payment intent is created under the guard rails (fetch_id, status pre_approved, awaiting_approval or rejected). A non-402 answer is returned as is. Honours X-Idempotency-Key.',
+  }),
+  x402_confirm: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    params: Params({ fetch_id: FetchId, commitments: Commitments }),
+    summary: 'Builds the x402 payment message (fee payer: the seller’s facilitator) and starts signing: returns the message, a summary to check and the server commitments.',
+  }),
+  x402_sign_complete: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    destructive: true,
+    params: Params({
+      fetch_id: FetchId,
+      sign_session_id: T.Optional(Id('signSession')),
+      signature_share: T.Object({ identifier: T.String({ pattern: '^[0-9a-f]{64}$' }), share: T.String({ pattern: '^[0-9a-f]{64}$' }) }, { additionalProperties: false }),
+    }),
+    summary: 'Takes the agent signature share; the server aggregates and stores the partially signed payment (the facilitator signs as fee payer).',
+  }),
+  x402_settle: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    destructive: true,
+    params: Params({ fetch_id: FetchId }),
+    summary:
+      'Repeats the request with the payment header and returns the seller’s status, headers, body and payment receipt. Repeating it returns the stored outcome; an unknown outcome (timeout after sending) is looked up on chain — never pay twice.',
+  }),
+  x402_catalog: action({
+    endpoint: 'public',
+    auth: 'none',
+    readOnly: true,
+    params: Params({
+      query: T.Optional(T.String({ maxLength: 100, description: 'words to find in name, description, URL or tags' })),
+      tag: T.Optional(T.String({ maxLength: 32 })),
+    }),
+    summary: 'The curated catalog of verified Solana x402 paid APIs: URL, name, description, tags, price in USDC, network, pay_to.',
+  }),
+};

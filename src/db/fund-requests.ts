@@ -1,0 +1,61 @@
+/** Fund requests (DESIGN §8): an agent asks its owner for money; open → fulfilled | declined. */
+import type { Database } from 'bun:sqlite';
+
+export type FundRequestStatus = 'open' | 'fulfilled' | 'declined';
+
+export interface FundRequestRow {
+  fund_request_id: string;
+  wallet_id: string;
+  amount: bigint;
+  reason: string;
+  status: FundRequestStatus;
+  resolved_by: string | null;
+  transaction_id: string | null;
+  created_at: bigint;
+  updated_at: bigint;
+  resolved_at: bigint | null;
+}
+
+export function insertFundRequest(db: Database, f: { fund_request_id: string; wallet_id: string; amount: bigint; reason: string; now: number }): void {
+  db.query("INSERT INTO fund_requests (fund_request_id, wallet_id, amount, reason, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'open', ?, ?)").run(
+    f.fund_request_id,
+    f.wallet_id,
+    f.amount,
+    f.reason,
+    f.now,
+    f.now,
+  );
+}
+
+export function getFundRequest(db: Database, id: string): FundRequestRow | null {
+  return db.query<FundRequestRow, [string]>('SELECT * FROM fund_requests WHERE fund_request_id = ?').get(id);
+}
+
+/** A page of fund requests of the given wallets, newest first, and the total matching. */
+export function listFundRequests(db: Database, walletIds: readonly string[], status: FundRequestStatus | undefined, limit: number, offset: number): { items: FundRequestRow[]; total: number } {
+  if (walletIds.length === 0) return { items: [], total: 0 };
+  const where = [`wallet_id IN (${walletIds.map(() => '?').join(', ')})`];
+  const args: (string | number)[] = [...walletIds];
+  if (status) {
+    where.push('status = ?');
+    args.push(status);
+  }
+  const clause = where.join(' AND ');
+  const total = Number(db.query<{ n: bigint }, (string | number)[]>(`SELECT count(*) AS n FROM fund_requests WHERE ${clause}`).get(...args)?.n ?? 0n);
+  const items = db.query<FundRequestRow, (string | number)[]>(`SELECT * FROM fund_requests WHERE ${clause} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`).all(...args, limit, offset);
+  return { items, total };
+}
+
+/** Open requests of a wallet, oldest first (the order a deposit fulfils them in). */
+export function openFundRequests(db: Database, walletId: string): FundRequestRow[] {
+  return db.query<FundRequestRow, [string]>("SELECT * FROM fund_requests WHERE wallet_id = ? AND status = 'open' ORDER BY created_at, rowid").all(walletId);
+}
+
+/** open → fulfilled | declined, once; false when it was no longer open. */
+export function resolveFundRequest(db: Database, id: string, to: 'fulfilled' | 'declined', by: string, transactionId: string | null, now: number): boolean {
+  return (
+    db
+      .query("UPDATE fund_requests SET status = ?, resolved_by = ?, transaction_id = ?, resolved_at = ?, updated_at = ? WHERE fund_request_id = ? AND status = 'open'")
+      .run(to, by, transactionId, now, now, id).changes === 1
+  );
+}

@@ -1,0 +1,201 @@
+/**
+ * Payment requests (paylinks, DESIGN §8): the rows, their rejected payments and invitations.
+ * State changes are guarded by the status they move from, so two writers (the paylink job and a
+ * completing agent payment) can never both mark one paylink paid.
+ */
+import type { Database } from 'bun:sqlite';
+
+export type PaylinkStatus = 'open' | 'paid' | 'cancelled' | 'expired';
+
+export interface PaylinkRow {
+  request_id: string;
+  short_code: string;
+  wallet_id: string;
+  description: string;
+  amount: bigint | null;
+  items: string | null;
+  reference: string | null;
+  reference_key: string;
+  reveal_owner: bigint;
+  status: PaylinkStatus;
+  paid_amount: bigint | null;
+  payer: string | null;
+  paid_via: 'wallet' | 'solana_pay' | null;
+  signature: string | null;
+  transaction_id: string | null;
+  scan_cursor: string | null;
+  next_scan_at: bigint;
+  created_at: bigint;
+  updated_at: bigint;
+  expires_at: bigint;
+  paid_at: bigint | null;
+}
+
+export interface NewPaylink {
+  request_id: string;
+  short_code: string;
+  wallet_id: string;
+  description: string;
+  amount: bigint | null;
+  items: string | null;
+  reference: string | null;
+  reference_key: string;
+  reveal_owner: boolean;
+  expires_at: number;
+  now: number;
+}
+
+/** Inserts an open paylink; false when the short code is taken (the caller draws another). */
+export function insertPaylink(db: Database, p: NewPaylink): boolean {
+  const res = db
+    .query(
+      `INSERT OR IGNORE INTO payment_requests (request_id, short_code, wallet_id, description, amount, items, reference, reference_key, reveal_owner,
+         status, next_scan_at, created_at, updated_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)`,
+    )
+    .run(p.request_id, p.short_code, p.wallet_id, p.description, p.amount, p.items, p.reference, p.reference_key, p.reveal_owner ? 1 : 0, p.now, p.now, p.now, p.expires_at);
+  return res.changes === 1;
+}
+
+export function getPaylink(db: Database, requestId: string): PaylinkRow | null {
+  return db.query<PaylinkRow, [string]>('SELECT * FROM payment_requests WHERE request_id = ?').get(requestId);
+}
+
+/** A paylink of `walletId` only: another wallet's id is as unknown as a made-up one. */
+export function getWalletPaylink(db: Database, walletId: string, requestId: string): PaylinkRow | null {
+  return db.query<PaylinkRow, [string, string]>('SELECT * FROM payment_requests WHERE request_id = ? AND wallet_id = ?').get(requestId, walletId);
+}
+
+/** The newest paylink of `walletId` with this reference. */
+export function getPaylinkByReference(db: Database, walletId: string, reference: string): PaylinkRow | null {
+  return db
+    .query<PaylinkRow, [string, string]>('SELECT * FROM payment_requests WHERE wallet_id = ? AND reference = ? ORDER BY created_at DESC, rowid DESC LIMIT 1')
+    .get(walletId, reference);
+}
+
+export function getPaylinkByShortCode(db: Database, shortCode: string): PaylinkRow | null {
+  return db.query<PaylinkRow, [string]>('SELECT * FROM payment_requests WHERE short_code = ?').get(shortCode);
+}
+
+/** A page of a wallet's paylinks, newest first, and the total matching. */
+export function listPaylinks(db: Database, walletId: string, status: PaylinkStatus | undefined, limit: number, offset: number): { items: PaylinkRow[]; total: number } {
+  const where = status ? 'wallet_id = ? AND status = ?' : 'wallet_id = ?';
+  const args = status ? [walletId, status] : [walletId];
+  const total = Number(db.query<{ n: bigint }, string[]>(`SELECT count(*) AS n FROM payment_requests WHERE ${where}`).get(...args)?.n ?? 0n);
+  const items = db
+    .query<PaylinkRow, (string | number)[]>(`SELECT * FROM payment_requests WHERE ${where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`)
+    .all(...args, limit, offset);
+  return { items, total };
+}
+
+/** open → cancelled; false when it was not open. */
+export function cancelPaylink(db: Database, requestId: string, now: number): boolean {
+  return db.query("UPDATE payment_requests SET status = 'cancelled', updated_at = ? WHERE request_id = ? AND status = 'open'").run(now, requestId).changes === 1;
+}
+
+/** Open paylinks whose expiry passed. */
+export function expiredPaylinks(db: Database, now: number, limit = 500): PaylinkRow[] {
+  return db.query<PaylinkRow, [number, number]>("SELECT * FROM payment_requests WHERE status = 'open' AND expires_at <= ? ORDER BY expires_at LIMIT ?").all(now, limit);
+}
+
+/** open → expired; false when it was not open. */
+export function expirePaylink(db: Database, requestId: string, now: number): boolean {
+  return db.query("UPDATE payment_requests SET status = 'expired', updated_at = ? WHERE request_id = ? AND status = 'open'").run(now, requestId).changes === 1;
+}
+
+/**
+ * Marks a paylink paid, once: only from `from` (open, or expired for a payment that landed in time).
+ * False when another writer got there first or the paylink is in another state.
+ */
+export function markPaylinkPaid(
+  db: Database,
+  requestId: string,
+  from: readonly PaylinkStatus[],
+  paid: { amount: bigint; payer: string | null; via: 'wallet' | 'solana_pay'; signature: string | null; transactionId: string | null; now: number },
+): boolean {
+  const placeholders = from.map(() => '?').join(', ');
+  return (
+    db
+      .query(
+        `UPDATE payment_requests SET status = 'paid', paid_amount = ?, payer = ?, paid_via = ?, signature = ?, transaction_id = ?, paid_at = ?, updated_at = ?
+         WHERE request_id = ? AND status IN (${placeholders})`,
+      )
+      .run(paid.amount, paid.payer, paid.via, paid.signature, paid.transactionId, paid.now, paid.now, requestId, ...from).changes === 1
+  );
+}
+
+/**
+ * Paylinks the job should look at now: open ones that are due, and closed ones within the late
+ * window (a payment that lands after expiry, cancellation or a first payment is recorded too).
+ */
+export function paylinksToScan(db: Database, now: number, closedSince: number, limit = 200): PaylinkRow[] {
+  return db
+    .query<PaylinkRow, [number, number, number]>(
+      `SELECT * FROM payment_requests WHERE next_scan_at <= ? AND (status = 'open' OR updated_at >= ?) ORDER BY next_scan_at LIMIT ?`,
+    )
+    .all(now, closedSince, limit);
+}
+
+/** Records how far the job got and when to look again. */
+export function setScanState(db: Database, requestId: string, cursor: string | null, nextScanAt: number): void {
+  db.query('UPDATE payment_requests SET scan_cursor = coalesce(?, scan_cursor), next_scan_at = ? WHERE request_id = ?').run(cursor, nextScanAt, requestId);
+}
+
+/** True when one of `keys` is the reference key of a paylink of `walletId` that the paylink job still watches. */
+export function hasWatchedReference(db: Database, walletId: string, keys: readonly string[], closedSince: number): boolean {
+  if (keys.length === 0) return false;
+  const placeholders = keys.map(() => '?').join(', ');
+  return (
+    db
+      .query(`SELECT 1 FROM payment_requests WHERE wallet_id = ? AND reference_key IN (${placeholders}) AND (status = 'open' OR updated_at >= ?) LIMIT 1`)
+      .get(walletId, ...keys, closedSince) !== null
+  );
+}
+
+/** The Solana Pay reference keys a payment for this paylink must carry (none without a paylink). */
+export function referenceKeysOf(db: Database, paymentRequestId: string | null): string[] {
+  if (paymentRequestId === null) return [];
+  const row = db.query<{ reference_key: string }, [string]>('SELECT reference_key FROM payment_requests WHERE request_id = ?').get(paymentRequestId);
+  return row ? [row.reference_key] : [];
+}
+
+export type RejectionReason = 'underpaid' | 'wrong_mint' | 'not_to_payee' | 'expired' | 'cancelled' | 'already_paid';
+
+export interface RejectionRow {
+  request_id: string;
+  signature: string;
+  reason: RejectionReason;
+  amount: bigint | null;
+  mint: string | null;
+  payer: string | null;
+  created_at: bigint;
+}
+
+/** Records a payment that did not pay the paylink; false when it was recorded before. */
+export function insertRejection(db: Database, r: { request_id: string; signature: string; reason: RejectionReason; amount: bigint | null; mint: string | null; payer: string | null; now: number }): boolean {
+  return (
+    db
+      .query('INSERT OR IGNORE INTO payment_request_rejections (request_id, signature, reason, amount, mint, payer, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(r.request_id, r.signature, r.reason, r.amount, r.mint, r.payer, r.now).changes === 1
+  );
+}
+
+export function hasRejection(db: Database, requestId: string, signature: string): boolean {
+  return db.query('SELECT 1 FROM payment_request_rejections WHERE request_id = ? AND signature = ?').get(requestId, signature) !== null;
+}
+
+export function listRejections(db: Database, requestId: string): RejectionRow[] {
+  return db.query<RejectionRow, [string]>('SELECT * FROM payment_request_rejections WHERE request_id = ? ORDER BY created_at, rowid').all(requestId);
+}
+
+export function insertInvitation(db: Database, i: { request_id: string; channel: 'email' | 'wallet'; recipient: string; now: number }): void {
+  db.query('INSERT INTO paylink_invitations (request_id, channel, recipient, created_at) VALUES (?, ?, ?, ?)').run(i.request_id, i.channel, i.recipient, i.now);
+}
+
+/** Invitations of a paylink since `since`, and the oldest of them (for Retry-After). */
+export function invitationsSince(db: Database, requestId: string, since: number): { count: number; oldest: number | null } {
+  const row = db
+    .query<{ n: bigint; oldest: bigint | null }, [string, number]>('SELECT count(*) AS n, min(created_at) AS oldest FROM paylink_invitations WHERE request_id = ? AND created_at >= ?')
+    .get(requestId, since);
+  return { count: Number(row?.n ?? 0n), oldest: row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest) };
+}

@@ -1,0 +1,638 @@
+/**
+ * x402 purchases (DESIGN §8), server side:
+ *
+ *   prepare  — probe the URL through the outbound client; a 402 is parsed, the Solana `exact`
+ *              USDC option of our network is chosen and checked, and the intent is created under
+ *              the guard rails (category x402, the URL's host) with the purchase row, in one
+ *              SQLite transaction.
+ *   confirm  — build the exact SVM message (compute unit limit, compute unit price, transferChecked
+ *              to ATA(payTo), memo), fee payer = the facilitator (`extra.feePayer`), and start the
+ *              FROST signing session.
+ *   sign     — the agent's share → the partially signed transaction (the facilitator signs last).
+ *   settle   — repeat the original request with PAYMENT-SIGNATURE (v2) / X-PAYMENT (v1) and record
+ *              the outcome. A timeout or connection loss after sending is `unknown`, never `failed`:
+ *              the agent must not pay twice. Unknown outcomes are resolved from the chain.
+ *
+ * Money invariants: the message is signed at most once (coordinator-sign refuses a second
+ * signing); a transaction is released (failed) only when the chain shows no transfer AND its
+ * blockhash has expired, so the signed bytes can no longer land.
+ */
+import type { Address } from '@solana/kit';
+import { AppError, invalid } from '../api/errors.ts';
+import type { ActionContext } from '../actions/registry.ts';
+import type { Config } from '../config.ts';
+import { newId } from '../contract/ids.ts';
+import { getApproval, insertApproval } from '../db/approvals.ts';
+import { appendEvent } from '../db/events.ts';
+import { getTx, isOwnOutgoing, moveTx, setTxMessage, type TxRow } from '../db/transactions.ts';
+import { getWallet, type WalletRow } from '../db/wallets.ts';
+import {
+  completeX402Tx,
+  getPurchaseById,
+  insertPurchase,
+  movePurchase,
+  setTxApprovalId,
+  unresolvedPurchases,
+  type PurchaseRow,
+} from '../db/x402.ts';
+import { formatUsdc, toUsdcNumber } from '../domain/money.ts';
+import { open, seal } from '../frost/seal.ts';
+import { completeSigning, startSigning } from '../frost/coordinator-sign.ts';
+import { queueApprovalMail } from '../mail/approval-mail.ts';
+import { createIntent, quote } from '../payments/intent.ts';
+import { recheckRails } from '../payments/recheck.ts';
+import type { Services } from '../services.ts';
+import { usdcAta } from '../solana/ata.ts';
+import { ChainUnavailableError } from '../solana/errors.ts';
+import { NETWORKS, type NetworkName } from '../solana/networks.ts';
+import { buildX402Transfer } from '../solana/transfer.ts';
+import {
+  OutboundError,
+  outboundFailure,
+  outboundFor,
+  PAID_MAX_BYTES,
+  PROBE_MAX_BYTES,
+  sendUpstream,
+  upstreamRequest,
+  upstreamView,
+  type UpstreamRequest,
+  type UpstreamView,
+} from './http.ts';
+import { chooseOption, parsePaymentRequired, parsePaymentResponse, paymentHeader, readOption, type ChosenOption, type PayableTarget, type PaymentRequired, type PaymentResponse } from './wire.ts';
+
+/** A message is reused only while at least this many blocks of its blockhash remain. */
+const BLOCKHASH_MARGIN = 20n;
+/** How long settle waits for the seller's receipt signature to show on chain. */
+const RECEIPT_WAIT_MS = 5000;
+/** How many of the wallet's recent transactions an unknown outcome is looked for in. */
+const SCAN_LIMIT = 100;
+
+/** What this service can pay with x402: the exact scheme, its network's ids, its USDC mint. */
+export function payableTarget(config: Pick<Config, 'solana' | 'usdcMint'>): PayableTarget {
+  const info = NETWORKS[config.solana.network as NetworkName];
+  return { caip2: info.caip2, v1Network: info.x402V1, mint: config.usdcMint };
+}
+
+/** The host rails are checked against: lower case, no IPv6 brackets, no trailing dot. */
+export function hostOf(url: string): string {
+  return new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Probing
+
+/** What a probe found. */
+export type ProbeResult =
+  | { paymentRequired: false; response: UpstreamView }
+  | { paymentRequired: true; required: PaymentRequired; option: ChosenOption; response: UpstreamView };
+
+/**
+ * Sends `req` (capped at 64 KiB) and, for a 402, picks the option this service can pay. Throws
+ * VALIDATION_ERROR naming what was offered when nothing is payable here, and the outbound errors
+ * of `outboundFailure`.
+ */
+export async function probe(config: Pick<Config, 'outbound' | 'solana' | 'usdcMint'>, req: UpstreamRequest): Promise<ProbeResult> {
+  let res;
+  try {
+    res = await sendUpstream(outboundFor(config), req, PROBE_MAX_BYTES);
+  } catch (err) {
+    if (err instanceof OutboundError) throw outboundFailure(err, config, `probing ${hostOf(req.url)} failed`);
+    throw err;
+  }
+  const response = upstreamView(res);
+  if (res.status !== 402) return { paymentRequired: false, response };
+  const required = parsePaymentRequired(res.headers, res.body);
+  if (!required) {
+    throw invalid('/url', 'answered 402 Payment Required without x402 requirements (no PAYMENT-REQUIRED header and no x402Version 1 body)', 'This URL does not speak x402; nothing was paid.');
+  }
+  const chosen = chooseOption(required, payableTarget(config));
+  if (!chosen.ok) {
+    const network = payableTarget(config).caip2 ?? config.solana.network;
+    throw new AppError('VALIDATION_ERROR', `/url: the seller offers nothing this wallet can pay: ${chosen.reason}`, {
+      howToFix: `This wallet pays x402 "exact" in USDC (${config.usdcMint}) on ${network}; nothing was created. Choose a seller that accepts it.`,
+      details: { field: '/url', offered: required.options.map((o) => ({ scheme: o.scheme, network: o.network, asset: o.asset, amount: o.amount })) },
+    });
+  }
+  return { paymentRequired: true, required, option: chosen.option, response };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Views
+
+const iso = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+function resourceDescription(p: PurchaseRow): string | null {
+  try {
+    const req = JSON.parse(p.requirements) as { resource?: { description?: unknown } };
+    const accepted = JSON.parse(p.accepted) as { description?: unknown };
+    const d = req.resource?.description ?? accepted.description;
+    return typeof d === 'string' && d !== '' ? d.slice(0, 500) : null;
+  } catch {
+    return null;
+  }
+}
+
+function sellerMemo(p: PurchaseRow): string | null {
+  const extra = (JSON.parse(p.accepted) as { extra?: { memo?: unknown } }).extra;
+  return typeof extra?.memo === 'string' && extra.memo !== '' ? extra.memo : null;
+}
+
+function nextStep(p: PurchaseRow, tx: TxRow): string | null {
+  if (p.status === 'unknown' || p.status === 'settling') return `do not pay again: call x402_settle (fetch_id ${p.fetch_id}) later; it looks the payment up on chain`;
+  if (p.status === 'signed' || (p.status === 'open' && tx.signed_tx)) return `send the paid request with x402_settle (fetch_id ${p.fetch_id})`;
+  if (p.status !== 'open') return null;
+  switch (tx.status) {
+    case 'pre_approved':
+    case 'approved':
+      return `pay with x402_confirm (fetch_id ${p.fetch_id}) and your signing commitments, check the message, then x402_sign_complete and x402_settle; the agent-wallet client does all of this`;
+    case 'awaiting_approval':
+      return `wait for owner approval: poll approval_status with approval_id ${tx.approval_id} and wait_seconds, then x402_confirm (fetch_id ${p.fetch_id})`;
+    default:
+      return null;
+  }
+}
+
+/** A purchase as the agent sees it; `status` is the payment's status, `purchase_status` the request's. */
+export function purchaseView(p: PurchaseRow, tx: TxRow) {
+  return {
+    fetch_id: p.fetch_id,
+    transaction_id: p.transaction_id,
+    status: tx.status,
+    purchase_status: p.status,
+    url: p.url,
+    method: p.method,
+    host: p.host,
+    description: resourceDescription(p),
+    x402_version: Number(p.x402_version),
+    network: p.network,
+    asset: p.asset,
+    pay_to: p.pay_to,
+    fee_payer: p.fee_payer,
+    amount: toUsdcNumber(p.amount),
+    amount_atomic: p.amount.toString(),
+    memo: sellerMemo(p),
+    approval_id: tx.approval_id,
+    decision: tx.decision_rule || tx.decision_reason ? { rule: tx.decision_rule, reason: tx.decision_reason } : null,
+    signature: p.signature ?? tx.signature,
+    error: p.error ?? tx.error,
+    created_at: iso(p.created_at),
+    updated_at: iso(p.updated_at),
+    expires_at: iso(tx.expires_at),
+    next_step: nextStep(p, tx),
+  };
+}
+
+/** The stored paid answer as the agent sees it again. */
+interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body_base64: string;
+  truncated: boolean;
+  payment_response: PaymentResponse | null;
+}
+
+function storedOutcome(p: PurchaseRow, tx: TxRow, replayed: boolean) {
+  const stored = p.response ? (JSON.parse(p.response) as StoredResponse) : null;
+  const response = stored
+    ? upstreamView({ status: stored.status, headers: new Headers(stored.headers), body: new Uint8Array(Buffer.from(stored.body_base64, 'base64')), truncated: stored.truncated })
+    : null;
+  return { ...purchaseView(p, tx), replayed, response, payment_response: stored?.payment_response ?? null };
+}
+
+// ---------------------------------------------------------------------------------------------
+// prepare
+
+const requestAad = (fetchId: string) => `x402-request:${fetchId}`;
+
+export interface PrepareParams {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Micro-USDC, already parsed. */
+  maxAmount?: bigint;
+}
+
+/** x402_prepare. A non-402 answer is returned as is; a 402 becomes a purchase and its intent. */
+export async function prepare(ctx: ActionContext, wallet: WalletRow, p: PrepareParams) {
+  const { services } = ctx;
+  const { config } = services;
+  const req = upstreamRequest(p);
+  const probed = await probe(config, req);
+  if (!probed.paymentRequired) {
+    return { payment_required: false, fetch_id: null, url: req.url, status: null, response: probed.response, next_step: null };
+  }
+  const { option, required } = probed;
+  const amount = option.amountAtomic;
+  const price = `${formatUsdc(amount)} USDC`;
+  if (amount > config.money.maxAmount) throw invalid('/url', `the price ${price} is above the service maximum of ${formatUsdc(config.money.maxAmount)} USDC (limits.max_amount)`);
+  if (p.maxAmount !== undefined && amount > p.maxAmount) {
+    throw new AppError('VALIDATION_ERROR', `/max_amount: the price ${price} is above max_amount ${formatUsdc(p.maxAmount)} USDC; nothing was created.`, {
+      howToFix: 'Raise max_amount if the price is acceptable.',
+      details: { field: '/max_amount', price: toUsdcNumber(amount), max_amount: toUsdcNumber(p.maxAmount) },
+    });
+  }
+  if (option.feePayer === wallet.address) throw invalid('/url', "the seller's extra.feePayer is this wallet; the facilitator must pay the fee");
+  if (option.feePayer === services.feePayer.address) throw invalid('/url', "the seller's extra.feePayer is this service's own fee payer; refusing to pay fees for a facilitator");
+  if (option.payTo === wallet.address) throw invalid('/url', 'the seller asks to be paid by this wallet to itself');
+  const mint = config.usdcMint as Address;
+  const [q, payToReady] = await Promise.all([
+    quote(services, wallet.address as Address, option.payTo as Address, amount, 'x402'),
+    services.chain.tokenAccountExists(option.payTo as Address, mint),
+  ]);
+  if (!payToReady) throw noTokenAccount(option.payTo);
+  const host = hostOf(req.url);
+  const fetchId = newId('x402');
+  const now = services.now().getTime();
+  return services.db
+    .transaction(() => {
+      const tx = createIntent(services, {
+        wallet,
+        type: 'x402',
+        category: 'x402',
+        recipient: { label: host, address: option.payTo as Address },
+        quote: q,
+        note: `x402 ${req.method} ${req.url}`.slice(0, 500),
+        host,
+        idempotencyKey: ctx.idempotency?.key,
+      });
+      insertPurchase(services.db, {
+        fetch_id: fetchId,
+        transaction_id: tx.transaction_id,
+        wallet_id: wallet.wallet_id,
+        url: req.url,
+        host,
+        method: req.method,
+        request_sealed: seal(services.masterKey, new TextEncoder().encode(JSON.stringify(req)), requestAad(fetchId)),
+        x402_version: required.version,
+        requirements: JSON.stringify(required.raw),
+        accepted: JSON.stringify(option.raw),
+        network: option.network,
+        asset: option.asset,
+        pay_to: option.payTo,
+        fee_payer: option.feePayer,
+        amount,
+        now,
+      });
+      const view = { payment_required: true, ...purchaseView(getPurchaseById(services.db, fetchId)!, tx), response: null };
+      ctx.idempotency?.record(view);
+      return view;
+    })
+    .immediate();
+}
+
+function noTokenAccount(payTo: string): AppError {
+  return new AppError('INVALID_RECIPIENT', `The seller's pay_to ${payTo} has no USDC token account; an x402 payment cannot create one.`, {
+    howToFix: 'Nothing was signed. Ask the seller to create its USDC token account, or choose another seller.',
+    details: { pay_to: payTo },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Guard rails again before signing (with the host: x402_allowed_hosts needs it)
+
+function recheck(services: Services, tx: TxRow, host: string): void {
+  const { verdict, decision } = recheckRails(services, tx, host);
+  if (verdict === 'ok') return;
+  const now = services.now().getTime();
+  const { db } = services;
+  if (verdict === 'reject') {
+    db.transaction(() => {
+      if (moveTx(db, tx.transaction_id, ['pre_approved', 'approved'], 'rejected', now, { error: decision.reason })) {
+        appendEvent(db, { walletId: tx.wallet_id, type: 'payment.rejected', data: { transaction_id: tx.transaction_id, rule: decision.rule, reason: decision.reason }, now });
+      }
+    }).immediate();
+    throw new AppError('INVALID_STATUS', `The guard rails now block this purchase: ${decision.reason}`, { howToFix: 'Ask the owner to change the guard rails, then prepare the purchase again.', details: { rule: decision.rule } });
+  }
+  const approvalId = newId('approval');
+  db.transaction(() => {
+    if (!moveTx(db, tx.transaction_id, ['pre_approved'], 'awaiting_approval', now)) return;
+    setTxApprovalId(db, tx.transaction_id, approvalId);
+    insertApproval(db, { approval_id: approvalId, wallet_id: tx.wallet_id, subject_type: 'x402', subject_id: tx.transaction_id, amount: tx.amount + tx.fee + tx.setup_fee, recipient: tx.counterparty ?? '', reason: decision.reason, now });
+    appendEvent(db, { walletId: tx.wallet_id, type: 'approval.requested', data: { transaction_id: tx.transaction_id, approval_id: approvalId, reason: decision.reason }, now });
+    queueApprovalMail(services, getApproval(db, approvalId)!);
+  }).immediate();
+  throw new AppError('AWAITING_APPROVAL', `The guard rails changed: ${decision.reason}`, { howToFix: `Wait for the owner: poll approval_status with approval_id ${approvalId}.`, details: { approval_id: approvalId } });
+}
+
+function assertPayable(p: PurchaseRow, tx: TxRow): void {
+  switch (tx.status) {
+    case 'pre_approved':
+    case 'approved':
+      return;
+    case 'awaiting_approval':
+      throw new AppError('AWAITING_APPROVAL', 'The owner has not approved this purchase yet.', {
+        howToFix: `Wait for the owner: poll approval_status with approval_id ${tx.approval_id} and wait_seconds.`,
+        details: { approval_id: tx.approval_id, fetch_id: p.fetch_id },
+      });
+    case 'completed':
+      throw new AppError('ALREADY_COMPLETED', 'This purchase was already paid.', { howToFix: `Read its outcome with x402_settle (fetch_id ${p.fetch_id}).`, details: { signature: tx.signature } });
+    case 'expired':
+      throw new AppError('TRANSACTION_EXPIRED', 'This purchase was not confirmed within 48 hours and expired.', { howToFix: 'Prepare the purchase again.' });
+    default:
+      throw new AppError('INVALID_STATUS', `The purchase's payment is ${tx.status} and cannot be paid.`, { howToFix: 'Prepare the purchase again.', details: { decision: tx.decision_reason } });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// confirm
+
+/** The stored option, checked again as when it was chosen. */
+function accepted(p: PurchaseRow): ChosenOption {
+  const version = Number(p.x402_version) as 1 | 2;
+  const option = readOption(JSON.parse(p.accepted), version);
+  const chosen = option
+    ? chooseOption({ version, resource: undefined, error: null, options: [option], raw: {} }, { caip2: version === 2 ? p.network : null, v1Network: version === 1 ? p.network : null, mint: p.asset })
+    : null;
+  if (!chosen?.ok) throw new AppError('INTERNAL_ERROR', 'The stored x402 option is unreadable.');
+  return chosen.option;
+}
+
+/** The transaction with a current x402 message, built when there is none or its blockhash is about to expire. */
+async function ensureMessage(services: Services, wallet: WalletRow, p: PurchaseRow, tx: TxRow): Promise<TxRow> {
+  const height = await services.chain.getBlockHeight();
+  if (tx.message && tx.last_valid_block_height !== null && height + BLOCKHASH_MARGIN <= tx.last_valid_block_height) return tx;
+  const option = accepted(p);
+  const mint = services.config.usdcMint as Address;
+  if (!(await services.chain.tokenAccountExists(option.payTo as Address, mint))) throw noTokenAccount(option.payTo);
+  const blockhash =
+    option.recentBlockhash && option.lastValidBlockHeight !== null && height + BLOCKHASH_MARGIN <= option.lastValidBlockHeight
+      ? { blockhash: option.recentBlockhash, lastValidBlockHeight: option.lastValidBlockHeight }
+      : await services.chain.getLatestBlockhash();
+  // The seller's memo when it asks for one; otherwise a random nonce, as the reference client
+  // adds, so two purchases of the same price in the same block are two distinct messages.
+  const memo = option.memo ?? Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('hex');
+  let built: { messageBytes: Uint8Array };
+  try {
+    built = await buildX402Transfer({ wallet: wallet.address as Address, mint, payTo: option.payTo as Address, amount: option.amountAtomic, feePayer: option.feePayer as Address, memo, blockhash });
+  } catch (err) {
+    if (err instanceof RangeError) throw invalid('/fetch_id', `the seller's requirements cannot be paid: ${err.message}`);
+    throw err;
+  }
+  services.db.transaction(() => setTxMessage(services.db, tx.transaction_id, built.messageBytes, blockhash.lastValidBlockHeight, services.now().getTime())).immediate();
+  return getTx(services.db, tx.transaction_id)!;
+}
+
+function paySummary(p: PurchaseRow) {
+  return {
+    url: p.url,
+    pay_to: p.pay_to,
+    amount: toUsdcNumber(p.amount),
+    amount_atomic: p.amount.toString(),
+    asset: p.asset,
+    fee_payer: p.fee_payer,
+    network: p.network,
+    x402_version: Number(p.x402_version),
+    memo: sellerMemo(p),
+  };
+}
+
+/** x402_confirm: the message to sign, with the server's commitments for it. */
+export async function confirm(services: Services, wallet: WalletRow, p: PurchaseRow, commitments: unknown) {
+  let tx = getTx(services.db, p.transaction_id)!;
+  if (tx.signed_tx || p.status !== 'open') {
+    return { ...purchaseView(p, tx), signed: true, message: tx.message ? Buffer.from(tx.message).toString('base64') : null, summary: paySummary(p) };
+  }
+  assertPayable(p, tx);
+  recheck(services, tx, p.host);
+  tx = await ensureMessage(services, wallet, p, tx);
+  const init = startSigning(services, tx, wallet.server_key, commitments);
+  return {
+    ...purchaseView(p, tx),
+    signed: false,
+    message: init.message,
+    sign_session_id: init.sign_session_id,
+    server_commitments: init.server_commitments,
+    sign_expires_at: init.expires_at,
+    summary: paySummary(p),
+    next_step: 'check the message, then send your signature share with x402_sign_complete',
+  };
+}
+
+/** x402_sign_complete: the agent's share → the partially signed transaction, stored. */
+export function signComplete(services: Services, wallet: WalletRow, p: PurchaseRow, share: unknown, sessionId?: string) {
+  const result = completeSigning(services, p.transaction_id, wallet.address, wallet.server_key, share, {
+    sessionId,
+    recheck: (current) => {
+      const { verdict, decision } = recheckRails(services, current, p.host);
+      return verdict === 'reject' ? new AppError('INVALID_STATUS', `The guard rails now block this purchase: ${decision.reason}`, { details: { rule: decision.rule } }) : null;
+    },
+  });
+  const now = services.now().getTime();
+  services.db.transaction(() => movePurchase(services.db, p.fetch_id, ['open'], 'signed', now)).immediate();
+  const fresh = getPurchaseById(services.db, p.fetch_id)!;
+  return { ...purchaseView(fresh, getTx(services.db, p.transaction_id)!), signature: result.signature };
+}
+
+// ---------------------------------------------------------------------------------------------
+// settle and resolution
+
+function openRequest(services: Services, p: PurchaseRow): UpstreamRequest {
+  return JSON.parse(new TextDecoder().decode(open(services.masterKey, p.request_sealed, requestAad(p.fetch_id)))) as UpstreamRequest;
+}
+
+function complete(services: Services, p: PurchaseRow, signature: string, response?: string): void {
+  const { db } = services;
+  const now = services.now().getTime();
+  db.transaction(() => {
+    const tx = getTx(db, p.transaction_id)!;
+    const landed = completeX402Tx(db, p.transaction_id, signature, now);
+    movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'unknown'], 'completed', now, { signature, error: null, ...(response ? { response } : {}) });
+    if (!landed) return;
+    const http = response ? (JSON.parse(response) as StoredResponse).status : null;
+    appendEvent(db, {
+      walletId: p.wallet_id,
+      type: 'x402.settled',
+      data: { fetch_id: p.fetch_id, transaction_id: p.transaction_id, url: p.url, amount: toUsdcNumber(p.amount), pay_to: p.pay_to, signature, http_status: http },
+      now,
+    });
+    appendEvent(db, { walletId: p.wallet_id, type: 'payment.completed', data: { transaction_id: p.transaction_id, amount: toUsdcNumber(tx.amount), fee: 0, to: tx.counterparty, signature }, now });
+  }).immediate();
+}
+
+/** Releases the purchase: its payment did not happen and can no longer happen. */
+function fail(services: Services, p: PurchaseRow, reason: string, response?: string): void {
+  const { db } = services;
+  const now = services.now().getTime();
+  db.transaction(() => {
+    movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'unknown'], 'failed', now, { error: reason, ...(response ? { response } : {}) });
+    if (moveTx(db, p.transaction_id, ['pending'], 'failed', now, { error: reason })) {
+      appendEvent(db, { walletId: p.wallet_id, type: 'payment.failed', data: { transaction_id: p.transaction_id, fetch_id: p.fetch_id, error: reason }, now });
+    }
+  }).immediate();
+}
+
+function markUnknown(services: Services, p: PurchaseRow, reason: string, set: { response?: string; signature?: string } = {}): void {
+  const now = services.now().getTime();
+  services.db.transaction(() => movePurchase(services.db, p.fetch_id, ['settling', 'unknown'], 'unknown', now, { error: reason, ...set })).immediate();
+}
+
+/** Whether the landed transaction `signature` is this purchase's transfer: wallet −amount, payTo +amount in our mint. */
+async function isOurTransfer(services: Services, p: PurchaseRow, walletAddress: string, signature: string): Promise<'yes' | 'no' | 'failed' | 'absent'> {
+  const t = await services.chain.getTokenTransfersOf(signature);
+  if (t === null) return 'absent';
+  const mint = services.config.usdcMint;
+  const out = t.deltas.some((d) => d.owner === walletAddress && d.mint === mint && d.delta === -p.amount);
+  const into = t.deltas.some((d) => d.owner === p.pay_to && d.mint === mint && d.delta === p.amount);
+  if (t.err !== null) return t.accountKeys.includes(walletAddress as Address) ? 'failed' : 'no';
+  return out && into ? 'yes' : 'no';
+}
+
+/** Waits briefly for the seller's receipt signature to land; the facilitator confirmed it before answering. */
+async function receiptOnChain(services: Services, p: PurchaseRow, walletAddress: string, signature: string): Promise<'yes' | 'no' | 'failed' | 'absent'> {
+  const deadline = Date.now() + RECEIPT_WAIT_MS;
+  for (;;) {
+    let found: 'yes' | 'no' | 'failed' | 'absent';
+    try {
+      found = await isOurTransfer(services, p, walletAddress, signature);
+    } catch (err) {
+      if (!(err instanceof ChainUnavailableError)) throw err;
+      found = 'absent';
+    }
+    if (found !== 'absent' || Date.now() >= deadline) return found;
+    await Bun.sleep(250);
+  }
+}
+
+/**
+ * Looks an unknown outcome up on chain: the seller's receipt signature if we have one, else our
+ * transfer among the wallet's recent transactions (matched by mint, amount, wallet and payTo).
+ * Found → completed. Absent AND the blockhash expired → failed (released). Else still unknown.
+ */
+export async function resolveOutcome(services: Services, p: PurchaseRow): Promise<'completed' | 'failed' | 'unknown'> {
+  const tx = getTx(services.db, p.transaction_id)!;
+  if (tx.status === 'completed' && tx.signature) {
+    complete(services, p, tx.signature);
+    return 'completed';
+  }
+  if (tx.status !== 'pending') {
+    fail(services, p, tx.error ?? `the payment is ${tx.status}`);
+    return 'failed';
+  }
+  const wallet = getWallet(services.db, p.wallet_id)!;
+  if (p.signature) {
+    const found = await isOurTransfer(services, p, wallet.address, p.signature);
+    if (found === 'yes') {
+      complete(services, p, p.signature);
+      return 'completed';
+    }
+  }
+  const mint = services.config.usdcMint as Address;
+  const recent = await services.chain.getSignaturesForAddress(await usdcAta(wallet.address as Address, mint), { limit: SCAN_LIMIT });
+  const since = Number(p.created_at) / 1000 - 300;
+  for (const s of recent) {
+    if (s.err !== null || (s.blockTime !== null && Number(s.blockTime) < since) || isOwnOutgoing(services.db, s.signature)) continue;
+    if ((await isOurTransfer(services, p, wallet.address, s.signature)) === 'yes') {
+      complete(services, p, s.signature);
+      return 'completed';
+    }
+  }
+  const height = await services.chain.getBlockHeight();
+  if (tx.last_valid_block_height !== null && height > tx.last_valid_block_height) {
+    fail(services, p, 'the payment never landed and its blockhash expired: nothing was paid');
+    return 'failed';
+  }
+  return 'unknown';
+}
+
+function unknownError(p: PurchaseRow, message: string, status = 504): AppError {
+  return new AppError('SERVICE_UNAVAILABLE', message, {
+    status,
+    howToFix: `Do not pay again: check with x402_settle (fetch_id ${p.fetch_id}) later; it looks the payment up on chain and returns the outcome.`,
+    details: { fetch_id: p.fetch_id, transaction_id: p.transaction_id, purchase_status: 'unknown' },
+  });
+}
+
+/** A settle that died mid-flight (a crash) is treated as sent after this long. */
+function staleSettlingMs(config: Pick<Config, 'outbound'>): number {
+  return config.outbound.total_timeout_ms + 60_000;
+}
+
+/** x402_settle. A repeated settle returns the stored outcome; an unknown one is looked up on chain. */
+export async function settle(services: Services, wallet: WalletRow, fetchId: string): Promise<ReturnType<typeof storedOutcome>> {
+  const { db } = services;
+  let p = getPurchaseById(db, fetchId)!;
+  let tx = getTx(db, p.transaction_id)!;
+  if (p.status === 'completed' || p.status === 'failed') return storedOutcome(p, tx, true);
+  if (p.status === 'settling' && Number(p.settle_started_at ?? p.updated_at) > services.now().getTime() - staleSettlingMs(services.config)) {
+    throw new AppError('INVALID_STATUS', 'This purchase is being settled right now.', { howToFix: 'Retry x402_settle in a few seconds for its outcome.', headers: { 'Retry-After': '2' } });
+  }
+  if (p.status === 'unknown' || p.status === 'settling') {
+    let outcome: 'completed' | 'failed' | 'unknown';
+    try {
+      outcome = await resolveOutcome(services, p);
+    } catch (err) {
+      if (err instanceof ChainUnavailableError) throw unknownError(p, 'The outcome of this purchase is not known yet and Solana is unreachable.', 503);
+      throw err;
+    }
+    p = getPurchaseById(db, fetchId)!;
+    tx = getTx(db, p.transaction_id)!;
+    if (outcome === 'unknown') throw unknownError(p, 'The paid request was sent but its outcome is not known yet; the chain shows no payment so far and it can still land.');
+    return storedOutcome(p, tx, false);
+  }
+  if (!tx.signed_tx) {
+    assertPayable(p, tx);
+    throw new AppError('INVALID_STATUS', 'This purchase is not signed yet.', { howToFix: `Call x402_confirm and x402_sign_complete first (fetch_id ${p.fetch_id}); the agent-wallet client does this.` });
+  }
+  // Check-and-claim before the first await: one settle at a time sends the payment.
+  const started = services.now().getTime();
+  const claimed = db.transaction(() => movePurchase(db, fetchId, ['open', 'signed'], 'settling', started, { settleStarted: true })).immediate();
+  if (!claimed) return settle(services, wallet, fetchId);
+  p = getPurchaseById(db, fetchId)!;
+  const request = openRequest(services, p);
+  const header = paymentHeader(Number(p.x402_version) as 1 | 2, (JSON.parse(p.requirements) as { resource?: unknown }).resource, JSON.parse(p.accepted), Buffer.from(tx.signed_tx).toString('base64'));
+  let res;
+  try {
+    res = await sendUpstream(outboundFor(services.config), request, PAID_MAX_BYTES, { [header.name]: header.value });
+  } catch (err) {
+    if (err instanceof OutboundError && !err.maybeSent) {
+      // Nothing reached the seller: the purchase can be settled again with the same bytes.
+      db.transaction(() => movePurchase(db, fetchId, ['settling'], 'signed', services.now().getTime(), { error: err.message })).immediate();
+      const e = outboundFailure(err, services.config, `sending the paid request to ${p.host} failed`);
+      throw new AppError(e.errorCode, `${e.message}; nothing was sent, nothing was paid`, { status: e.status, details: { ...e.details, fetch_id: p.fetch_id }, howToFix: `Call x402_settle (fetch_id ${p.fetch_id}) again; the same signed payment is sent.` });
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    markUnknown(services, p, `sent, then: ${message}`);
+    throw unknownError(p, `The paid request to ${p.host} was sent but no complete answer came (${message}); the payment may have gone through.`, err instanceof OutboundError && err.kind === 'timeout' ? 504 : 502);
+  }
+  const payment = parsePaymentResponse(res.headers);
+  const response = JSON.stringify({
+    status: res.status,
+    headers: upstreamView(res).headers,
+    body_base64: Buffer.from(res.body).toString('base64'),
+    truncated: res.truncated,
+    payment_response: payment,
+  } satisfies StoredResponse);
+  if (payment?.transaction) {
+    const found = await receiptOnChain(services, p, wallet.address, payment.transaction);
+    if (found === 'yes') complete(services, p, payment.transaction, response);
+    else if (found === 'failed') fail(services, p, `the payment transaction ${payment.transaction} failed on chain`, response);
+    else markUnknown(services, p, `the seller's receipt ${payment.transaction} is not (yet) our transfer on chain`, { response, signature: payment.transaction });
+  } else if (res.status === 402) {
+    const refused = parsePaymentRequired(res.headers, res.body);
+    fail(services, p, `the seller refused the payment: ${payment?.errorReason ?? refused?.error ?? 'no reason given'}`, response);
+  } else {
+    // An answer without a receipt: look for our transfer; until it shows or the blockhash expires, unknown.
+    markUnknown(services, p, `the seller answered HTTP ${res.status} without a payment receipt`, { response });
+    try {
+      await resolveOutcome(services, getPurchaseById(db, fetchId)!);
+    } catch (err) {
+      if (!(err instanceof ChainUnavailableError)) throw err;
+    }
+  }
+  p = getPurchaseById(db, fetchId)!;
+  return storedOutcome(p, getTx(db, p.transaction_id)!, false);
+}
+
+/** One pass of the resolution job: unknown outcomes (and settles that died mid-flight) looked up on chain. */
+export async function resolveUnknownPurchases(services: Services): Promise<number> {
+  let resolved = 0;
+  for (const p of unresolvedPurchases(services.db, services.now().getTime() - staleSettlingMs(services.config))) {
+    try {
+      if ((await resolveOutcome(services, p)) !== 'unknown') resolved++;
+    } catch (err) {
+      services.log.warn('x402 outcome lookup failed', { fetch_id: p.fetch_id, error: (err as Error).message });
+    }
+  }
+  return resolved;
+}

@@ -1,0 +1,99 @@
+/**
+ * Chain outage: simnet's RPC answers errors or hangs in the middle of payments. Callers get
+ * SERVICE_UNAVAILABLE, intents keep their state, the same signed bytes are re-sent, nothing is
+ * re-signed before expiry, and after recovery each intent has exactly one transfer.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Address } from '@solana/kit';
+import { ApiError } from '../../src/client/api.ts';
+import { decodeSecretState } from '../../src/frost/codec.ts';
+import { commitmentList } from '../../src/frost/commitments.ts';
+import { AGENT_ID, SERVER_ID } from '../../src/frost/ids.ts';
+import { commit, signShare } from '../../src/frost/party.ts';
+import { Secret } from '../../src/frost/secret.ts';
+import type { KeyPackage } from '../../src/frost/types.ts';
+import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../../src/frost/wire.ts';
+import { getTx } from '../../src/db/transactions.ts';
+import { confirmPending } from '../../src/jobs/payments.ts';
+import { usdcAta } from '../../src/solana/ata.ts';
+import { startWorld, type Agent, type World } from '../helpers/world.ts';
+
+let world: World;
+let alice: Agent;
+let bob: Agent;
+
+beforeAll(async () => {
+  world = await startWorld({ chainTimeoutMs: 400 });
+  alice = await world.agent('Alice', { claimBy: 'o@example.com' });
+  bob = await world.agent('Bob', { claimBy: 'o@example.com' });
+  await world.fund(alice.address, 100_000_000n);
+  await world.fund(bob.address, 0n);
+});
+afterAll(async () => {
+  world.simnet.setFault(null);
+  await world.stop();
+});
+
+async function errorOf(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected an ApiError');
+}
+
+async function signed(amount: number): Promise<string> {
+  const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount });
+  await alice.api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id });
+  const key = new Secret(decodeSecretState(Buffer.from(alice.profile.key_package, 'base64')) as KeyPackage);
+  const { nonces, commitments } = commit(key);
+  const init = await alice.api.call<any>('bot', 'frost_sign_init', { transaction_id: intent.transaction_id, commitments: encodeCommitments(commitments) });
+  const share = signShare(key, nonces, commitmentList(commitments, decodeCommitments(init.server_commitments, SERVER_ID)), new Uint8Array(Buffer.from(init.message, 'base64')));
+  await alice.api.call('bot', 'frost_sign_complete', { transaction_id: intent.transaction_id, signature_share: encodeSignatureShare(AGENT_ID, share) });
+  return intent.transaction_id;
+}
+
+async function landed(): Promise<string[]> {
+  const ata = await usdcAta(bob.address as Address, world.simnet.mint);
+  return (await world.services.chain.getSignaturesForAddress(ata, { limit: 1000 })).filter((s) => s.err === null).map((s) => s.signature);
+}
+
+describe.each(['error', 'hang'] as const)('RPC %s', (mode) => {
+  test('pay and submit answer SERVICE_UNAVAILABLE; the intent keeps its state; after recovery the same bytes land once', async () => {
+    const txId = await signed(1);
+    const before = getTx(world.services.db, txId)!;
+    const landedBefore = await landed();
+    world.simnet.setFault(mode);
+    try {
+      const submit = await errorOf(alice.api.call('bot', 'submit_signed_tx', { transaction_id: txId }));
+      expect(submit.errorCode).toBe('SERVICE_UNAVAILABLE');
+      const pay = await errorOf(alice.api.call('bot', 'pay', { to: bob.username, amount: 1 }));
+      expect(pay.errorCode).toBe('SERVICE_UNAVAILABLE');
+      await confirmPending(world.services);
+      const during = getTx(world.services.db, txId)!;
+      expect(during.status).toBe('pending');
+      expect(during.signature).toBe(before.signature);
+      // Nothing is re-signed while the signed bytes may still land.
+      const reinit = await errorOf(alice.api.call('bot', 'frost_sign_init', { transaction_id: txId, commitments: { identifier: AGENT_ID, hiding: '00'.repeat(32), binding: '00'.repeat(32) } }));
+      expect(['INVALID_STATUS', 'VALIDATION_ERROR']).toContain(reinit.errorCode);
+    } finally {
+      world.simnet.setFault(null);
+    }
+    await confirmPending(world.services);
+    const deadline = Date.now() + 10_000;
+    while (getTx(world.services.db, txId)!.status === 'pending' && Date.now() < deadline) {
+      await confirmPending(world.services);
+      await Bun.sleep(50);
+    }
+    const after = getTx(world.services.db, txId)!;
+    expect(after.status).toBe('completed');
+    expect(after.signature).toBe(before.signature);
+    const now = await landed();
+    expect(now.length).toBe(landedBefore.length + 1);
+    expect(now).toContain(before.signature!);
+    const creates = world.services.db.query("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND direction = 'out'").get(alice.walletId) as { n: bigint };
+    expect(Number(creates.n)).toBe(mode === 'error' ? 1 : 2);
+  });
+});
