@@ -79,6 +79,11 @@ async function main(argv: string[]): Promise<number> {
   return code;
 }
 
+// A reader that went away (`agent-wallet history | head`) is not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+});
+
 // No top-level await: --bytecode compiles to CommonJS.
 main(process.argv.slice(2)).then(
   (code) => {

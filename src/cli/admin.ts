@@ -5,6 +5,7 @@
  *   admin mail [--limit N] [--json] [--data-dir DIR]          the mail outbox, newest first, with links
  *   admin owner-token EMAIL [--label L] [--json] [--data-dir DIR]
  *                                                             mints an owner API token (creates the owner if missing)
+ *   admin faucet ADDRESS AMOUNT [--sol N] [--data-dir DIR]    simnet USDC/SOL from the running daemon
  */
 import type { Database } from 'bun:sqlite';
 import { existsSync } from 'node:fs';
@@ -18,10 +19,12 @@ import { newApiKey } from '../domain/api-keys.ts';
 import { checkEmail, checkName } from '../domain/identity.ts';
 import { commandFlags } from './context.ts';
 import { UsageError } from './usage.ts';
+import { FaucetError, faucetCommand } from './admin-faucet.ts';
 
 const USAGE = `usage:
   agent-wallet admin mail [--limit N] [--json] [--data-dir DIR]
-  agent-wallet admin owner-token EMAIL [--label L] [--json] [--data-dir DIR]`;
+  agent-wallet admin owner-token EMAIL [--label L] [--json] [--data-dir DIR]
+  agent-wallet admin faucet ADDRESS AMOUNT [--sol N] [--json] [--data-dir DIR]`;
 
 interface AdminIo {
   out: (text: string) => void;
@@ -111,7 +114,7 @@ function ownerToken(args: string[], io: AdminIo): number {
   return 0;
 }
 
-const SUBCOMMANDS: Record<string, (args: string[], io: AdminIo) => number> = { mail, 'owner-token': ownerToken };
+const SUBCOMMANDS: Record<string, (args: string[], io: AdminIo) => number | Promise<number>> = { mail, 'owner-token': ownerToken, faucet: faucetCommand };
 
 /** Runs `agent-wallet admin ARGS`; returns the exit code. */
 export async function adminCommand(argv: string[], io: AdminIo = { out: (t) => process.stdout.write(t), env: process.env }): Promise<number> {
@@ -119,9 +122,9 @@ export async function adminCommand(argv: string[], io: AdminIo = { out: (t) => p
   const sub = name === undefined ? undefined : SUBCOMMANDS[name];
   if (!sub) throw new UsageError(name === undefined ? USAGE : `unknown admin command "${name}"\n${USAGE}`);
   try {
-    return sub(rest, io);
+    return await sub(rest, io);
   } catch (err) {
-    if (err instanceof AdminError) {
+    if (err instanceof AdminError || err instanceof FaucetError) {
       process.stderr.write(`agent-wallet admin: ${err.message}\n`);
       return 1;
     }

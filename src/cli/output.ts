@@ -21,6 +21,19 @@ function human(value: unknown, indent = ''): string {
   return `\n${entries.map(([k, v]) => `${indent}  ${k}: ${human(v, `${indent}  `)}`).join('\n')}`;
 }
 
+/** The fields shown for each row of a list, in this order, when present. */
+const LIST_FIELDS = ['created_at', 'transaction_id', 'event_id', 'approval_id', 'request_id', 'type', 'direction', 'status', 'amount', 'fee', 'to', 'from', 'reason', 'description'];
+
+/** One line per item: the list fields it has, separated by two spaces. */
+function listLines(items: Record<string, unknown>[]): string {
+  return items
+    .map((item) => {
+      const parts = LIST_FIELDS.filter((k) => item[k] !== undefined && item[k] !== null && typeof item[k] !== 'object').map((k) => `${k}=${String(item[k])}`);
+      return `  ${parts.length ? parts.join('  ') : JSON.stringify(item)}`;
+    })
+    .join('\n');
+}
+
 /** Prints a successful result. */
 export function printData(ctx: CliContext, data: unknown, headline?: string): void {
   if (ctx.json) {
@@ -28,6 +41,14 @@ export function printData(ctx: CliContext, data: unknown, headline?: string): vo
     return;
   }
   if (headline) ctx.out(`${headline}\n`);
+  const items = (data as { items?: unknown } | null)?.items;
+  if (Array.isArray(items)) {
+    ctx.out(items.length ? `${listLines(items as Record<string, unknown>[])}\n` : '  (none)\n');
+    const rest = Object.entries(data as Record<string, unknown>).filter(([k]) => k !== 'items');
+    const meta = rest.map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
+    if (meta.length) ctx.out(`${meta.join('  ')}\n`);
+    return;
+  }
   if (data && typeof data === 'object' && !Array.isArray(data)) {
     for (const [k, v] of Object.entries(data as Record<string, unknown>)) ctx.out(`${k}: ${human(v)}\n`);
   } else {

@@ -16,6 +16,7 @@ import { JobRunner } from '../jobs/runner.ts';
 import { maintenanceJob } from '../jobs/maintenance.ts';
 import { paymentJobs } from '../jobs/payments.ts';
 import { depositJob } from '../jobs/deposits.ts';
+import { x402Jobs } from '../jobs/x402-catalog.ts';
 import { mailJob } from '../mail/sender.ts';
 import { webhookJob } from '../jobs/webhooks.ts';
 import { buildServices } from './services.ts';
@@ -118,6 +119,7 @@ export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {
   jobs.add(depositJob(services));
   jobs.add(mailJob(services));
   jobs.add(webhookJob(services));
+  for (const job of x402Jobs(services)) jobs.add(job);
 
   const pidFile = join(config.dataDir, 'daemon.json');
   writeFileSync(pidFile, `${JSON.stringify({ pid: process.pid, api_url: `${listenUrl}/v1`, rpc_url: config.rpcUrl, network: config.solana.network })}\n`, { mode: 0o600 });

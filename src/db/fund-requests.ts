@@ -46,6 +46,42 @@ export function listFundRequests(db: Database, walletIds: readonly string[], sta
   return { items, total };
 }
 
+/** A fund request row with the name and username of its wallet (owner views). */
+export type OwnerFundRequestRow = FundRequestRow & { wallet_name: string; wallet_username: string };
+
+/** Fund requests of the wallets `ownerId` has claimed (optionally one wallet), newest first. */
+export function ownerFundRequests(
+  db: Database,
+  ownerId: string,
+  filter: { walletId?: string; status?: FundRequestStatus },
+  limit: number,
+  offset: number,
+): { items: OwnerFundRequestRow[]; total: number } {
+  const where = ["w.owner_id = ? AND w.status = 'claimed'"];
+  const args: (string | number)[] = [ownerId];
+  if (filter.walletId) {
+    where.push('f.wallet_id = ?');
+    args.push(filter.walletId);
+  }
+  if (filter.status) {
+    where.push('f.status = ?');
+    args.push(filter.status);
+  }
+  const from = `FROM fund_requests f JOIN wallets w ON w.wallet_id = f.wallet_id WHERE ${where.join(' AND ')}`;
+  const total = Number(db.query<{ n: bigint }, (string | number)[]>(`SELECT count(*) AS n ${from}`).get(...args)?.n ?? 0n);
+  const items = db
+    .query<OwnerFundRequestRow, (string | number)[]>(`SELECT f.*, w.name AS wallet_name, w.username AS wallet_username ${from} ORDER BY f.created_at DESC, f.rowid DESC LIMIT ? OFFSET ?`)
+    .all(...args, limit, offset);
+  return { items, total };
+}
+
+/** One fund request of a wallet `ownerId` has claimed; null for anyone else's. */
+export function ownerFundRequest(db: Database, ownerId: string, id: string): FundRequestRow | null {
+  return db
+    .query<FundRequestRow, [string, string]>("SELECT f.* FROM fund_requests f JOIN wallets w ON w.wallet_id = f.wallet_id WHERE f.fund_request_id = ? AND w.owner_id = ? AND w.status = 'claimed'")
+    .get(id, ownerId);
+}
+
 /** Open requests of a wallet, oldest first (the order a deposit fulfils them in). */
 export function openFundRequests(db: Database, walletId: string): FundRequestRow[] {
   return db.query<FundRequestRow, [string]>("SELECT * FROM fund_requests WHERE wallet_id = ? AND status = 'open' ORDER BY created_at, rowid").all(walletId);

@@ -199,3 +199,8 @@ export function invitationsSince(db: Database, requestId: string, since: number)
     .get(requestId, since);
   return { count: Number(row?.n ?? 0n), oldest: row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest) };
 }
+
+/** The payee wallet's incoming ledger row for `signature`, if one exists. */
+export function incomingTxId(db: Database, walletId: string, signature: string): string | null {
+  return db.query<{ transaction_id: string }, [string, string]>("SELECT transaction_id FROM transactions WHERE wallet_id = ? AND signature = ? AND direction = 'in'").get(walletId, signature)?.transaction_id ?? null;
+}

@@ -13,10 +13,10 @@ test('ping reports simnet with its RPC URL; faucet USDC survives a restart; SIGT
   const ping = await (await fetch(`${first.url}/bot`, { method: 'POST', body: '{"action":"ping"}' })).json();
   expect(ping.data).toMatchObject({ status: 'ok', network: 'simnet', usdc_mint: DEVNET_USDC, rpc_url: first.rpcUrl });
   const owner = (await generateKeyPairSigner()).address;
-  const faucet = await (
-    await fetch(first.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'simnet_faucet', params: [owner, '7500000'] }) })
-  ).json();
-  expect(typeof faucet.result).toBe('string');
+  const faucet = await runCli(['admin', 'faucet', owner, '7.5', '--sol', '0.5', '--data-dir', dataDir, '--json']);
+  expect(faucet.code).toBe(0);
+  expect(typeof faucet.json.signature).toBe('string');
+  expect(await createRpcChainPort(first.rpcUrl).getSolBalance(owner)).toBe(500_000_000n);
   const genesis = await createSolanaRpc(first.rpcUrl).getGenesisHash().send();
   expect(await first.stop()).toBe(0);
 
@@ -24,6 +24,9 @@ test('ping reports simnet with its RPC URL; faucet USDC survives a restart; SIGT
   expect(await createRpcChainPort(second.rpcUrl).getTokenBalance(owner, DEVNET_USDC)).toBe(7_500_000n);
   expect(await createSolanaRpc(second.rpcUrl).getGenesisHash().send()).toBe(genesis);
   expect(await second.stop()).toBe(0);
+  const stopped = await runCli(['admin', 'faucet', owner, '1', '--data-dir', dataDir]);
+  expect(stopped.code).toBe(1);
+  expect(stopped.stderr).toContain('no running daemon');
 });
 
 test('agent-wallet --version and an unknown command (exit 2)', async () => {

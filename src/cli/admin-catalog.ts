@@ -1,0 +1,134 @@
+/**
+ * `agent-wallet admin catalog …` (DESIGN §11): the operator curates the public x402 catalog on
+ * the data directory's ledger (safe while the daemon runs: busy_timeout). Every entry is probed
+ * through the outbound client with the daemon's config (its allow_hosts and timeouts) and stored
+ * only when it answers 402 with a Solana exact USDC option for this network.
+ *
+ *   admin catalog add URL --name N --description D [--tag T]… [--method M] [--json] [--data-dir DIR]
+ *   admin catalog list [--all] [--json] [--data-dir DIR]
+ *   admin catalog remove URL|ENTRY_ID [--data-dir DIR]
+ *   admin catalog verify [--json] [--data-dir DIR]      re-verify every entry now (the daily job's pass)
+ */
+import type { Database } from 'bun:sqlite';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { AppError } from '../api/errors.ts';
+import { loadConfig, type Config } from '../config.ts';
+import { openDatabase } from '../db/open.ts';
+import { listCatalog, removeCatalogEntry } from '../db/x402.ts';
+import { checkName } from '../domain/identity.ts';
+import { addEntry, catalogView, normaliseTags, reverifyCatalog } from '../x402/catalog.ts';
+import { commandFlags } from './context.ts';
+import { UsageError } from './usage.ts';
+
+const USAGE = `usage:
+  agent-wallet admin catalog add URL --name N --description D [--tag T]… [--method M] [--json] [--data-dir DIR]
+  agent-wallet admin catalog list [--all] [--json] [--data-dir DIR]
+  agent-wallet admin catalog remove URL|ENTRY_ID [--data-dir DIR]
+  agent-wallet admin catalog verify [--json] [--data-dir DIR]`;
+
+interface CatalogIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: Record<string, string | undefined>;
+}
+
+async function withLedger<T>(dataDirFlag: string | undefined, env: CatalogIo['env'], fn: (db: Database, config: Config) => Promise<T> | T): Promise<T> {
+  const dataDir = resolve(dataDirFlag ?? env.AGENT_WALLET_DATA_DIR ?? './data');
+  const path = join(dataDir, 'wallet.db');
+  if (!existsSync(path)) throw new CatalogError(`no ledger at ${path}; pass the --data-dir the daemon runs with (default ./data)`);
+  const config = loadConfig({ dataDir }, env);
+  const db = openDatabase(path, { network: config.solana.network });
+  try {
+    return await fn(db, config);
+  } finally {
+    db.close();
+  }
+}
+
+class CatalogError extends Error {
+  override readonly name = 'CatalogError';
+}
+
+function print(io: CatalogIo, json: boolean | undefined, data: unknown, human: () => void): void {
+  if (json) io.out(`${JSON.stringify(data, null, 2)}\n`);
+  else human();
+}
+
+function line(e: ReturnType<typeof catalogView> & { status?: string; last_error?: string | null }): string {
+  const tags = e.tags.length ? `  [${e.tags.join(', ')}]` : '';
+  const state = e.status && e.status !== 'verified' ? `  (${e.status}: ${e.last_error ?? 'no reason'})` : '';
+  return `${e.name}  ${e.price} USDC  ${e.method} ${e.url}${state}\n  ${e.description}${tags}\n`;
+}
+
+const SUBCOMMANDS: Record<string, (args: string[], io: CatalogIo) => Promise<number>> = {
+  add: async (args, io) => {
+    const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean', name: 'string', description: 'string', tag: 'strings', method: 'string' });
+    if (positional.length !== 1 || !flags.name || !flags.description) throw new UsageError(USAGE);
+    const name = checkName(flags.name);
+    if (!name.ok) throw new UsageError(`--name ${name.reason}`);
+    if (flags.description.length > 500) throw new UsageError('--description must be at most 500 characters');
+    let tags: string[];
+    try {
+      tags = normaliseTags(flags.tag ?? []);
+    } catch (err) {
+      throw new UsageError(`--tag: ${(err as Error).message}`);
+    }
+    const row = await withLedger(flags['data-dir'], io.env, (db, config) =>
+      addEntry(config, db, { url: positional[0]!, method: flags.method, name: name.value, description: flags.description!, tags }),
+    );
+    const view = catalogView(row);
+    print(io, flags.json, view, () => io.out(`Verified and listed:\n${line(view)}`));
+    return 0;
+  },
+
+  list: async (args, io) => {
+    const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean', all: 'boolean' });
+    if (positional.length > 0) throw new UsageError(USAGE);
+    const items = await withLedger(flags['data-dir'], io.env, (db) =>
+      listCatalog(db, { includeHidden: flags.all }).map((r) => ({ entry_id: r.entry_id, status: r.status, last_error: r.last_error, checked_at: new Date(Number(r.checked_at)).toISOString(), ...catalogView(r) })),
+    );
+    print(io, flags.json, { items, total: items.length }, () => {
+      if (items.length === 0) io.out(flags.all ? 'The catalog is empty.\n' : 'No verified entries (use --all to see hidden ones).\n');
+      for (const e of items) io.out(line(e));
+    });
+    return 0;
+  },
+
+  remove: async (args, io) => {
+    const { flags, positional } = commandFlags(args, { 'data-dir': 'string' });
+    if (positional.length !== 1) throw new UsageError(USAGE);
+    const removed = await withLedger(flags['data-dir'], io.env, (db) => db.transaction(() => removeCatalogEntry(db, positional[0]!)).immediate());
+    if (!removed) throw new CatalogError(`no catalog entry ${positional[0]}`);
+    io.out(`Removed ${positional[0]}.\n`);
+    return 0;
+  },
+
+  verify: async (args, io) => {
+    const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean' });
+    if (positional.length > 0) throw new UsageError(USAGE);
+    const result = await withLedger(flags['data-dir'], io.env, (db, config) => reverifyCatalog(config, db));
+    print(io, flags.json, result, () => io.out(`${result.verified} verified, ${result.hidden} hidden.\n`));
+    return 0;
+  },
+};
+
+/** Runs `agent-wallet admin catalog ARGS`; returns the exit code. */
+export async function catalogCommand(
+  argv: string[],
+  io: CatalogIo = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), env: process.env },
+): Promise<number> {
+  const [name, ...rest] = argv;
+  const sub = name === undefined ? undefined : SUBCOMMANDS[name];
+  if (!sub) throw new UsageError(name === undefined ? USAGE : `unknown admin catalog command "${name}"\n${USAGE}`);
+  try {
+    return await sub(rest, io);
+  } catch (err) {
+    if (err instanceof CatalogError || err instanceof AppError) {
+      io.err(`agent-wallet admin catalog: ${err.message}\n`);
+      if (err instanceof AppError && err.howToFix) io.err(`how to fix: ${err.howToFix}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * `agent-wallet admin faucet ADDRESS AMOUNT [--sol N] [--data-dir DIR] [--json]`: USDC (and SOL)
+ * from the running daemon's simnet, found through `<data-dir>/daemon.json`. Simnet only.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseUsdc } from '../domain/money.ts';
+import { isSolanaAddress } from '../payments/recipient.ts';
+import { commandFlags } from './context.ts';
+import { UsageError } from './usage.ts';
+
+const USAGE = 'usage: agent-wallet admin faucet ADDRESS AMOUNT [--sol N] [--data-dir DIR] [--json]';
+const LAMPORTS_PER_SOL = 1_000_000_000n;
+
+/** Thrown for a faucet that cannot be reached or refuses; the message says what to do. */
+export class FaucetError extends Error {
+  override readonly name = 'FaucetError';
+}
+
+export async function faucetCommand(args: string[], io: { out: (t: string) => void; env: Record<string, string | undefined> }): Promise<number> {
+  const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean', sol: 'string' });
+  const [address, amount] = positional;
+  if (!address || !amount || positional.length !== 2) throw new UsageError(USAGE);
+  if (!isSolanaAddress(address)) throw new UsageError(`${address} is not a Solana address`);
+  const usdc = parseUsdc(amount);
+  if (!usdc.ok) throw new UsageError(`AMOUNT ${usdc.reason}`);
+  const sol = flags.sol === undefined ? { ok: true as const, micro: 0n } : parseUsdc(flags.sol);
+  if (!sol.ok) throw new UsageError(`--sol ${sol.reason}`);
+  const dataDir = resolve(flags['data-dir'] ?? io.env.AGENT_WALLET_DATA_DIR ?? './data');
+  const stateFile = join(dataDir, 'daemon.json');
+  if (!existsSync(stateFile)) throw new FaucetError(`no running daemon found (${stateFile} is missing); start it with "agent-wallet serve --data-dir ${dataDir}"`);
+  const daemon = JSON.parse(readFileSync(stateFile, 'utf8')) as { rpc_url?: string; network?: string };
+  if (daemon.network !== 'simnet' || !daemon.rpc_url) throw new FaucetError(`the daemon runs on ${daemon.network}; the faucet exists on simnet only`);
+  // SOL has 9 decimals; --sol takes up to 6, so micro-SOL × 1000 = lamports.
+  const lamports = (sol.micro * LAMPORTS_PER_SOL) / 1_000_000n;
+  let body: { result?: string; error?: { message: string } };
+  try {
+    const res = await fetch(daemon.rpc_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'simnet_faucet', params: [address, usdc.micro.toString(), ...(lamports > 0n ? [lamports.toString()] : [])] }),
+    });
+    body = (await res.json()) as typeof body;
+  } catch (err) {
+    throw new FaucetError(`cannot reach simnet at ${daemon.rpc_url}: ${(err as Error).message}; is the daemon running?`);
+  }
+  if (!body.result) throw new FaucetError(`the faucet refused: ${body.error?.message ?? 'unknown error'}`);
+  const data = { address, usdc: Number(amount), sol: flags.sol === undefined ? 0 : Number(flags.sol), signature: body.result };
+  io.out(flags.json ? `${JSON.stringify(data, null, 2)}\n` : `Sent ${amount} USDC${lamports > 0n ? ` and ${flags.sol} SOL` : ''} to ${address} (${body.result}).\n`);
+  return 0;
+}

@@ -1,0 +1,116 @@
+/**
+ * `agent-wallet x402 …` (DESIGN §11): buy pay-per-request APIs and browse the public catalog.
+ *
+ *   x402 fetch URL [--method M] [--header K:V]… [--data BODY] [--max-amount A] [--idempotency-key K]
+ *       probe, pay when the guard rails allow it (FROST round with the client-side message check)
+ *       and print the seller's answer: the body on stdout, progress on stderr; with --json the
+ *       outcome, the payment and the answer. Exit 0 when answered 2xx/3xx, 5 while the owner must
+ *       approve (resume with `x402 resume FETCH_ID`), 1 otherwise.
+ *   x402 resume FETCH_ID       pay (after approval) or read the outcome of a purchase
+ *   x402 catalog [--query Q] [--tag T]   the public catalog of verified paid APIs
+ */
+import { randomUUID } from 'node:crypto';
+import { ApiClient } from '../client/api.ts';
+import { x402Fetch, x402Resume, type X402Result } from '../client/x402.ts';
+import { parseUsdc } from '../domain/money.ts';
+import { commandFlags, DEFAULT_SERVER, profileClient, type CliContext } from './context.ts';
+import { EXIT, printData, progress } from './output.ts';
+import { UsageError } from './usage.ts';
+
+type Command = (ctx: CliContext) => Promise<number>;
+
+const USAGE = `usage:
+  agent-wallet x402 fetch URL [--method M] [--header K:V]… [--data BODY] [--max-amount A] [--idempotency-key K] [--json]
+  agent-wallet x402 resume FETCH_ID [--json]
+  agent-wallet x402 catalog [--query Q] [--tag T] [--json]`;
+
+function headerFlags(values: string[] | undefined): Record<string, string> | undefined {
+  if (!values?.length) return undefined;
+  const out: Record<string, string> = {};
+  for (const h of values) {
+    const i = h.indexOf(':');
+    if (i <= 0) throw new UsageError(`--header "${h}" must be NAME:VALUE`);
+    out[h.slice(0, i).trim()] = h.slice(i + 1).trim();
+  }
+  return out;
+}
+
+/** Prints the outcome and maps it to the exit code. */
+function finish(ctx: CliContext, r: X402Result): number {
+  const view = (r.settled ?? r.prepared) as Record<string, any>;
+  const response = r.response as { status: number; body: string; body_encoding: string; truncated: boolean } | null;
+  if (ctx.json) {
+    printData(ctx, { outcome: r.outcome, ...view, response });
+  } else {
+    if (r.outcome === 'awaiting_approval') progress(ctx, `waiting for the owner's approval (approval_id ${view.approval_id}); then run: agent-wallet x402 resume ${r.fetch_id}`);
+    else if (r.outcome === 'rejected') progress(ctx, `rejected by the guard rails: ${view.decision?.reason ?? 'no reason given'}`);
+    else if (r.outcome === 'failed') progress(ctx, `payment failed: ${view.error ?? view.decision?.reason ?? 'no reason given'}`);
+    else if (r.outcome === 'unknown') progress(ctx, `outcome unknown: do not pay again; check later with: agent-wallet x402 resume ${r.fetch_id}`);
+    else if (r.outcome === 'completed') progress(ctx, `paid ${view.amount} USDC (signature ${view.signature})`);
+    if (response) {
+      progress(ctx, `HTTP ${response.status}${response.truncated ? ' (body truncated)' : ''}`);
+      ctx.out(response.body_encoding === 'base64' ? Buffer.from(response.body, 'base64').toString('latin1') : response.body);
+      if (!response.body.endsWith('\n')) ctx.out('\n');
+    }
+  }
+  if (r.outcome === 'awaiting_approval') return EXIT.awaitingApproval;
+  if ((r.outcome === 'completed' || r.outcome === 'not_required') && response && response.status < 400) return EXIT.ok;
+  return EXIT.error;
+}
+
+const SUBCOMMANDS: Record<string, Command> = {
+  fetch: async (ctx) => {
+    const { flags, positional } = commandFlags(ctx.args, { method: 'string', header: 'strings', data: 'string', 'max-amount': 'string', 'idempotency-key': 'string' });
+    if (positional.length !== 1) throw new UsageError(USAGE);
+    if (flags['max-amount'] !== undefined && !parseUsdc(flags['max-amount']).ok) throw new UsageError(`--max-amount ${flags['max-amount']} is not a USDC amount`);
+    const { profile, api } = profileClient(ctx);
+    const idempotencyKey = flags['idempotency-key'] ?? randomUUID();
+    const result = await x402Fetch(
+      api,
+      profile,
+      {
+        url: positional[0]!,
+        ...(flags.method ? { method: flags.method } : {}),
+        ...(flags.header ? { headers: headerFlags(flags.header) } : {}),
+        ...(flags.data !== undefined ? { body: flags.data } : {}),
+        ...(flags['max-amount'] ? { max_amount: flags['max-amount'] } : {}),
+      },
+      { idempotencyKey, progress: (s) => progress(ctx, s) },
+    );
+    return finish(ctx, result);
+  },
+
+  resume: async (ctx) => {
+    const { positional } = commandFlags(ctx.args, {});
+    if (positional.length !== 1) throw new UsageError(USAGE);
+    const { profile, api } = profileClient(ctx);
+    return finish(ctx, await x402Resume(api, profile, positional[0]!, (s) => progress(ctx, s)));
+  },
+
+  catalog: async (ctx) => {
+    const { flags, positional } = commandFlags(ctx.args, { query: 'string', tag: 'string' });
+    if (positional.length > 0) throw new UsageError(USAGE);
+    let server = ctx.server;
+    if (server === DEFAULT_SERVER) {
+      try {
+        server = profileClient(ctx).profile.server_url;
+      } catch {
+        // No profile: the catalog needs none; use the default server.
+      }
+    }
+    const res = await new ApiClient(server).call<{ items: Record<string, unknown>[]; total: number }>('public', 'x402_catalog', { ...(flags.query ? { query: flags.query } : {}), ...(flags.tag ? { tag: flags.tag } : {}) });
+    if (ctx.json) printData(ctx, res);
+    else if (res.items.length === 0) ctx.out('The catalog has no matching entries.\n');
+    else for (const e of res.items) ctx.out(`${e.name}  ${e.price} USDC  ${e.method} ${e.url}\n  ${e.description}${(e.tags as string[]).length ? `  [${(e.tags as string[]).join(', ')}]` : ''}\n`);
+    return EXIT.ok;
+  },
+};
+
+export const X402_COMMANDS: Record<string, Command> = {
+  x402: async (ctx) => {
+    const [name, ...rest] = ctx.args;
+    const sub = name === undefined ? undefined : SUBCOMMANDS[name];
+    if (!sub) throw new UsageError(name === undefined ? USAGE : `unknown x402 command "${name}"\n${USAGE}`);
+    return sub({ ...ctx, args: rest });
+  },
+};

@@ -1,0 +1,97 @@
+/**
+ * Makes a payee payable by any Solana Pay wallet before its paylink is handed out (DESIGN §8):
+ * the official `@solana/pay` client refuses a recipient whose system account does not exist or
+ * that has no USDC token account. A wallet address is a FROST group key that never holds SOL, so
+ * the operator's fee payer funds it with the rent-exempt minimum and creates its USDC token account
+ * (idempotent), in one transaction it signs alone.
+ */
+import { ed25519 } from '@noble/curves/ed25519.js';
+import {
+  AccountRole,
+  appendTransactionMessageInstructions,
+  compileTransaction,
+  createTransactionMessage,
+  pipe,
+  setTransactionMessageFeePayer,
+  setTransactionMessageLifetimeUsingBlockhash,
+  type Address,
+  type Blockhash,
+  type Instruction,
+} from '@solana/kit';
+import { getTransferSolInstructionDataEncoder } from '@solana-program/system';
+import { usdcAta } from '../solana/ata.ts';
+import { createAtaIdempotentInstruction, SYSTEM_PROGRAM_ADDRESS } from '../solana/instructions.ts';
+import { assembleSignedTransaction, transactionSignature } from '../solana/transfer.ts';
+import type { Services } from '../services.ts';
+
+/** Rent-exempt minimum of an account with no data: (128 bytes of overhead) × 3480 lamports/byte-year × 2 years. */
+export const RENT_EXEMPT_EMPTY_ACCOUNT = 890_880n;
+
+/** How long to wait for the setup transaction to be seen by the cluster. */
+const CONFIRM_TIMEOUT_MS = 15_000;
+
+/** Addresses known to be ready (account + USDC token account); both are never closed by us. */
+const ready = new Set<string>();
+const inFlight = new Map<string, Promise<void>>();
+
+/**
+ * Ensures `owner` exists on chain and has its USDC token account, paying from the fee payer when
+ * something is missing. Concurrent calls for one owner share one setup. Throws the chain errors
+ * (ChainUnavailableError → SERVICE_UNAVAILABLE at the API).
+ */
+export function ensurePayeeReady(services: Services, owner: Address): Promise<void> {
+  const key = `${services.config.usdcMint}:${owner}`;
+  if (ready.has(key)) return Promise.resolve();
+  let pending = inFlight.get(key);
+  if (!pending) {
+    pending = setUp(services, owner)
+      .then(() => {
+        if (ready.size > 100_000) ready.clear();
+        ready.add(key);
+      })
+      .finally(() => inFlight.delete(key));
+    inFlight.set(key, pending);
+  }
+  return pending;
+}
+
+async function setUp(services: Services, owner: Address): Promise<void> {
+  const mint = services.config.usdcMint as Address;
+  const feePayer = services.feePayer.address;
+  const [accountExists, tokenAccountExists] = await Promise.all([services.chain.accountExists(owner), services.chain.tokenAccountExists(owner, mint)]);
+  if (accountExists && tokenAccountExists) return;
+  const instructions: Instruction[] = [];
+  if (!accountExists) {
+    instructions.push({
+      programAddress: SYSTEM_PROGRAM_ADDRESS,
+      accounts: [
+        { address: feePayer, role: AccountRole.WRITABLE_SIGNER },
+        { address: owner, role: AccountRole.WRITABLE },
+      ],
+      data: getTransferSolInstructionDataEncoder().encode({ amount: RENT_EXEMPT_EMPTY_ACCOUNT }),
+    });
+  }
+  if (!tokenAccountExists) instructions.push(createAtaIdempotentInstruction({ payer: feePayer, ata: await usdcAta(owner, mint), owner, mint }));
+  const blockhash = await services.chain.getLatestBlockhash();
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayer(feePayer, m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash({ blockhash: blockhash.blockhash as Blockhash, lastValidBlockHeight: blockhash.lastValidBlockHeight }, m),
+    (m) => appendTransactionMessageInstructions(instructions, m),
+  );
+  const messageBytes = new Uint8Array(compileTransaction(message).messageBytes);
+  const wire = assembleSignedTransaction(messageBytes, { [feePayer]: ed25519.sign(messageBytes, services.feePayer.keypairBytes.subarray(0, 32)) });
+  const signature = transactionSignature(wire);
+  await services.chain.sendRawTransaction(wire);
+  const deadline = Date.now() + CONFIRM_TIMEOUT_MS;
+  for (;;) {
+    const [status] = await services.chain.getSignatureStatuses([signature]);
+    if (status) {
+      if (status.err !== null) throw new Error(`setting up payee ${owner} failed on chain: ${JSON.stringify(status.err)}`);
+      services.log.info('payee prepared for Solana Pay', { owner, funded_account: !accountExists, created_token_account: !tokenAccountExists, signature });
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`setting up payee ${owner}: transaction ${signature} not seen within ${CONFIRM_TIMEOUT_MS} ms`);
+    await Bun.sleep(200);
+  }
+}
