@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { buildServices } from '../../src/daemon/services.ts';
-import { createLogger, silentLogger, type Logger } from '../../src/log.ts';
+import { createLogger, type Logger } from '../../src/log.ts';
 import type { Services } from '../../src/services.ts';
 import { loadFeePayer, loadMasterKey } from '../../src/secret-files.ts';
 import type { ChainPort } from '../../src/solana/port.ts';
@@ -24,7 +24,8 @@ export function testServices(opts: { env?: Record<string, string>; log?: Logger;
   return buildServices({
     config,
     db,
-    log: opts.log ?? silentLogger,
+    // Errors always reach stderr, so a failing test shows the server's side of the story.
+    log: opts.log ?? createLogger({ level: 'error', write: (l) => process.stderr.write(l) }),
     masterKey: loadMasterKey(dataDir),
     feePayer: loadFeePayer(dataDir, 'fee-payer.json'),
     chain: opts.chain,
