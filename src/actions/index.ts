@@ -10,7 +10,8 @@ import { ownerActions } from './owner.ts';
 import { merchantActions } from './merchant.ts';
 import { statsActions } from './stats.ts';
 import { x402Actions } from './x402.ts';
+import { earningActions } from './earning.ts';
 
 export function actionTable(): ActionTable {
-  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions]);
+  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions, earningActions]);
 }

@@ -138,6 +138,7 @@ function setEndpoint(services: Services, merchantId: string, url: string, now: n
 const SECRET_HINT =
   'Store the secret now: it is shown once. Verify each webhook: HMAC-SHA256 with the base64-decoded part after "whsec_" over "<webhook-id>.<webhook-timestamp>.<raw body>", base64, compared with the "v1,<sig>" entries of webhook-signature; de-duplicate by webhook-id.';
 
+/** Every /v1/merchant action. */
 export const merchantActions = implement(MERCHANT, {
   register: async ({ services }, p) => {
     const name = checkName(p.name);

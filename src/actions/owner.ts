@@ -28,6 +28,8 @@ import { classifyChange, effectiveRails, type PendingRails } from '../domain/rai
 import type { GuardRails } from '../domain/guardrails.ts';
 import type { Services } from '../services.ts';
 import { approvalView } from './approvals.ts';
+import { ownerFundRequests } from '../db/fund-requests.ts';
+import { fundRequestView, resolveAsOwner } from '../earning/funding.ts';
 import { implement, type ActionContext } from './registry.ts';
 
 /** The channel an owner acted through; recorded in the audit log. */
@@ -248,8 +250,6 @@ function callerOwner(ctx: ActionContext): { ownerId: string; tokenId: string } {
   return { ownerId: ctx.principal.ownerId, tokenId: ctx.principal.tokenId };
 }
 
-const FUND_REQUESTS_LATER = 'Fund requests arrive with a later release; until then there are none.';
-
 export const ownerActions = implement(OWNER, {
   wallets: (ctx, p) => listOwnerWallets(ctx.services, callerOwner(ctx).ownerId, p.limit, p.offset),
 
@@ -269,12 +269,15 @@ export const ownerActions = implement(OWNER, {
   fund_requests: (ctx, p) => {
     const { ownerId } = callerOwner(ctx);
     if (p.wallet_id) requireOwnerWallet(ctx.services, ownerId, p.wallet_id);
-    return { items: [], total: 0, limit: p.limit ?? 20, offset: p.offset ?? 0, note: FUND_REQUESTS_LATER };
+    const limit = p.limit ?? 20;
+    const offset = p.offset ?? 0;
+    const { items, total } = ownerFundRequests(ctx.services.db, ownerId, { walletId: p.wallet_id, status: p.status }, limit, offset);
+    return { items: items.map((r) => ({ ...fundRequestView(ctx.services, r), wallet_name: r.wallet_name, wallet_username: r.wallet_username })), total, limit, offset };
   },
 
-  resolve_fund_request: (ctx) => {
-    callerOwner(ctx);
-    throw new AppError('NOT_FOUND', 'Fund request not found.', { howToFix: FUND_REQUESTS_LATER });
+  resolve_fund_request: (ctx, p) => {
+    const { ownerId } = callerOwner(ctx);
+    return resolveAsOwner(ctx.services, ownerId, p.fund_request_id, p.decision, ownerActor(ownerId, 'api'));
   },
 
   audit_log: (ctx, p) => walletAuditLog(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, p.limit, p.offset),

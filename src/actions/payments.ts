@@ -23,6 +23,8 @@ import { callerWallet } from './wallet.ts';
 import { assertReferenceFree } from './merchant.ts';
 import { implement } from './registry.ts';
 import { crashPoint } from '../crash-points.ts';
+import { payPaylink } from '../earning/agent-pay.ts';
+import { referenceKeysOf } from '../db/paylinks.ts';
 
 /** Parses an amount parameter: > 0, at most 6 decimals, at most limits.max_amount. */
 export function amountParam(services: Services, field: string, value: unknown): bigint {
@@ -116,6 +118,8 @@ export async function confirmTx(services: Services, walletAddress: string, tx: T
       fee_payer: services.feePayer.address,
       network: services.config.solana.network,
       reference: ready.reference,
+      // Solana Pay reference keys appended to the transfer (a paylink's); the client checks them too.
+      references: referenceKeysOf(services.db, ready.payment_request_id),
       last_valid_block_height: ready.last_valid_block_height,
     },
     next_step: ready.signed_tx ? 'already signed: call submit_signed_tx' : 'check the message, then frost_sign_init with your commitments',
@@ -177,9 +181,8 @@ export const paymentActions = implement(PAYMENTS, {
 
   pay: async (ctx, p) => {
     const wallet = callerWallet(ctx);
-    if (p.payment_request_id !== undefined) {
-      throw new AppError('NOT_FOUND', 'Payment request not found.', { howToFix: 'Check the payment_request_id (request_id of the paylink).' });
-    }
+    // A paylink names the payee, the amount (unless open) and the reference (src/earning/agent-pay.ts).
+    if (p.payment_request_id !== undefined) return payPaylink(ctx, wallet, { ...p, payment_request_id: p.payment_request_id });
     if (p.to === undefined) throw invalid('/to', 'is required (or payment_request_id)', 'Send to (a username or Solana address) and amount.');
     if (p.amount === undefined) throw invalid('/amount', 'is required', 'Send amount as a decimal USDC value, e.g. 12.5.');
     const recipient = resolveRecipient(ctx.services.db, wallet, p.to);

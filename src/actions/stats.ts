@@ -37,6 +37,7 @@ export function serviceStats(services: Services): Record<string, unknown> {
   return data;
 }
 
+/** The public `stats` action. */
 export const statsActions = implement(STATS, {
   stats: ({ services }) => serviceStats(services),
 });

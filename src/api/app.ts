@@ -14,6 +14,7 @@ import { openApiDocument } from './openapi.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
 import { webRoutes } from '../web/routes.ts';
+import { payRoutes } from '../web/pay-routes.ts';
 
 export interface AppOptions {
   /** Shared with the job runner so /metrics shows both. */
@@ -52,6 +53,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .post('/v1/public', route('public'), { parse: 'none' })
     .get('/v1/public', route('public'))
     .use(webRoutes(services))
+    .use(payRoutes(services))
     .get('/v1/openapi.json', () => jsonResponse(200, openApiDocument(deps.table, services.version, `${services.publicUrl()}/v1`)))
     .get('/healthz', () => {
       services.db.query('SELECT 1').get();

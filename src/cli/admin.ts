@@ -119,6 +119,7 @@ const SUBCOMMANDS: Record<string, (args: string[], io: AdminIo) => number | Prom
 /** Runs `agent-wallet admin ARGS`; returns the exit code. */
 export async function adminCommand(argv: string[], io: AdminIo = { out: (t) => process.stdout.write(t), env: process.env }): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === 'catalog') return (await import('./admin-catalog.ts')).catalogCommand(rest, { ...io, err: (t) => void process.stderr.write(t) });
   const sub = name === undefined ? undefined : SUBCOMMANDS[name];
   if (!sub) throw new UsageError(name === undefined ? USAGE : `unknown admin command "${name}"\n${USAGE}`);
   try {

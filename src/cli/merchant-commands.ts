@@ -11,6 +11,7 @@ import { UsageError } from './usage.ts';
 
 type Command = (ctx: CliContext, store: MerchantProfileStore) => Promise<number>;
 
+/** Usage text of `agent-wallet merchant`. */
 export const MERCHANT_USAGE = `usage: agent-wallet merchant <command> [--profile NAME] [--server URL] [--json] [--home DIR]
   register --name N --username U --payout-address ADDRESS [--webhook-url URL]
   info | balance

@@ -18,6 +18,12 @@ Agent commands (global flags: --server URL, --profile NAME, --json, --home DIR):
   agent-wallet info | balance | address | reconcile
   agent-wallet rename NAME | set-owner EMAIL
   agent-wallet export FILE.wlt | import FILE.wlt
+  agent-wallet request create --description D [--amount A] [--item "desc:price[:qty]"]… [--reference R]
+                             [--expires-in S|24h|7d] [--reveal-owner]
+                                   a paylink: checkout page + Solana Pay QR; agents pay it with pay --request
+  agent-wallet request get REQ_ID | list [--status S] | cancel REQ_ID | send REQ_ID (--email E | --wallet U)
+  agent-wallet fund-request AMOUNT --reason R | fund-requests [--status S]
+                                   ask the owner for funds (mail with a fund page) and list the requests
   agent-wallet mcp [--print-config]
                                    stdio MCP server for agent runtimes (Claude Desktop, Cursor, …);
                                    --print-config prints the host config snippet

@@ -49,7 +49,8 @@ function finish(ctx: CliContext, r: X402Result): number {
     else if (r.outcome === 'completed') progress(ctx, `paid ${view.amount} USDC (signature ${view.signature})`);
     if (response) {
       progress(ctx, `HTTP ${response.status}${response.truncated ? ' (body truncated)' : ''}`);
-      ctx.out(response.body_encoding === 'base64' ? Buffer.from(response.body, 'base64').toString('latin1') : response.body);
+      if (response.body_encoding === 'base64') progress(ctx, 'the body is binary: printed as base64');
+      ctx.out(response.body);
       if (!response.body.endsWith('\n')) ctx.out('\n');
     }
   }

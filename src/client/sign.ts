@@ -26,6 +26,8 @@ export interface Expectation {
   amount: bigint;
   /** The most the agent agreed to pay in fees (platform + account setup). */
   maxFee: bigint;
+  /** Solana Pay reference keys the transfer must carry (a paylink's); default: those the server's summary names. */
+  references?: string[];
 }
 
 export interface ConfirmResponse {
@@ -33,7 +35,7 @@ export interface ConfirmResponse {
   status: string;
   message: string;
   signed: boolean;
-  summary: { to_address: string; amount: number; fee: number; usdc_mint: string; treasury: string; fee_payer: string; network: string };
+  summary: { to_address: string; amount: number; fee: number; usdc_mint: string; treasury: string; fee_payer: string; network: string; references?: string[] };
 }
 
 function micro(value: number, what: string): bigint {
@@ -63,6 +65,8 @@ export async function checkMessage(profile: ProfileData, c: ConfirmResponse, exp
     maxFee: expect.maxFee,
     treasuryOwner: c.summary.treasury as Address,
     feePayer: c.summary.fee_payer as Address,
+    // Reference keys are read-only, non-signing accounts: they move nothing, so the server's word is enough.
+    references: (expect.references ?? c.summary.references ?? []) as Address[],
   });
   if (!result.ok) throw new CustodyCheckError(`refusing to sign: ${result.reason}`);
 }

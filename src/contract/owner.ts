@@ -80,7 +80,7 @@ export const OWNER = {
       limit: T.Optional(Limit),
       offset: T.Optional(Offset),
     }),
-    summary: "Fund requests of your wallets (agents' request_funds). Not in this release yet: always an empty list until fund requests arrive.",
+    summary: "Fund requests of your wallets (agents' request_funds), newest first, each with its fund page (fund_url: deposit address and Solana Pay QR code).",
   }),
   resolve_fund_request: action({
     endpoint: 'owner',
@@ -89,7 +89,7 @@ export const OWNER = {
       fund_request_id: Id('fundRequest'),
       decision: T.Union([T.Literal('fulfilled'), T.Literal('declined')]),
     }),
-    summary: 'Marks a fund request fulfilled or declined. Not in this release yet: answers NOT_FOUND until fund requests arrive.',
+    summary: 'Marks an open fund request fulfilled or declined (a deposit covering it fulfils it by itself); the agent gets a fund_request.fulfilled or fund_request.declined event.',
   }),
   audit_log: action({
     endpoint: 'owner',

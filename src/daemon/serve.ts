@@ -16,6 +16,7 @@ import { JobRunner } from '../jobs/runner.ts';
 import { maintenanceJob } from '../jobs/maintenance.ts';
 import { paymentJobs } from '../jobs/payments.ts';
 import { depositJob } from '../jobs/deposits.ts';
+import { paylinkJobs } from '../jobs/paylinks.ts';
 import { x402Jobs } from '../jobs/x402-catalog.ts';
 import { mailJob } from '../mail/sender.ts';
 import { webhookJob } from '../jobs/webhooks.ts';
@@ -117,6 +118,7 @@ export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {
   jobs.add(maintenanceJob(db));
   for (const job of paymentJobs(services)) jobs.add(job);
   jobs.add(depositJob(services));
+  for (const job of paylinkJobs(services)) jobs.add(job);
   jobs.add(mailJob(services));
   jobs.add(webhookJob(services));
   for (const job of x402Jobs(services)) jobs.add(job);

@@ -6,6 +6,7 @@
 import type { Database } from 'bun:sqlite';
 import type { TxRow } from './transactions.ts';
 
+/** A row of `merchants`; `api_key_hash` is the SHA-256 of the merchant key. */
 export interface MerchantRow {
   merchant_id: string;
   username: string;
@@ -16,6 +17,7 @@ export interface MerchantRow {
   created_at: bigint;
 }
 
+/** What {@link insertMerchant} stores. */
 export interface NewMerchant extends Record<string, string | number | null | Uint8Array> {
   merchant_id: string;
   username: string;
@@ -39,6 +41,7 @@ export function insertMerchant(db: Database, m: NewMerchant): boolean {
   return true;
 }
 
+/** A merchant by id, or null. */
 export function getMerchant(db: Database, merchantId: string): MerchantRow | null {
   return db.query<MerchantRow, [string]>('SELECT * FROM merchants WHERE merchant_id = ?').get(merchantId);
 }

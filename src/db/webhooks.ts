@@ -9,6 +9,7 @@ export type EndpointStatus = 'active' | 'disabled' | 'replaced';
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'disabled';
 
+/** A row of `webhook_endpoints`; `secret` and `previous_secret` are sealed. */
 export interface EndpointRow {
   endpoint_id: string;
   merchant_id: string;
@@ -22,6 +23,7 @@ export interface EndpointRow {
   updated_at: bigint;
 }
 
+/** A row of `webhook_deliveries`: one message to one endpoint. */
 export interface DeliveryRow {
   delivery_id: string;
   endpoint_id: string;
@@ -41,6 +43,7 @@ export interface DeliveryRow {
   delivered_at: bigint | null;
 }
 
+/** A row of `webhook_attempts`. */
 export interface AttemptRow {
   seq: bigint;
   delivery_id: string;
@@ -57,10 +60,12 @@ export interface AttemptRow {
 // ---------------------------------------------------------------------------------------------
 // Endpoints
 
+/** The merchant's active endpoint (at most one), or null. */
 export function activeEndpoint(db: Database, merchantId: string): EndpointRow | null {
   return db.query<EndpointRow, [string]>("SELECT * FROM webhook_endpoints WHERE merchant_id = ? AND status = 'active'").get(merchantId);
 }
 
+/** An endpoint by id, whatever its status. */
 export function getEndpoint(db: Database, endpointId: string): EndpointRow | null {
   return db.query<EndpointRow, [string]>('SELECT * FROM webhook_endpoints WHERE endpoint_id = ?').get(endpointId);
 }
@@ -115,6 +120,7 @@ export function insertDelivery(db: Database, d: { delivery_id: string; endpoint_
   ).run(d.delivery_id, d.endpoint_id, d.merchant_id, d.event_id, d.event_type, d.payload, d.now, d.now, d.now);
 }
 
+/** A delivery by id (callers check it belongs to the merchant asking). */
 export function getDelivery(db: Database, deliveryId: string): DeliveryRow | null {
   return db.query<DeliveryRow, [string]>('SELECT * FROM webhook_deliveries WHERE delivery_id = ?').get(deliveryId);
 }

@@ -99,13 +99,15 @@ export function newReferenceKey(random: Uint8Array = crypto.getRandomValues(new 
 /**
  * The Solana Pay transfer-request URL (https://docs.solanapay.com/spec):
  * `solana:<recipient>?amount=<decimal>&spl-token=<mint>&reference=<key>&label=<…>&message=<…>`.
- * `amount` is left out for an open-amount paylink (the wallet asks the payer); label and message
- * are URL-encoded.
+ * `amount` is left out for an open-amount paylink (the wallet asks the payer), `reference` when
+ * none is wanted; label and message are URL-encoded.
  */
-export function solanaPayUrl(p: { recipient: string; amount: bigint | null; mint: string; reference: string; label: string; message: string }): string {
+export function solanaPayUrl(p: { recipient: string; amount: bigint | null; mint: string; reference: string | null; label: string; message: string }): string {
   const q: string[] = [];
   if (p.amount !== null) q.push(`amount=${formatUsdc(p.amount)}`);
-  q.push(`spl-token=${p.mint}`, `reference=${p.reference}`, `label=${encodeURIComponent(p.label)}`, `message=${encodeURIComponent(p.message)}`);
+  q.push(`spl-token=${p.mint}`);
+  if (p.reference !== null) q.push(`reference=${p.reference}`);
+  q.push(`label=${encodeURIComponent(p.label)}`, `message=${encodeURIComponent(p.message)}`);
   return `solana:${p.recipient}?${q.join('&')}`;
 }
 

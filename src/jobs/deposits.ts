@@ -12,6 +12,8 @@ import { toUsdcNumber } from '../domain/money.ts';
 import { usdcAta } from '../solana/ata.ts';
 import type { Services } from '../services.ts';
 import type { JobDef } from './runner.ts';
+import { carriesWatchedReference } from '../earning/scan.ts';
+import { fulfilFromDeposit } from '../earning/funding.ts';
 
 const PAGE = 100;
 const MAX_PAGES = 20;
@@ -46,6 +48,11 @@ export async function scanDeposits(services: Services): Promise<number> {
       }
       const transfers = await services.chain.getTokenTransfersOf(s.signature);
       if (!transfers) break;
+      // A transfer carrying a watched paylink reference key is the paylink job's to record (src/earning/scan.ts).
+      if (carriesWatchedReference(services, w.wallet_id, transfers.accountKeys)) {
+        services.db.transaction(() => setDepositCursor(services.db, w.wallet_id, s.signature, services.now().getTime())).immediate();
+        continue;
+      }
       const mine = transfers.deltas.find((d) => d.account === ata && d.mint === mint);
       const payer = transfers.deltas.find((d) => d.mint === mint && d.delta < 0n);
       const now = services.now().getTime();
@@ -55,6 +62,7 @@ export async function scanDeposits(services: Services): Promise<number> {
             const id = newId('transaction');
             insertTx(services.db, { transaction_id: id, wallet_id: w.wallet_id, type: 'deposit', direction: 'in', status: 'completed', amount: mine.delta, counterparty: payer?.owner ?? null, signature: s.signature, completed_at: now, now });
             appendEvent(services.db, { walletId: w.wallet_id, type: 'payment.received', data: { transaction_id: id, amount: toUsdcNumber(mine.delta), from: payer?.owner ?? null, signature: s.signature, kind: 'deposit' }, now });
+            fulfilFromDeposit(services, w.wallet_id, mine.delta, id, now);
             recorded++;
           }
           setDepositCursor(services.db, w.wallet_id, s.signature, now);

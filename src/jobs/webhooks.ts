@@ -7,6 +7,7 @@ import { deliverDueWebhooks, type DeliveryOptions } from '../webhooks/deliver.ts
 import type { Services } from '../services.ts';
 import type { JobDef } from './runner.ts';
 
+/** The job the daemon registers; `opts` (outbound client, jitter) are for tests. */
 export function webhookJob(services: Services, opts: DeliveryOptions = {}): JobDef {
   return {
     name: 'webhooks',

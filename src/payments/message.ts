@@ -6,6 +6,7 @@
 import type { Address } from '@solana/kit';
 import { AppError } from '../api/errors.ts';
 import { getTx, setTxMessage, type TxRow } from '../db/transactions.ts';
+import { referenceKeysOf } from '../db/paylinks.ts';
 import { buildUsdcTransfer } from '../solana/transfer.ts';
 import type { Services } from '../services.ts';
 
@@ -33,6 +34,8 @@ export async function ensureMessage(services: Services, walletAddress: string, t
     feePayer: services.feePayer.address,
     // Idempotent: costs nothing when the account exists, and a recipient may have closed it since the quote.
     createRecipientAta: true,
+    // A paylink payment carries the paylink's Solana Pay reference key, as a Solana Pay wallet's would.
+    references: referenceKeysOf(services.db, tx.payment_request_id) as Address[],
     memo: tx.reference ?? undefined,
     blockhash,
   });

@@ -14,6 +14,7 @@ import { ChainRejectedError, ChainUnavailableError } from '../solana/errors.ts';
 import type { Services } from '../services.ts';
 import { crashPoint } from '../crash-points.ts';
 import { recordMerchantPayment } from '../webhooks/outbox.ts';
+import { recordAgentPaylinkPayment } from '../earning/scan.ts';
 
 const PREFIX: Record<string, string> = { payment: 'payment', withdrawal: 'withdrawal', x402: 'payment' };
 
@@ -82,6 +83,8 @@ function completeTx(services: Services, tx: TxRow): void {
       now,
     });
   }
+  // A paylink paid by this payment is marked paid (once), in this same transaction.
+  if (tx.payment_request_id) recordAgentPaylinkPayment(services, tx, now);
 }
 
 /** Looks the signature up once and records what the chain says. Returns the fresh row. */

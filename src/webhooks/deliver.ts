@@ -101,18 +101,25 @@ async function attemptDelivery(services: Services, due: DeliveryRow, outbound: O
   if (!claimed) return null;
   const { delivery, endpoint } = claimed;
 
-  const secret = openWebhookSecret(services.masterKey, endpoint.endpoint_id, endpoint.secret);
   const timestamp = Math.floor(startedAt / 1000);
-  const signed = webhookHeaders(secret, delivery.delivery_id, timestamp, delivery.payload);
-  if (endpoint.previous_secret && endpoint.previous_until !== null && Number(endpoint.previous_until) > startedAt) {
-    // Rotation grace: both signatures, space-separated (Standard Webhooks), so a receiver on either secret accepts.
-    const previous = openWebhookSecret(services.masterKey, endpoint.endpoint_id, endpoint.previous_secret);
-    signed['webhook-signature'] = `${signed['webhook-signature']} ${signWebhook(previous, delivery.delivery_id, timestamp, delivery.payload)}`;
+  let signed: Record<string, string> | null = null;
+  try {
+    signed = webhookHeaders(openWebhookSecret(services.masterKey, endpoint.endpoint_id, endpoint.secret), delivery.delivery_id, timestamp, delivery.payload);
+    if (endpoint.previous_secret && endpoint.previous_until !== null && Number(endpoint.previous_until) > startedAt) {
+      // Rotation grace: both signatures, space-separated (Standard Webhooks), so a receiver on either secret accepts.
+      const previous = openWebhookSecret(services.masterKey, endpoint.endpoint_id, endpoint.previous_secret);
+      signed['webhook-signature'] = `${signed['webhook-signature']} ${signWebhook(previous, delivery.delivery_id, timestamp, delivery.payload)}`;
+    }
+  } catch (err) {
+    // A secret that cannot be opened (another master key) never will be: nothing unsigned is sent.
+    services.log.error('cannot open a webhook signing secret', { endpoint_id: endpoint.endpoint_id, error: (err as Error)?.message });
   }
-  const headers = { 'content-type': 'application/json', 'user-agent': `agent-wallet-webhooks/${services.version}`, ...signed };
+  const headers = signed && { 'content-type': 'application/json', 'user-agent': `agent-wallet-webhooks/${services.version}`, ...signed };
 
   const t0 = performance.now();
-  const attempt = await send(services, outbound, delivery, endpoint.url, headers);
+  const attempt: Attempt = headers
+    ? await send(services, outbound, delivery, endpoint.url, headers)
+    : { verdict: 'failed', httpStatus: null, error: 'the signing secret cannot be opened: set_webhook again for a new secret' };
   const durationMs = Math.round(performance.now() - t0);
   const now = services.now().getTime();
 

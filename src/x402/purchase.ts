@@ -608,12 +608,16 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
     if (found === 'yes') complete(services, p, payment.transaction, response);
     else if (found === 'failed') fail(services, p, `the payment transaction ${payment.transaction} failed on chain`, response);
     else markUnknown(services, p, `the seller's receipt ${payment.transaction} is not (yet) our transfer on chain`, { response, signature: payment.transaction });
-  } else if (res.status === 402) {
-    const refused = parsePaymentRequired(res.headers, res.body);
-    fail(services, p, `the seller refused the payment: ${payment?.errorReason ?? refused?.error ?? 'no reason given'}`, response);
   } else {
-    // An answer without a receipt: look for our transfer; until it shows or the blockhash expires, unknown.
-    markUnknown(services, p, `the seller answered HTTP ${res.status} without a payment receipt`, { response });
+    // No receipt. Even a refusal (402) is not final while the signed bytes can still land (the
+    // seller holds them; its facilitator could still sign and send): the purchase stays unknown,
+    // the money reserved, until the chain shows the transfer or the blockhash has expired.
+    const refused = res.status === 402 ? parsePaymentRequired(res.headers, res.body) : null;
+    const reason =
+      res.status === 402
+        ? `the seller refused the payment (${payment?.errorReason ?? refused?.error ?? 'no reason given'}); it is released once its blockhash expires unused`
+        : `the seller answered HTTP ${res.status} without a payment receipt`;
+    markUnknown(services, p, reason, { response });
     try {
       await resolveOutcome(services, getPurchaseById(db, fetchId)!);
     } catch (err) {

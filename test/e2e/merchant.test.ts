@@ -109,6 +109,15 @@ describe('merchant account and verify', () => {
     await alice.api.call('bot', 'cancel_payment', { transaction_id: second.transaction_id });
   });
 
+  test('two concurrent pays with the same reference: exactly one intent is created, the other is refused', async () => {
+    const results = await Promise.allSettled([1, 2, 3].map(() => alice.api.call<any>('bot', 'pay', { to: 'acme-store', amount: '1', reference: 'order-race' })));
+    const created = results.filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<any>[];
+    const refused = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+    expect(created).toHaveLength(1);
+    expect(refused.map((r) => (r.reason as ApiError).errorCode)).toEqual(['INVALID_STATUS', 'INVALID_STATUS']);
+    await alice.api.call('bot', 'cancel_payment', { transaction_id: created[0]!.value.transaction_id });
+  });
+
   test('balance shows the payout address on chain and the totals received through the service; history lists the payment', async () => {
     const balance = await merchant.api.call<any>('merchant', 'balance');
     expect(balance).toMatchObject({ balance: 12.5, currency: 'USDC', payout_address: merchant.payout, total_received: 12.5, payments_received: 1 });

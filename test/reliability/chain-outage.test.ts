@@ -23,7 +23,7 @@ let alice: Agent;
 let bob: Agent;
 
 beforeAll(async () => {
-  world = await startWorld({ chainTimeoutMs: 400 });
+  world = await startWorld({ chainTimeoutMs: 1500 });
   alice = await world.agent('Alice', { claimBy: 'o@example.com' });
   bob = await world.agent('Bob', { claimBy: 'o@example.com' });
   await world.fund(alice.address, 100_000_000n);
@@ -82,7 +82,7 @@ describe.each(['error', 'hang'] as const)('RPC %s', (mode) => {
       world.simnet.setFault(null);
     }
     await confirmPending(world.services);
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 20_000;
     while (getTx(world.services.db, txId)!.status === 'pending' && Date.now() < deadline) {
       await confirmPending(world.services);
       await Bun.sleep(50);

@@ -72,7 +72,10 @@ function serve(app: Hono): { url: string; stop: () => Promise<void> } {
  * to USDC on devnet), `GET /big-paid` costs the same and answers 10 MiB, `GET /free` costs
  * nothing, `GET /big` answers 10 MiB unpaid, `GET /stall` never answers, `GET /eth-only` and
  * `GET /other-asset` answer 402 offering only a non-Solana network / a non-USDC mint, and
- * `GET /catalogued` costs `price` until `state.closed` is set (then it answers 200 for free).
+ * `GET /catalogued` costs `price` until `state.closed` is set (then it answers 200 for free);
+ * `GET /slow-settle` settles a payment and then holds the answer for 3 s; `GET /black-hole`
+ * never answers a paid request (and never settles it); `GET /refuse` answers every payment with
+ * a 402 refusal without settling it.
  */
 export async function startV2Seller(world: World, f: Facilitator, opts: { payTo: Address; price?: string; memo?: string }): Promise<Server> {
   const price = opts.price ?? '$0.01';
@@ -82,7 +85,18 @@ export async function startV2Seller(world: World, f: Facilitator, opts: { payTo:
   const app = new Hono();
   app.use(async (c, next) => {
     if (c.req.path === '/catalogued' && state.closed) return c.json({ free: true });
-    return next();
+    // A paid request that never reaches the payment middleware: nothing is settled, no answer.
+    if (c.req.path === '/black-hole' && c.req.header('payment-signature')) {
+      await Bun.sleep(30_000);
+      return c.text('too late');
+    }
+    // A paid request refused without settling it, as a seller whose facilitator rejects it answers.
+    if (c.req.path === '/refuse' && c.req.header('payment-signature')) {
+      return new Response('{}', { status: 402, headers: { 'PAYMENT-REQUIRED': b64json({ x402Version: 2, error: 'invalid_exact_svm_payload_amount_mismatch', resource: { url: c.req.url }, accepts: [] }) } });
+    }
+    await next();
+    // Settled (the middleware ran), then the answer is held back past the buyer's deadline.
+    if (c.req.path === '/slow-settle' && c.req.header('payment-signature')) await Bun.sleep(3000);
   });
   app.use(
     paymentMiddleware(
@@ -91,6 +105,9 @@ export async function startV2Seller(world: World, f: Facilitator, opts: { payTo:
         'POST /paid': { accepts: option, description: 'a paid echo', mimeType: 'application/json' },
         'GET /big-paid': { accepts: option, description: 'a lot of paid bytes' },
         'GET /catalogued': { accepts: option, description: 'a catalogued API' },
+        'GET /slow-settle': { accepts: option, description: 'settles, then answers too late' },
+        'GET /black-hole': { accepts: option, description: 'never answers a paid request' },
+        'GET /refuse': { accepts: option, description: 'refuses every payment' },
       },
       resourceServer,
     ),
@@ -105,6 +122,9 @@ export async function startV2Seller(world: World, f: Facilitator, opts: { payTo:
   });
   app.get('/big-paid', () => new Response(new Uint8Array(10 * 1024 * 1024).fill(97), { headers: { 'content-type': 'text/plain' } }));
   app.get('/catalogued', (c) => c.json({ data: 'catalogued' }));
+  app.get('/slow-settle', (c) => c.json({ slow: true }));
+  app.get('/black-hole', (c) => c.json({ never: true }));
+  app.get('/refuse', (c) => c.json({ never: true }));
   app.get('/free', (c) => c.json({ free: true }));
   app.get('/big', () => new Response(new Uint8Array(10 * 1024 * 1024).fill(98), { headers: { 'content-type': 'text/plain' } }));
   app.get('/stall', async () => {

@@ -1,0 +1,126 @@
+/**
+ * Earning and funding commands (DESIGN §11): `request create|get|list|cancel|send`,
+ * `fund-request AMOUNT --reason R`, `fund-requests`. Paying a paylink is `pay --request REQ_ID`.
+ */
+import { randomUUID } from 'node:crypto';
+import { parseUsdc } from '../domain/money.ts';
+import { commandFlags, profileClient, type CliContext } from './context.ts';
+import { EXIT, printData } from './output.ts';
+import { UsageError } from './usage.ts';
+
+type Command = (ctx: CliContext) => Promise<number>;
+
+const REQUEST_USAGE = `usage:
+  agent-wallet request create --description D [--amount A] [--item "desc:price[:qty]"]… [--reference R] [--expires-in S|24h|7d] [--reveal-owner]
+  agent-wallet request get REQ_ID | request get --reference R
+  agent-wallet request list [--status open|paid|cancelled|expired] [--limit N] [--offset N]
+  agent-wallet request cancel REQ_ID
+  agent-wallet request send REQ_ID (--email ADDRESS | --wallet USERNAME) [--message M]`;
+
+function intFlag(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number`);
+  return Number(value);
+}
+
+/**
+ * `--item "desc:price[:qty]"`: read from the right, so a description may itself contain colons
+ * ("Room 4: cleaning:25:2" is 2 × 25 USDC for "Room 4: cleaning").
+ */
+export function parseItem(raw: string): { description: string; price: string; quantity?: number } {
+  const parts = raw.split(':');
+  const last = parts[parts.length - 1]!.trim();
+  const beforeLast = parts.length >= 3 ? parts[parts.length - 2]!.trim() : undefined;
+  if (beforeLast !== undefined && /^\d+$/.test(last) && parseUsdc(beforeLast).ok) {
+    const description = parts.slice(0, -2).join(':').trim();
+    if (description !== '') return { description, price: beforeLast, quantity: Number(last) };
+  }
+  const description = parts.slice(0, -1).join(':').trim();
+  if (parts.length < 2 || description === '' || !parseUsdc(last).ok) {
+    throw new UsageError(`--item "${raw}" must look like "description:price" or "description:price:quantity", e.g. "Coffee beans 1kg:18.5:2"`);
+  }
+  return { description, price: last };
+}
+
+/** `--expires-in`: whole seconds go as a number, durations ("24h") as text. */
+function expiresIn(value: string | undefined): number | string | undefined {
+  if (value === undefined) return undefined;
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
+export const EARNING_COMMANDS: Record<string, Command> = {
+  request: async (ctx) => {
+    const { flags, positional } = commandFlags(ctx.args, {
+      description: 'string',
+      amount: 'string',
+      item: 'strings',
+      reference: 'string',
+      'expires-in': 'string',
+      'reveal-owner': 'boolean',
+      status: 'string',
+      limit: 'string',
+      offset: 'string',
+      email: 'string',
+      wallet: 'string',
+      message: 'string',
+    });
+    const [sub, id, ...rest] = positional;
+    const { api } = profileClient(ctx);
+    switch (sub) {
+      case 'create': {
+        if (!flags.description || positional.length !== 1) throw new UsageError(REQUEST_USAGE);
+        const params: Record<string, unknown> = { description: flags.description };
+        if (flags.amount) params.amount = flags.amount;
+        if (flags.item?.length) params.items = flags.item.map(parseItem);
+        if (flags.reference) params.reference = flags.reference;
+        if (flags['expires-in']) params.expires_in = expiresIn(flags['expires-in']);
+        if (flags['reveal-owner']) params.reveal_owner = true;
+        const res = await api.call<Record<string, unknown>>('bot', 'create_payment_request', params);
+        printData(ctx, res, `Payment request created: ${String(res.url)}`);
+        return EXIT.ok;
+      }
+      case 'get': {
+        if (rest.length > 0 || (id === undefined) === (flags.reference === undefined)) throw new UsageError(REQUEST_USAGE);
+        printData(ctx, await api.call('bot', 'get_payment_request', id !== undefined ? { request_id: id } : { reference: flags.reference }));
+        return EXIT.ok;
+      }
+      case 'list': {
+        if (positional.length !== 1) throw new UsageError(REQUEST_USAGE);
+        printData(ctx, await api.call('bot', 'list_payment_requests', { status: flags.status, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) }));
+        return EXIT.ok;
+      }
+      case 'cancel': {
+        if (id === undefined || rest.length > 0) throw new UsageError(REQUEST_USAGE);
+        printData(ctx, await api.call('bot', 'cancel_payment_request', { request_id: id }), 'Payment request cancelled.');
+        return EXIT.ok;
+      }
+      case 'send': {
+        if (id === undefined || rest.length > 0 || (flags.email === undefined) === (flags.wallet === undefined)) throw new UsageError(REQUEST_USAGE);
+        const params: Record<string, unknown> = { request_id: id, ...(flags.email ? { to_email: flags.email } : { to_wallet: flags.wallet }) };
+        if (flags.message) params.message = flags.message;
+        printData(ctx, await api.call('bot', 'send_paylink_invitation', params), 'Invitation sent.');
+        return EXIT.ok;
+      }
+      default:
+        throw new UsageError(REQUEST_USAGE);
+    }
+  },
+
+  'fund-request': async (ctx) => {
+    const { flags, positional } = commandFlags(ctx.args, { reason: 'string', 'idempotency-key': 'string' });
+    if (positional.length !== 1 || !flags.reason) throw new UsageError('usage: agent-wallet fund-request AMOUNT --reason R [--idempotency-key K]');
+    const { api } = profileClient(ctx);
+    // A key per logical request: a retry of this command never asks the owner twice.
+    const res = await api.call<Record<string, unknown>>('bot', 'request_funds', { amount: positional[0], reason: flags.reason }, { idempotencyKey: flags['idempotency-key'] ?? randomUUID() });
+    printData(ctx, res, `Fund request sent to the owner: ${String(res.fund_url)}`);
+    return EXIT.ok;
+  },
+
+  'fund-requests': async (ctx) => {
+    const { flags, positional } = commandFlags(ctx.args, { status: 'string', limit: 'string', offset: 'string' });
+    if (positional.length > 0) throw new UsageError('usage: agent-wallet fund-requests [--status open|fulfilled|declined] [--limit N] [--offset N]');
+    const { api } = profileClient(ctx);
+    printData(ctx, await api.call('bot', 'list_fund_requests', { status: flags.status, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) }));
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,96 @@
+/**
+ * `pay {payment_request_id}` (SPEC "Bot actions, spending"): an ordinary payment to the paylink's
+ * payee, under the guard rails' paylink category, carrying the paylink's reference as the payment
+ * reference and its Solana Pay reference key in the transfer (src/payments/message.ts), so the
+ * chain shows the payment exactly as a Solana Pay wallet's would. The paylink is marked paid when
+ * the payment completes (recordAgentPaylinkPayment, called from completeTx).
+ */
+import type { Address } from '@solana/kit';
+import type { ActionContext } from '../actions/registry.ts';
+import { AppError, invalid } from '../api/errors.ts';
+import { getPaylink, type PaylinkRow } from '../db/paylinks.ts';
+import { getWallet, type WalletRow } from '../db/wallets.ts';
+import { formatUsdc } from '../domain/money.ts';
+import { createIntent, quote } from '../payments/intent.ts';
+import type { Recipient } from '../payments/recipient.ts';
+import { txView } from '../payments/views.ts';
+import type { Services } from '../services.ts';
+import { effectiveStatus, paylinkNotFound } from './paylinks.ts';
+import { usdcParam } from './params.ts';
+
+export interface PayPaylinkParams {
+  payment_request_id: string;
+  to?: string;
+  amount?: number | string;
+  note?: string;
+  reference?: string;
+}
+
+/** INVALID_STATUS unless the paylink can be paid now. */
+function assertPayable(services: Services, row: PaylinkRow): void {
+  const status = effectiveStatus(row, services.now().getTime());
+  if (status === 'open') return;
+  throw new AppError('INVALID_STATUS', `The payment request is ${status} and cannot be paid.`, {
+    howToFix: status === 'paid' ? 'Nothing to do: it is already paid.' : 'Ask the payee for a new payment request.',
+    details: { status },
+  });
+}
+
+/** Creates the payment intent for a paylink; returns the transaction view as pay does. */
+export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPaylinkParams) {
+  const { services } = ctx;
+  const row = getPaylink(services.db, p.payment_request_id);
+  if (!row) throw paylinkNotFound();
+  assertPayable(services, row);
+  const payee = getWallet(services.db, row.wallet_id);
+  if (!payee) throw paylinkNotFound();
+  if (payee.wallet_id === payer.wallet_id) throw new AppError('INVALID_RECIPIENT', 'A wallet cannot pay its own payment request.', { howToFix: 'Share the paylink with the payer instead.' });
+  if (p.to !== undefined) {
+    const to = p.to.trim().replace(/^@/, '');
+    if (to.toLowerCase() !== payee.username && to !== payee.address) {
+      throw invalid('/to', `names another recipient than the payment request's payee (@${payee.username})`, 'Leave to out when paying a payment_request_id.');
+    }
+  }
+  let amount: bigint;
+  if (row.amount !== null) {
+    if (p.amount !== undefined && usdcParam(services, '/amount', p.amount) !== row.amount) {
+      throw invalid('/amount', `must be ${formatUsdc(row.amount)}, the amount of the payment request (or left out)`);
+    }
+    amount = row.amount;
+  } else {
+    if (p.amount === undefined) throw invalid('/amount', 'is required: this payment request lets the payer choose the amount', 'Send amount as a decimal USDC value, e.g. 12.5.');
+    amount = usdcParam(services, '/amount', p.amount);
+  }
+  if (p.reference !== undefined && row.reference !== null && p.reference !== row.reference) {
+    throw invalid('/reference', `differs from the payment request's reference "${row.reference}"`, 'Leave reference out: the payment carries the payment request reference.');
+  }
+  const recipient: Recipient = {
+    kind: 'wallet',
+    label: payee.username,
+    username: payee.username,
+    name: payee.name,
+    walletId: payee.wallet_id,
+    address: payee.address as Address,
+    category: 'paylink',
+  };
+  const q = await quote(services, payer.address as Address, recipient.address, amount, 'payment');
+  const tx = services.db
+    .transaction(() => {
+      assertPayable(services, getPaylink(services.db, row.request_id)!);
+      const created = createIntent(services, {
+        wallet: payer,
+        type: 'payment',
+        category: 'paylink',
+        recipient,
+        quote: q,
+        note: p.note,
+        reference: row.reference ?? p.reference,
+        paymentRequestId: row.request_id,
+        idempotencyKey: ctx.idempotency?.key,
+      });
+      ctx.idempotency?.record(txView(created));
+      return created;
+    })
+    .immediate();
+  return txView(tx);
+}

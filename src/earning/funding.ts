@@ -1,0 +1,134 @@
+/**
+ * Fund requests (DESIGN §8): an agent asks its owner for money. open → fulfilled (a deposit that
+ * covers it, or the owner) | declined (the owner). The owner gets a mail with the fund page
+ * `/fund/<id>`: deposit address, Solana Pay QR code for the amount, and on simnet a faucet button.
+ */
+import type { Address } from '@solana/kit';
+import type { ActionContext } from '../actions/registry.ts';
+import { AppError, invalid } from '../api/errors.ts';
+import { newId } from '../contract/ids.ts';
+import { appendEvent } from '../db/events.ts';
+import {
+  getFundRequest,
+  insertFundRequest,
+  openFundRequests,
+  ownerFundRequest,
+  resolveFundRequest,
+  type FundRequestRow,
+  type FundRequestStatus,
+} from '../db/fund-requests.ts';
+import { getOwner } from '../db/owners.ts';
+import { getWallet, type WalletRow } from '../db/wallets.ts';
+import { toUsdcNumber } from '../domain/money.ts';
+import { queueMail } from '../mail/outbox.ts';
+import type { Services } from '../services.ts';
+import { fundRequestMail } from './mail.ts';
+import { usdcParam } from './params.ts';
+import { fundRequestsCovered, solanaPayUrl } from './rules.ts';
+
+const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+export const fundRequestNotFound = () => new AppError('NOT_FOUND', 'Fund request not found.', { howToFix: 'Use a fund_request_id (fr_…) from list_fund_requests or fund_requests.' });
+
+/** The fund page of a request. */
+export function fundUrl(services: Services, id: string): string {
+  return `${services.publicUrl()}/fund/${id}`;
+}
+
+/** Solana Pay URL that deposits the requested amount of USDC into the wallet. */
+export function fundSolanaPayUrl(services: Services, row: FundRequestRow, wallet: WalletRow): string {
+  return solanaPayUrl({ recipient: wallet.address, amount: row.amount, mint: services.config.usdcMint, reference: null, label: wallet.name, message: row.reason });
+}
+
+export function fundRequestView(services: Services, row: FundRequestRow) {
+  const wallet = getWallet(services.db, row.wallet_id);
+  return {
+    fund_request_id: row.fund_request_id,
+    wallet_id: row.wallet_id,
+    amount: toUsdcNumber(row.amount),
+    currency: 'USDC',
+    reason: row.reason,
+    status: row.status,
+    fund_url: fundUrl(services, row.fund_request_id),
+    deposit_address: wallet?.address ?? null,
+    resolved_by: row.resolved_by,
+    transaction_id: row.transaction_id,
+    created_at: iso(row.created_at),
+    resolved_at: iso(row.resolved_at),
+  };
+}
+
+/**
+ * request_funds: stores the request, its event and the owner's mail in one transaction (with the
+ * idempotent response, when the caller sent a key).
+ */
+export function requestFunds(ctx: ActionContext, wallet: WalletRow, p: { amount: number | string; reason: string }) {
+  const { services } = ctx;
+  const amount = usdcParam(services, '/amount', p.amount);
+  const reason = p.reason.trim();
+  if (reason === '') throw invalid('/reason', 'must not be empty', 'Tell the owner what the money is for.');
+  const id = newId('fundRequest');
+  const now = services.now().getTime();
+  const owner = wallet.owner_id ? getOwner(services.db, wallet.owner_id) : null;
+  return services.db
+    .transaction(() => {
+      insertFundRequest(services.db, { fund_request_id: id, wallet_id: wallet.wallet_id, amount, reason, now });
+      appendEvent(services.db, { walletId: wallet.wallet_id, type: 'fund_request.created', data: { fund_request_id: id, amount: toUsdcNumber(amount), reason }, now });
+      if (owner) queueMail(services, fundRequestMail(owner.email, wallet, { amount, reason, url: fundUrl(services, id), address: wallet.address }));
+      const view = {
+        ...fundRequestView(services, getFundRequest(services.db, id)!),
+        owner_notified: owner !== null,
+        next_step: 'wait for the owner: the request is fulfilled when a deposit covering it arrives (watch events for fund_request.fulfilled)',
+      };
+      ctx.idempotency?.record(view);
+      return view;
+    })
+    .immediate();
+}
+
+/**
+ * Called by the deposit watcher inside the transaction that records a deposit: fulfils the open
+ * requests the deposit covers (oldest first), each with a fund_request.fulfilled event.
+ */
+export function fulfilFromDeposit(services: Services, walletId: string, amount: bigint, transactionId: string, now: number): void {
+  for (const r of fundRequestsCovered(openFundRequests(services.db, walletId), amount)) {
+    if (!resolveFundRequest(services.db, r.fund_request_id, 'fulfilled', 'deposit', transactionId, now)) continue;
+    appendEvent(services.db, {
+      walletId,
+      type: 'fund_request.fulfilled',
+      data: { fund_request_id: r.fund_request_id, amount: toUsdcNumber(r.amount), by: 'deposit', transaction_id: transactionId },
+      now,
+    });
+  }
+}
+
+/** The owner marks a fund request of one of their wallets fulfilled or declined (owner API resolve_fund_request). */
+export function resolveAsOwner(services: Services, ownerId: string, id: string, decision: 'fulfilled' | 'declined', actor: string) {
+  const now = services.now().getTime();
+  const outcome = services.db
+    .transaction(() => {
+      const row = ownerFundRequest(services.db, ownerId, id);
+      if (!row) return 'not_found' as const;
+      if (!resolveFundRequest(services.db, id, decision, actor, null, now)) return 'refused' as const;
+      appendEvent(services.db, { walletId: row.wallet_id, type: `fund_request.${decision}`, data: { fund_request_id: id, amount: toUsdcNumber(row.amount), by: 'owner' }, now });
+      return 'done' as const;
+    })
+    .immediate();
+  if (outcome === 'not_found') throw fundRequestNotFound();
+  const row = getFundRequest(services.db, id)!;
+  if (outcome === 'refused') {
+    throw new AppError('INVALID_STATUS', `The fund request is already ${row.status}.`, { howToFix: 'List open requests with fund_requests {status: "open"}.', details: { status: row.status } });
+  }
+  return fundRequestView(services, row);
+}
+
+/** Statuses a fund request can have (for list filters). */
+export type { FundRequestStatus };
+
+/** The wallet address a fund page shows (for the page and the faucet route). */
+export function fundTarget(services: Services, id: string): { row: FundRequestRow; wallet: WalletRow; address: Address } | null {
+  const row = getFundRequest(services.db, id);
+  const wallet = row ? getWallet(services.db, row.wallet_id) : null;
+  if (!row || !wallet) return null;
+  return { row, wallet, address: wallet.address as Address };
+}

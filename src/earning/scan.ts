@@ -1,0 +1,262 @@
+/**
+ * How paylinks get paid (DESIGN §8).
+ *
+ * Humans pay with any Solana Pay wallet: the transaction carries the paylink's reference key as a
+ * read-only account, so `getSignaturesForAddress(reference_key)` finds it. Each landed signature is
+ * judged once (`judgePayment`: USDC, to the payee's token account, enough, in time) and the outcome
+ * is written in one SQLite transaction: the paylink marked paid, or a rejection row with its reason.
+ *
+ * Ledger, and why nothing is counted twice: USDC that reaches the payee's token account through a
+ * transaction carrying a watched reference key is recorded HERE as an incoming `payment` (paid or
+ * not), with `payment_request_id`; the deposit watcher skips such transactions (`carriesWatchedReference`)
+ * and every writer checks `hasSignature` inside its write transaction, backed by the unique index on
+ * (signature, wallet_id). A transaction with an unwatched reference (a paylink closed for more than
+ * LATE_WINDOW_MS) is an ordinary deposit.
+ *
+ * Agents pay with `pay {payment_request_id}`: their payment is our own outgoing transaction (the
+ * scan skips it) and `recordAgentPaylinkPayment` marks the paylink paid when it completes, in the
+ * completion's transaction.
+ */
+import type { Address } from '@solana/kit';
+import { appendEvent } from '../db/events.ts';
+import {
+  expiredPaylinks,
+  expirePaylink,
+  getPaylink,
+  hasRejection,
+  hasWatchedReference,
+  incomingTxId,
+  insertRejection,
+  markPaylinkPaid,
+  paylinksToScan,
+  setScanState,
+  type PaylinkRow,
+  type RejectionReason,
+} from '../db/paylinks.ts';
+import { hasSignature, insertTx, isOwnOutgoing, type TxRow } from '../db/transactions.ts';
+import { getWallet } from '../db/wallets.ts';
+import { newId } from '../contract/ids.ts';
+import { toUsdcNumber } from '../domain/money.ts';
+import { usdcAta } from '../solana/ata.ts';
+import type { TokenTransfers } from '../solana/port.ts';
+import type { Services } from '../services.ts';
+import { judgePayment, REJECTION_TEXT } from './rules.ts';
+
+/** Closed paylinks stay watched this long, so late, duplicate and post-cancel payments are recorded against them. */
+export const LATE_WINDOW_MS = 24 * 3_600_000;
+/** pay_status looks at the chain for a paylink at most this often. */
+const NUDGE_MS = 2_000;
+const PAGE = 100;
+const MAX_PAGES = 10;
+
+const closedSince = (now: number) => now - LATE_WINDOW_MS;
+
+/** When to look at a paylink again: often while young, less often with age, rarely once closed. */
+function nextScanDelay(row: PaylinkRow, now: number): number {
+  if (row.status !== 'open') return 30_000;
+  const age = now - Number(row.created_at);
+  return age < 3_600_000 ? 3_000 : age < 86_400_000 ? 15_000 : 60_000;
+}
+
+/** True when the transaction carries the reference key of a paylink of `walletId` that this module still watches (the deposit watcher leaves it to us). */
+export function carriesWatchedReference(services: Services, walletId: string, accountKeys: readonly string[]): boolean {
+  return hasWatchedReference(services.db, walletId, accountKeys, closedSince(services.now().getTime()));
+}
+
+const scanning = new Set<string>();
+const nudged = new Map<string, number>();
+
+/** Every signature of `key` newer than `until`, newest first. */
+async function signaturesSince(services: Services, key: Address, until: string | undefined) {
+  const all = [];
+  let before: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const sigs = await services.chain.getSignaturesForAddress(key, { until, before, limit: PAGE });
+    all.push(...sigs);
+    if (sigs.length < PAGE) break;
+    before = sigs[sigs.length - 1]!.signature;
+  }
+  return all;
+}
+
+/** Records USDC credited to the payee by a reference-carrying transaction, once; returns its ledger id. */
+function recordIncoming(services: Services, row: PaylinkRow, signature: string, amount: bigint, payer: string | null, now: number): string | null {
+  const existing = incomingTxId(services.db, row.wallet_id, signature);
+  if (existing !== null || hasSignature(services.db, row.wallet_id, signature)) return existing;
+  const id = newId('transaction');
+  insertTx(services.db, {
+    transaction_id: id,
+    wallet_id: row.wallet_id,
+    type: 'payment',
+    direction: 'in',
+    status: 'completed',
+    amount,
+    counterparty: payer,
+    reference: row.reference,
+    payment_request_id: row.request_id,
+    signature,
+    completed_at: now,
+    now,
+  });
+  appendEvent(services.db, {
+    walletId: row.wallet_id,
+    type: 'payment.received',
+    data: { transaction_id: id, amount: toUsdcNumber(amount), from: payer, signature, payment_request_id: row.request_id, reference: row.reference, kind: 'paylink' },
+    now,
+  });
+  return id;
+}
+
+function recordRejection(services: Services, row: PaylinkRow, r: { signature: string; reason: RejectionReason; amount: bigint | null; mint: string | null; payer: string | null }, now: number): void {
+  if (!insertRejection(services.db, { request_id: row.request_id, ...r, now })) return;
+  appendEvent(services.db, {
+    walletId: row.wallet_id,
+    type: 'payment_request.rejected_payment',
+    data: {
+      request_id: row.request_id,
+      signature: r.signature,
+      reason: r.reason,
+      explanation: REJECTION_TEXT[r.reason],
+      amount: r.amount !== null && r.mint === services.config.usdcMint ? toUsdcNumber(r.amount) : null,
+      raw_amount: r.amount?.toString() ?? null,
+      mint: r.mint,
+      payer: r.payer,
+    },
+    now,
+  });
+}
+
+/** Judges one landed transaction for the paylink and writes the outcome; synchronous, inside the write transaction. */
+function applyTransfer(services: Services, requestId: string, signature: string, transfers: TokenTransfers, payee: { address: string; tokenAccount: string }): void {
+  const now = services.now().getTime();
+  const row = getPaylink(services.db, requestId);
+  if (!row || row.signature === signature || hasRejection(services.db, requestId, signature)) return;
+  const mint = services.config.usdcMint;
+  const verdict = judgePayment(
+    { status: row.status, amount: row.amount, expiresAt: Number(row.expires_at) },
+    transfers,
+    { usdcMint: mint, payee: payee.address, payeeTokenAccount: payee.tokenAccount, nowMs: now },
+  );
+  const credited = transfers.deltas.find((d) => d.account === payee.tokenAccount && d.mint === mint && d.delta > 0n);
+  const payer = verdict.payer;
+  const txId = credited ? recordIncoming(services, row, signature, credited.delta, payer, now) : null;
+  if (verdict.kind === 'paid') {
+    if (markPaylinkPaid(services.db, requestId, [verdict.from], { amount: verdict.amount, payer, via: 'solana_pay', signature, transactionId: txId, now })) {
+      appendEvent(services.db, {
+        walletId: row.wallet_id,
+        type: 'payment_request.paid',
+        data: { request_id: requestId, short_code: row.short_code, amount: toUsdcNumber(verdict.amount), payer, signature, transaction_id: txId, via: 'solana_pay', reference: row.reference },
+        now,
+      });
+      return;
+    }
+    recordRejection(services, row, { signature, reason: 'already_paid', amount: verdict.amount, mint, payer }, now);
+    return;
+  }
+  recordRejection(services, row, { signature, reason: verdict.reason, amount: verdict.amount, mint: verdict.mint, payer }, now);
+}
+
+/**
+ * Looks for new transactions carrying the paylink's reference key and judges each once, oldest
+ * first; the cursor only moves past what was judged. Concurrent calls for one paylink do nothing.
+ */
+export async function scanPaylink(services: Services, requestId: string): Promise<void> {
+  if (scanning.has(requestId)) return;
+  scanning.add(requestId);
+  try {
+    const row = getPaylink(services.db, requestId);
+    const wallet = row ? getWallet(services.db, row.wallet_id) : null;
+    if (!row || !wallet) return;
+    const payee = { address: wallet.address, tokenAccount: await usdcAta(wallet.address as Address, services.config.usdcMint as Address) };
+    const sigs = await signaturesSince(services, row.reference_key as Address, row.scan_cursor ?? undefined);
+    let cursor: string | null = null;
+    for (const s of [...sigs].reverse()) {
+      // Failed transactions moved nothing; our own agent payments are recorded when they complete.
+      if (s.err === null && s.signature !== row.signature && !isOwnOutgoing(services.db, s.signature)) {
+        const transfers = await services.chain.getTokenTransfersOf(s.signature);
+        if (!transfers) break; // not visible yet: judged on a later pass
+        if (transfers.err === null) services.db.transaction(() => applyTransfer(services, requestId, s.signature, transfers, payee)).immediate();
+      }
+      cursor = s.signature;
+      services.db.transaction(() => setScanState(services.db, requestId, cursor, Number(row.next_scan_at))).immediate();
+    }
+    const now = services.now().getTime();
+    const fresh = getPaylink(services.db, requestId) ?? row;
+    services.db.transaction(() => setScanState(services.db, requestId, cursor, now + nextScanDelay(fresh, now))).immediate();
+  } finally {
+    scanning.delete(requestId);
+  }
+}
+
+/** One pass of the paylink job over the paylinks that are due; a failure of one is logged and the next goes on. */
+export async function scanPaylinks(services: Services): Promise<void> {
+  const now = services.now().getTime();
+  for (const row of paylinksToScan(services.db, now, closedSince(now))) {
+    try {
+      await scanPaylink(services, row.request_id);
+    } catch (err) {
+      services.log.warn('paylink scan failed', { request_id: row.request_id, error: (err as Error).message });
+    }
+  }
+}
+
+/**
+ * What pay_status calls: a look at the chain for this paylink, at most every NUDGE_MS, so an open
+ * checkout page learns of its payment within seconds whatever the job's schedule. Never throws.
+ */
+export async function nudgeScan(services: Services, row: PaylinkRow): Promise<void> {
+  const now = Date.now();
+  if (row.status !== 'open' || (nudged.get(row.request_id) ?? 0) > now - NUDGE_MS) return;
+  nudged.set(row.request_id, now);
+  if (nudged.size > 10_000) for (const [k, at] of nudged) if (at < now - NUDGE_MS) nudged.delete(k);
+  try {
+    await scanPaylink(services, row.request_id);
+  } catch (err) {
+    services.log.debug('paylink nudge failed', { request_id: row.request_id, error: (err as Error).message });
+  }
+}
+
+/** One pass of the expiry: open paylinks past expires_at become expired, each with one event. */
+export function expirePaylinks(services: Services): number {
+  const now = services.now().getTime();
+  let expired = 0;
+  for (const row of expiredPaylinks(services.db, now)) {
+    services.db
+      .transaction(() => {
+        if (!expirePaylink(services.db, row.request_id, now)) return;
+        appendEvent(services.db, { walletId: row.wallet_id, type: 'payment_request.expired', data: { request_id: row.request_id }, now });
+        expired++;
+      })
+      .immediate();
+  }
+  return expired;
+}
+
+/**
+ * Called by completeTx (src/payments/settle.ts) inside its write transaction when an agent's
+ * payment with a payment_request_id landed: marks the paylink paid by that payment, once. A
+ * payment created before the expiry still pays an expired paylink; one that reaches a cancelled
+ * or already paid paylink (or pays too little) is recorded as a rejection the payee sees.
+ */
+export function recordAgentPaylinkPayment(services: Services, tx: TxRow, now: number): void {
+  if (tx.payment_request_id === null || tx.signature === null || tx.direction !== 'out') return;
+  const row = getPaylink(services.db, tx.payment_request_id);
+  if (!row) return;
+  const payer = getWallet(services.db, tx.wallet_id)?.username ?? null;
+  const inTx = incomingTxId(services.db, row.wallet_id, tx.signature);
+  let reason: RejectionReason | null = null;
+  if (row.status === 'cancelled') reason = 'cancelled';
+  else if (row.status === 'paid') reason = 'already_paid';
+  else if (Number(tx.created_at) > Number(row.expires_at)) reason = 'expired';
+  else if (row.amount !== null && tx.amount < row.amount) reason = 'underpaid';
+  if (reason === null && markPaylinkPaid(services.db, row.request_id, ['open', 'expired'], { amount: tx.amount, payer, via: 'wallet', signature: tx.signature, transactionId: inTx, now })) {
+    appendEvent(services.db, {
+      walletId: row.wallet_id,
+      type: 'payment_request.paid',
+      data: { request_id: row.request_id, short_code: row.short_code, amount: toUsdcNumber(tx.amount), payer, signature: tx.signature, transaction_id: inTx, via: 'wallet', reference: row.reference },
+      now,
+    });
+    return;
+  }
+  recordRejection(services, row, { signature: tx.signature, reason: reason ?? 'already_paid', amount: tx.amount, mint: services.config.usdcMint, payer }, now);
+}

@@ -1,0 +1,189 @@
+/**
+ * The checkout page of a paylink (`/pay/<short_code>`) and the fund page of a fund request
+ * (`/fund/<id>`), DESIGN §8. Server-rendered with the shared helpers and stylesheet; they work
+ * without JavaScript (a refresh link), and the checkout page's small script (CSP nonce) polls the
+ * public pay_status and reloads when the status changes.
+ */
+import QRCode from 'qrcode';
+import { html, SafeHtml } from './html.ts';
+
+/**
+ * The QR code of `text` as an inline SVG (a trusted string: the qrcode package draws only paths
+ * from the data), with a size and an accessible name.
+ */
+export async function qrSvg(text: string, label: string): Promise<SafeHtml> {
+  const svg = await QRCode.toString(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+  const named = svg.replace('<svg ', `<svg width="256" height="256" role="img" aria-label="${html`${label}`.value}" `);
+  return new SafeHtml(named);
+}
+
+export interface CheckoutView {
+  short_code: string;
+  request_id: string;
+  description: string;
+  amount: number | null;
+  items: { description: string; price: number; quantity: number; total: number }[];
+  payee: { name: string; username: string; owner_email?: string };
+  status: 'open' | 'paid' | 'cancelled' | 'expired';
+  solana_pay_url: string | null;
+  pay_to: string;
+  usdc_mint: string;
+  network: string;
+  expires_at: string | null;
+  paid_at: string | null;
+  signature: string | null;
+}
+
+const usdc = (n: number) => `${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 })} USDC`;
+const when = (isoTime: string | null) => (isoTime === null ? '' : `${isoTime.slice(0, 16).replace('T', ' ')} UTC`);
+
+function orderTable(v: CheckoutView): SafeHtml {
+  if (v.items.length === 0) {
+    return html`<dl class="facts">
+  <dt>For</dt><dd>${v.description}</dd>
+  <dt>Amount</dt><dd id="total">${v.amount === null ? 'you choose the amount in your wallet' : usdc(v.amount)}</dd>
+</dl>`;
+  }
+  return html`<p>${v.description}</p>
+<div class="table-wrap">
+<table class="cards" id="items">
+  <caption class="muted">Items</caption>
+  <thead><tr><th scope="col">Item</th><th scope="col" class="num">Unit price</th><th scope="col" class="num">Quantity</th><th scope="col" class="num">Total</th></tr></thead>
+  <tbody>
+  ${v.items.map(
+    (i) => html`<tr><td data-label="Item">${i.description}</td><td class="num" data-label="Unit price">${usdc(i.price)}</td><td class="num" data-label="Quantity">${i.quantity}</td><td class="num" data-label="Total">${usdc(i.total)}</td></tr>`,
+  )}
+  </tbody>
+  <tfoot><tr><th scope="row" colspan="3">Total</th><td class="num" id="total"><strong>${usdc(v.amount ?? 0)}</strong></td></tr></tfoot>
+</table>
+</div>`;
+}
+
+function statusBlock(v: CheckoutView): SafeHtml {
+  switch (v.status) {
+    case 'paid':
+      return html`<div class="notice"><strong>Paid.</strong> Received ${v.paid_at ? `on ${when(v.paid_at)}` : ''}. Thank you!
+${v.signature ? html`<br><span class="muted">Solana transaction</span> <code class="mono" id="signature">${v.signature}</code>` : ''}</div>`;
+    case 'expired':
+      return html`<div class="errors"><strong>This payment request expired</strong>${v.expires_at ? ` on ${when(v.expires_at)}` : ''}. Do not pay it: ask ${v.payee.name} for a new one.</div>`;
+    case 'cancelled':
+      return html`<div class="errors"><strong>This payment request was cancelled</strong> by ${v.payee.name}. Do not pay it.</div>`;
+    default:
+      return html`<p><span class="status status-pending">Waiting for payment</span>${v.expires_at ? html` <span class="muted">· pay before ${when(v.expires_at)}</span>` : ''}</p>`;
+  }
+}
+
+/** The checkout page body. `qr` is the QR code of the Solana Pay URL (open paylinks only). */
+export function checkoutPage(v: CheckoutView, qr: SafeHtml | null, nonce: string): SafeHtml {
+  const open = v.status === 'open' && v.solana_pay_url !== null;
+  return html`<h1>Pay ${v.payee.name}</h1>
+<p class="muted">Payment request from <strong>${v.payee.name}</strong> (@${v.payee.username})${v.payee.owner_email ? html`, owned by <span id="owner-email">${v.payee.owner_email}</span>` : ''}.</p>
+<section class="panel" aria-labelledby="order-h">
+  <h2 id="order-h">Order</h2>
+  ${orderTable(v)}
+</section>
+<div id="pay-status" role="status" aria-live="polite" data-short-code="${v.short_code}" data-status="${v.status}">
+${statusBlock(v)}
+</div>
+${
+  open
+    ? html`<section aria-labelledby="pay-h">
+  <h2 id="pay-h">Pay with a Solana wallet</h2>
+  <p>Scan the code with a wallet that supports Solana Pay (Phantom, Solflare, …), or open the link on this device. It pays ${v.amount === null ? 'the amount you enter, in USDC,' : usdc(v.amount)} on Solana${v.network === 'mainnet' ? '' : html` <strong>(${v.network === 'simnet' ? 'local test network' : v.network})</strong>`}.</p>
+  <div class="qr">${qr}</div>
+  <p class="actions"><a class="button" id="solana-pay-link" href="${v.solana_pay_url}">Open in wallet</a></p>
+  <dl class="facts">
+    <dt>Recipient</dt><dd><code class="mono" id="pay-address">${v.pay_to}</code> <button type="button" class="secondary" id="copy-address" hidden>Copy address</button></dd>
+    <dt>Token</dt><dd>USDC <span class="muted mono">${v.usdc_mint}</span></dd>
+  </dl>
+  <p class="hint">Pay through the QR code or the link: they carry this request's reference, which is how the payment is recognised. A plain transfer to the address is not matched to this request.</p>
+  <details><summary>Solana Pay link</summary><p><code class="mono" id="solana-pay-url">${v.solana_pay_url}</code></p></details>
+  <details><summary>Paying from an agent wallet?</summary><p>Call <code>pay</code> with <code>payment_request_id: "${v.request_id}"</code>.</p></details>
+</section>`
+    : ''
+}
+<p><a href="/pay/${v.short_code}" id="refresh">Refresh status</a></p>
+${open ? checkoutScript(nonce) : ''}`;
+}
+
+/** Polls pay_status every 2 s (for at most an hour) and reloads the page when the status changes; enables the copy button. */
+function checkoutScript(nonce: string): SafeHtml {
+  return html`<script nonce="${nonce}">
+(function () {
+  var box = document.getElementById('pay-status');
+  var code = box.getAttribute('data-short-code');
+  var shown = box.getAttribute('data-status');
+  var copy = document.getElementById('copy-address');
+  if (copy && navigator.clipboard) {
+    copy.hidden = false;
+    copy.addEventListener('click', function () {
+      navigator.clipboard.writeText(document.getElementById('pay-address').textContent).then(function () { copy.textContent = 'Copied'; });
+    });
+  }
+  var stopAt = Date.now() + 3600 * 1000;
+  function poll() {
+    fetch('/v1/public?action=pay_status&short_code=' + encodeURIComponent(code), { headers: { accept: 'application/json' } })
+      .then(function (r) { return r.json(); })
+      .then(function (body) {
+        if (body && body.success && body.data.status !== shown) { location.reload(); return; }
+        if (Date.now() < stopAt) setTimeout(poll, 2000);
+      })
+      .catch(function () { if (Date.now() < stopAt) setTimeout(poll, 5000); });
+  }
+  setTimeout(poll, 2000);
+})();
+</script>`;
+}
+
+export interface FundView {
+  fund_request_id: string;
+  wallet_name: string;
+  wallet_username: string;
+  amount: number;
+  reason: string;
+  status: 'open' | 'fulfilled' | 'declined';
+  address: string;
+  token_account: string;
+  usdc_mint: string;
+  network: string;
+  solana_pay_url: string;
+  created_at: string;
+  faucet: boolean;
+}
+
+/** The fund page body: what the agent asks for, the deposit address and a Solana Pay QR code; on simnet a faucet button. */
+export function fundPage(v: FundView, qr: SafeHtml, csrf: string, notice: string | null): SafeHtml {
+  return html`<h1>Fund ${v.wallet_name}</h1>
+${notice ? html`<div class="notice" role="status">${notice}</div>` : ''}
+<p>Your agent wallet <strong>${v.wallet_name}</strong> (@${v.wallet_username}) asks for <strong id="fund-amount">${usdc(v.amount)}</strong>.</p>
+<dl class="facts">
+  <dt>Reason</dt><dd>${v.reason}</dd>
+  <dt>Asked</dt><dd>${when(v.created_at)}</dd>
+  <dt>Status</dt><dd><span class="status status-${v.status === 'fulfilled' ? 'completed' : v.status === 'declined' ? 'rejected' : 'pending'}" id="fund-status">${v.status}</span></dd>
+</dl>
+${
+  v.status === 'open'
+    ? html`<section aria-labelledby="deposit-h">
+  <h2 id="deposit-h">Deposit</h2>
+  <p>Send USDC on Solana${v.network === 'mainnet' ? '' : html` <strong>(${v.network === 'simnet' ? 'local test network' : v.network})</strong>`} to the wallet's address, or scan the code with a Solana Pay wallet. The request is marked fulfilled when a deposit covering it arrives.</p>
+  <div class="qr">${qr}</div>
+  <p class="actions"><a class="button" href="${v.solana_pay_url}" id="fund-solana-pay">Open in wallet</a></p>
+  <dl class="facts">
+    <dt>Deposit address</dt><dd><code class="mono" id="deposit-address">${v.address}</code></dd>
+    <dt>USDC account</dt><dd><code class="mono">${v.token_account}</code></dd>
+    <dt>Token</dt><dd>USDC <span class="muted mono">${v.usdc_mint}</span></dd>
+  </dl>
+  ${
+    v.faucet
+      ? html`<form method="post" action="/fund/${v.fund_request_id}/faucet" class="panel">
+    <input type="hidden" name="csrf" value="${csrf}">
+    <p>This daemon runs on <strong>simnet</strong>, a local test chain: its faucet can make the deposit for you.</p>
+    <button type="submit" id="faucet">Send ${usdc(v.amount)} from the simnet faucet</button>
+  </form>`
+      : ''
+  }
+</section>`
+    : ''
+}
+<p><a href="/fund/${v.fund_request_id}">Refresh</a></p>`;
+}

@@ -1,0 +1,119 @@
+/**
+ * Fund requests end to end on simnet: request_funds (idempotent) mails the owner a fund page; the
+ * page (plain HTTP GET) shows the deposit address and a Solana Pay QR code; its simnet faucet
+ * button deposits; the deposit watcher records the deposit and fulfils the request with its event.
+ * The owner lists and declines requests on the owner API.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { ApiError, type ApiClient } from '../../src/client/api.ts';
+import { listMail } from '../../src/db/mail.ts';
+import { scanDeposits } from '../../src/jobs/deposits.ts';
+import { startWorld, type Agent, type World } from '../helpers/world.ts';
+
+let world: World;
+let agent: Agent;
+let owner: ApiClient;
+let origin: string;
+
+beforeAll(async () => {
+  world = await startWorld();
+  origin = new URL(world.url).origin;
+  // The daemon hands out links to where it listens and knows its embedded simnet (as `serve` sets them).
+  world.services.publicUrl = () => origin;
+  world.services.simnetRpcUrl = world.simnet.url;
+  agent = await world.agent('Research Agent');
+  owner = world.claim(agent.walletId, 'researcher@example.com');
+});
+afterAll(async () => {
+  await world.stop();
+});
+
+async function errorOf(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected an ApiError');
+}
+
+describe('fund requests', () => {
+  test('request_funds → mail to the owner → fund page with address and QR → faucet deposit → fulfilled, with its event', async () => {
+    const key = 'fund-1';
+    const first = await agent.api.call<any>('bot', 'request_funds', { amount: '12.5', reason: 'API credits for the literature search' }, { idempotencyKey: key });
+    expect(first).toMatchObject({ status: 'open', amount: 12.5, reason: 'API credits for the literature search', deposit_address: agent.address, owner_notified: true });
+    expect(first.fund_request_id).toMatch(/^fr_[0-9a-z]{26}$/);
+    expect(first.fund_url).toBe(`${origin}/fund/${first.fund_request_id}`);
+    const retry = await agent.api.call<any>('bot', 'request_funds', { amount: '12.5', reason: 'API credits for the literature search' }, { idempotencyKey: key });
+    expect(retry.fund_request_id).toBe(first.fund_request_id);
+    expect((await agent.api.call<any>('bot', 'list_fund_requests', {})).total).toBe(1);
+
+    const mail = listMail(world.services.db, 20).find((m) => m.kind === 'fund_request');
+    expect(mail).toMatchObject({ to_addr: 'researcher@example.com' });
+    expect(mail!.subject).toContain('12.5 USDC');
+    expect(JSON.parse(mail!.links)).toEqual([{ label: 'fund page', url: first.fund_url }]);
+
+    const page = await fetch(first.fund_url);
+    expect(page.status).toBe(200);
+    const text = await page.text();
+    expect(text).toContain(agent.address);
+    expect(text).toContain('<svg');
+    expect(text).toContain('12.50 USDC');
+    expect(text).toContain(`solana:${agent.address}?amount=12.5&amp;spl-token=${world.simnet.mint}`);
+    expect(text).toContain('API credits for the literature search');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(text)?.[1];
+    expect(csrf).toBeDefined();
+    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+
+    // Without the form's token the faucet refuses.
+    const forged = await fetch(`${first.fund_url}/faucet`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=nope' });
+    expect(forged.status).toBe(403);
+    const pressed = await fetch(`${first.fund_url}/faucet`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie }, body: `csrf=${csrf}` });
+    expect(pressed.status).toBe(303);
+    expect(pressed.headers.get('location')).toBe(`/fund/${first.fund_request_id}?done=faucet`);
+    expect(await world.balance(agent.address)).toBe(12_500_000n);
+
+    expect(await scanDeposits(world.services)).toBe(1);
+    const [fulfilled] = (await agent.api.call<any>('bot', 'list_fund_requests', { status: 'fulfilled' })).items;
+    expect(fulfilled).toMatchObject({ fund_request_id: first.fund_request_id, status: 'fulfilled', resolved_by: 'deposit' });
+    const deposit = (await agent.api.call<any>('bot', 'transactions', { type: 'deposit' })).items[0];
+    expect(fulfilled.transaction_id).toBe(deposit.transaction_id);
+    const events = await agent.api.call<any>('bot', 'events', { types: ['fund_request.created', 'fund_request.fulfilled'] });
+    expect(events.items.map((e: any) => e.type)).toEqual(['fund_request.created', 'fund_request.fulfilled']);
+    expect(events.items[1].data).toMatchObject({ fund_request_id: first.fund_request_id, amount: 12.5, by: 'deposit', transaction_id: deposit.transaction_id });
+
+    const after = await (await fetch(first.fund_url)).text();
+    expect(after).toContain('fulfilled');
+    expect(after).not.toContain('simnet faucet');
+  });
+
+  test('a deposit fulfils only the requests it covers, oldest first', async () => {
+    const small = await agent.api.call<any>('bot', 'request_funds', { amount: 2, reason: 'small' });
+    const big = await agent.api.call<any>('bot', 'request_funds', { amount: 50, reason: 'big' });
+    await world.fund(agent.address, 5_000_000n);
+    await scanDeposits(world.services);
+    const open = await agent.api.call<any>('bot', 'list_fund_requests', { status: 'open' });
+    expect(open.items.map((r: any) => r.fund_request_id)).toEqual([big.fund_request_id]);
+    expect((await agent.api.call<any>('bot', 'list_fund_requests', { status: 'fulfilled' })).items.map((r: any) => r.fund_request_id)).toContain(small.fund_request_id);
+  });
+
+  test('the owner lists fund requests and declines one; the agent gets the event; other owners see nothing', async () => {
+    const req = await agent.api.call<any>('bot', 'request_funds', { amount: '99', reason: 'GPU hours' });
+    const listed = await owner.call<any>('owner', 'fund_requests', { wallet_id: agent.walletId, status: 'open' });
+    expect(listed.items.map((r: any) => r.fund_request_id)).toContain(req.fund_request_id);
+    expect(listed.items.find((r: any) => r.fund_request_id === req.fund_request_id)).toMatchObject({ amount: 99, wallet_name: 'Research Agent', fund_url: req.fund_url });
+
+    const stranger = world.ownerClient('stranger@example.com');
+    expect((await errorOf(stranger.call('owner', 'resolve_fund_request', { fund_request_id: req.fund_request_id, decision: 'declined' }))).errorCode).toBe('NOT_FOUND');
+    expect((await stranger.call<any>('owner', 'fund_requests', {})).total).toBe(0);
+
+    const declined = await owner.call<any>('owner', 'resolve_fund_request', { fund_request_id: req.fund_request_id, decision: 'declined' });
+    expect(declined).toMatchObject({ status: 'declined', resolved_by: expect.stringContaining('owner:') });
+    expect((await errorOf(owner.call('owner', 'resolve_fund_request', { fund_request_id: req.fund_request_id, decision: 'fulfilled' }))).errorCode).toBe('INVALID_STATUS');
+    const events = await agent.api.call<any>('bot', 'events', { types: ['fund_request.declined'] });
+    expect(events.items[0].data).toMatchObject({ fund_request_id: req.fund_request_id, by: 'owner' });
+    expect((await errorOf(agent.api.call('bot', 'request_funds', { amount: 0, reason: 'x' }))).errorCode).toBe('VALIDATION_ERROR');
+    expect((await fetch(`${origin}/fund/fr_00000000000000000000000000`)).status).toBe(404);
+  });
+});
