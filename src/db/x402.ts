@@ -111,13 +111,17 @@ export function unresolvedPurchases(db: Database, staleSettlingBefore: number, l
 }
 
 /**
- * Records the landed x402 transfer: the x402 transaction moves pending → completed with its
- * signature. False when it was not pending (already recorded, or released).
+ * Records the landed x402 transfer: the x402 transaction moves to completed with its signature.
+ * From pending, or from failed: the chain is the truth (a broadcast of the partially signed bytes
+ * through submit_signed_tx is refused and marks the row failed, yet the facilitator can still land
+ * them). False when it was neither (already recorded).
  */
 export function completeX402Tx(db: Database, transactionId: string, signature: string, now: number): boolean {
   return (
     db
-      .query("UPDATE transactions SET status = 'completed', signature = ?, completed_at = ?, updated_at = ? WHERE transaction_id = ? AND status = 'pending' AND type = 'x402'")
+      .query(
+        "UPDATE transactions SET status = 'completed', signature = ?, error = NULL, completed_at = ?, updated_at = ? WHERE transaction_id = ? AND status IN ('pending', 'failed') AND type = 'x402'",
+      )
       .run(signature, now, now, transactionId).changes === 1
   );
 }

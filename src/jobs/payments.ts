@@ -9,18 +9,23 @@ import { purgeIdempotencyKeys } from '../db/idempotency.ts';
 import { closeOpenSessions } from '../db/sign-sessions.ts';
 import { expiredIntents, moveTx, pendingTxs } from '../db/transactions.ts';
 import { settle } from '../payments/settle.ts';
+import { ChainUnavailableError } from '../solana/errors.ts';
 import type { Services } from '../services.ts';
 import type { JobDef } from './runner.ts';
 
 /** Idempotency keys are remembered 72 h, longer than the 48 h life of an intent (DESIGN §3). */
 const IDEMPOTENCY_RETENTION_MS = 72 * 60 * 60 * 1000;
 
-/** One pass of the confirmation job; exported for tests and for `submit` waits. */
+/**
+ * One pass of the confirmation job; exported for tests. An unreachable chain ends the pass (the
+ * runner backs off); any other failure is logged for that transaction and the pass goes on.
+ */
 export async function confirmPending(services: Services): Promise<void> {
   for (const tx of pendingTxs(services.db)) {
     try {
       await settle(services, tx.transaction_id, { rebroadcast: true });
     } catch (err) {
+      if (err instanceof ChainUnavailableError) throw err;
       services.log.warn('confirmation check failed', { transaction_id: tx.transaction_id, error: (err as Error).message });
     }
   }

@@ -7,6 +7,8 @@ import { Cron } from 'croner';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../api/metrics.ts';
 
+const MAX_BACKOFF_MS = 60_000;
+
 export interface JobDef {
   name: string;
   /** A cron pattern (seconds field allowed) or an interval in seconds. */
@@ -19,10 +21,13 @@ export interface JobDef {
 export class JobRunner {
   private crons: Cron[] = [];
   private running = new Set<Promise<void>>();
+  /** Consecutive failures and the earliest next run, per job: a failing job backs off up to a minute. */
+  private backoff = new Map<string, { failures: number; notBefore: number }>();
 
   constructor(
     private readonly log: Logger,
     private readonly metrics?: Metrics,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** Runs one job once, recording success or failure; never throws. */
@@ -31,13 +36,23 @@ export class JobRunner {
     try {
       await job.run();
       this.metrics?.job(job.name, true);
+      if (this.backoff.delete(job.name)) this.log.info('job recovered', { job: job.name });
       this.log.debug('job done', { job: job.name, duration_ms: Math.round(performance.now() - started) });
       return true;
     } catch (err) {
       this.metrics?.job(job.name, false);
-      this.log.error('job failed', { job: job.name, error: (err as Error)?.message, stack: (err as Error)?.stack });
+      const failures = (this.backoff.get(job.name)?.failures ?? 0) + 1;
+      const waitMs = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (failures - 1));
+      this.backoff.set(job.name, { failures, notBefore: this.now() + waitMs });
+      this.log.error('job failed', { job: job.name, failures, retry_in_ms: waitMs, error: (err as Error)?.message, stack: (err as Error)?.stack });
       return false;
     }
+  }
+
+  /** Whether a failing job is still backing off (its ticks are skipped). */
+  isBackingOff(name: string): boolean {
+    const state = this.backoff.get(name);
+    return state !== undefined && this.now() < state.notBefore;
   }
 
   private track(p: Promise<unknown>): void {
@@ -48,14 +63,20 @@ export class JobRunner {
 
   /** Schedules `job`. */
   add(job: JobDef): void {
-    const fire = () => this.track(this.runOnce(job));
+    // Returning the run lets croner's `protect` skip ticks while the previous run is still going.
+    const fire = async (): Promise<void> => {
+      if (this.isBackingOff(job.name)) return;
+      const run = this.runOnce(job);
+      this.track(run);
+      await run;
+    };
     const options = { name: job.name, protect: true, catch: true, unref: true };
     const cron =
       typeof job.schedule === 'string'
         ? new Cron(job.schedule, options, fire)
         : new Cron('* * * * * *', { ...options, interval: Math.max(1, job.schedule.everySeconds) }, fire);
     this.crons.push(cron);
-    if (job.runAtStart) fire();
+    if (job.runAtStart) void fire();
   }
 
   /** Stops scheduling and waits for runs in flight (call before closing the database). */

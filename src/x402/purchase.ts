@@ -505,7 +505,7 @@ export async function resolveOutcome(services: Services, p: PurchaseRow): Promis
     complete(services, p, tx.signature);
     return 'completed';
   }
-  if (tx.status !== 'pending') {
+  if (tx.status !== 'pending' && tx.status !== 'failed') {
     fail(services, p, tx.error ?? `the payment is ${tx.status}`);
     return 'failed';
   }

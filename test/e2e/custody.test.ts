@@ -122,6 +122,13 @@ describe('agent CLI against a running daemon', () => {
     const info = await runCli(['balance', '--home', homeB, '--json']);
     expect(info.code).toBe(0);
 
+    // The imported profile signs: it pays another wallet through the FROST round.
+    await runCli(['admin', 'faucet', reg.json.address, '10', '--data-dir', daemon.dataDir]);
+    const payee = await runCli(['register', '--name', 'Payee', '--server', daemon.url, '--home', join(tempDir('aw-home-'), 'p'), '--json']);
+    const paid = await runCli(['pay', payee.json.username, '2', '--home', homeB, '--json']);
+    expect(paid.code).toBe(0);
+    expect(paid.json.status).toBe('completed');
+
     // Releases so far: the tampered try (1) and the import (2); three more are allowed, the 6th is refused.
     const api = new ApiClient(daemon.url);
     const f = JSON.parse(content);

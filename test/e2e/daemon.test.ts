@@ -48,3 +48,21 @@ test('a 0644 master key refuses start with how to fix it', async () => {
   expect(res.code).toBe(1);
   expect(res.stderr).toContain('chmod 600');
 });
+
+test('with tls_cert_file and tls_key_file the daemon serves HTTPS', async () => {
+  const fixtures = join(import.meta.dir, '..', 'net', 'fixtures');
+  const d = await startDaemonProcess({
+    env: { AGENT_WALLET_SERVER_TLS_CERT_FILE: join(fixtures, 'self-signed-test-only.cert.pem'), AGENT_WALLET_SERVER_TLS_KEY_FILE: join(fixtures, 'self-signed-test-only.key.pem') },
+  });
+  expect(d.url.startsWith('https://')).toBe(true);
+  const res = await fetch(`${d.url}/bot`, { method: 'POST', body: '{"action":"ping"}', tls: { rejectUnauthorized: false } } as RequestInit);
+  expect(((await res.json()) as any).data.status).toBe('ok');
+  expect(d.logs()).not.toContain('without TLS');
+  expect(await d.stop()).toBe(0);
+});
+
+test('listening on a non-loopback address without TLS logs a warning', async () => {
+  const d = await startDaemonProcess({ env: { AGENT_WALLET_SERVER_HOST: '0.0.0.0' } });
+  expect(d.logs()).toContain('non-loopback address without TLS');
+  expect(await d.stop()).toBe(0);
+});

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Address } from '@solana/kit';
 import { ApiError, type ApiClient } from '../../src/client/api.ts';
-import { x402Fetch } from '../../src/client/x402.ts';
+import { payPurchase, x402Fetch } from '../../src/client/x402.ts';
 import { getTx } from '../../src/db/transactions.ts';
 import { decodeMessage } from '../../src/solana/decode.ts';
 import { runCli } from '../helpers/daemon.ts';
@@ -128,6 +128,23 @@ describe('v2 seller (@x402/hono)', () => {
   });
 });
 
+describe('misuse of the generic signing actions', () => {
+  test('submit_signed_tx on a signed x402 purchase cannot lose it: x402_settle still pays and the ledger follows the chain', async () => {
+    const prepared = await alice.api.call<any>('bot', 'x402_prepare', { url: `${v2.url}/paid` });
+    // Confirm and sign with the real client, but stop before x402_settle.
+    const signOnly = new Proxy(alice.api, {
+      get: (target, prop) => (prop === 'call' ? (ep: any, action: string, params: any, o: any) => (action === 'x402_settle' ? Promise.resolve({}) : target.call(ep, action, params, o)) : Reflect.get(target, prop)),
+    });
+    await payPurchase(signOnly, alice.profile, prepared.fetch_id, prepared);
+    // The partially signed bytes cannot be broadcast by us (the facilitator's signature is missing).
+    const submitted = await alice.api.call<any>('bot', 'submit_signed_tx', { transaction_id: prepared.transaction_id });
+    expect(submitted.status).toBe('failed');
+    const settled = await alice.api.call<any>('bot', 'x402_settle', { fetch_id: prepared.fetch_id });
+    expect(settled).toMatchObject({ purchase_status: 'completed', status: 'completed', response: { status: 200 } });
+    expect(facilitator.settled).toContain(settled.signature);
+  });
+});
+
 describe('v1 seller (X-PAYMENT, settled by the @x402/svm facilitator)', () => {
   test('a v1 purchase: 200 with the paid body, seller +0.02 on chain', async () => {
     const seller0 = await world.balance(payTo);
@@ -168,6 +185,20 @@ describe('guard rails', () => {
     expect(resumed.code).toBe(0);
     expect(resumed.json).toMatchObject({ outcome: 'completed', status: 'completed', response: { status: 200 } });
     expect(await world.balance(agent.address)).toBe(5_000_000n - 10_000n);
+  });
+
+  test('rails tightened after prepare apply at signing: the server refuses to sign, nothing moves', async () => {
+    const { agent, owner } = await freshAgent('Tighty');
+    const prepared = await agent.api.call<any>('bot', 'x402_prepare', { url: `${v2.url}/paid` });
+    expect(prepared.status).toBe('pre_approved');
+    await owner.call('owner', 'set_guard_rails', { wallet_id: agent.walletId, rails: { x402_max_per_request: '0.001' } });
+    const err = await errorOf(payPurchase(agent.api, agent.profile, prepared.fetch_id, prepared));
+    expect(err.errorCode).toBe('INVALID_STATUS');
+    expect(err.details).toMatchObject({ rule: 'x402_max_per_request' });
+    const tx = getTx(world.services.db, prepared.transaction_id)!;
+    expect(tx.status).toBe('rejected');
+    expect(tx.signed_tx).toBeNull();
+    expect(await world.balance(agent.address)).toBe(5_000_000n);
   });
 
   test('x402_allowed_hosts: another host → rejected; the listed host passes at prepare and again at signing', async () => {
