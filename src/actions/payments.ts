@@ -2,8 +2,7 @@
 import type { Address } from '@solana/kit';
 import { AppError, invalid } from '../api/errors.ts';
 import { PAYMENTS } from '../contract/payments.ts';
-import { newId } from '../contract/ids.ts';
-import { closeApproval, insertApproval, getApproval } from '../db/approvals.ts';
+import { closeApproval } from '../db/approvals.ts';
 import { appendEvent } from '../db/events.ts';
 import { findByUsername } from '../db/directory.ts';
 import { listEvents, markRead, resolveSince } from '../db/event-feed.ts';
@@ -13,11 +12,10 @@ import { parseUsdc, toUsdcNumber } from '../domain/money.ts';
 import { completeSigning, startSigning } from '../frost/coordinator-sign.ts';
 import { assertAffordable, createIntent, decideIntent, quote } from '../payments/intent.ts';
 import { ensureMessage, treasuryOf } from '../payments/message.ts';
-import { recheckRails } from '../payments/recheck.ts';
+import { applyRecheck, recheckRails } from '../payments/recheck.ts';
 import { isSolanaAddress, resolveRecipient } from '../payments/recipient.ts';
 import { submit } from '../payments/settle.ts';
 import { txView } from '../payments/views.ts';
-import { queueApprovalMail } from '../mail/approval-mail.ts';
 import type { Services } from '../services.ts';
 import { callerWallet } from './wallet.ts';
 import { assertReferenceFree } from './merchant.ts';
@@ -64,37 +62,6 @@ export function assertConfirmable(tx: TxRow): void {
   }
 }
 
-/**
- * Re-applies the guard rails before the server takes part in signing; a rail tightened since
- * the intent was created moves it to rejected or awaiting_approval (with its approval).
- */
-export function applyRecheck(services: Services, tx: TxRow): void {
-  const { verdict, decision } = recheckRails(services, tx);
-  if (verdict === 'ok') return;
-  const now = services.now().getTime();
-  if (verdict === 'reject') {
-    services.db
-      .transaction(() => {
-        if (moveTx(services.db, tx.transaction_id, ['pre_approved', 'approved'], 'rejected', now, { error: decision.reason })) {
-          appendEvent(services.db, { walletId: tx.wallet_id, type: `${tx.type === 'withdrawal' ? 'withdrawal' : 'payment'}.rejected`, data: { transaction_id: tx.transaction_id, rule: decision.rule, reason: decision.reason }, now });
-        }
-      })
-      .immediate();
-    throw new AppError('INVALID_STATUS', `The guard rails now block this payment: ${decision.reason}`, { howToFix: 'Ask the owner to change the guard rails, then create a new payment.', details: { rule: decision.rule } });
-  }
-  const approvalId = newId('approval');
-  services.db
-    .transaction(() => {
-      if (!moveTx(services.db, tx.transaction_id, ['pre_approved'], 'awaiting_approval', now)) return;
-      services.db.query('UPDATE transactions SET approval_id = ? WHERE transaction_id = ?').run(approvalId, tx.transaction_id);
-      insertApproval(services.db, { approval_id: approvalId, wallet_id: tx.wallet_id, subject_type: tx.type === 'withdrawal' ? 'withdrawal' : tx.type === 'x402' ? 'x402' : 'payment', subject_id: tx.transaction_id, amount: tx.amount + tx.fee + tx.setup_fee, recipient: tx.counterparty ?? '', reason: decision.reason, now });
-      appendEvent(services.db, { walletId: tx.wallet_id, type: 'approval.requested', data: { transaction_id: tx.transaction_id, approval_id: approvalId, reason: decision.reason }, now });
-      queueApprovalMail(services, getApproval(services.db, approvalId)!);
-    })
-    .immediate();
-  throw new AppError('AWAITING_APPROVAL', `The guard rails changed: ${decision.reason}`, { howToFix: `Wait for the owner: poll approval_status with approval_id ${approvalId}.`, details: { approval_id: approvalId } });
-}
-
 /** The confirm step shared by payments and withdrawals: the message to sign and what it does. */
 export async function confirmTx(services: Services, walletAddress: string, tx: TxRow) {
   assertConfirmable(tx);
@@ -137,7 +104,9 @@ const TYPE_FILTERS: Record<string, { types?: TxType[]; direction?: 'in' | 'out';
   out: { direction: 'out' },
 };
 
-const SIGNABLE_TYPES: readonly TxType[] = ['payment', 'withdrawal', 'x402'];
+// x402 purchases sign through x402_confirm / x402_sign_complete and settle through the seller, never here.
+const SIGNABLE_TYPES: readonly TxType[] = ['payment', 'withdrawal'];
+const CANCELLABLE_TYPES: readonly TxType[] = ['payment', 'withdrawal', 'x402'];
 
 export const paymentActions = implement(PAYMENTS, {
   lookup: (ctx, p) => {
@@ -250,7 +219,7 @@ export const paymentActions = implement(PAYMENTS, {
 
   cancel_payment: (ctx, p) => {
     const wallet = callerWallet(ctx);
-    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
+    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, CANCELLABLE_TYPES);
     const now = ctx.services.now().getTime();
     const cancelled = ctx.services.db
       .transaction(() => {
@@ -267,7 +236,7 @@ export const paymentActions = implement(PAYMENTS, {
         howToFix: tx.status === 'pending' ? 'It is being sent to Solana; wait for its outcome.' : 'Nothing to cancel.',
       });
     }
-    return txView(ownTx(ctx.services, wallet.wallet_id, tx.transaction_id, SIGNABLE_TYPES));
+    return txView(ownTx(ctx.services, wallet.wallet_id, tx.transaction_id, CANCELLABLE_TYPES));
   },
 
   transactions: (ctx, p) => {

@@ -13,6 +13,8 @@ export const FUND_REQUEST_STATUSES = ['open', 'fulfilled', 'declined'] as const;
 export const MAX_ITEMS = 50;
 /** Invitations per paylink per hour. */
 export const INVITATIONS_PER_HOUR = 20;
+/** Invitations per wallet per hour, over all its paylinks (e-mail is not a free spam channel). */
+export const INVITATIONS_PER_WALLET_PER_HOUR = 100;
 
 const RequestId = Id('paymentRequest', 'request_id from create_payment_request');
 const Reference = T.String({ minLength: 1, maxLength: 100, description: 'your own reference (e.g. an order id); agents paying the paylink pass it as the payment reference' });
@@ -72,7 +74,7 @@ export const EARNING = {
       to_wallet: T.Optional(T.String({ minLength: 1, maxLength: 64, description: 'username of a wallet: a paylink.invitation event in its feed' })),
       message: T.Optional(T.String({ maxLength: 500 })),
     }),
-    summary: `Sends an open paylink by e-mail or to another wallet's event feed (at most ${INVITATIONS_PER_HOUR} per paylink per hour).`,
+    summary: `Sends an open paylink by e-mail or to another wallet's event feed (at most ${INVITATIONS_PER_HOUR} per paylink and ${INVITATIONS_PER_WALLET_PER_HOUR} per wallet per hour).`,
   }),
   request_funds: action({
     endpoint: 'bot',
@@ -100,6 +102,6 @@ export const EARNING = {
     auth: 'none',
     readOnly: true,
     params: Params({ short_code: T.String({ minLength: 1, maxLength: 32, description: 'the code at the end of the checkout URL /pay/<short_code>' }) }),
-    summary: 'Whether the paylink has been paid (status open, paid, expired or cancelled; paid_at and signature once paid).',
+    summary: 'Whether the paylink has been paid (status open, paid, expired or cancelled; paid_at and signature once paid). Looks at the chain for a new payment at most every 2 s per paylink, so a polling checkout page learns of its payment within seconds.',
   }),
 };

@@ -204,3 +204,13 @@ export function invitationsSince(db: Database, requestId: string, since: number)
 export function incomingTxId(db: Database, walletId: string, signature: string): string | null {
   return db.query<{ transaction_id: string }, [string, string]>("SELECT transaction_id FROM transactions WHERE wallet_id = ? AND signature = ? AND direction = 'in'").get(walletId, signature)?.transaction_id ?? null;
 }
+
+/** Invitations sent for all paylinks of `walletId` since `since`, and the oldest of them. */
+export function walletInvitationsSince(db: Database, walletId: string, since: number): { count: number; oldest: number | null } {
+  const row = db
+    .query<{ n: bigint; oldest: bigint | null }, [string, number]>(
+      'SELECT count(*) AS n, min(i.created_at) AS oldest FROM paylink_invitations i JOIN payment_requests p ON p.request_id = i.request_id WHERE p.wallet_id = ? AND i.created_at >= ?',
+    )
+    .get(walletId, since);
+  return { count: Number(row?.n ?? 0n), oldest: row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest) };
+}

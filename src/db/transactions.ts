@@ -192,3 +192,8 @@ export function listTxs(db: Database, f: TxFilter): { items: TxRow[]; total: num
   const items = db.query<TxRow, (string | number)[]>(`SELECT * FROM transactions WHERE ${clause} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`).all(...args, f.limit, f.offset);
   return { items, total };
 }
+
+/** Links a transaction to the approval a tightened rail opened for it. */
+export function setTxApprovalId(db: Database, transactionId: string, approvalId: string): void {
+  db.query('UPDATE transactions SET approval_id = ? WHERE transaction_id = ?').run(approvalId, transactionId);
+}

@@ -204,7 +204,3 @@ export function removeCatalogEntry(db: Database, urlOrId: string): boolean {
   return db.query('DELETE FROM x402_catalog WHERE url = ? OR entry_id = ?').run(urlOrId, urlOrId).changes > 0;
 }
 
-/** Links a transaction to the approval a tightened rail opened for it. */
-export function setTxApprovalId(db: Database, transactionId: string, approvalId: string): void {
-  db.query('UPDATE transactions SET approval_id = ? WHERE transaction_id = ?').run(approvalId, transactionId);
-}

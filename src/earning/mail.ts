@@ -7,6 +7,11 @@ interface WalletRef {
   username: string;
 }
 
+/** Agent-written text in a subject line: one line, no control characters. */
+function oneLine(value: string, max: number): string {
+  return value.replace(/[\x00-\x1f\x7f]+/g, ' ').trim().slice(0, max);
+}
+
 function text(lines: (string | null)[]): string {
   return `${lines.filter((l): l is string => l !== null).join('\n')}\n`;
 }
@@ -21,7 +26,7 @@ export function paylinkInvitationMail(
   return {
     kind: 'paylink',
     to,
-    subject: `"${from.name}" asks you to pay ${amount}: ${p.description.slice(0, 80)}`,
+    subject: `"${oneLine(from.name, 64)}" asks you to pay ${amount}: ${oneLine(p.description, 80)}`,
     body: text([
       'Hello,',
       '',
@@ -46,7 +51,7 @@ export function fundRequestMail(to: string, wallet: WalletRef, p: { amount: bigi
   return {
     kind: 'fund_request',
     to,
-    subject: `"${wallet.name}" asks for ${formatUsdc(p.amount)} USDC`,
+    subject: `"${oneLine(wallet.name, 64)}" asks for ${formatUsdc(p.amount)} USDC`,
     body: text([
       `Your agent wallet "${wallet.name}" (@${wallet.username}) asks you for ${formatUsdc(p.amount)} USDC.`,
       '',

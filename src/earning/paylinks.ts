@@ -4,7 +4,7 @@
  */
 import type { Address } from '@solana/kit';
 import { AppError, invalid } from '../api/errors.ts';
-import { INVITATIONS_PER_HOUR } from '../contract/earning.ts';
+import { INVITATIONS_PER_HOUR, INVITATIONS_PER_WALLET_PER_HOUR } from '../contract/earning.ts';
 import { newId } from '../contract/ids.ts';
 import { findByUsername } from '../db/directory.ts';
 import { appendEvent } from '../db/events.ts';
@@ -15,6 +15,7 @@ import {
   insertInvitation,
   insertPaylink,
   invitationsSince,
+  walletInvitationsSince,
   listRejections,
   type PaylinkRow,
   type PaylinkStatus,
@@ -232,7 +233,8 @@ export function cancelOwnPaylink(services: Services, row: PaylinkRow): PaylinkRo
 /**
  * Sends an open paylink to an e-mail address (outbox → SMTP or the log) or to another wallet's
  * event feed (`paylink.invitation`, payable with pay {payment_request_id}). At most
- * INVITATIONS_PER_HOUR per paylink per hour (RATE_LIMITED with Retry-After).
+ * INVITATIONS_PER_HOUR per paylink and INVITATIONS_PER_WALLET_PER_HOUR per wallet per hour
+ * (RATE_LIMITED with Retry-After).
  */
 export function sendInvitation(services: Services, sender: WalletRow, row: PaylinkRow, p: { to_email?: string; to_wallet?: string; message?: string }) {
   if ((p.to_email === undefined) === (p.to_wallet === undefined)) {
@@ -258,11 +260,15 @@ export function sendInvitation(services: Services, sender: WalletRow, row: Payli
   services.db
     .transaction(() => {
       const windowStart = now - 3_600_000;
-      const recent = invitationsSince(services.db, row.request_id, windowStart);
-      if (recent.count >= INVITATIONS_PER_HOUR) {
-        const retry = Math.max(1, Math.ceil(((recent.oldest ?? now) + 3_600_000 - now) / 1000));
-        throw new AppError('RATE_LIMITED', `This paylink was sent ${recent.count} times in the last hour (at most ${INVITATIONS_PER_HOUR}).`, {
-          howToFix: `Wait ${retry} s (Retry-After) before sending it again.`,
+      const limits = [
+        { used: invitationsSince(services.db, row.request_id, windowStart), max: INVITATIONS_PER_HOUR, what: 'This paylink was' },
+        { used: walletInvitationsSince(services.db, sender.wallet_id, windowStart), max: INVITATIONS_PER_WALLET_PER_HOUR, what: "This wallet's paylinks were" },
+      ];
+      for (const { used, max, what } of limits) {
+        if (used.count < max) continue;
+        const retry = Math.max(1, Math.ceil(((used.oldest ?? now) + 3_600_000 - now) / 1000));
+        throw new AppError('RATE_LIMITED', `${what} sent ${used.count} times in the last hour (at most ${max}).`, {
+          howToFix: `Wait ${retry} s (Retry-After) before sending again.`,
           headers: { 'Retry-After': String(retry) },
         });
       }

@@ -49,18 +49,22 @@ const NUDGE_MS = 2_000;
 const PAGE = 100;
 const MAX_PAGES = 10;
 
-const closedSince = (now: number) => now - LATE_WINDOW_MS;
+/**
+ * The job keeps scanning a closed paylink this much longer than the deposit watcher leaves its
+ * transfers to us, so a transfer the watcher skipped at the edge of the window is still recorded.
+ */
+const SCAN_GRACE_MS = 3_600_000;
 
-/** When to look at a paylink again: often while young, less often with age, rarely once closed. */
+/** When to look at a paylink again: often while young, less often with age, rarely once closed. An open checkout page looks sooner (nudgeScan). */
 function nextScanDelay(row: PaylinkRow, now: number): number {
-  if (row.status !== 'open') return 30_000;
+  if (row.status !== 'open') return 120_000;
   const age = now - Number(row.created_at);
-  return age < 3_600_000 ? 3_000 : age < 86_400_000 ? 15_000 : 60_000;
+  return age < 3_600_000 ? 10_000 : age < 86_400_000 ? 60_000 : 300_000;
 }
 
 /** True when the transaction carries the reference key of a paylink of `walletId` that this module still watches (the deposit watcher leaves it to us). */
 export function carriesWatchedReference(services: Services, walletId: string, accountKeys: readonly string[]): boolean {
-  return hasWatchedReference(services.db, walletId, accountKeys, closedSince(services.now().getTime()));
+  return hasWatchedReference(services.db, walletId, accountKeys, services.now().getTime() - LATE_WINDOW_MS);
 }
 
 const scanning = new Set<string>();
@@ -191,7 +195,7 @@ export async function scanPaylink(services: Services, requestId: string): Promis
 /** One pass of the paylink job over the paylinks that are due; a failure of one is logged and the next goes on. */
 export async function scanPaylinks(services: Services): Promise<void> {
   const now = services.now().getTime();
-  for (const row of paylinksToScan(services.db, now, closedSince(now))) {
+  for (const row of paylinksToScan(services.db, now, now - LATE_WINDOW_MS - SCAN_GRACE_MS)) {
     try {
       await scanPaylink(services, row.request_id);
     } catch (err) {

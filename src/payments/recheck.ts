@@ -6,7 +6,12 @@
  */
 import type { Address } from '@solana/kit';
 import { loadEffectiveRails } from '../db/guard-rails.ts';
-import type { TxRow } from '../db/transactions.ts';
+import { moveTx, setTxApprovalId, type TxRow } from '../db/transactions.ts';
+import { AppError } from '../api/errors.ts';
+import { newId } from '../contract/ids.ts';
+import { getApproval, insertApproval } from '../db/approvals.ts';
+import { appendEvent } from '../db/events.ts';
+import { queueApprovalMail } from '../mail/approval-mail.ts';
 import { CATEGORIES, decide, type Category, type Decision, type Usage } from '../domain/guardrails.ts';
 import type { Services } from '../services.ts';
 
@@ -33,4 +38,35 @@ export function recheckRails(services: Services, tx: TxRow, host?: string): { ve
   if (decision.outcome === 'rejected') return { verdict: 'reject', decision };
   if (decision.outcome === 'awaiting_approval' && tx.status === 'pre_approved') return { verdict: 'needs_approval', decision };
   return { verdict: 'ok', decision };
+}
+
+/**
+ * Re-applies the guard rails before the server takes part in signing; a rail tightened since
+ * the intent was created moves it to rejected or awaiting_approval (with its approval).
+ */
+export function applyRecheck(services: Services, tx: TxRow, host?: string): void {
+  const { verdict, decision } = recheckRails(services, tx, host);
+  if (verdict === 'ok') return;
+  const now = services.now().getTime();
+  if (verdict === 'reject') {
+    services.db
+      .transaction(() => {
+        if (moveTx(services.db, tx.transaction_id, ['pre_approved', 'approved'], 'rejected', now, { error: decision.reason })) {
+          appendEvent(services.db, { walletId: tx.wallet_id, type: `${tx.type === 'withdrawal' ? 'withdrawal' : 'payment'}.rejected`, data: { transaction_id: tx.transaction_id, rule: decision.rule, reason: decision.reason }, now });
+        }
+      })
+      .immediate();
+    throw new AppError('INVALID_STATUS', `The guard rails now block this payment: ${decision.reason}`, { howToFix: 'Ask the owner to change the guard rails, then create a new payment.', details: { rule: decision.rule } });
+  }
+  const approvalId = newId('approval');
+  services.db
+    .transaction(() => {
+      if (!moveTx(services.db, tx.transaction_id, ['pre_approved'], 'awaiting_approval', now)) return;
+      setTxApprovalId(services.db, tx.transaction_id, approvalId);
+      insertApproval(services.db, { approval_id: approvalId, wallet_id: tx.wallet_id, subject_type: tx.type === 'withdrawal' ? 'withdrawal' : tx.type === 'x402' ? 'x402' : 'payment', subject_id: tx.transaction_id, amount: tx.amount + tx.fee + tx.setup_fee, recipient: tx.counterparty ?? '', reason: decision.reason, now });
+      appendEvent(services.db, { walletId: tx.wallet_id, type: 'approval.requested', data: { transaction_id: tx.transaction_id, approval_id: approvalId, reason: decision.reason }, now });
+      queueApprovalMail(services, getApproval(services.db, approvalId)!);
+    })
+    .immediate();
+  throw new AppError('AWAITING_APPROVAL', `The guard rails changed: ${decision.reason}`, { howToFix: `Wait for the owner: poll approval_status with approval_id ${approvalId}.`, details: { approval_id: approvalId } });
 }

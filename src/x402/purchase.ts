@@ -31,7 +31,6 @@ import {
   getPurchaseById,
   insertPurchase,
   movePurchase,
-  setTxApprovalId,
   unresolvedPurchases,
   type PurchaseRow,
 } from '../db/x402.ts';
@@ -40,7 +39,7 @@ import { open, seal } from '../frost/seal.ts';
 import { completeSigning, startSigning } from '../frost/coordinator-sign.ts';
 import { queueApprovalMail } from '../mail/approval-mail.ts';
 import { createIntent, quote } from '../payments/intent.ts';
-import { recheckRails } from '../payments/recheck.ts';
+import { applyRecheck, recheckRails } from '../payments/recheck.ts';
 import type { Services } from '../services.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
@@ -288,33 +287,6 @@ function noTokenAccount(payTo: string): AppError {
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Guard rails again before signing (with the host: x402_allowed_hosts needs it)
-
-function recheck(services: Services, tx: TxRow, host: string): void {
-  const { verdict, decision } = recheckRails(services, tx, host);
-  if (verdict === 'ok') return;
-  const now = services.now().getTime();
-  const { db } = services;
-  if (verdict === 'reject') {
-    db.transaction(() => {
-      if (moveTx(db, tx.transaction_id, ['pre_approved', 'approved'], 'rejected', now, { error: decision.reason })) {
-        appendEvent(db, { walletId: tx.wallet_id, type: 'payment.rejected', data: { transaction_id: tx.transaction_id, rule: decision.rule, reason: decision.reason }, now });
-      }
-    }).immediate();
-    throw new AppError('INVALID_STATUS', `The guard rails now block this purchase: ${decision.reason}`, { howToFix: 'Ask the owner to change the guard rails, then prepare the purchase again.', details: { rule: decision.rule } });
-  }
-  const approvalId = newId('approval');
-  db.transaction(() => {
-    if (!moveTx(db, tx.transaction_id, ['pre_approved'], 'awaiting_approval', now)) return;
-    setTxApprovalId(db, tx.transaction_id, approvalId);
-    insertApproval(db, { approval_id: approvalId, wallet_id: tx.wallet_id, subject_type: 'x402', subject_id: tx.transaction_id, amount: tx.amount + tx.fee + tx.setup_fee, recipient: tx.counterparty ?? '', reason: decision.reason, now });
-    appendEvent(db, { walletId: tx.wallet_id, type: 'approval.requested', data: { transaction_id: tx.transaction_id, approval_id: approvalId, reason: decision.reason }, now });
-    queueApprovalMail(services, getApproval(db, approvalId)!);
-  }).immediate();
-  throw new AppError('AWAITING_APPROVAL', `The guard rails changed: ${decision.reason}`, { howToFix: `Wait for the owner: poll approval_status with approval_id ${approvalId}.`, details: { approval_id: approvalId } });
-}
-
 function assertPayable(p: PurchaseRow, tx: TxRow): void {
   switch (tx.status) {
     case 'pre_approved':
@@ -394,7 +366,8 @@ export async function confirm(services: Services, wallet: WalletRow, p: Purchase
     return { ...purchaseView(p, tx), signed: true, message: tx.message ? Buffer.from(tx.message).toString('base64') : null, summary: paySummary(p) };
   }
   assertPayable(p, tx);
-  recheck(services, tx, p.host);
+  // Guard rails again before signing, with the host: x402_allowed_hosts needs it.
+  applyRecheck(services, tx, p.host);
   tx = await ensureMessage(services, wallet, p, tx);
   const init = startSigning(services, tx, wallet.server_key, commitments);
   return {

@@ -8,6 +8,7 @@ import { buildTable, implement } from '../../src/actions/registry.ts';
 import { action } from '../../src/contract/action.ts';
 import { ERROR_CODES } from '../../src/contract/errors.ts';
 import { call, memoryLogger, testServices } from '../helpers/services.ts';
+import { rng } from '../helpers/random.ts';
 
 const services = testServices();
 const app = createApp(services);
@@ -185,17 +186,6 @@ describe('unexpected errors', () => {
 });
 
 describe('fuzz', () => {
-  // Deterministic PRNG so a failure is reproducible from the printed seed.
-  function rng(seed: number) {
-    let s = seed >>> 0;
-    return () => {
-      s = (s + 0x6d2b79f5) >>> 0;
-      let t = s;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
 
   test('2,000 random and garbled requests all get a valid envelope, never 5xx', async () => {
     const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);

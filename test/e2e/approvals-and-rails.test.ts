@@ -1,9 +1,10 @@
 /** Guard rails and owner approvals around real payments on simnet. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { ApiClient, ApiError } from '../../src/client/api.ts';
+import { ApiClient } from '../../src/client/api.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { expireIntents } from '../../src/jobs/payments.ts';
 import { runCli } from '../helpers/daemon.ts';
+import { errorOf } from '../helpers/errors.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -22,15 +23,6 @@ beforeAll(async () => {
 });
 afterAll(() => world.stop());
 
-async function errorOf(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
 
 const setRails = (rails: Record<string, unknown>) => owner.call('owner', 'set_guard_rails', { wallet_id: alice.walletId, rails });
 

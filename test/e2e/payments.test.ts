@@ -3,10 +3,11 @@
  * real app, with the owner acting through the owner API.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { ApiClient, ApiError } from '../../src/client/api.ts';
+import { ApiClient } from '../../src/client/api.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { usdcAta } from '../../src/solana/ata.ts';
 import { runCli } from '../helpers/daemon.ts';
+import { errorOf } from '../helpers/errors.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -26,15 +27,6 @@ afterAll(async () => {
   await world.stop();
 });
 
-async function errorOf(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
 
 describe('wallet to wallet', () => {
   test('A pays B 12.5 through the CLI: B +12.5, A −(12.5 + fee), treasury +fee; events and lists on both sides', async () => {

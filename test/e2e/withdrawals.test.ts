@@ -1,8 +1,9 @@
 /** Withdrawals to an external address: always the owner's call, then the same FROST signing as payments. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { generateKeyPairSigner, type Address } from '@solana/kit';
-import { ApiClient, ApiError } from '../../src/client/api.ts';
+import { ApiClient } from '../../src/client/api.ts';
 import { runCli } from '../helpers/daemon.ts';
+import { errorOf } from '../helpers/errors.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -19,15 +20,6 @@ beforeAll(async () => {
 });
 afterAll(() => world.stop());
 
-async function errorOf(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
 
 const cli = (...args: string[]) => runCli([...args, '--server', world.url, '--home', alice.home, '--json']);
 

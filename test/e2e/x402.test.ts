@@ -129,16 +129,18 @@ describe('v2 seller (@x402/hono)', () => {
 });
 
 describe('misuse of the generic signing actions', () => {
-  test('submit_signed_tx on a signed x402 purchase cannot lose it: x402_settle still pays and the ledger follows the chain', async () => {
+  test('the generic signing actions refuse an x402 purchase (NOT_FOUND); x402_settle pays it', async () => {
     const prepared = await alice.api.call<any>('bot', 'x402_prepare', { url: `${v2.url}/paid` });
     // Confirm and sign with the real client, but stop before x402_settle.
     const signOnly = new Proxy(alice.api, {
       get: (target, prop) => (prop === 'call' ? (ep: any, action: string, params: any, o: any) => (action === 'x402_settle' ? Promise.resolve({}) : target.call(ep, action, params, o)) : Reflect.get(target, prop)),
     });
     await payPurchase(signOnly, alice.profile, prepared.fetch_id, prepared);
-    // The partially signed bytes cannot be broadcast by us (the facilitator's signature is missing).
-    const submitted = await alice.api.call<any>('bot', 'submit_signed_tx', { transaction_id: prepared.transaction_id });
-    expect(submitted.status).toBe('failed');
+    // The partially signed bytes are the seller's facilitator's to send: the generic actions do not see them.
+    for (const action of ['submit_signed_tx', 'confirm_payment']) {
+      const refused = await errorOf(alice.api.call('bot', action, { transaction_id: prepared.transaction_id }));
+      expect(refused.errorCode).toBe('NOT_FOUND');
+    }
     const settled = await alice.api.call<any>('bot', 'x402_settle', { fetch_id: prepared.fetch_id });
     expect(settled).toMatchObject({ purchase_status: 'completed', status: 'completed', response: { status: 200 } });
     expect(facilitator.settled).toContain(settled.signature);

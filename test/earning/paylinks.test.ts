@@ -148,7 +148,7 @@ describe('the paylink job', () => {
       accountKeys: [payer, link.reference_key],
     });
     await scanPaylinks(w.services);
-    w.advance(5_000);
+    w.advance(11_000);
     await scanPaylinks(w.services);
     let got = (await botCall(w, shop.apiKey, 'get_payment_request', { request_id: link.request_id })).body.data;
     expect(got.status).toBe('open');
@@ -164,7 +164,7 @@ describe('the paylink job', () => {
       ],
       accountKeys: [payer, ata, link.reference_key],
     });
-    w.advance(5_000);
+    w.advance(11_000);
     await scanPaylinks(w.services);
     got = (await botCall(w, shop.apiKey, 'get_payment_request', { request_id: link.request_id })).body.data;
     expect(got).toMatchObject({ status: 'paid', signature: 'sigGood', payer, paid_via: 'solana_pay', paid_amount: 20 });

@@ -1,18 +1,14 @@
 /** The confirmation rules of DESIGN §5 against simnet: re-send the same bytes, re-sign only after expiry AND absence. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ApiError } from '../../src/client/api.ts';
-import { decodeSecretState } from '../../src/frost/codec.ts';
-import { commitmentList } from '../../src/frost/commitments.ts';
-import { AGENT_ID, SERVER_ID } from '../../src/frost/ids.ts';
-import { commit, signShare } from '../../src/frost/party.ts';
-import { Secret } from '../../src/frost/secret.ts';
-import type { KeyPackage } from '../../src/frost/types.ts';
-import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../../src/frost/wire.ts';
+import { commit } from '../../src/frost/party.ts';
+import { encodeCommitments } from '../../src/frost/wire.ts';
 import { confirmPending } from '../../src/jobs/payments.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
 import { settle } from '../../src/payments/settle.ts';
 import { usdcAta } from '../../src/solana/ata.ts';
 import { getTx } from '../../src/db/transactions.ts';
+import { agentKey, signWithoutSubmit } from '../helpers/signing.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -31,18 +27,6 @@ beforeAll(async () => {
 });
 afterAll(() => world.stop());
 
-/** Pays, confirms and signs (server stores the signed bytes) without submitting. */
-async function signedButNotSent(amount: number): Promise<string> {
-  const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount });
-  await alice.api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id });
-  const key = new Secret(decodeSecretState(Buffer.from(alice.profile.key_package, 'base64')) as KeyPackage);
-  const { nonces, commitments } = commit(key);
-  const init = await alice.api.call<any>('bot', 'frost_sign_init', { transaction_id: intent.transaction_id, commitments: encodeCommitments(commitments) });
-  const share = signShare(key, nonces, commitmentList(commitments, decodeCommitments(init.server_commitments, SERVER_ID)), new Uint8Array(Buffer.from(init.message, 'base64')));
-  await alice.api.call('bot', 'frost_sign_complete', { transaction_id: intent.transaction_id, signature_share: encodeSignatureShare(AGENT_ID, share) });
-  return intent.transaction_id;
-}
-
 async function landed(): Promise<number> {
   const ata = await usdcAta(bob.address, world.simnet.mint);
   return (await world.services.chain.getSignaturesForAddress(ata, { limit: 1000 })).filter((s) => s.err === null).length;
@@ -59,7 +43,7 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000
 
 describe('confirmation job', () => {
   test('a transaction withheld and landed later (sent by someone else) is recorded once', async () => {
-    const txId = await signedButNotSent(1);
+    const txId = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: 1 });
     const tx = getTx(world.services.db, txId)!;
     const before = await landed();
     await world.services.chain.sendRawTransaction(tx.signed_tx!);
@@ -77,12 +61,12 @@ describe('confirmation job', () => {
   });
 
   test('an unlanded signed transaction is never re-signed while valid; after expiry AND absence it is re-signed once and lands once', async () => {
-    const txId = await signedButNotSent(2);
+    const txId = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: 2 });
     const signed = getTx(world.services.db, txId)!;
     const before = await landed();
     // While its blockhash is valid: still pending, and a new signing round is refused.
     expect((await settle(world.services, txId, { rebroadcast: false }))!.status).toBe('pending');
-    const key = new Secret(decodeSecretState(Buffer.from(alice.profile.key_package, 'base64')) as KeyPackage);
+    const key = agentKey(alice.profile);
     let refused: unknown;
     try {
       await alice.api.call('bot', 'frost_sign_init', { transaction_id: txId, commitments: encodeCommitments(commit(key).commitments) });

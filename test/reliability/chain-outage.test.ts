@@ -5,18 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Address } from '@solana/kit';
-import { ApiError } from '../../src/client/api.ts';
-import { decodeSecretState } from '../../src/frost/codec.ts';
-import { commitmentList } from '../../src/frost/commitments.ts';
-import { AGENT_ID, SERVER_ID } from '../../src/frost/ids.ts';
-import { commit, signShare } from '../../src/frost/party.ts';
-import { Secret } from '../../src/frost/secret.ts';
-import type { KeyPackage } from '../../src/frost/types.ts';
-import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../../src/frost/wire.ts';
+import { AGENT_ID } from '../../src/frost/ids.ts';
 import { getTx } from '../../src/db/transactions.ts';
 import { confirmPending } from '../../src/jobs/payments.ts';
 import { usdcAta } from '../../src/solana/ata.ts';
 import { ChainUnavailableError } from '../../src/solana/errors.ts';
+import { errorOf } from '../helpers/errors.ts';
+import { signWithoutSubmit } from '../helpers/signing.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -35,26 +30,6 @@ afterAll(async () => {
   await world.stop();
 });
 
-async function errorOf(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
-
-async function signed(amount: number): Promise<string> {
-  const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount });
-  await alice.api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id });
-  const key = new Secret(decodeSecretState(Buffer.from(alice.profile.key_package, 'base64')) as KeyPackage);
-  const { nonces, commitments } = commit(key);
-  const init = await alice.api.call<any>('bot', 'frost_sign_init', { transaction_id: intent.transaction_id, commitments: encodeCommitments(commitments) });
-  const share = signShare(key, nonces, commitmentList(commitments, decodeCommitments(init.server_commitments, SERVER_ID)), new Uint8Array(Buffer.from(init.message, 'base64')));
-  await alice.api.call('bot', 'frost_sign_complete', { transaction_id: intent.transaction_id, signature_share: encodeSignatureShare(AGENT_ID, share) });
-  return intent.transaction_id;
-}
 
 async function landed(): Promise<string[]> {
   const ata = await usdcAta(bob.address as Address, world.simnet.mint);
@@ -63,7 +38,7 @@ async function landed(): Promise<string[]> {
 
 describe.each(['error', 'hang'] as const)('RPC %s', (mode) => {
   test('pay and submit answer SERVICE_UNAVAILABLE; the intent keeps its state; after recovery the same bytes land once', async () => {
-    const txId = await signed(1);
+    const txId = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: 1 });
     const before = getTx(world.services.db, txId)!;
     const landedBefore = await landed();
     world.simnet.setFault(mode);

@@ -11,6 +11,7 @@ import { ApiClient, ApiError } from '../../src/client/api.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
 import { expireIntents } from '../../src/jobs/payments.ts';
+import { rng } from '../helpers/random.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -32,17 +33,6 @@ beforeAll(async () => {
   await owner.call('owner', 'set_guard_rails', { wallet_id: agents[2]!.walletId, rails: { approval_above: '3', blocked_recipients: [agents[0]!.username] } });
 });
 afterAll(() => world.stop());
-
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The independent model: what each account must hold, in micro-USDC. */
 class Model {

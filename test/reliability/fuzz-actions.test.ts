@@ -11,6 +11,7 @@ import { ERROR_CODES } from '../../src/contract/errors.ts';
 import { newId } from '../../src/contract/ids.ts';
 import { ensureOwner, insertOwnerToken } from '../../src/db/owners.ts';
 import { newApiKey } from '../../src/domain/api-keys.ts';
+import { rng } from '../helpers/random.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -38,17 +39,6 @@ beforeAll(async () => {
   merchantKey = merchant.key;
 });
 afterAll(() => world.stop());
-
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const HOSTILE: unknown[] = [
   -1, 0, 1e6, 0.0000001, '1,5', ' 1', '١', 2 ** 53 + 1, null, '-0', '1e3', 'NaN', Infinity === 1 ? 0 : 'Infinity',
