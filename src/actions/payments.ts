@@ -3,6 +3,8 @@ import type { Address } from '@solana/kit';
 import { AppError, invalid } from '../api/errors.ts';
 import { PAYMENTS } from '../contract/payments.ts';
 import { closeApproval } from '../db/approvals.ts';
+import { getPaylink } from '../db/paylinks.ts';
+import { effectiveStatus } from '../earning/paylinks.ts';
 import { appendEvent } from '../db/events.ts';
 import { findByUsername } from '../db/directory.ts';
 import { listEvents, markRead, resolveSince } from '../db/event-feed.ts';
@@ -62,10 +64,26 @@ export function assertConfirmable(tx: TxRow): void {
   }
 }
 
+/** A payment of a paylink is signed only while the paylink is open (not cancelled, expired or already paid). */
+function assertPaylinkStillOpen(services: Services, tx: TxRow): void {
+  if (!tx.payment_request_id) return;
+  const paylink = getPaylink(services.db, tx.payment_request_id);
+  const status = paylink ? effectiveStatus(paylink, services.now().getTime()) : 'cancelled';
+  if (status !== 'open') {
+    throw new AppError('INVALID_STATUS', `The paylink ${tx.payment_request_id} is ${status}; this payment is no longer signed.`, {
+      howToFix: 'Cancel this payment with cancel_payment; ask the payee for a new paylink if you still owe it.',
+      details: { payment_request_id: tx.payment_request_id, paylink_status: status },
+    });
+  }
+}
+
 /** The confirm step shared by payments and withdrawals: the message to sign and what it does. */
 export async function confirmTx(services: Services, walletAddress: string, tx: TxRow) {
   assertConfirmable(tx);
-  if (tx.status !== 'pending') applyRecheck(services, tx);
+  if (tx.status !== 'pending') {
+    assertPaylinkStillOpen(services, tx);
+    applyRecheck(services, tx);
+  }
   const ready = await ensureMessage(services, walletAddress, tx);
   if (!ready.message) throw new AppError('INTERNAL_ERROR', 'No message was built.');
   return {

@@ -18,6 +18,16 @@ Agent commands (global flags: --server URL, --profile NAME, --json, --home DIR):
   agent-wallet info | balance | address | reconcile
   agent-wallet rename NAME | set-owner EMAIL
   agent-wallet export FILE.wlt | import FILE.wlt
+  agent-wallet lookup USER | afford TO AMOUNT
+  agent-wallet pay TO AMOUNT [--note N] [--reference R] [--idempotency-key K] [--no-confirm] | pay --request REQ_ID [AMOUNT]
+                                   pay a username, address or paylink: intent → check → FROST signing → submit
+  agent-wallet confirm TX_ID | cancel TX_ID | payments [--status S] | history [--type T]
+  agent-wallet events [--unread] [--since ID|TIME] [--wait S] | events read IDS…|--all
+  agent-wallet approvals | approval APPROVAL_ID [--wait S]
+  agent-wallet withdraw AMOUNT ADDRESS --reason R | withdraw confirm WD_ID | withdraw get WD_ID
+  agent-wallet x402 fetch URL [--method M] [--header K:V]… [--data BODY] [--max-amount A] | x402 resume FETCH_ID
+                                   call a paid (HTTP 402) API and pay it in USDC under the guard rails
+  agent-wallet x402 catalog [--query Q] [--tag T]
   agent-wallet request create --description D [--amount A] [--item "desc:price[:qty]"]… [--reference R]
                              [--expires-in S|24h|7d] [--reveal-owner]
                                    a paylink: checkout page + Solana Pay QR; agents pay it with pay --request
@@ -41,6 +51,12 @@ Operator commands (work while the daemon runs; --data-dir defaults to ./data):
                                    the mail outbox with its links (claim, sign-in, approval mails)
   agent-wallet admin owner-token EMAIL [--label L] [--json] [--data-dir DIR]
                                    mint an owner API token (creates the owner if missing)
+  agent-wallet admin faucet ADDRESS AMOUNT [--sol N] [--data-dir DIR]
+                                   simnet USDC (and SOL) from the running daemon
+  agent-wallet admin catalog add URL --name N --description D [--tag T]… | list | remove URL | verify
+                                   the public x402 catalog (entries are probed and re-verified daily)
+  agent-wallet simnet [--port N] [--data-dir DIR]
+                                   the embedded Solana chain alone (JSON-RPC, USDC at the devnet mint)
 
   agent-wallet version             print the version (also --version)
   agent-wallet help                this text

@@ -14,6 +14,7 @@ import { parseUsdc } from '../domain/money.ts';
 import type { ProfileData } from '../client/profile.ts';
 import { ToolError } from './errors.ts';
 import type { Session } from './session.ts';
+import { x402Fetch, x402Resume, type X402Request } from '../client/x402.ts';
 
 export type Args = Record<string, unknown>;
 export type ToolHandler = (s: Session, args: Args) => Promise<Record<string, unknown>>;
@@ -133,4 +134,19 @@ export const walletImportTool: ToolHandler = async (s, args) => {
   const path = s.store.save(s.profileName, { ...profile, server_url: server });
   s.forget();
   return { profile: s.profileName, profile_path: path, wallet_id: info.wallet_id, username: info.username, address: info.address };
+};
+
+/** `x402_fetch`: probe, pay (checking the exact x402 transaction first) and fetch, like `agent-wallet x402 fetch`. */
+export const x402FetchTool: ToolHandler = async (s, args) => {
+  const { idempotency_key: _key, ...request } = args;
+  const idempotencyKey = idempotencyKeyOf(args);
+  const { profile, api } = s.wallet();
+  const result = await x402Fetch(api, profile, request as unknown as X402Request, { idempotencyKey, progress: (step) => s.progress(step) });
+  return { ...result, idempotency_key: idempotencyKey } as unknown as Record<string, unknown>;
+};
+
+/** `x402_resume`: finishes a purchase after the owner approved it (or after an unknown outcome). */
+export const x402ResumeTool: ToolHandler = async (s, args) => {
+  const { profile, api } = s.wallet();
+  return (await x402Resume(api, profile, String(args.fetch_id), (step) => s.progress(step))) as unknown as Record<string, unknown>;
 };

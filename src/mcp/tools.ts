@@ -15,10 +15,12 @@ import { PAYMENTS } from '../contract/payments.ts';
 import { SYSTEM } from '../contract/system.ts';
 import { WALLET } from '../contract/wallet.ts';
 import { WITHDRAWALS } from '../contract/withdrawals.ts';
-import { confirmTool, idempotencyKeyOf, payTool, registerTool, walletExportTool, walletImportTool, type Args, type ToolHandler } from './handlers.ts';
+import { EARNING } from '../contract/earning.ts';
+import { X402 } from '../contract/x402.ts';
+import { confirmTool, idempotencyKeyOf, payTool, registerTool, walletExportTool, walletImportTool, x402FetchTool, x402ResumeTool, type Args, type ToolHandler } from './handlers.ts';
 
 /** Every contract group whose actions tools may map to. */
-const CONTRACT_GROUPS: Record<string, ContractAction>[] = [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS];
+const CONTRACT_GROUPS: Record<string, ContractAction>[] = [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402];
 
 /** `endpoint/name` → contract entry. */
 export const CONTRACT: ReadonlyMap<string, ContractAction> = new Map(
@@ -113,6 +115,29 @@ export const TOOL_ROWS: readonly ToolRow[] = [
       'After the owner approved a withdrawal: checks the exact Solana transaction, signs it (FROST with the server) and submits it, waiting for the chain. transaction_id is the one withdraw returned.',
   },
   { name: 'get_withdrawal', action: 'get_withdrawal' },
+  { name: 'create_paylink', action: 'create_payment_request' },
+  { name: 'get_paylink', action: 'get_payment_request' },
+  { name: 'list_paylinks', action: 'list_payment_requests' },
+  { name: 'cancel_paylink', action: 'cancel_payment_request' },
+  { name: 'send_paylink', action: 'send_paylink_invitation' },
+  { name: 'request_funds', action: 'request_funds' },
+  { name: 'list_fund_requests', action: 'list_fund_requests' },
+  {
+    name: 'x402_fetch',
+    action: 'x402_prepare',
+    run: x402FetchTool,
+    hints: { destructiveHint: true, openWorldHint: true },
+    description:
+      'Fetches a paid (HTTP 402, x402) API: probes the URL, pays the price in USDC when guard rails allow (checking the exact Solana transaction before signing), and returns the API response. A non-402 answer is returned as is. When the owner must approve, returns outcome awaiting_approval with fetch_id: call x402_resume after approval. An unknown outcome means: do not pay again, call x402_resume later.',
+  },
+  {
+    name: 'x402_resume',
+    params: T.Object({ fetch_id: T.String({ pattern: '^x402_[0-9a-hjkmnp-tv-z]{26}$', description: 'fetch_id from x402_fetch' }) }, { additionalProperties: false }),
+    run: x402ResumeTool,
+    hints: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+    description: 'Finishes an x402 purchase after the owner approved it, or looks up one whose outcome was unknown; never pays twice.',
+  },
+  { name: 'x402_catalog', action: 'x402_catalog', endpoint: 'public' },
   {
     name: 'wallet_export',
     action: 'wallet_export',

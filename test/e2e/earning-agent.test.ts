@@ -198,3 +198,18 @@ describe('command line', () => {
     expect(bad.code).toBe(2);
   });
 });
+
+describe('a paylink cancelled after the payer created its payment', () => {
+  test('confirm_payment refuses to sign (INVALID_STATUS naming the paylink status); nothing moves', async () => {
+    const link = await seller.api.call<any>('bot', 'create_payment_request', { description: 'Cancelled later', amount: 1.5 });
+    const intent = await buyer.api.call<any>('bot', 'pay', { payment_request_id: link.request_id });
+    expect(intent.status).toBe('pre_approved');
+    await seller.api.call('bot', 'cancel_payment_request', { request_id: link.request_id });
+    const before = await world.balance(seller.address);
+    const refused = await errorOf(buyer.api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id }));
+    expect(refused.errorCode).toBe('INVALID_STATUS');
+    expect(refused.details).toMatchObject({ payment_request_id: link.request_id, paylink_status: 'cancelled' });
+    expect(await world.balance(seller.address)).toBe(before);
+    await buyer.api.call('bot', 'cancel_payment', { transaction_id: intent.transaction_id });
+  });
+});

@@ -14,6 +14,8 @@ import { APPROVALS } from '../../src/contract/approvals.ts';
 import { PAYMENTS } from '../../src/contract/payments.ts';
 import { SYSTEM } from '../../src/contract/system.ts';
 import { WALLET } from '../../src/contract/wallet.ts';
+import { EARNING } from '../../src/contract/earning.ts';
+import { X402 } from '../../src/contract/x402.ts';
 import { WITHDRAWALS } from '../../src/contract/withdrawals.ts';
 import type { Address } from '@solana/kit';
 import { runCli } from '../helpers/daemon.ts';
@@ -99,13 +101,19 @@ describe('tools', () => {
 
   test('input schemas are generated from the contract: every passed-through property deep-equals the API action schema', () => {
     const contract = new Map<string, ContractAction>(
-      [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS].flatMap((g) => Object.entries(g as Record<string, ContractAction>)),
+      [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402].flatMap((g) => Object.entries(g as Record<string, ContractAction>).map(([name, def]) => [`${def.endpoint}/${name}`, def] as const)),
     );
     // The intentional differences: register fills the DKG fields itself; composite tools take a few extras.
     const omitted: Record<string, string[]> = { register: ['dkg_session_id', 'proof_signature'] };
-    const extras: Record<string, string[]> = { pay: ['idempotency_key', 'confirm'], withdraw: ['idempotency_key'], wallet_export: ['file', 'overwrite'] };
+    const extras: Record<string, string[]> = {
+      pay: ['idempotency_key', 'confirm'],
+      withdraw: ['idempotency_key'],
+      wallet_export: ['file', 'overwrite'],
+      x402_fetch: ['idempotency_key'],
+      request_funds: ['idempotency_key'],
+    };
     const mapped = tools.filter((t) => t._meta?.['agent-wallet/action']);
-    expect(tools.filter((t) => !t._meta?.['agent-wallet/action']).map((t) => t.name)).toEqual(['wallet_import']);
+    expect(tools.filter((t) => !t._meta?.['agent-wallet/action']).map((t) => t.name).sort()).toEqual(['wallet_import', 'x402_resume']);
     expect(Object.fromEntries(mapped.map((t) => [t.name, t._meta!['agent-wallet/action']]))).toMatchObject({
       deposit_address: 'get_deposit_address',
       rename: 'update_name',
@@ -114,7 +122,7 @@ describe('tools', () => {
       confirm_payment: 'confirm_payment',
     });
     for (const t of mapped) {
-      const action = contract.get(String(t._meta!['agent-wallet/action']));
+      const action = contract.get(`${String(t._meta!['agent-wallet/endpoint'])}/${String(t._meta!['agent-wallet/action'])}`);
       expect(action).toBeDefined();
       const api = JSON.parse(JSON.stringify(action!.params)) as { properties: Record<string, unknown>; required?: string[] };
       const mine = t.inputSchema as { properties?: Record<string, unknown>; required?: string[] };
@@ -202,6 +210,18 @@ describe('a wallet through MCP', () => {
     const early = await call('confirm_withdrawal', { transaction_id: wd.structuredContent.transaction_id });
     expect(early.isError).toBe(true);
     expect(early.structuredContent.error.code).toBe('AWAITING_APPROVAL');
+  });
+
+  test('paylinks and the x402 catalog are tools too: create_paylink returns the checkout URL, x402_catalog the public list', async () => {
+    const link = await call('create_paylink', { description: 'MCP test', amount: 2.5 });
+    expect(link.isError).toBeFalsy();
+    expect(link.structuredContent).toMatchObject({ amount: 2.5, status: 'open' });
+    expect(String(link.structuredContent.url)).toContain('/pay/');
+    const listed = await call('list_paylinks', {});
+    expect(listed.structuredContent.items.map((r: any) => r.request_id)).toContain(link.structuredContent.request_id);
+    const catalog = await call('x402_catalog', {});
+    expect(catalog.isError).toBeFalsy();
+    expect(Array.isArray(catalog.structuredContent.items)).toBe(true);
   });
 
   test('events show the payment; mark_read clears them; the status resource summarises wallet, balance and approvals', async () => {
