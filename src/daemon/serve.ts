@@ -158,12 +158,13 @@ export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {
 
 /** Runs the daemon in the foreground until a signal arrives. */
 export async function serveCommand(flags: ConfigFlags): Promise<number> {
-  const daemon = await startDaemon(flags);
-  await new Promise<void>((resolve) => {
-    const onSignal = () => resolve();
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
+  // Listen for signals before starting: a stop requested during start-up waits for it, then stops cleanly.
+  const signalled = new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
   });
+  const daemon = await startDaemon(flags);
+  await signalled;
   await daemon.stop();
   return 0;
 }
