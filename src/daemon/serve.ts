@@ -40,7 +40,7 @@ function isLoopbackHost(host: string): boolean {
 /** SOL the fee payer gets at simnet start (pays fees and rent for every wallet). */
 const SIMNET_FEE_PAYER_LAMPORTS = 1_000n * 1_000_000_000n;
 
-async function startSimnet(config: Config, log: Logger, feePayer: string): Promise<Simnet> {
+async function startSimnet(config: Config, log: Logger, feePayer: Address): Promise<Simnet> {
   // LiteSVM's native addon is unpacked into TMPDIR by the compiled binary: keep it private and exec-allowed.
   const tmp = join(config.dataDir, 'tmp');
   mkdirSync(tmp, { recursive: true, mode: 0o700 });
@@ -52,7 +52,7 @@ async function startSimnet(config: Config, log: Logger, feePayer: string): Promi
     slotMs: config.simnet.slot_ms,
     log: (entry) => log.debug('simnet', entry),
   });
-  await simnet.airdrop(feePayer as never, SIMNET_FEE_PAYER_LAMPORTS);
+  await simnet.airdrop(feePayer, SIMNET_FEE_PAYER_LAMPORTS);
   return simnet;
 }
 

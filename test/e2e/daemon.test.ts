@@ -1,6 +1,7 @@
 /** The daemon as an operator runs it: zero-config simnet, state across restarts, graceful stop. */
 import { expect, test } from 'bun:test';
 import { createSolanaRpc, generateKeyPairSigner } from '@solana/kit';
+import { TOKEN_PROGRAM_ADDRESS, findAssociatedTokenPda } from '@solana-program/token';
 import { join } from 'node:path';
 import { createRpcChainPort } from '../../src/solana/port.ts';
 import { DEVNET_USDC } from '../../src/solana/networks.ts';
@@ -21,7 +22,10 @@ test('ping reports simnet with its RPC URL; faucet USDC survives a restart; SIGT
   expect(await first.stop()).toBe(0);
 
   const second = await startDaemonProcess({ dataDir });
-  expect(await createRpcChainPort(second.rpcUrl).getTokenBalance(owner, DEVNET_USDC)).toBe(7_500_000n);
+  // Read back with kit's own RPC client, not the daemon's port.
+  const [ata] = await findAssociatedTokenPda({ owner, mint: DEVNET_USDC, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+  const balance = await createSolanaRpc(second.rpcUrl).getTokenAccountBalance(ata).send();
+  expect(balance.value.amount).toBe('7500000');
   expect(await createSolanaRpc(second.rpcUrl).getGenesisHash().send()).toBe(genesis);
   expect(await second.stop()).toBe(0);
   const stopped = await runCli(['admin', 'faucet', owner, '1', '--data-dir', dataDir]);
