@@ -25,7 +25,7 @@ test('ping reports simnet with its RPC URL; faucet USDC survives a restart; SIGT
   // Read back with kit's own RPC client, not the daemon's port.
   const [ata] = await findAssociatedTokenPda({ owner, mint: DEVNET_USDC, tokenProgram: TOKEN_PROGRAM_ADDRESS });
   const balance = await createSolanaRpc(second.rpcUrl).getTokenAccountBalance(ata).send();
-  expect(balance.value.amount).toBe('7500000');
+  expect(String(balance.value.amount)).toBe('7500000');
   expect(await createSolanaRpc(second.rpcUrl).getGenesisHash().send()).toBe(genesis);
   expect(await second.stop()).toBe(0);
   const stopped = await runCli(['admin', 'faucet', owner, '1', '--data-dir', dataDir]);
