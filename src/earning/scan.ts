@@ -34,6 +34,7 @@ import {
   type RejectionReason,
 } from '../db/paylinks.ts';
 import { hasSignature, insertTx, isOwnOutgoing, type TxRow } from '../db/transactions.ts';
+import { forgetBalance } from '../payments/balance-cache.ts';
 import { getWallet } from '../db/wallets.ts';
 import { newId } from '../contract/ids.ts';
 import { toUsdcNumber } from '../domain/money.ts';
@@ -87,6 +88,7 @@ async function signaturesSince(services: Services, key: Address, until: string |
 function recordIncoming(services: Services, row: PaylinkRow, signature: string, amount: bigint, payer: string | null, now: number): string | null {
   const existing = incomingTxId(services.db, row.wallet_id, signature);
   if (existing !== null || hasSignature(services.db, row.wallet_id, signature)) return existing;
+  forgetBalance(getWallet(services.db, row.wallet_id)?.address);
   const id = newId('transaction');
   insertTx(services.db, {
     transaction_id: id,

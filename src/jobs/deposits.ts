@@ -11,6 +11,7 @@ import { hasSignature, insertTx, isOwnOutgoing } from '../db/transactions.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { usdcAta } from '../solana/ata.ts';
 import type { Services } from '../services.ts';
+import { forgetBalance } from '../payments/balance-cache.ts';
 import type { JobDef } from './runner.ts';
 import { carriesWatchedReference } from '../earning/scan.ts';
 import { fulfilFromDeposit } from '../earning/funding.ts';
@@ -60,6 +61,7 @@ export async function scanDeposits(services: Services): Promise<number> {
         .transaction(() => {
           if (mine && mine.delta > 0n && !hasSignature(services.db, w.wallet_id, s.signature)) {
             const id = newId('transaction');
+            forgetBalance(w.address);
             insertTx(services.db, { transaction_id: id, wallet_id: w.wallet_id, type: 'deposit', direction: 'in', status: 'completed', amount: mine.delta, counterparty: payer?.owner ?? null, signature: s.signature, completed_at: now, now });
             appendEvent(services.db, { walletId: w.wallet_id, type: 'payment.received', data: { transaction_id: id, amount: toUsdcNumber(mine.delta), from: payer?.owner ?? null, signature: s.signature, kind: 'deposit' }, now });
             fulfilFromDeposit(services, w.wallet_id, mine.delta, id, now);

@@ -18,6 +18,7 @@ import { decide, windowStarts, type Category, type Decision } from '../domain/gu
 import { feeFor, formatUsdc, toUsdcNumber } from '../domain/money.ts';
 import { queueApprovalMail } from '../mail/approval-mail.ts';
 import type { Services } from '../services.ts';
+import { payerBalance } from './balance-cache.ts';
 
 /** Intents not confirmed within 48 hours expire (SPEC Limits 1). */
 export const INTENT_TTL_MS = 48 * 60 * 60 * 1000;
@@ -52,10 +53,11 @@ async function recipientAccountExists(services: Services, owner: Address, mint: 
 export async function quote(services: Services, payer: Address, recipient: Address, amount: bigint, kind: TxType): Promise<Quote> {
   const mint = services.config.usdcMint as Address;
   const { money, fees } = services.config;
-  const [balance, recipientReady] = await Promise.all([services.chain.getTokenBalance(payer, mint), kind === 'x402' ? Promise.resolve(true) : recipientAccountExists(services, recipient, mint)]);
+  const recipientReady = kind === 'x402' ? true : await recipientAccountExists(services, recipient, mint);
   const fee = kind === 'withdrawal' ? money.withdrawalFee : kind === 'x402' ? 0n : feeFor(amount, BigInt(fees.payment_bps), money.paymentMin);
   const setupFee = recipientReady ? 0n : money.accountSetupFee;
-  return { amount, fee, setupFee, total: amount + fee + setupFee, balance };
+  const total = amount + fee + setupFee;
+  return { amount, fee, setupFee, total, balance: await payerBalance(services, payer, mint, total) };
 }
 
 export interface IntentInput {

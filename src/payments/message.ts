@@ -36,7 +36,10 @@ export async function ensureMessage(services: Services, walletAddress: string, t
     createRecipientAta: true,
     // A paylink payment carries the paylink's Solana Pay reference key, as a Solana Pay wallet's would.
     references: referenceKeysOf(services.db, tx.payment_request_id) as Address[],
-    memo: tx.reference ?? undefined,
+    // The transaction id in the memo makes every message unique: two equal payments built in one
+    // slot would otherwise be the same bytes, and the fee payer's (deterministic) signature — the
+    // Solana transaction id — would collide, so the second could never land.
+    memo: tx.reference ? `${tx.reference} ${tx.transaction_id}` : tx.transaction_id,
     blockhash,
   });
   services.db.transaction(() => setTxMessage(services.db, tx.transaction_id, built.messageBytes, built.lastValidBlockHeight, services.now().getTime())).immediate();

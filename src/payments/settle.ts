@@ -6,13 +6,14 @@
  */
 import { AppError } from '../api/errors.ts';
 import { appendEvent } from '../db/events.ts';
-import { getTx, insertTx, moveTx, resetExpiredSigning, type TxRow } from '../db/transactions.ts';
+import { getTx, hasSignature, insertTx, moveTx, resetExpiredSigning, type TxRow } from '../db/transactions.ts';
 import { getWallet } from '../db/wallets.ts';
 import { newId } from '../contract/ids.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { ChainRejectedError, ChainUnavailableError } from '../solana/errors.ts';
 import type { Services } from '../services.ts';
 import { crashPoint } from '../crash-points.ts';
+import { forgetBalance } from './balance-cache.ts';
 import { recordMerchantPayment } from '../webhooks/outbox.ts';
 import { recordAgentPaylinkPayment } from '../earning/scan.ts';
 
@@ -49,6 +50,8 @@ function failTx(services: Services, tx: TxRow, reason: string): void {
 function completeTx(services: Services, tx: TxRow): void {
   const now = services.now().getTime();
   if (!moveTx(services.db, tx.transaction_id, ['pending'], 'completed', now, { completed_at: now })) return;
+  forgetBalance(getWallet(services.db, tx.wallet_id)?.address);
+  forgetBalance(tx.to_address);
   const prefix = PREFIX[tx.type] ?? 'payment';
   appendEvent(services.db, {
     walletId: tx.wallet_id,
@@ -58,7 +61,9 @@ function completeTx(services: Services, tx: TxRow): void {
   });
   // A merchant's payment.received event and its webhook message, in this same transaction.
   if (tx.to_merchant_id) recordMerchantPayment(services, tx, now);
-  if (tx.to_wallet_id) {
+  // The recipient's row, unless another writer already recorded this signature for it (the unique
+  // index would otherwise fail the whole completion and leave the payment pending forever).
+  if (tx.to_wallet_id && !(tx.signature && hasSignature(services.db, tx.to_wallet_id, tx.signature))) {
     const sender = getWallet(services.db, tx.wallet_id);
     const inId = newId('transaction');
     insertTx(services.db, {

@@ -40,6 +40,7 @@ import { completeSigning, startSigning } from '../frost/coordinator-sign.ts';
 import { queueApprovalMail } from '../mail/approval-mail.ts';
 import { createIntent, quote } from '../payments/intent.ts';
 import { applyRecheck, recheckRails } from '../payments/recheck.ts';
+import { forgetBalance } from '../payments/balance-cache.ts';
 import type { Services } from '../services.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
@@ -410,6 +411,7 @@ function complete(services: Services, p: PurchaseRow, signature: string, respons
   db.transaction(() => {
     const tx = getTx(db, p.transaction_id)!;
     const landed = completeX402Tx(db, p.transaction_id, signature, now);
+    forgetBalance(getWallet(db, p.wallet_id)?.address);
     movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'unknown'], 'completed', now, { signature, error: null, ...(response ? { response } : {}) });
     if (!landed) return;
     const http = response ? (JSON.parse(response) as StoredResponse).status : null;

@@ -113,6 +113,18 @@ describe('idempotency', () => {
 });
 
 describe('signing safety', () => {
+  test('two equal payments built in the same slot are distinct transactions: both land, with different ids', async () => {
+    const [a, b] = await Promise.all([
+      alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 0.42 }),
+      alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 0.42 }),
+    ]);
+    const before = await landedTransfersTo(bob.address);
+    const [da, db] = await Promise.all([confirmSignSubmit(alice.api, alice.profile, a.transaction_id), confirmSignSubmit(alice.api, alice.profile, b.transaction_id)]);
+    expect([da.status, db.status]).toEqual(['completed', 'completed']);
+    expect(da.signature).not.toBe(db.signature);
+    expect(await landedTransfersTo(bob.address)).toBe(before + 2);
+  });
+
   test('frost_sign_complete twice returns the same result from one share; a different share is refused', async () => {
     const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 1 });
     await alice.api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id });
