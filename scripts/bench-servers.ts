@@ -39,6 +39,20 @@ async function appServices(rpcUrl?: string) {
   });
 }
 
+/** The faucet of a simnet running in another process, over its JSON-RPC. */
+function rpcFaucet(url: string) {
+  const call = async (method: string, params: unknown[]) => {
+    const res = (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as { result?: string; error?: { message: string } };
+    if (!res.result) throw new Error(`${method}: ${res.error?.message}`);
+    return res.result;
+  };
+  return {
+    url,
+    airdrop: (address: Address, lamports: bigint) => call('simnet_faucet', [address, '0', lamports.toString()]),
+    faucet: (owner: Address, usdc: bigint) => call('simnet_faucet', [owner, usdc.toString()]),
+  };
+}
+
 if (mode === 'bare') {
   const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(PING, { headers: { 'Content-Type': 'application/json; charset=utf-8' } }) });
   console.log(`READY ${server.port}`);
@@ -72,7 +86,9 @@ if (mode === 'bare') {
   const { registerWallet } = await import('../src/client/register.ts');
   const { ensureOwner } = await import('../src/db/owners.ts');
   const { markClaimed } = await import('../src/db/wallets.ts');
-  const simnet = await startSimnet({ port: 0, slotMs: 400 });
+  // BENCH_EXTERNAL_RPC: a simnet in another process (`agent-wallet simnet`), so this process is the app alone.
+  const external = process.env.BENCH_EXTERNAL_RPC;
+  const simnet = external ? rpcFaucet(external) : await startSimnet({ port: 0, slotMs: 400 });
   const services = await appServices(simnet.url);
   services.chain = createRpcChainPort(simnet.url);
   await simnet.airdrop(services.feePayer.address, 1_000_000_000_000n);

@@ -1,7 +1,7 @@
 /**
  * `npm run soak` (not in CI): payments end to end for SOAK_SECONDS (default 600) at half the rate
  * the bench measured (SOAK_RATE payments/s, default 5), sampling the server's resident memory.
- * Prints the RSS drift between the first and the last minute; the goal is < 10 %.
+ * Prints the RSS drift of the app process between the first and the last minute; the goal is < 10 %.
  */
 import { readFileSync } from 'node:fs';
 import { ApiClient } from '../src/client/api.ts';
@@ -17,7 +17,22 @@ function rssKiB(pid: number): number {
   return m ? Number(m[1]) : 0;
 }
 
-const child = Bun.spawn([process.execPath, SERVERS, 'world', '8'], { stdout: 'pipe', stderr: 'inherit' });
+/**
+ * The chain runs in its own process (`agent-wallet simnet`), so the RSS sampled is the app's alone:
+ * a daemon on devnet or mainnet has no embedded chain.
+ */
+const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
+const chainDir = (await import('node:fs')).mkdtempSync(`${(await import('node:os')).tmpdir()}/aw-soak-chain-`);
+const chain = Bun.spawn([process.execPath, MAIN, 'simnet', '--port', '0', '--data-dir', chainDir], { stdout: 'pipe', stderr: 'inherit' });
+const chainReader = chain.stdout.getReader();
+let chainOut = '';
+while (!chainOut.includes('\n')) {
+  const { value, done } = await chainReader.read();
+  if (done) throw new Error(`simnet exited: ${chainOut}`);
+  chainOut += new TextDecoder().decode(value);
+}
+const rpcUrl = (JSON.parse(chainOut.split('\n')[0]!) as { rpc_url: string }).rpc_url;
+const child = Bun.spawn([process.execPath, SERVERS, 'world', '8'], { stdout: 'pipe', stderr: 'inherit', env: { ...process.env, BENCH_EXTERNAL_RPC: rpcUrl } });
 const reader = child.stdout.getReader();
 let text = '';
 while (text.split('\n').length <= 2) {
@@ -59,6 +74,7 @@ try {
 } finally {
   clearInterval(sampler);
   child.kill();
+  chain.kill();
 }
 const avg = (xs: { rss: number }[]) => xs.reduce((s, x) => s + x.rss, 0) / Math.max(1, xs.length);
 const first = avg(samples.filter((s) => s.t <= 60));
