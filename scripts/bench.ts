@@ -108,9 +108,16 @@ async function benchPing(): Promise<void> {
   try {
     await closedLoop(1, 16, () => post(`http://127.0.0.1:${bare.port}/v1/bot`, body));
     await closedLoop(1, 16, () => post(`http://127.0.0.1:${app.port}/v1/bot`, body));
-    const b = await closedLoop(SECONDS, 16, () => post(`http://127.0.0.1:${bare.port}/v1/bot`, body));
-    const a = await closedLoop(SECONDS, 16, () => post(`http://127.0.0.1:${app.port}/v1/bot`, body));
-    report('ping req/s (app / bare)', a.rps, b.rps, 0.8, 'req/s', `app p50 ${a.p50.toFixed(2)} ms p99 ${a.p99.toFixed(2)} ms`);
+    // Alternating rounds, median ratio: a shared 2-core VM drifts, and both sides should see the same drift.
+    const rounds: { a: Result; b: Result }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const b = await closedLoop(SECONDS / 3, 16, () => post(`http://127.0.0.1:${bare.port}/v1/bot`, body));
+      const a = await closedLoop(SECONDS / 3, 16, () => post(`http://127.0.0.1:${app.port}/v1/bot`, body));
+      rounds.push({ a, b });
+    }
+    rounds.sort((x, y) => x.a.rps / x.b.rps - y.a.rps / y.b.rps);
+    const { a, b } = rounds[1]!;
+    report('ping req/s (app / bare), median of 3', a.rps, b.rps, 0.8, 'req/s', `app p50 ${a.p50.toFixed(2)} ms p99 ${a.p99.toFixed(2)} ms`);
   } finally {
     bare.kill();
     app.kill();
