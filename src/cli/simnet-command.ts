@@ -17,13 +17,15 @@ export async function simnetCommand(argv: string[]): Promise<number> {
   const tmp = join(dataDir, 'tmp');
   mkdirSync(tmp, { recursive: true, mode: 0o700 });
   process.env.TMPDIR = tmp;
-  const { startSimnet } = await import('../simnet/index.ts');
-  const simnet = await startSimnet({ port: parsePort('--port', values.port) ?? 8899, stateFile: join(dataDir, 'simnet', 'state.bin'), slotMs });
-  process.stdout.write(`${JSON.stringify({ msg: 'simnet started', rpc_url: simnet.url, usdc_mint: simnet.mint, network: 'simnet (presents as devnet)', state_file: join(dataDir, 'simnet', 'state.bin') })}\n`);
-  await new Promise<void>((done) => {
+  // Listen for signals before starting: a stop requested during start-up waits for it, then stops cleanly.
+  const signalled = new Promise<void>((done) => {
     process.once('SIGTERM', done);
     process.once('SIGINT', done);
   });
+  const { startSimnet } = await import('../simnet/index.ts');
+  const simnet = await startSimnet({ port: parsePort('--port', values.port) ?? 8899, stateFile: join(dataDir, 'simnet', 'state.bin'), slotMs });
+  process.stdout.write(`${JSON.stringify({ msg: 'simnet started', rpc_url: simnet.url, usdc_mint: simnet.mint, network: 'simnet (presents as devnet)', state_file: join(dataDir, 'simnet', 'state.bin') })}\n`);
+  await signalled;
   await simnet.stop();
   return 0;
 }

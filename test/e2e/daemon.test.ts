@@ -70,3 +70,23 @@ test('listening on a non-loopback address without TLS logs a warning', async () 
   expect(d.logs()).toContain('non-loopback address without TLS');
   expect(await d.stop()).toBe(0);
 });
+
+test('agent-wallet simnet runs the chain alone: kit clients see a devnet-like cluster with USDC', async () => {
+  const dataDir = join(tempDir('aw-simnet-'), 'data');
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, '..', '..', 'src', 'main.ts'), 'simnet', '--port', '0', '--data-dir', dataDir], { stdout: 'pipe', stderr: 'pipe' });
+  const reader = proc.stdout.getReader();
+  let out = '';
+  while (!out.includes('\n')) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`simnet exited: ${out}`);
+    out += new TextDecoder().decode(value);
+  }
+  const started = JSON.parse(out.split('\n')[0]!) as { rpc_url: string; usdc_mint: string };
+  expect(started.usdc_mint).toBe(DEVNET_USDC);
+  const rpc = createSolanaRpc(started.rpc_url);
+  expect(await rpc.getHealth().send()).toBe('ok');
+  const mint = await rpc.getAccountInfo(DEVNET_USDC, { encoding: 'jsonParsed' }).send();
+  expect((mint.value?.data as any).parsed.type).toBe('mint');
+  proc.kill('SIGTERM');
+  expect(await proc.exited).toBe(0);
+});
