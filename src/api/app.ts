@@ -4,6 +4,7 @@
  */
 import { Elysia } from 'elysia';
 import { actionTable } from '../actions/index.ts';
+import { assertDatabaseAlive } from '../db/maintenance.ts';
 import { claimDetails } from '../actions/wallet.ts';
 import type { Endpoint } from '../contract/action.ts';
 import type { Services } from '../services.ts';
@@ -56,7 +57,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(payRoutes(services))
     .get('/v1/openapi.json', () => jsonResponse(200, openApiDocument(deps.table, services.version, `${services.publicUrl()}/v1`)))
     .get('/healthz', () => {
-      services.db.query('SELECT 1').get();
+      assertDatabaseAlive(services.db);
       return jsonResponse(200, { status: 'ok' });
     })
     .get('/metrics', ({ request, server }) => {

@@ -139,6 +139,11 @@ export function dueDeliveries(db: Database, now: number, limit: number): Deliver
     .all(now, now, limit);
 }
 
+/** Gives a leased row back untouched (its endpoint is no longer active). */
+export function releaseDeliveryLease(db: Database, deliveryId: string): void {
+  db.query('UPDATE webhook_deliveries SET lease_until = NULL WHERE delivery_id = ?').run(deliveryId);
+}
+
 /** Takes the lease on a due row before sending; false when another run took it or it is no longer pending. */
 export function leaseDelivery(db: Database, deliveryId: string, now: number, until: number): boolean {
   return (

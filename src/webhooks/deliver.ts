@@ -19,7 +19,18 @@
  * signature covers the exact stored body. Everything is in the database, so deliveries survive
  * restarts: a message leased by a process that died is retried once its lease ends.
  */
-import { getDelivery, getEndpoint, disableEndpoint, dueDeliveries, leaseDelivery, recordAttempt, type AttemptOutcome, type DeliveryRow, type DeliveryStatus } from '../db/webhooks.ts';
+import {
+  getDelivery,
+  getEndpoint,
+  disableEndpoint,
+  dueDeliveries,
+  leaseDelivery,
+  releaseDeliveryLease,
+  recordAttempt,
+  type AttemptOutcome,
+  type DeliveryRow,
+  type DeliveryStatus,
+} from '../db/webhooks.ts';
 import { OutboundError, type Outbound, type OutboundErrorKind } from '../net/outbound.ts';
 import { classifyDeliveryStatus, nextAttemptDelay, signWebhook, webhookHeaders, type DeliveryVerdict } from '../net/standard-webhooks.ts';
 import type { Services } from '../services.ts';
@@ -92,7 +103,7 @@ async function attemptDelivery(services: Services, due: DeliveryRow, outbound: O
       const delivery = getDelivery(db, due.delivery_id)!;
       const endpoint = getEndpoint(db, delivery.endpoint_id);
       if (!endpoint || endpoint.status !== 'active') {
-        db.query('UPDATE webhook_deliveries SET lease_until = NULL WHERE delivery_id = ?').run(delivery.delivery_id);
+        releaseDeliveryLease(db, delivery.delivery_id);
         return null;
       }
       return { delivery, endpoint };
