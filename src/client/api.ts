@@ -33,6 +33,9 @@ export interface CallOptions {
   idempotencyKey?: string;
 }
 
+/** How many "still running" answers a keyed call waits out before giving up. */
+const MAX_RUNNING_WAITS = 30;
+
 export class ApiClient {
   constructor(
     readonly baseUrl: string,
@@ -45,27 +48,44 @@ export class ApiClient {
     return new ApiClient(this.baseUrl, apiKey, this.timeoutMs);
   }
 
-  /** Calls `action` on `endpoint`; resolves to `data` or throws ApiError / ConnectionError. */
+  /**
+   * Calls `action` on `endpoint`; resolves to `data` or throws ApiError / ConnectionError. A call
+   * with an idempotency key also waits out "still running" answers (409 with Retry-After) and
+   * resends once after a reset connection: the service never acts twice for one key.
+   */
   async call<T = Record<string, unknown>>(endpoint: Endpoint, action: string, params: Record<string, unknown> = {}, opts: CallOptions = {}): Promise<T> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
     if (opts.idempotencyKey) headers['x-idempotency-key'] = opts.idempotencyKey;
     const url = `${this.baseUrl.replace(/\/+$/, '')}/${endpoint}`;
-    let res: Response;
-    try {
-      res = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ action, ...params }), signal: AbortSignal.timeout(this.timeoutMs) });
-    } catch (err) {
-      throw new ConnectionError(`cannot reach ${url}: ${(err as Error).message}; is the daemon running (agent-wallet serve) and --server right?`);
+    const send = () => fetch(url, { method: 'POST', headers, body: JSON.stringify({ action, ...params }), signal: AbortSignal.timeout(this.timeoutMs) });
+    for (let attempt = 1; ; attempt++) {
+      let res: Response;
+      try {
+        res = await send();
+      } catch (err) {
+        // A dropped connection may or may not have reached the service: only a keyed request is safe to resend.
+        if (!opts.idempotencyKey || (err as { code?: string }).code !== 'ECONNRESET' || attempt > 1) {
+          const advice = opts.idempotencyKey ? 'retry with the same idempotency key, never a new one' : 'is the daemon running (agent-wallet serve) and --server right?';
+          throw new ConnectionError(`cannot reach ${url}: ${(err as Error).message}; ${advice}`);
+        }
+        continue;
+      }
+      let body: { success?: boolean; data?: unknown; error?: Record<string, unknown> };
+      try {
+        body = (await res.json()) as typeof body;
+      } catch {
+        throw new ConnectionError(`${url} answered HTTP ${res.status} without a JSON envelope; check --server (it must end in /v1)`);
+      }
+      if (body.success === true) return body.data as T;
+      const e = body.error ?? {};
+      const stillRunning = res.status === 409 && e.code === 'IDEMPOTENCY_CONFLICT' && opts.idempotencyKey;
+      if (stillRunning && attempt < MAX_RUNNING_WAITS) {
+        await Bun.sleep(Math.min(5, Number(res.headers.get('retry-after') ?? 1)) * 1000);
+        continue;
+      }
+      const { code, message, how_to_fix, ...details } = e;
+      throw new ApiError((code as ErrorCode) ?? 'INTERNAL_ERROR', String(message ?? 'request failed'), String(how_to_fix ?? ''), res.status, details);
     }
-    let body: { success?: boolean; data?: unknown; error?: Record<string, unknown> };
-    try {
-      body = (await res.json()) as typeof body;
-    } catch {
-      throw new ConnectionError(`${url} answered HTTP ${res.status} without a JSON envelope; check --server (it must end in /v1)`);
-    }
-    if (body.success === true) return body.data as T;
-    const e = body.error ?? {};
-    const { code, message, how_to_fix, ...details } = e;
-    throw new ApiError((code as ErrorCode) ?? 'INTERNAL_ERROR', String(message ?? 'request failed'), String(how_to_fix ?? ''), res.status, details);
   }
 }
