@@ -3,14 +3,13 @@ import type { Address } from '@solana/kit';
 import { AppError, invalid } from '../api/errors.ts';
 import { PAYMENTS } from '../contract/payments.ts';
 import { closeApproval } from '../db/approvals.ts';
-import { getPaylink } from '../db/paylinks.ts';
 import { effectiveStatus } from '../earning/paylinks.ts';
 import { appendEvent } from '../db/events.ts';
 import { findByUsername } from '../db/directory.ts';
 import { listEvents, markRead, resolveSince } from '../db/event-feed.ts';
 import { getWalletTx, listTxs, moveTx, type TxRow, type TxType } from '../db/transactions.ts';
 import { closeOpenSessions } from '../db/sign-sessions.ts';
-import { parseUsdc, toUsdcNumber } from '../domain/money.ts';
+import { toUsdcNumber } from '../domain/money.ts';
 import { completeSigning, startSigning } from '../frost/coordinator-sign.ts';
 import { assertAffordable, createIntent, decideIntent, quote } from '../payments/intent.ts';
 import { ensureMessage, treasuryOf } from '../payments/message.ts';
@@ -22,18 +21,10 @@ import type { Services } from '../services.ts';
 import { callerWallet } from './wallet.ts';
 import { assertReferenceFree } from './merchant.ts';
 import { implement } from './registry.ts';
+import { amountParam } from './params.ts';
 import { crashPoint } from '../crash-points.ts';
 import { payPaylink } from '../earning/agent-pay.ts';
-import { referenceKeysOf } from '../db/paylinks.ts';
-
-/** Parses an amount parameter: > 0, at most 6 decimals, at most limits.max_amount. */
-export function amountParam(services: Services, field: string, value: unknown): bigint {
-  const parsed = parseUsdc(value);
-  if (!parsed.ok) throw invalid(field, parsed.reason, 'Send a decimal USDC amount such as 12.5 (at most 6 decimal places).');
-  if (parsed.micro <= 0n) throw invalid(field, 'must be greater than 0');
-  if (parsed.micro > services.config.money.maxAmount) throw invalid(field, `must be at most ${toUsdcNumber(services.config.money.maxAmount)} USDC (limits.max_amount)`);
-  return parsed.micro;
-}
+import { getPaylink, referenceKeysOf } from '../db/paylinks.ts';
 
 /** The caller's transaction; another wallet's id is NOT_FOUND. */
 export function ownTx(services: Services, walletId: string, txId: string, types: readonly TxType[] = ['payment']): TxRow {

@@ -16,7 +16,7 @@ import type { Recipient } from '../payments/recipient.ts';
 import { txView } from '../payments/views.ts';
 import type { Services } from '../services.ts';
 import { effectiveStatus, paylinkNotFound } from './paylinks.ts';
-import { usdcParam } from './params.ts';
+import { amountParam } from '../actions/params.ts';
 
 export interface PayPaylinkParams {
   payment_request_id: string;
@@ -53,13 +53,13 @@ export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPay
   }
   let amount: bigint;
   if (row.amount !== null) {
-    if (p.amount !== undefined && usdcParam(services, '/amount', p.amount) !== row.amount) {
+    if (p.amount !== undefined && amountParam(services, '/amount', p.amount) !== row.amount) {
       throw invalid('/amount', `must be ${formatUsdc(row.amount)}, the amount of the payment request (or left out)`);
     }
     amount = row.amount;
   } else {
     if (p.amount === undefined) throw invalid('/amount', 'is required: this payment request lets the payer choose the amount', 'Send amount as a decimal USDC value, e.g. 12.5.');
-    amount = usdcParam(services, '/amount', p.amount);
+    amount = amountParam(services, '/amount', p.amount);
   }
   if (p.reference !== undefined && row.reference !== null && p.reference !== row.reference) {
     throw invalid('/reference', `differs from the payment request's reference "${row.reference}"`, 'Leave reference out: the payment carries the payment request reference.');

@@ -23,7 +23,7 @@ import { toUsdcNumber } from '../domain/money.ts';
 import { queueMail } from '../mail/outbox.ts';
 import type { Services } from '../services.ts';
 import { fundRequestMail } from './mail.ts';
-import { usdcParam } from './params.ts';
+import { amountParam } from '../actions/params.ts';
 import { fundRequestsCovered, solanaPayUrl } from './rules.ts';
 
 const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
@@ -64,7 +64,7 @@ export function fundRequestView(services: Services, row: FundRequestRow) {
  */
 export function requestFunds(ctx: ActionContext, wallet: WalletRow, p: { amount: number | string; reason: string }) {
   const { services } = ctx;
-  const amount = usdcParam(services, '/amount', p.amount);
+  const amount = amountParam(services, '/amount', p.amount);
   const reason = p.reason.trim();
   if (reason === '') throw invalid('/reason', 'must not be empty', 'Tell the owner what the money is for.');
   const id = newId('fundRequest');

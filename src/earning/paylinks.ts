@@ -27,7 +27,7 @@ import { queueMail } from '../mail/outbox.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
 import type { Services } from '../services.ts';
 import { paylinkInvitationMail } from './mail.ts';
-import { usdcParam } from './params.ts';
+import { amountParam } from '../actions/params.ts';
 import { ensurePayeeReady } from './payee-ready.ts';
 import {
   DEFAULT_EXPIRES_IN_SECONDS,
@@ -170,7 +170,7 @@ export interface CreatePaylinkInput {
 export async function createPaylink(services: Services, wallet: WalletRow, p: CreatePaylinkInput): Promise<PaylinkRow> {
   const description = p.description.trim();
   if (description === '') throw invalid('/description', 'must not be empty', 'Describe what the payer pays for.');
-  let amount: bigint | null = p.amount === undefined ? null : usdcParam(services, '/amount', p.amount);
+  let amount: bigint | null = p.amount === undefined ? null : amountParam(services, '/amount', p.amount);
   let items: string | null = null;
   if (p.items) {
     const priced = priceItems(p.items);

@@ -35,6 +35,7 @@ import {
 } from '../db/paylinks.ts';
 import { hasSignature, insertTx, isOwnOutgoing, type TxRow } from '../db/transactions.ts';
 import { forgetBalance } from '../payments/balance-cache.ts';
+import { signaturesSince } from '../solana/history.ts';
 import { getWallet } from '../db/wallets.ts';
 import { newId } from '../contract/ids.ts';
 import { toUsdcNumber } from '../domain/money.ts';
@@ -47,7 +48,6 @@ import { judgePayment, REJECTION_TEXT } from './rules.ts';
 export const LATE_WINDOW_MS = 24 * 3_600_000;
 /** pay_status looks at the chain for a paylink at most this often. */
 const NUDGE_MS = 2_000;
-const PAGE = 100;
 const MAX_PAGES = 10;
 
 /**
@@ -70,19 +70,6 @@ export function carriesWatchedReference(services: Services, walletId: string, ac
 
 const scanning = new Set<string>();
 const nudged = new Map<string, number>();
-
-/** Every signature of `key` newer than `until`, newest first. */
-async function signaturesSince(services: Services, key: Address, until: string | undefined) {
-  const all = [];
-  let before: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const sigs = await services.chain.getSignaturesForAddress(key, { until, before, limit: PAGE });
-    all.push(...sigs);
-    if (sigs.length < PAGE) break;
-    before = sigs[sigs.length - 1]!.signature;
-  }
-  return all;
-}
 
 /** Records USDC credited to the payee by a reference-carrying transaction, once; returns its ledger id. */
 function recordIncoming(services: Services, row: PaylinkRow, signature: string, amount: bigint, payer: string | null, now: number): string | null {
@@ -174,7 +161,7 @@ export async function scanPaylink(services: Services, requestId: string): Promis
     const wallet = row ? getWallet(services.db, row.wallet_id) : null;
     if (!row || !wallet) return;
     const payee = { address: wallet.address, tokenAccount: await usdcAta(wallet.address as Address, services.config.usdcMint as Address) };
-    const sigs = await signaturesSince(services, row.reference_key as Address, row.scan_cursor ?? undefined);
+    const sigs = await signaturesSince(services.chain, row.reference_key as Address, row.scan_cursor ?? undefined, MAX_PAGES);
     let cursor: string | null = null;
     for (const s of [...sigs].reverse()) {
       // Failed transactions moved nothing; our own agent payments are recorded when they complete.

@@ -11,26 +11,12 @@ import { hasSignature, insertTx, isOwnOutgoing } from '../db/transactions.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { usdcAta } from '../solana/ata.ts';
 import type { Services } from '../services.ts';
+import { signaturesSince } from '../solana/history.ts';
 import { forgetBalance } from '../payments/balance-cache.ts';
 import type { JobDef } from './runner.ts';
 import { carriesWatchedReference } from '../earning/scan.ts';
 import { fulfilFromDeposit } from '../earning/funding.ts';
 
-const PAGE = 100;
-const MAX_PAGES = 20;
-
-/** Every signature of `account` newer than `until`, newest first, paging back through the RPC's pages. */
-async function signaturesSince(services: Services, account: Address, until: string | undefined) {
-  const all = [];
-  let before: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const sigs = await services.chain.getSignaturesForAddress(account, { until, before, limit: PAGE });
-    all.push(...sigs);
-    if (sigs.length < PAGE) break;
-    before = sigs[sigs.length - 1]!.signature;
-  }
-  return all;
-}
 
 /** One pass over every wallet; exported for tests. */
 export async function scanDeposits(services: Services): Promise<number> {
@@ -39,7 +25,7 @@ export async function scanDeposits(services: Services): Promise<number> {
   for (const w of allWalletAddresses(services.db)) {
     const ata = await usdcAta(w.address as Address, mint);
     const until = depositCursor(services.db, w.wallet_id) ?? undefined;
-    const sigs = await signaturesSince(services, ata, until);
+    const sigs = await signaturesSince(services.chain, ata, until);
     if (sigs.length === 0) continue;
     // Oldest first, so the cursor only moves past what was recorded.
     for (const s of [...sigs].reverse()) {

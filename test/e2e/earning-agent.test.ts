@@ -5,13 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Address } from '@solana/kit';
-import { ApiError } from '../../src/client/api.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { listMail } from '../../src/db/mail.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
 import { scanPaylinks } from '../../src/earning/scan.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
+import { errorOf } from '../helpers/errors.ts';
 
 let world: World;
 let seller: Agent;
@@ -26,15 +26,6 @@ afterAll(async () => {
   await world.stop();
 });
 
-async function errorOf(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
 
 describe('paying a paylink as an agent', () => {
   test('an itemised paylink paid with pay {payment_request_id}: a FROST-signed transfer carrying the reference key; the paylink is paid once with payer and signature', async () => {

@@ -5,10 +5,11 @@
  * The owner lists and declines requests on the owner API.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { ApiError, type ApiClient } from '../../src/client/api.ts';
+import { type ApiClient } from '../../src/client/api.ts';
 import { listMail } from '../../src/db/mail.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
+import { errorOf } from '../helpers/errors.ts';
 
 let world: World;
 let agent: Agent;
@@ -28,15 +29,6 @@ afterAll(async () => {
   await world.stop();
 });
 
-async function errorOf(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
 
 describe('fund requests', () => {
   test('request_funds → mail to the owner → fund page with address and QR → faucet deposit → fulfilled, with its event', async () => {

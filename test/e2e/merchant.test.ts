@@ -13,21 +13,13 @@ import { runCli } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { randomAddress, startReceiver, verifyStandardWebhook, type Receiver } from '../webhooks/receiver.ts';
+import { errorOf } from '../helpers/errors.ts';
 
 let world: World;
 let alice: Agent;
 let receiver: Receiver;
 let merchant: { api: ApiClient; data: any; payout: string };
 
-async function errorOf(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
 
 /** pay + confirm + FROST sign + submit, as the CLI does; returns the final transaction. */
 async function payAndSettle(agent: Agent, to: string, amount: string, reference?: string): Promise<any> {

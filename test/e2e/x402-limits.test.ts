@@ -14,16 +14,8 @@ import { addEntry } from '../../src/x402/catalog.ts';
 import { resolveUnknownPurchases } from '../../src/x402/purchase.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { sellerAddress, startFacilitator, startV2Seller, type Facilitator, type Server } from '../x402/sellers.ts';
+import { errorOf } from '../helpers/errors.ts';
 
-async function errorOf(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
 
 describe('without an allowlist', () => {
   let world: World;

@@ -6,13 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Address } from '@solana/kit';
-import { ApiError, type ApiClient } from '../../src/client/api.ts';
+import { type ApiClient } from '../../src/client/api.ts';
 import { payPurchase, x402Fetch } from '../../src/client/x402.ts';
 import { getTx } from '../../src/db/transactions.ts';
 import { decodeMessage } from '../../src/solana/decode.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { sellerAddress, startFacilitator, startV1Seller, startV2Seller, type Facilitator, type Server } from '../x402/sellers.ts';
+import { errorOf } from '../helpers/errors.ts';
 
 let world: World;
 let alice: Agent;
@@ -37,15 +38,6 @@ afterAll(async () => {
   await world?.stop();
 });
 
-async function errorOf(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
 
 /** A claimed, funded agent with its own owner (rails of one test never touch another's). */
 async function freshAgent(name: string): Promise<{ agent: Agent; owner: ApiClient }> {

@@ -1,10 +1,10 @@
-/** Parameter checks shared by the earning actions. */
+/** Parameter checks shared by action groups. */
 import { invalid } from '../api/errors.ts';
 import { parseUsdc, toUsdcNumber } from '../domain/money.ts';
 import type { Services } from '../services.ts';
 
-/** A USDC amount parameter: > 0, at most 6 decimals, at most limits.max_amount (as pay checks it). */
-export function usdcParam(services: Services, field: string, value: unknown): bigint {
+/** A USDC amount parameter: > 0, at most 6 decimals, at most limits.max_amount. */
+export function amountParam(services: Services, field: string, value: unknown): bigint {
   const parsed = parseUsdc(value);
   if (!parsed.ok) throw invalid(field, parsed.reason, 'Send a decimal USDC amount such as 12.5 (at most 6 decimal places).');
   if (parsed.micro <= 0n) throw invalid(field, 'must be greater than 0');
