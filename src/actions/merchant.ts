@@ -24,7 +24,7 @@ import {
 import { activeEndpoint, deliveryAttempts, getDelivery, insertActiveEndpoint, merchantDeliveries, requeueDelivery, rotateEndpointSecret, type DeliveryRow, type EndpointRow } from '../db/webhooks.ts';
 import { newApiKey } from '../domain/api-keys.ts';
 import { checkName, checkUsername } from '../domain/identity.ts';
-import { parseUsdc, toUsdcNumber } from '../domain/money.ts';
+import { toUsdcNumber } from '../domain/money.ts';
 import { newWebhookSecret } from '../net/standard-webhooks.ts';
 import { isSolanaAddress } from '../payments/recipient.ts';
 import type { Database } from 'bun:sqlite';
@@ -33,6 +33,7 @@ import { checkWebhookUrl } from '../webhooks/net.ts';
 import { newEndpointId, recordMerchantEvent } from '../webhooks/outbox.ts';
 import { sealWebhookSecret } from '../webhooks/secrets.ts';
 import { implement, type ActionContext } from './registry.ts';
+import { amountParam } from './params.ts';
 
 /** How long the previous secret keeps signing after rotate_webhook_secret. */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -203,13 +204,7 @@ export const merchantActions = implement(MERCHANT, {
 
   verify: (ctx, p) => {
     const m = callerMerchant(ctx);
-    let expected: bigint | null = null;
-    if (p.expected_amount !== undefined) {
-      const parsed = parseUsdc(p.expected_amount);
-      if (!parsed.ok) throw invalid('/expected_amount', parsed.reason, 'Send a decimal USDC amount such as 12.5 (at most 6 decimal places).');
-      if (parsed.micro <= 0n) throw invalid('/expected_amount', 'must be greater than 0');
-      expected = parsed.micro;
-    }
+    const expected = p.expected_amount === undefined ? null : amountParam(ctx.services, '/expected_amount', p.expected_amount);
     const payment = completedPaymentByReference(ctx.services.db, m.merchant_id, p.reference);
     const base = { reference: p.reference, expected_amount: expected === null ? null : toUsdcNumber(expected) };
     if (!payment) {

@@ -119,7 +119,8 @@ describe('budget concurrency', () => {
     const counts = results.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
     expect(counts).toEqual({ pre_approved: 10, rejected: 10 });
     const limits = await carol.api.call<any>('bot', 'my_limits');
-    expect(JSON.stringify(limits)).toContain('"daily":0');
+    expect(limits.remaining.daily).toBe(0);
+    expect(limits.used.daily).toBe(10.1);
   });
 
   test('with on_budget_exceeded require_approval the overflow waits for the owner instead', async () => {
