@@ -423,7 +423,8 @@ CREATE INDEX x402_catalog_status ON x402_catalog(status, name);
 CREATE TABLE payment_requests (
   request_id     TEXT PRIMARY KEY,                 -- req_…
   short_code     TEXT NOT NULL UNIQUE,             -- /pay/<short_code>
-  wallet_id      TEXT NOT NULL REFERENCES wallets(wallet_id),   -- the payee
+  wallet_id      TEXT REFERENCES wallets(wallet_id),       -- the payee: a wallet…
+  merchant_id    TEXT REFERENCES merchants(merchant_id),   -- …or a merchant (its payout_address); exactly one is set
   description    TEXT NOT NULL,
   amount         INTEGER CHECK (amount IS NULL OR amount > 0),
   items          TEXT,                             -- JSON [{"description","price" (micro, string),"quantity"}]
@@ -435,18 +436,21 @@ CREATE TABLE payment_requests (
   payer          TEXT,                             -- payer username (agent) or address (Solana Pay)
   paid_via       TEXT CHECK (paid_via IN ('wallet', 'solana_pay')),
   signature      TEXT,
-  transaction_id TEXT,                             -- the payee's incoming ledger row
+  transaction_id TEXT,                             -- the wallet payee's incoming ledger row; for a merchant, the agent's payment (NULL for Solana Pay)
   scan_cursor    TEXT,                             -- newest signature of reference_key the paylink job has judged
   next_scan_at   INTEGER NOT NULL,
   created_at     INTEGER NOT NULL,
   updated_at     INTEGER NOT NULL,
   expires_at     INTEGER NOT NULL,
-  paid_at        INTEGER
+  paid_at        INTEGER,
+  CHECK ((wallet_id IS NULL) <> (merchant_id IS NULL))
 ) STRICT;
 CREATE INDEX payment_requests_wallet ON payment_requests(wallet_id, created_at);
+CREATE INDEX payment_requests_merchant ON payment_requests(merchant_id, created_at);
 CREATE INDEX payment_requests_scan ON payment_requests(status, next_scan_at);
 CREATE INDEX payment_requests_expiry ON payment_requests(status, expires_at);
 CREATE INDEX payment_requests_reference ON payment_requests(wallet_id, reference) WHERE reference IS NOT NULL;
+CREATE INDEX payment_requests_merchant_reference ON payment_requests(merchant_id, reference) WHERE reference IS NOT NULL;
 
 -- A landed transaction carrying a paylink's reference key that did not pay it (too little, wrong
 -- mint, not to the payee, too late, cancelled, already paid); shown to the payee with its reason.

@@ -33,6 +33,10 @@ import { checkWebhookUrl } from '../webhooks/net.ts';
 import { newEndpointId, recordMerchantEvent } from '../webhooks/outbox.ts';
 import { sealWebhookSecret } from '../webhooks/secrets.ts';
 import { implement, type ActionContext } from './registry.ts';
+import { paylinkActions } from './earning.ts';
+import { markFeedRead, readFeed } from './feed.ts';
+import { merchantPayee } from '../earning/payee.ts';
+import { merchantPaylinkHoldingReference } from '../db/paylinks.ts';
 import { amountParam } from './params.ts';
 
 /** How long the previous secret keeps signing after rotate_webhook_secret. */
@@ -50,10 +54,24 @@ function callerMerchant(ctx: ActionContext): MerchantRow {
 
 /**
  * Refuses a payment to `merchantId` with a `reference` another payment already holds (completed,
- * or under way: not failed, cancelled, expired or rejected). Call inside the transaction that
- * creates the intent. The other payment's id is named only to the wallet that made it.
+ * or under way: not failed, cancelled, expired or rejected), or that an open or paid paylink of
+ * the merchant holds, other than `viaPaylinkId` (the paylink this payment pays). Call inside the
+ * transaction that creates the intent. The other payment's id is named only to the wallet that made it.
  */
-export function assertReferenceFree(db: Database, payerWalletId: string, merchantId: string, reference: string): void {
+export function assertReferenceFree(db: Database, payerWalletId: string, merchantId: string, reference: string, viaPaylinkId?: string): void {
+  const paylink = merchantPaylinkHoldingReference(db, merchantId, reference);
+  if (paylink && paylink.request_id !== viaPaylinkId) {
+    if (paylink.status === 'paid') {
+      throw new AppError('INVALID_STATUS', `This merchant was already paid with reference "${reference}" (payment request ${paylink.request_id}); an order is paid once.`, {
+        howToFix: 'Do not pay again. If this is a different order, ask the merchant for its own reference.',
+        details: { field: '/reference', payment_request_id: paylink.request_id },
+      });
+    }
+    throw new AppError('INVALID_STATUS', `The merchant's payment request ${paylink.request_id} is waiting for the payment of reference "${reference}".`, {
+      howToFix: `Pay that request: pay {payment_request_id: "${paylink.request_id}"}.`,
+      details: { field: '/reference', payment_request_id: paylink.request_id },
+    });
+  }
   const holder = paymentHoldingReference(db, merchantId, reference);
   if (!holder) return;
   const own = holder.wallet_id === payerWalletId ? { transaction_id: holder.transaction_id, status: holder.status } : {};
@@ -76,6 +94,27 @@ function endpointView(e: EndpointRow | null) {
   return { webhook_id: e.endpoint_id, url: e.url, status: e.status, disabled_reason: e.disabled_reason, created_at: iso(e.created_at) };
 }
 
+/**
+ * Refuses a new merchant paylink whose reference an open or paid paylink or a payment of the
+ * merchant already holds: one order, one reference, one answer from verify.
+ */
+function assertNewPaylinkReference(db: Database, merchantId: string, reference: string): void {
+  const paylink = merchantPaylinkHoldingReference(db, merchantId, reference);
+  if (paylink) {
+    throw new AppError('INVALID_STATUS', `Reference "${reference}" already belongs to your ${paylink.status} payment request ${paylink.request_id}.`, {
+      howToFix: 'Use a new reference for each order; read the existing request with get_payment_request {reference}.',
+      details: { field: '/reference', payment_request_id: paylink.request_id },
+    });
+  }
+  const payment = paymentHoldingReference(db, merchantId, reference);
+  if (payment) {
+    throw new AppError('INVALID_STATUS', `A payment with reference "${reference}" is already ${payment.status === 'completed' ? 'completed' : 'under way'}; an order is paid once.`, {
+      howToFix: 'Use a new reference for each order; check this one with verify {reference}.',
+      details: { field: '/reference', transaction_id: payment.transaction_id },
+    });
+  }
+}
+
 function paymentView(p: MerchantPayment) {
   return {
     transaction_id: p.transaction_id,
@@ -86,6 +125,8 @@ function paymentView(p: MerchantPayment) {
     payer: p.payer_username,
     payer_address: p.payer_address,
     signature: p.signature,
+    payment_request_id: p.payment_request_id,
+    via: p.via,
     paid_at: iso(p.completed_at),
   };
 }
@@ -299,4 +340,18 @@ export const merchantActions = implement(MERCHANT, {
     if (outcome === 'in_flight') throw new AppError('INVALID_STATUS', 'This message is being delivered right now.', { howToFix: 'Wait a few seconds and read webhook_deliveries.' });
     return { ...deliveryView(db, getDelivery(db, p.delivery_id)!), next_step: 'queued: it is sent again within seconds with the same webhook-id' };
   },
+
+  create_payment_request: (ctx, p) => {
+    const m = callerMerchant(ctx);
+    return paylinkActions.create(ctx.services, merchantPayee(m), p, (reference) => {
+      if (reference !== null) assertNewPaylinkReference(ctx.services.db, m.merchant_id, reference);
+    });
+  },
+  get_payment_request: (ctx, p) => paylinkActions.get(ctx.services, merchantPayee(callerMerchant(ctx)), p),
+  list_payment_requests: (ctx, p) => paylinkActions.list(ctx.services, merchantPayee(callerMerchant(ctx)), p),
+  cancel_payment_request: (ctx, p) => paylinkActions.cancel(ctx.services, merchantPayee(callerMerchant(ctx)), p),
+  send_paylink_invitation: (ctx, p) => paylinkActions.invite(ctx.services, merchantPayee(callerMerchant(ctx)), p),
+
+  events: (ctx, p) => readFeed(ctx.services, { kind: 'merchant', id: callerMerchant(ctx).merchant_id }, p),
+  mark_read: (ctx, p) => markFeedRead(ctx.services, { kind: 'merchant', id: callerMerchant(ctx).merchant_id }, p),
 });

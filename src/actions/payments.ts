@@ -6,7 +6,7 @@ import { closeApproval } from '../db/approvals.ts';
 import { effectiveStatus } from '../earning/paylinks.ts';
 import { appendEvent } from '../db/events.ts';
 import { findByUsername } from '../db/directory.ts';
-import { listEvents, markRead, resolveSince } from '../db/event-feed.ts';
+import { markFeedRead, readFeed } from './feed.ts';
 import { getWalletTx, listTxs, moveTx, type TxRow, type TxType } from '../db/transactions.ts';
 import { closeOpenSessions } from '../db/sign-sessions.ts';
 import { toUsdcNumber } from '../domain/money.ts';
@@ -257,24 +257,7 @@ export const paymentActions = implement(PAYMENTS, {
     return { items: items.map(txView), total, limit, offset };
   },
 
-  events: async (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    const since = p.since === undefined ? undefined : resolveSince(ctx.services.db, wallet.wallet_id, p.since);
-    if (since === null) throw invalid('/since', 'must be an event_id of this wallet or an ISO 8601 time');
-    const query = { walletId: wallet.wallet_id, types: p.types, unreadOnly: p.unread_only ?? false, since, limit: p.limit ?? 20 };
-    const deadline = Date.now() + (p.wait_seconds ?? 0) * 1000;
-    let page = listEvents(ctx.services.db, query);
-    while (page.items.length === 0 && Date.now() < deadline) {
-      await Bun.sleep(100);
-      page = listEvents(ctx.services.db, query);
-    }
-    return page;
-  },
+  events: (ctx, p) => readFeed(ctx.services, { kind: 'wallet', id: callerWallet(ctx).wallet_id }, p),
 
-  mark_read: (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    if (!p.all && !p.event_ids) throw invalid('/event_ids', 'is required unless all is true', 'Send event_ids: [...] or all: true.');
-    const marked = ctx.services.db.transaction(() => markRead(ctx.services.db, wallet.wallet_id, p.all ? 'all' : p.event_ids!)).immediate();
-    return { marked };
-  },
+  mark_read: (ctx, p) => markFeedRead(ctx.services, { kind: 'wallet', id: callerWallet(ctx).wallet_id }, p),
 });

@@ -7,6 +7,8 @@
 import { Type as T } from '@sinclair/typebox';
 import { Amount, Limit, NoParams, Offset, Params, SolanaAddress } from './common.ts';
 import { action } from './action.ts';
+import { PAYLINK_ACTIONS } from './earning.ts';
+import { FeedParams, MarkReadParams } from './payments.ts';
 
 /** An http(s) URL the service will POST webhooks to; checked against the outbound rules. */
 const WebhookUrl = T.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives webhooks; private and loopback addresses are refused unless the operator allows the host' });
@@ -86,4 +88,24 @@ export const MERCHANT = {
     params: Params({ delivery_id: T.String({ pattern: DELIVERY_ID_PATTERN, description: 'delivery_id from webhook_deliveries (the webhook-id header)' }) }),
     summary: 'Sends a webhook message again, with the same webhook-id, to the current webhook URL.',
   }),
+  // Paylinks paying the payout address (SPEC: "an agent or merchant can create payment requests").
+  // A merchant paylink's reference is the order id: verify finds the order however it was paid.
+  create_payment_request: action({
+    endpoint: 'merchant',
+    auth: 'merchant',
+    params: PAYLINK_ACTIONS.create.params,
+    summary: `${PAYLINK_ACTIONS.create.summary} It pays the payout address; a reference (your order id) is unique among your open and paid paylinks and payments, and verify finds the order by it.`,
+  }),
+  get_payment_request: action({ endpoint: 'merchant', auth: 'merchant', readOnly: true, ...PAYLINK_ACTIONS.get }),
+  list_payment_requests: action({ endpoint: 'merchant', auth: 'merchant', readOnly: true, ...PAYLINK_ACTIONS.list }),
+  cancel_payment_request: action({ endpoint: 'merchant', auth: 'merchant', ...PAYLINK_ACTIONS.cancel }),
+  send_paylink_invitation: action({ endpoint: 'merchant', auth: 'merchant', ...PAYLINK_ACTIONS.invite }),
+  events: action({
+    endpoint: 'merchant',
+    auth: 'merchant',
+    readOnly: true,
+    params: FeedParams,
+    summary: 'The merchant event feed (payment.received, payment_request.*, webhook.test), oldest first after `since`; the same events the webhook gets, and more.',
+  }),
+  mark_read: action({ endpoint: 'merchant', auth: 'merchant', params: MarkReadParams, summary: 'Marks events as read: event_ids, or all: true.' }),
 };

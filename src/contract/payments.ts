@@ -7,6 +7,18 @@ import { Amount, Id, Limit, Offset, Params } from './common.ts';
 import { action } from './action.ts';
 import { Commitments } from './wallet.ts';
 
+/** Parameters of `events`, on /bot and /merchant alike. */
+export const FeedParams = Params({
+  types: T.Optional(T.Array(T.String({ maxLength: 64 }), { maxItems: 30 })),
+  limit: T.Optional(Limit),
+  unread_only: T.Optional(T.Boolean()),
+  since: T.Optional(T.String({ maxLength: 64, description: 'an event_id or an ISO 8601 time: only newer events' })),
+  wait_seconds: T.Optional(T.Integer({ minimum: 0, maximum: 30, description: 'long poll: wait up to this many seconds for a new event' })),
+});
+
+/** Parameters of `mark_read`, on /bot and /merchant alike. */
+export const MarkReadParams = Params({ event_ids: T.Optional(T.Array(Id('event'), { minItems: 1, maxItems: 500 })), all: T.Optional(T.Boolean()) });
+
 export const TX_STATUSES = ['pre_approved', 'awaiting_approval', 'approved', 'rejected', 'pending', 'completed', 'failed', 'expired', 'cancelled'] as const;
 const TxId = Id('transaction', 'transaction_id from pay, withdraw or x402_prepare');
 const Recipient = T.String({ minLength: 1, maxLength: 64, description: 'a username (wallet or merchant) or a Solana address' });
@@ -98,19 +110,13 @@ export const PAYMENTS = {
     endpoint: 'bot',
     auth: 'bot',
     readOnly: true,
-    params: Params({
-      types: T.Optional(T.Array(T.String({ maxLength: 64 }), { maxItems: 30 })),
-      limit: T.Optional(Limit),
-      unread_only: T.Optional(T.Boolean()),
-      since: T.Optional(T.String({ maxLength: 64, description: 'an event_id or an ISO 8601 time: only newer events' })),
-      wait_seconds: T.Optional(T.Integer({ minimum: 0, maximum: 30, description: 'long poll: wait up to this many seconds for a new event' })),
-    }),
+    params: FeedParams,
     summary: 'The wallet event feed, oldest first after `since`.',
   }),
   mark_read: action({
     endpoint: 'bot',
     auth: 'bot',
-    params: Params({ event_ids: T.Optional(T.Array(Id('event'), { minItems: 1, maxItems: 500 })), all: T.Optional(T.Boolean()) }),
+    params: MarkReadParams,
     summary: 'Marks events as read: event_ids, or all: true.',
   }),
 };

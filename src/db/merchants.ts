@@ -1,7 +1,8 @@
 /**
  * Merchant accounts and what they received (DESIGN §8). A merchant has no ledger rows of its
- * own: a payment to a merchant is the payer's outgoing transaction with `to_merchant_id` set, so
- * everything here reads those rows. Usernames share the wallets' namespace (`usernames`).
+ * own: a payment to a merchant is the payer's outgoing transaction with `to_merchant_id` set, or
+ * a Solana Pay payment recorded on the merchant's paylink, so everything here reads those rows.
+ * Usernames share the wallets' namespace (`usernames`).
  */
 import type { Database } from 'bun:sqlite';
 import type { TxRow } from './transactions.ts';
@@ -69,52 +70,59 @@ export function paymentHoldingReference(db: Database, merchantId: string, refere
     .get(merchantId, reference);
 }
 
-/** A completed payment to a merchant, with the payer's username. */
+/**
+ * A payment a merchant received through the service: an agent's completed payment (`via`
+ * wallet), or a Solana Pay payment that paid one of its paylinks (`via` solana_pay; no ledger
+ * row, the payer known by address only).
+ */
 export interface MerchantPayment {
-  transaction_id: string;
+  transaction_id: string | null;
   amount: bigint;
   reference: string | null;
   note: string | null;
   signature: string | null;
   completed_at: bigint;
   payer_username: string | null;
-  payer_address: string;
+  payer_address: string | null;
+  payment_request_id: string | null;
+  via: 'wallet' | 'solana_pay';
 }
 
-const PAYMENT_COLUMNS = `t.transaction_id, t.amount, t.reference, t.note, t.signature, t.completed_at, w.username AS payer_username, w.address AS payer_address`;
+/** Everything a merchant received, as one relation; binds the merchant id twice. */
+const RECEIPTS = `(
+  SELECT t.transaction_id, t.amount, t.reference, t.note, t.signature, t.completed_at, w.username AS payer_username, w.address AS payer_address,
+         t.payment_request_id, 'wallet' AS via
+  FROM transactions t JOIN wallets w ON w.wallet_id = t.wallet_id
+  WHERE t.to_merchant_id = ? AND t.direction = 'out' AND t.status = 'completed'
+  UNION ALL
+  SELECT NULL, p.paid_amount, p.reference, NULL, p.signature, p.paid_at, NULL, p.payer, p.request_id, 'solana_pay'
+  FROM payment_requests p
+  WHERE p.merchant_id = ? AND p.status = 'paid' AND p.paid_via = 'solana_pay'
+)`;
 
-/** The completed payment to `merchantId` with `reference` (at most one exists: pay refuses a reused reference). */
+/** The payment to `merchantId` with `reference`, however it was paid (at most one exists: a reference is held once). */
 export function completedPaymentByReference(db: Database, merchantId: string, reference: string): MerchantPayment | null {
   return db
-    .query<MerchantPayment, [string, string]>(
-      `SELECT ${PAYMENT_COLUMNS} FROM transactions t JOIN wallets w ON w.wallet_id = t.wallet_id
-       WHERE t.to_merchant_id = ? AND t.reference = ? AND t.direction = 'out' AND t.status = 'completed'
-       ORDER BY t.completed_at LIMIT 1`,
-    )
-    .get(merchantId, reference);
+    .query<MerchantPayment, [string, string, string]>(`SELECT * FROM ${RECEIPTS} WHERE reference = ? ORDER BY completed_at LIMIT 1`)
+    .get(merchantId, merchantId, reference);
 }
 
-/** A page of completed payments to `merchantId`, newest first, optionally only those completed at or after `sinceMs`. */
+/** A page of what `merchantId` received, newest first, optionally only at or after `sinceMs`. */
 export function merchantPayments(db: Database, q: { merchantId: string; sinceMs?: number; limit: number; offset: number }): { items: MerchantPayment[]; total: number } {
-  const where = "t.to_merchant_id = ? AND t.direction = 'out' AND t.status = 'completed'" + (q.sinceMs === undefined ? '' : ' AND t.completed_at >= ?');
-  const args: (string | number)[] = q.sinceMs === undefined ? [q.merchantId] : [q.merchantId, q.sinceMs];
-  const total = db.query<{ n: bigint }, (string | number)[]>(`SELECT count(*) AS n FROM transactions t WHERE ${where}`).get(...args);
+  const where = q.sinceMs === undefined ? '' : 'WHERE completed_at >= ?';
+  const args: (string | number)[] = q.sinceMs === undefined ? [q.merchantId, q.merchantId] : [q.merchantId, q.merchantId, q.sinceMs];
+  const total = db.query<{ n: bigint }, (string | number)[]>(`SELECT count(*) AS n FROM ${RECEIPTS} ${where}`).get(...args);
   const items = db
-    .query<MerchantPayment, (string | number)[]>(
-      `SELECT ${PAYMENT_COLUMNS} FROM transactions t JOIN wallets w ON w.wallet_id = t.wallet_id
-       WHERE ${where} ORDER BY t.completed_at DESC, t.rowid DESC LIMIT ? OFFSET ?`,
-    )
+    .query<MerchantPayment, (string | number)[]>(`SELECT * FROM ${RECEIPTS} ${where} ORDER BY completed_at DESC, signature DESC LIMIT ? OFFSET ?`)
     .all(...args, q.limit, q.offset);
   return { items, total: Number(total?.n ?? 0n) };
 }
 
-/** Totals a merchant received through the service (completed payments only). */
+/** Totals a merchant received through the service. */
 export function merchantTotals(db: Database, merchantId: string): { count: number; received: bigint; lastPaidAt: bigint | null } {
   const row = db
-    .query<{ n: bigint; s: bigint | null; last: bigint | null }, [string]>(
-      "SELECT count(*) AS n, sum(amount) AS s, max(completed_at) AS last FROM transactions WHERE to_merchant_id = ? AND direction = 'out' AND status = 'completed'",
-    )
-    .get(merchantId);
+    .query<{ n: bigint; s: bigint | null; last: bigint | null }, [string, string]>(`SELECT count(*) AS n, sum(amount) AS s, max(completed_at) AS last FROM ${RECEIPTS}`)
+    .get(merchantId, merchantId);
   return { count: Number(row?.n ?? 0n), received: row?.s ?? 0n, lastPaidAt: row?.last ?? null };
 }
 

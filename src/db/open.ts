@@ -69,13 +69,27 @@ function migrate(db: Database, path: string): void {
     }).immediate();
     return;
   }
-  for (let version = current + 1; version <= SCHEMA_VERSION; version++) {
-    const sql = MIGRATIONS[version - 2];
-    if (sql === undefined) throw new DatabaseOpenError(`no migration to schema version ${version}`);
-    db.transaction(() => {
-      db.run(sql);
-      db.run(`PRAGMA user_version = ${version}`);
-    }).immediate();
+  // SQLite's table-rebuild procedure: foreign keys off while a migration runs (it cannot change
+  // inside a transaction), every reference checked before its commit, back on afterwards.
+  db.run('PRAGMA foreign_keys = OFF');
+  try {
+    for (let version = current + 1; version <= SCHEMA_VERSION; version++) {
+      const sql = MIGRATIONS[version - 2];
+      if (sql === undefined) throw new DatabaseOpenError(`no migration to schema version ${version}`);
+      db.transaction(() => {
+        db.run(sql);
+        const broken = db.query<{ table: string; parent: string }, []>('PRAGMA foreign_key_check').all();
+        if (broken.length > 0) {
+          const first = broken[0]!;
+          throw new DatabaseOpenError(
+            `database ${path} cannot move to schema version ${version}: ${broken.length} row(s) break a foreign key (first: ${first.table} → ${first.parent}); nothing was changed, restore a consistent backup`,
+          );
+        }
+        db.run(`PRAGMA user_version = ${version}`);
+      }).immediate();
+    }
+  } finally {
+    db.run('PRAGMA foreign_keys = ON');
   }
 }
 

@@ -7,10 +7,16 @@ import type { Database } from 'bun:sqlite';
 
 export type PaylinkStatus = 'open' | 'paid' | 'cancelled' | 'expired';
 
+/** Who a paylink pays: one of our wallets or a merchant (its payout address). */
+export type PayeeKey = { kind: 'wallet' | 'merchant'; id: string };
+
+const PAYEE_COLUMN = { wallet: 'wallet_id', merchant: 'merchant_id' } as const;
+
 export interface PaylinkRow {
   request_id: string;
   short_code: string;
-  wallet_id: string;
+  wallet_id: string | null;
+  merchant_id: string | null;
   description: string;
   amount: bigint | null;
   items: string | null;
@@ -31,10 +37,15 @@ export interface PaylinkRow {
   paid_at: bigint | null;
 }
 
+/** The payee of a row (the table's CHECK makes exactly one of the two columns set). */
+export function payeeKeyOf(row: Pick<PaylinkRow, 'wallet_id' | 'merchant_id'>): PayeeKey {
+  return row.wallet_id !== null ? { kind: 'wallet', id: row.wallet_id } : { kind: 'merchant', id: row.merchant_id! };
+}
+
 export interface NewPaylink {
   request_id: string;
   short_code: string;
-  wallet_id: string;
+  payee: PayeeKey;
   description: string;
   amount: bigint | null;
   items: string | null;
@@ -49,11 +60,11 @@ export interface NewPaylink {
 export function insertPaylink(db: Database, p: NewPaylink): boolean {
   const res = db
     .query(
-      `INSERT OR IGNORE INTO payment_requests (request_id, short_code, wallet_id, description, amount, items, reference, reference_key, reveal_owner,
+      `INSERT OR IGNORE INTO payment_requests (request_id, short_code, wallet_id, merchant_id, description, amount, items, reference, reference_key, reveal_owner,
          status, next_scan_at, created_at, updated_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)`,
     )
-    .run(p.request_id, p.short_code, p.wallet_id, p.description, p.amount, p.items, p.reference, p.reference_key, p.reveal_owner ? 1 : 0, p.now, p.now, p.now, p.expires_at);
+    .run(p.request_id, p.short_code, p.payee.kind === 'wallet' ? p.payee.id : null, p.payee.kind === 'merchant' ? p.payee.id : null, p.description, p.amount, p.items, p.reference, p.reference_key, p.reveal_owner ? 1 : 0, p.now, p.now, p.now, p.expires_at);
   return res.changes === 1;
 }
 
@@ -61,26 +72,36 @@ export function getPaylink(db: Database, requestId: string): PaylinkRow | null {
   return db.query<PaylinkRow, [string]>('SELECT * FROM payment_requests WHERE request_id = ?').get(requestId);
 }
 
-/** A paylink of `walletId` only: another wallet's id is as unknown as a made-up one. */
-export function getWalletPaylink(db: Database, walletId: string, requestId: string): PaylinkRow | null {
-  return db.query<PaylinkRow, [string, string]>('SELECT * FROM payment_requests WHERE request_id = ? AND wallet_id = ?').get(requestId, walletId);
+/** A paylink of `payee` only: another payee's id is as unknown as a made-up one. */
+export function getPayeePaylink(db: Database, payee: PayeeKey, requestId: string): PaylinkRow | null {
+  return db.query<PaylinkRow, [string, string]>(`SELECT * FROM payment_requests WHERE request_id = ? AND ${PAYEE_COLUMN[payee.kind]} = ?`).get(requestId, payee.id);
 }
 
-/** The newest paylink of `walletId` with this reference. */
-export function getPaylinkByReference(db: Database, walletId: string, reference: string): PaylinkRow | null {
+/** The newest paylink of `payee` with this reference. */
+export function getPaylinkByReference(db: Database, payee: PayeeKey, reference: string): PaylinkRow | null {
   return db
-    .query<PaylinkRow, [string, string]>('SELECT * FROM payment_requests WHERE wallet_id = ? AND reference = ? ORDER BY created_at DESC, rowid DESC LIMIT 1')
-    .get(walletId, reference);
+    .query<PaylinkRow, [string, string]>(`SELECT * FROM payment_requests WHERE ${PAYEE_COLUMN[payee.kind]} = ? AND reference = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`)
+    .get(payee.id, reference);
+}
+
+/** A merchant's paylink with this reference that is open or paid (it holds the reference), or null. */
+export function merchantPaylinkHoldingReference(db: Database, merchantId: string, reference: string): PaylinkRow | null {
+  return db
+    .query<PaylinkRow, [string, string]>(
+      `SELECT * FROM payment_requests WHERE merchant_id = ? AND reference = ? AND status IN ('open', 'paid') ORDER BY status = 'paid' DESC, created_at LIMIT 1`,
+    )
+    .get(merchantId, reference);
 }
 
 export function getPaylinkByShortCode(db: Database, shortCode: string): PaylinkRow | null {
   return db.query<PaylinkRow, [string]>('SELECT * FROM payment_requests WHERE short_code = ?').get(shortCode);
 }
 
-/** A page of a wallet's paylinks, newest first, and the total matching. */
-export function listPaylinks(db: Database, walletId: string, status: PaylinkStatus | undefined, limit: number, offset: number): { items: PaylinkRow[]; total: number } {
-  const where = status ? 'wallet_id = ? AND status = ?' : 'wallet_id = ?';
-  const args = status ? [walletId, status] : [walletId];
+/** A page of a payee's paylinks, newest first, and the total matching. */
+export function listPaylinks(db: Database, payee: PayeeKey, status: PaylinkStatus | undefined, limit: number, offset: number): { items: PaylinkRow[]; total: number } {
+  const column = PAYEE_COLUMN[payee.kind];
+  const where = status ? `${column} = ? AND status = ?` : `${column} = ?`;
+  const args = status ? [payee.id, status] : [payee.id];
   const total = Number(db.query<{ n: bigint }, string[]>(`SELECT count(*) AS n FROM payment_requests WHERE ${where}`).get(...args)?.n ?? 0n);
   const items = db
     .query<PaylinkRow, (string | number)[]>(`SELECT * FROM payment_requests WHERE ${where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`)
@@ -205,12 +226,12 @@ export function incomingTxId(db: Database, walletId: string, signature: string):
   return db.query<{ transaction_id: string }, [string, string]>("SELECT transaction_id FROM transactions WHERE wallet_id = ? AND signature = ? AND direction = 'in'").get(walletId, signature)?.transaction_id ?? null;
 }
 
-/** Invitations sent for all paylinks of `walletId` since `since`, and the oldest of them. */
-export function walletInvitationsSince(db: Database, walletId: string, since: number): { count: number; oldest: number | null } {
+/** Invitations sent for all paylinks of `payee` since `since`, and the oldest of them. */
+export function payeeInvitationsSince(db: Database, payee: PayeeKey, since: number): { count: number; oldest: number | null } {
   const row = db
     .query<{ n: bigint; oldest: bigint | null }, [string, number]>(
-      'SELECT count(*) AS n, min(i.created_at) AS oldest FROM paylink_invitations i JOIN payment_requests p ON p.request_id = i.request_id WHERE p.wallet_id = ? AND i.created_at >= ?',
+      `SELECT count(*) AS n, min(i.created_at) AS oldest FROM paylink_invitations i JOIN payment_requests p ON p.request_id = i.request_id WHERE p.${PAYEE_COLUMN[payee.kind]} = ? AND i.created_at >= ?`,
     )
-    .get(walletId, since);
+    .get(payee.id, since);
   return { count: Number(row?.n ?? 0n), oldest: row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest) };
 }

@@ -1,6 +1,7 @@
 /**
  * `pay {payment_request_id}` (SPEC "Bot actions, spending"): an ordinary payment to the paylink's
- * payee, under the guard rails' paylink category, carrying the paylink's reference as the payment
+ * payee (a wallet, or a merchant's payout address, with the merchant's one-reference-per-order
+ * rule), under the guard rails' paylink category, carrying the paylink's reference as the payment
  * reference and its Solana Pay reference key in the transfer (src/payments/message.ts), so the
  * chain shows the payment exactly as a Solana Pay wallet's would. The paylink is marked paid when
  * the payment completes (recordAgentPaylinkPayment, called from completeTx).
@@ -9,13 +10,14 @@ import type { Address } from '@solana/kit';
 import type { ActionContext } from '../actions/registry.ts';
 import { AppError, invalid } from '../api/errors.ts';
 import { getPaylink, type PaylinkRow } from '../db/paylinks.ts';
-import { getWallet, type WalletRow } from '../db/wallets.ts';
+import type { WalletRow } from '../db/wallets.ts';
 import { formatUsdc } from '../domain/money.ts';
 import { createIntent, quote } from '../payments/intent.ts';
 import type { Recipient } from '../payments/recipient.ts';
 import { txView } from '../payments/views.ts';
 import type { Services } from '../services.ts';
-import { effectiveStatus, paylinkNotFound } from './paylinks.ts';
+import { effectiveStatus, paylinkNotFound, payeeOf } from './paylinks.ts';
+import { assertReferenceFree } from '../actions/merchant.ts';
 import { amountParam } from '../actions/params.ts';
 
 export interface PayPaylinkParams {
@@ -42,9 +44,8 @@ export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPay
   const row = getPaylink(services.db, p.payment_request_id);
   if (!row) throw paylinkNotFound();
   assertPayable(services, row);
-  const payee = getWallet(services.db, row.wallet_id);
-  if (!payee) throw paylinkNotFound();
-  if (payee.wallet_id === payer.wallet_id) throw new AppError('INVALID_RECIPIENT', 'A wallet cannot pay its own payment request.', { howToFix: 'Share the paylink with the payer instead.' });
+  const payee = payeeOf(services, row);
+  if (payee.key.kind === 'wallet' && payee.key.id === payer.wallet_id) throw new AppError('INVALID_RECIPIENT', 'A wallet cannot pay its own payment request.', { howToFix: 'Share the paylink with the payer instead.' });
   if (p.to !== undefined) {
     const to = p.to.trim().replace(/^@/, '');
     if (to.toLowerCase() !== payee.username && to !== payee.address) {
@@ -65,18 +66,21 @@ export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPay
     throw invalid('/reference', `differs from the payment request's reference "${row.reference}"`, 'Leave reference out: the payment carries the payment request reference.');
   }
   const recipient: Recipient = {
-    kind: 'wallet',
+    kind: payee.key.kind,
     label: payee.username,
     username: payee.username,
     name: payee.name,
-    walletId: payee.wallet_id,
+    walletId: payee.key.kind === 'wallet' ? payee.key.id : undefined,
+    merchantId: payee.key.kind === 'merchant' ? payee.key.id : undefined,
     address: payee.address as Address,
     category: 'paylink',
   };
+  const reference = row.reference ?? p.reference;
   const q = await quote(services, payer.address as Address, recipient.address, amount, 'payment');
   const tx = services.db
     .transaction(() => {
       assertPayable(services, getPaylink(services.db, row.request_id)!);
+      if (recipient.merchantId && reference !== undefined) assertReferenceFree(services.db, payer.wallet_id, recipient.merchantId, reference, row.request_id);
       const created = createIntent(services, {
         wallet: payer,
         type: 'payment',
@@ -84,7 +88,7 @@ export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPay
         recipient,
         quote: q,
         note: p.note,
-        reference: row.reference ?? p.reference,
+        reference,
         paymentRequestId: row.request_id,
         idempotencyKey: ctx.idempotency?.key,
       });

@@ -7,20 +7,19 @@ import { AppError, invalid } from '../api/errors.ts';
 import { INVITATIONS_PER_HOUR, INVITATIONS_PER_WALLET_PER_HOUR } from '../contract/earning.ts';
 import { newId } from '../contract/ids.ts';
 import { findByUsername } from '../db/directory.ts';
-import { appendEvent } from '../db/events.ts';
-import { getOwner } from '../db/owners.ts';
 import {
   cancelPaylink,
   getPaylink,
   insertInvitation,
   insertPaylink,
   invitationsSince,
-  walletInvitationsSince,
+  payeeInvitationsSince,
+  payeeKeyOf,
   listRejections,
   type PaylinkRow,
   type PaylinkStatus,
 } from '../db/paylinks.ts';
-import { getWallet, type WalletRow } from '../db/wallets.ts';
+import { appendEvent } from '../db/events.ts';
 import { checkEmail } from '../domain/identity.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { queueMail } from '../mail/outbox.ts';
@@ -29,6 +28,7 @@ import type { Services } from '../services.ts';
 import { paylinkInvitationMail } from './mail.ts';
 import { amountParam } from '../actions/params.ts';
 import { ensurePayeeReady } from './payee-ready.ts';
+import { appendPayeeEvent, payeeOfRow, revealedOwnerEmail, type Payee } from './payee.ts';
 import {
   DEFAULT_EXPIRES_IN_SECONDS,
   itemsFromJson,
@@ -57,12 +57,11 @@ export function checkoutUrl(services: Services, row: Pick<PaylinkRow, 'short_cod
   return `${services.publicUrl()}/pay/${row.short_code}`;
 }
 
-/** The payee of a paylink as payers may see it: the owner's e-mail only with reveal_owner. */
-export function payeeOf(services: Services, row: PaylinkRow): { wallet: WalletRow; name: string; username: string; address: string; owner_email: string | null } {
-  const wallet = getWallet(services.db, row.wallet_id);
-  if (!wallet) throw paylinkNotFound();
-  const owner = row.reveal_owner === 1n && wallet.owner_id ? getOwner(services.db, wallet.owner_id) : null;
-  return { wallet, name: wallet.name, username: wallet.username, address: wallet.address, owner_email: owner?.email ?? null };
+/** The payee of a paylink (a wallet or a merchant); NOT_FOUND when it is gone. */
+export function payeeOf(services: Services, row: PaylinkRow): Payee {
+  const payee = payeeOfRow(services.db, row);
+  if (!payee) throw paylinkNotFound();
+  return payee;
 }
 
 /** The Solana Pay transfer request of a paylink: payee address, amount, USDC, its reference key, the payee's name and the description. */
@@ -79,7 +78,7 @@ function itemsView(row: PaylinkRow) {
   }));
 }
 
-/** The payee's (agent's) view of its paylink. */
+/** The payee's (agent's or merchant's) view of its paylink. */
 export function paylinkView(services: Services, row: PaylinkRow) {
   const payee = payeeOf(services, row);
   const status = effectiveStatus(row, services.now().getTime());
@@ -122,6 +121,11 @@ export function paylinkView(services: Services, row: PaylinkRow) {
   };
 }
 
+function ownerEmailField(services: Services, row: PaylinkRow): { owner_email?: string } {
+  const email = revealedOwnerEmail(services.db, row);
+  return email ? { owner_email: email } : {};
+}
+
 /** What anyone with the short code sees (public `pay`): no payee reference, payer or ledger ids. */
 export function publicPaylinkView(services: Services, row: PaylinkRow) {
   const payee = payeeOf(services, row);
@@ -133,7 +137,7 @@ export function publicPaylinkView(services: Services, row: PaylinkRow) {
     amount: row.amount === null ? null : toUsdcNumber(row.amount),
     currency: 'USDC',
     items: itemsView(row),
-    payee: { name: payee.name, username: payee.username, ...(payee.owner_email ? { owner_email: payee.owner_email } : {}) },
+    payee: { name: payee.name, username: payee.username, kind: payee.key.kind, ...ownerEmailField(services, row) },
     status,
     solana_pay_url: status === 'open' ? paylinkSolanaPayUrl(services, row, payee) : null,
     pay_to: payee.address,
@@ -163,11 +167,12 @@ export interface CreatePaylinkInput {
 }
 
 /**
- * Creates an open paylink for `wallet`. Items set the amount (a given amount must equal their
+ * Creates an open paylink for `payee`. Items set the amount (a given amount must equal their
  * sum); neither makes an open-amount paylink. Before anything is stored the payee is made payable
- * by Solana Pay wallets (account + USDC token account, paid by the fee payer).
+ * by Solana Pay wallets (account + USDC token account, paid by the fee payer). `inTransaction`
+ * runs first in the write transaction, for the caller's own checks (a merchant's reference).
  */
-export async function createPaylink(services: Services, wallet: WalletRow, p: CreatePaylinkInput): Promise<PaylinkRow> {
+export async function createPaylink(services: Services, payee: Payee, p: CreatePaylinkInput, inTransaction?: (reference: string | null) => void): Promise<PaylinkRow> {
   const description = p.description.trim();
   if (description === '') throw invalid('/description', 'must not be empty', 'Describe what the payer pays for.');
   let amount: bigint | null = p.amount === undefined ? null : amountParam(services, '/amount', p.amount);
@@ -187,11 +192,11 @@ export async function createPaylink(services: Services, wallet: WalletRow, p: Cr
   const reference = p.reference?.trim() || null;
 
   try {
-    await ensurePayeeReady(services, wallet.address as Address);
+    await ensurePayeeReady(services, payee.address as Address);
   } catch (err) {
     if (err instanceof ChainUnavailableError || err instanceof AppError) throw err;
-    services.log.error('payee setup failed', { wallet_id: wallet.wallet_id, error: (err as Error).message });
-    throw new AppError('SERVICE_UNAVAILABLE', "The wallet's address could not be prepared on Solana for paylinks.", {
+    services.log.error('payee setup failed', { payee: payee.key, error: (err as Error).message });
+    throw new AppError('SERVICE_UNAVAILABLE', `The ${payee.key.kind === 'wallet' ? "wallet's address" : 'payout address'} could not be prepared on Solana for paylinks.`, {
       headers: { 'Retry-After': '30' },
       howToFix: 'Retry in a minute; if it persists, the operator should check the fee payer SOL balance.',
     });
@@ -199,15 +204,16 @@ export async function createPaylink(services: Services, wallet: WalletRow, p: Cr
 
   const requestId = newId('paymentRequest');
   const now = services.now().getTime();
-  const base = { request_id: requestId, wallet_id: wallet.wallet_id, description, amount, items, reference, reference_key: newReferenceKey(), reveal_owner: p.reveal_owner ?? false, expires_at: now + expiresIn.value * 1000, now };
+  const base = { request_id: requestId, payee: payee.key, description, amount, items, reference, reference_key: newReferenceKey(), reveal_owner: p.reveal_owner ?? false, expires_at: now + expiresIn.value * 1000, now };
   services.db
     .transaction(() => {
+      inTransaction?.(reference);
       // 50-bit codes rarely collide; a collision draws again.
       for (let attempt = 0; ; attempt++) {
         if (insertPaylink(services.db, { ...base, short_code: newShortCode() })) break;
         if (attempt > 5) throw new AppError('INTERNAL_ERROR', 'Could not draw a free short code.');
       }
-      appendEvent(services.db, { walletId: wallet.wallet_id, type: 'payment_request.created', data: { request_id: requestId, amount: amount === null ? null : toUsdcNumber(amount), description }, now });
+      appendPayeeEvent(services.db, payee.key, 'payment_request.created', { request_id: requestId, amount: amount === null ? null : toUsdcNumber(amount), description }, now);
     })
     .immediate();
   return getPaylink(services.db, requestId)!;
@@ -219,7 +225,7 @@ export function cancelOwnPaylink(services: Services, row: PaylinkRow): PaylinkRo
   const done = services.db
     .transaction(() => {
       if (effectiveStatus(row, now) !== 'open' || !cancelPaylink(services.db, row.request_id, now)) return false;
-      appendEvent(services.db, { walletId: row.wallet_id, type: 'payment_request.cancelled', data: { request_id: row.request_id }, now });
+      appendPayeeEvent(services.db, payeeKeyOf(row), 'payment_request.cancelled', { request_id: row.request_id }, now);
       return true;
     })
     .immediate();
@@ -231,12 +237,12 @@ export function cancelOwnPaylink(services: Services, row: PaylinkRow): PaylinkRo
 }
 
 /**
- * Sends an open paylink to an e-mail address (outbox → SMTP or the log) or to another wallet's
- * event feed (`paylink.invitation`, payable with pay {payment_request_id}). At most
- * INVITATIONS_PER_HOUR per paylink and INVITATIONS_PER_WALLET_PER_HOUR per wallet per hour
- * (RATE_LIMITED with Retry-After).
+ * Sends an open paylink to an e-mail address (outbox → SMTP or the log) or to a wallet's event
+ * feed (`paylink.invitation`, payable with pay {payment_request_id}). At most
+ * INVITATIONS_PER_HOUR per paylink and INVITATIONS_PER_WALLET_PER_HOUR per payee (wallet or
+ * merchant) per hour (RATE_LIMITED with Retry-After).
  */
-export function sendInvitation(services: Services, sender: WalletRow, row: PaylinkRow, p: { to_email?: string; to_wallet?: string; message?: string }) {
+export function sendInvitation(services: Services, sender: Payee, row: PaylinkRow, p: { to_email?: string; to_wallet?: string; message?: string }) {
   if ((p.to_email === undefined) === (p.to_wallet === undefined)) {
     throw invalid(p.to_email === undefined ? '/to_email' : '/to_wallet', 'send exactly one of to_email and to_wallet', 'Send to_email (an e-mail address) or to_wallet (a wallet username).');
   }
@@ -252,7 +258,7 @@ export function sendInvitation(services: Services, sender: WalletRow, row: Payli
   } else {
     const entry = findByUsername(services.db, p.to_wallet!.trim().replace(/^@/, '').toLowerCase());
     if (!entry || entry.kind !== 'wallet') throw new AppError('INVALID_RECIPIENT', `No wallet is called "${p.to_wallet!.slice(0, 64)}".`, { howToFix: 'Check the username with lookup.' });
-    if (entry.id === sender.wallet_id) throw new AppError('INVALID_RECIPIENT', 'A wallet cannot invite itself to pay its own paylink.', { howToFix: 'Send it to another wallet or an e-mail address.' });
+    if (sender.key.kind === 'wallet' && entry.id === sender.key.id) throw new AppError('INVALID_RECIPIENT', 'A wallet cannot invite itself to pay its own paylink.', { howToFix: 'Send it to another wallet or an e-mail address.' });
     target = { channel: 'wallet', walletId: entry.id, username: entry.username };
   }
   const url = checkoutUrl(services, row);
@@ -262,7 +268,7 @@ export function sendInvitation(services: Services, sender: WalletRow, row: Payli
       const windowStart = now - 3_600_000;
       const limits = [
         { used: invitationsSince(services.db, row.request_id, windowStart), max: INVITATIONS_PER_HOUR, what: 'This paylink was' },
-        { used: walletInvitationsSince(services.db, sender.wallet_id, windowStart), max: INVITATIONS_PER_WALLET_PER_HOUR, what: "This wallet's paylinks were" },
+        { used: payeeInvitationsSince(services.db, sender.key, windowStart), max: INVITATIONS_PER_WALLET_PER_HOUR, what: `This ${sender.key.kind}'s paylinks were` },
       ];
       for (const { used, max, what } of limits) {
         if (used.count < max) continue;

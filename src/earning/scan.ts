@@ -28,6 +28,7 @@ import {
   incomingTxId,
   insertRejection,
   markPaylinkPaid,
+  payeeKeyOf,
   paylinksToScan,
   setScanState,
   type PaylinkRow,
@@ -42,6 +43,7 @@ import { toUsdcNumber } from '../domain/money.ts';
 import { usdcAta } from '../solana/ata.ts';
 import type { TokenTransfers } from '../solana/port.ts';
 import type { Services } from '../services.ts';
+import { appendPayeeEvent, payeeOfRow } from './payee.ts';
 import { judgePayment, REJECTION_TEXT } from './rules.ts';
 
 /** Closed paylinks stay watched this long, so late, duplicate and post-cancel payments are recorded against them. */
@@ -71,15 +73,20 @@ export function carriesWatchedReference(services: Services, walletId: string, ac
 const scanning = new Set<string>();
 const nudged = new Map<string, number>();
 
-/** Records USDC credited to the payee by a reference-carrying transaction, once; returns its ledger id. */
+/**
+ * Records USDC credited to a wallet payee by a reference-carrying transaction, once; returns its
+ * ledger id. A merchant has no ledger: what its paylinks received is read from the paylinks.
+ */
 function recordIncoming(services: Services, row: PaylinkRow, signature: string, amount: bigint, payer: string | null, now: number): string | null {
-  const existing = incomingTxId(services.db, row.wallet_id, signature);
-  if (existing !== null || hasSignature(services.db, row.wallet_id, signature)) return existing;
-  forgetBalance(getWallet(services.db, row.wallet_id)?.address);
+  const walletId = row.wallet_id;
+  if (walletId === null) return null;
+  const existing = incomingTxId(services.db, walletId, signature);
+  if (existing !== null || hasSignature(services.db, walletId, signature)) return existing;
+  forgetBalance(getWallet(services.db, walletId)?.address);
   const id = newId('transaction');
   insertTx(services.db, {
     transaction_id: id,
-    wallet_id: row.wallet_id,
+    wallet_id: walletId,
     type: 'payment',
     direction: 'in',
     status: 'completed',
@@ -92,7 +99,7 @@ function recordIncoming(services: Services, row: PaylinkRow, signature: string, 
     now,
   });
   appendEvent(services.db, {
-    walletId: row.wallet_id,
+    walletId,
     type: 'payment.received',
     data: { transaction_id: id, amount: toUsdcNumber(amount), from: payer, signature, payment_request_id: row.request_id, reference: row.reference, kind: 'paylink' },
     now,
@@ -102,10 +109,11 @@ function recordIncoming(services: Services, row: PaylinkRow, signature: string, 
 
 function recordRejection(services: Services, row: PaylinkRow, r: { signature: string; reason: RejectionReason; amount: bigint | null; mint: string | null; payer: string | null }, now: number): void {
   if (!insertRejection(services.db, { request_id: row.request_id, ...r, now })) return;
-  appendEvent(services.db, {
-    walletId: row.wallet_id,
-    type: 'payment_request.rejected_payment',
-    data: {
+  appendPayeeEvent(
+    services.db,
+    payeeKeyOf(row),
+    'payment_request.rejected_payment',
+    {
       request_id: row.request_id,
       signature: r.signature,
       reason: r.reason,
@@ -116,7 +124,7 @@ function recordRejection(services: Services, row: PaylinkRow, r: { signature: st
       payer: r.payer,
     },
     now,
-  });
+  );
 }
 
 /** Judges one landed transaction for the paylink and writes the outcome; synchronous, inside the write transaction. */
@@ -135,12 +143,13 @@ function applyTransfer(services: Services, requestId: string, signature: string,
   const txId = credited ? recordIncoming(services, row, signature, credited.delta, payer, now) : null;
   if (verdict.kind === 'paid') {
     if (markPaylinkPaid(services.db, requestId, [verdict.from], { amount: verdict.amount, payer, via: 'solana_pay', signature, transactionId: txId, now })) {
-      appendEvent(services.db, {
-        walletId: row.wallet_id,
-        type: 'payment_request.paid',
-        data: { request_id: requestId, short_code: row.short_code, amount: toUsdcNumber(verdict.amount), payer, signature, transaction_id: txId, via: 'solana_pay', reference: row.reference },
+      appendPayeeEvent(
+        services.db,
+        payeeKeyOf(row),
+        'payment_request.paid',
+        { request_id: requestId, short_code: row.short_code, amount: toUsdcNumber(verdict.amount), payer, signature, transaction_id: txId, via: 'solana_pay', reference: row.reference },
         now,
-      });
+      );
       return;
     }
     recordRejection(services, row, { signature, reason: 'already_paid', amount: verdict.amount, mint, payer }, now);
@@ -158,9 +167,9 @@ export async function scanPaylink(services: Services, requestId: string): Promis
   scanning.add(requestId);
   try {
     const row = getPaylink(services.db, requestId);
-    const wallet = row ? getWallet(services.db, row.wallet_id) : null;
-    if (!row || !wallet) return;
-    const payee = { address: wallet.address, tokenAccount: await usdcAta(wallet.address as Address, services.config.usdcMint as Address) };
+    const payeeRow = row ? payeeOfRow(services.db, row) : null;
+    if (!row || !payeeRow) return;
+    const payee = { address: payeeRow.address, tokenAccount: await usdcAta(payeeRow.address as Address, services.config.usdcMint as Address) };
     const sigs = await signaturesSince(services.chain, row.reference_key as Address, row.scan_cursor ?? undefined, MAX_PAGES);
     let cursor: string | null = null;
     for (const s of [...sigs].reverse()) {
@@ -217,7 +226,7 @@ export function expirePaylinks(services: Services): number {
     services.db
       .transaction(() => {
         if (!expirePaylink(services.db, row.request_id, now)) return;
-        appendEvent(services.db, { walletId: row.wallet_id, type: 'payment_request.expired', data: { request_id: row.request_id }, now });
+        appendPayeeEvent(services.db, payeeKeyOf(row), 'payment_request.expired', { request_id: row.request_id }, now);
         expired++;
       })
       .immediate();
@@ -236,19 +245,21 @@ export function recordAgentPaylinkPayment(services: Services, tx: TxRow, now: nu
   const row = getPaylink(services.db, tx.payment_request_id);
   if (!row) return;
   const payer = getWallet(services.db, tx.wallet_id)?.username ?? null;
-  const inTx = incomingTxId(services.db, row.wallet_id, tx.signature);
+  // A wallet payee's incoming ledger row; a merchant has none, so the agent's payment names it.
+  const inTx = row.wallet_id !== null ? incomingTxId(services.db, row.wallet_id, tx.signature) : tx.transaction_id;
   let reason: RejectionReason | null = null;
   if (row.status === 'cancelled') reason = 'cancelled';
   else if (row.status === 'paid') reason = 'already_paid';
   else if (Number(tx.created_at) > Number(row.expires_at)) reason = 'expired';
   else if (row.amount !== null && tx.amount < row.amount) reason = 'underpaid';
   if (reason === null && markPaylinkPaid(services.db, row.request_id, ['open', 'expired'], { amount: tx.amount, payer, via: 'wallet', signature: tx.signature, transactionId: inTx, now })) {
-    appendEvent(services.db, {
-      walletId: row.wallet_id,
-      type: 'payment_request.paid',
-      data: { request_id: row.request_id, short_code: row.short_code, amount: toUsdcNumber(tx.amount), payer, signature: tx.signature, transaction_id: inTx, via: 'wallet', reference: row.reference },
+    appendPayeeEvent(
+      services.db,
+      payeeKeyOf(row),
+      'payment_request.paid',
+      { request_id: row.request_id, short_code: row.short_code, amount: toUsdcNumber(tx.amount), payer, signature: tx.signature, transaction_id: inTx, via: 'wallet', reference: row.reference },
       now,
-    });
+    );
     return;
   }
   recordRejection(services, row, { signature: tx.signature, reason: reason ?? 'already_paid', amount: tx.amount, mint: services.config.usdcMint, payer }, now);

@@ -134,7 +134,24 @@ describe('OpenAPI', () => {
   test('lists every merchant action under /merchant and stats under /public', async () => {
     const doc = (await call(app, '/v1/openapi.json')).body;
     const mapping = doc.paths['/merchant'].post.requestBody.content['application/json'].schema.discriminator.mapping;
-    expect(Object.keys(mapping).sort()).toEqual(['balance', 'history', 'info', 'redeliver', 'register', 'rotate_webhook_secret', 'set_webhook', 'verify', 'webhook_deliveries']);
+    expect(Object.keys(mapping).sort()).toEqual([
+      'balance',
+      'cancel_payment_request',
+      'create_payment_request',
+      'events',
+      'get_payment_request',
+      'history',
+      'info',
+      'list_payment_requests',
+      'mark_read',
+      'redeliver',
+      'register',
+      'rotate_webhook_secret',
+      'send_paylink_invitation',
+      'set_webhook',
+      'verify',
+      'webhook_deliveries',
+    ]);
     expect(Object.keys(doc.paths['/public'].post.requestBody.content['application/json'].schema.discriminator.mapping)).toContain('stats');
   });
 });

@@ -35,6 +35,8 @@ interface Objects {
   exportA: string;
   eventA: string;
   deliveryA: string;
+  merchantRequestA: string;
+  merchantEventA: string;
   fundRequestA: string;
   tokenA: string;
   usernameB: string;
@@ -105,6 +107,13 @@ const ROWS: Record<string, Row> = {
   'merchant/rotate_webhook_secret': { params: () => ({}), ofA: false },
   'merchant/webhook_deliveries': { params: () => ({}), ofA: false },
   'merchant/redeliver': { params: (o) => ({ delivery_id: o.deliveryA }), ofA: true },
+  'merchant/create_payment_request': { params: () => ({ description: 'matrix', amount: 1 }), ofA: false },
+  'merchant/get_payment_request': { params: (o) => ({ request_id: o.merchantRequestA }), ofA: true },
+  'merchant/list_payment_requests': { params: () => ({}), ofA: false },
+  'merchant/cancel_payment_request': { params: (o) => ({ request_id: o.merchantRequestA }), ofA: true },
+  'merchant/send_paylink_invitation': { params: (o) => ({ request_id: o.merchantRequestA, to_wallet: o.usernameB }), ofA: true },
+  'merchant/events': { params: () => ({}), ofA: false },
+  'merchant/mark_read': { params: (o) => ({ event_ids: [o.merchantEventA] }), ofA: false },
   'public/claim_info': { params: (o) => ({ wallet_id: o.walletA }), ofA: false },
   'public/claim': { params: (o) => ({ wallet_id: o.walletA, claim_code: 'WRONG-CODE', email: 'x@example.com' }), ofA: false },
   'public/stats': { params: () => ({}), ofA: false },
@@ -169,6 +178,10 @@ beforeAll(async () => {
   keys.merchantA = await merchant('matrix-shop-a');
   await fetch(`${world.url}/merchant`, { method: 'POST', headers: { authorization: `Bearer ${keys.merchantA}` }, body: JSON.stringify({ action: 'set_webhook', url: `http://127.0.0.1:${receiver.port}/hook` }) });
   keys.merchantB = await merchant('matrix-shop-b');
+  const merchantCall = async (action: string, params: Record<string, unknown>) =>
+    ((await (await fetch(`${world.url}/merchant`, { method: 'POST', headers: { authorization: `Bearer ${keys.merchantA}` }, body: JSON.stringify({ action, ...params }) })).json()) as any).data;
+  const merchantReq = await merchantCall('create_payment_request', { description: 'matrix', amount: 2 });
+  const merchantEvents = await merchantCall('events', {});
   await a.api.call('bot', 'pay', { to: 'matrix-shop-a', amount: 0.5, reference: 'order-matrix' });
   const deliveries = world.services.db.query('SELECT delivery_id FROM webhook_deliveries LIMIT 1').get() as { delivery_id: string } | null;
   const tA = ownerToken('a@example.com');
@@ -188,6 +201,8 @@ beforeAll(async () => {
     exportA: exp.export_id,
     eventA: events.items[0].event_id,
     deliveryA: deliveries!.delivery_id,
+    merchantRequestA: merchantReq.request_id,
+    merchantEventA: merchantEvents.items[0].event_id,
     fundRequestA: fr.fund_request_id,
     tokenA: tA.tokenId,
     usernameB: b.username,

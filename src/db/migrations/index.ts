@@ -1,6 +1,9 @@
 /**
  * Numbered migrations after schema.sql, in order: entry i takes the database from schema
  * version i + 1 to i + 2. Each is a `NNNN_name.sql` file imported as text and runs in one
- * transaction together with the user_version bump. Empty while schema.sql is the first release.
+ * transaction together with the user_version bump. schema.sql is always the newest shape: a
+ * fresh database gets it directly, an older one these steps.
  */
-export const MIGRATIONS: readonly string[] = [];
+import merchantPaylinks from './0001_merchant_paylinks.sql' with { type: 'text' };
+
+export const MIGRATIONS: readonly string[] = [merchantPaylinks];

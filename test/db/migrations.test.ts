@@ -1,0 +1,102 @@
+import { afterAll, describe, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase, SCHEMA_VERSION } from '../../src/db/open.ts';
+
+// schema.sql as release 0.1.0 wrote it (schema version 1), frozen: migrations must lift files it made.
+const V1_SCHEMA = await Bun.file(new URL('./fixtures/schema-v1.sql', import.meta.url)).text();
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function tempDb(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'aw-migrate-'));
+  dirs.push(dir);
+  return join(dir, 'wallet.db');
+}
+
+/** A version-1 file with a wallet, one of its paylinks, a rejected payment and an invitation. */
+function writeV1(path: string): void {
+  const db = new Database(path, { create: true, strict: true });
+  db.run('PRAGMA foreign_keys = ON');
+  db.run(V1_SCHEMA);
+  db.run('PRAGMA user_version = 1');
+  db.run("INSERT INTO meta (key, value) VALUES ('network', 'simnet')");
+  db.run("INSERT INTO usernames (username, kind, ref_id) VALUES ('old-bot', 'wallet', 'wal_old')");
+  db.run(
+    `INSERT INTO wallets (wallet_id, username, name, address, api_key_hash, status, claim_code_hash, claim_code_sealed, server_key, public_package, created_at)
+     VALUES ('wal_old', 'old-bot', 'Old Bot', 'Addr1111111111111111111111111111111111111111', x'01', 'unclaimed', x'02', x'03', x'04', '{}', 1)`,
+  );
+  db.run(
+    `INSERT INTO payment_requests (request_id, short_code, wallet_id, description, amount, reference, reference_key, status, paid_amount, payer, paid_via, signature,
+       next_scan_at, created_at, updated_at, expires_at, paid_at)
+     VALUES ('req_old', 'ABCD2345EFGH', 'wal_old', 'Old order', 5000000, 'order-1', 'RefKey111111111111111111111111111111111111111', 'paid', 5000000, 'payer-addr', 'solana_pay', 'sig1',
+       10, 1, 2, 99, 2)`,
+  );
+  db.run("INSERT INTO payment_request_rejections (request_id, signature, reason, amount, created_at) VALUES ('req_old', 'sig0', 'underpaid', 1, 1)");
+  db.run("INSERT INTO paylink_invitations (request_id, channel, recipient, created_at) VALUES ('req_old', 'email', 'a@example.com', 1)");
+  db.close();
+}
+
+/** Columns, indexes and foreign keys of every table, to compare two files' shapes. */
+function shape(db: Database): Record<string, unknown> {
+  const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all();
+  const out: Record<string, unknown> = {};
+  for (const { name } of tables) {
+    out[name] = {
+      columns: db.query(`PRAGMA table_info("${name}")`).all(),
+      indexes: db
+        .query<{ name: string; unique: number; partial: number }, []>(`PRAGMA index_list("${name}")`)
+        .all()
+        .map((i) => ({ name: i.name, unique: i.unique, partial: i.partial, columns: db.query(`PRAGMA index_info("${i.name}")`).all() }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
+      foreign_keys: db.query(`PRAGMA foreign_key_list("${name}")`).all(),
+    };
+  }
+  return out;
+}
+
+describe('migrations', () => {
+  test('a version-1 file opens at the current version with the shape of a fresh one, keeping its paylinks, rejections and invitations', () => {
+    const path = tempDb();
+    writeV1(path);
+    const migrated = openDatabase(path, { network: 'simnet' });
+    const fresh = openDatabase(tempDb(), { network: 'simnet' });
+    try {
+      expect(migrated.query<{ user_version: bigint }, []>('PRAGMA user_version').get()?.user_version).toBe(BigInt(SCHEMA_VERSION));
+      expect(SCHEMA_VERSION).toBe(2);
+      expect(shape(migrated)).toEqual(shape(fresh));
+      const row = migrated.query<Record<string, unknown>, []>('SELECT * FROM payment_requests').get()!;
+      expect(row).toMatchObject({ request_id: 'req_old', wallet_id: 'wal_old', merchant_id: null, status: 'paid', paid_amount: 5000000n, reference: 'order-1', paid_at: 2n });
+      expect(migrated.query('SELECT count(*) AS n FROM payment_request_rejections').get()).toEqual({ n: 1n });
+      expect(migrated.query('SELECT count(*) AS n FROM paylink_invitations').get()).toEqual({ n: 1n });
+      expect(migrated.query('PRAGMA foreign_key_check').all()).toEqual([]);
+      expect(migrated.query('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1n });
+      // The new rule holds: a paylink names exactly one payee.
+      expect(() =>
+        migrated.run(
+          "INSERT INTO payment_requests (request_id, short_code, description, reference_key, status, next_scan_at, created_at, updated_at, expires_at) VALUES ('req_x', 'X', 'x', 'k', 'open', 0, 0, 0, 0)",
+        ),
+      ).toThrow(/CHECK constraint failed/);
+    } finally {
+      migrated.close();
+      fresh.close();
+    }
+  });
+
+  test('a failing migration changes nothing: the file stays at version 1 with its rows', () => {
+    const path = tempDb();
+    writeV1(path);
+    const raw = new Database(path, { strict: true });
+    // A row the new table refuses (a paylink whose wallet does not exist, written with foreign keys off).
+    raw.run("INSERT INTO payment_requests (request_id, short_code, wallet_id, description, reference_key, status, next_scan_at, created_at, updated_at, expires_at) VALUES ('req_orphan', 'ORPH', 'wal_gone', 'x', 'k2', 'open', 0, 0, 0, 0)");
+    raw.close();
+    expect(() => openDatabase(path, { network: 'simnet' })).toThrow(/cannot move to schema version 2: 1 row\(s\) break a foreign key \(first: payment_requests → wallets\); nothing was changed/);
+    const after = new Database(path, { strict: true, readonly: true });
+    expect(after.query('PRAGMA user_version').get()).toEqual({ user_version: 1 });
+    expect(after.query('SELECT count(*) AS n FROM payment_requests').get()).toEqual({ n: 2 });
+    after.close();
+  });
+});
