@@ -3,6 +3,7 @@
  * `fund-request AMOUNT --reason R`, `fund-requests`. Paying a paylink is `pay --request REQ_ID`.
  */
 import { randomUUID } from 'node:crypto';
+import type { ApiClient } from '../client/api.ts';
 import { parseUsdc } from '../domain/money.ts';
 import { commandFlags, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData } from './output.ts';
@@ -10,12 +11,23 @@ import { UsageError } from './usage.ts';
 
 type Command = (ctx: CliContext) => Promise<number>;
 
-const REQUEST_USAGE = `usage:
-  agent-wallet request create --description D [--amount A] [--item "desc:price[:qty]"]… [--reference R] [--expires-in S|24h|7d] [--reveal-owner]
-  agent-wallet request get REQ_ID | request get --reference R
-  agent-wallet request list [--status open|paid|cancelled|expired] [--limit N] [--offset N]
-  agent-wallet request cancel REQ_ID
-  agent-wallet request send REQ_ID (--email ADDRESS | --wallet USERNAME) [--message M]`;
+/** Who runs `request …`: an agent (/bot, its wallet profile) or a merchant (/merchant, its merchant profile). */
+export interface RequestTarget {
+  endpoint: 'bot' | 'merchant';
+  /** The command as typed before `request`, e.g. "agent-wallet" or "agent-wallet merchant". */
+  prefix: string;
+  api: () => ApiClient;
+}
+
+function requestUsage(t: RequestTarget): string {
+  const p = `${t.prefix} request`;
+  return `usage:
+  ${p} create --description D [--amount A] [--item "desc:price[:qty]"]… [--reference R] [--expires-in S|24h|7d]${t.endpoint === 'bot' ? ' [--reveal-owner]' : ''}
+  ${p} get REQ_ID | request get --reference R
+  ${p} list [--status open|paid|cancelled|expired] [--limit N] [--offset N]
+  ${p} cancel REQ_ID
+  ${p} send REQ_ID (--email ADDRESS | --wallet USERNAME) [--message M]`;
+}
 
 function intFlag(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -48,63 +60,68 @@ function expiresIn(value: string | undefined): number | string | undefined {
   return /^\d+$/.test(value) ? Number(value) : value;
 }
 
-export const EARNING_COMMANDS: Record<string, Command> = {
-  request: async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, {
-      description: 'string',
-      amount: 'string',
-      item: 'strings',
-      reference: 'string',
-      'expires-in': 'string',
-      'reveal-owner': 'boolean',
-      status: 'string',
-      limit: 'string',
-      offset: 'string',
-      email: 'string',
-      wallet: 'string',
-      message: 'string',
-    });
-    const [sub, id, ...rest] = positional;
-    const { api } = profileClient(ctx);
-    switch (sub) {
-      case 'create': {
-        if (!flags.description || positional.length !== 1) throw new UsageError(REQUEST_USAGE);
-        const params: Record<string, unknown> = { description: flags.description };
-        if (flags.amount) params.amount = flags.amount;
-        if (flags.item?.length) params.items = flags.item.map(parseItem);
-        if (flags.reference) params.reference = flags.reference;
-        if (flags['expires-in']) params.expires_in = expiresIn(flags['expires-in']);
-        if (flags['reveal-owner']) params.reveal_owner = true;
-        const res = await api.call<Record<string, unknown>>('bot', 'create_payment_request', params);
-        printData(ctx, res, `Payment request created: ${String(res.url)}`);
-        return EXIT.ok;
-      }
-      case 'get': {
-        if (rest.length > 0 || (id === undefined) === (flags.reference === undefined)) throw new UsageError(REQUEST_USAGE);
-        printData(ctx, await api.call('bot', 'get_payment_request', id !== undefined ? { request_id: id } : { reference: flags.reference }));
-        return EXIT.ok;
-      }
-      case 'list': {
-        if (positional.length !== 1) throw new UsageError(REQUEST_USAGE);
-        printData(ctx, await api.call('bot', 'list_payment_requests', { status: flags.status, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) }));
-        return EXIT.ok;
-      }
-      case 'cancel': {
-        if (id === undefined || rest.length > 0) throw new UsageError(REQUEST_USAGE);
-        printData(ctx, await api.call('bot', 'cancel_payment_request', { request_id: id }), 'Payment request cancelled.');
-        return EXIT.ok;
-      }
-      case 'send': {
-        if (id === undefined || rest.length > 0 || (flags.email === undefined) === (flags.wallet === undefined)) throw new UsageError(REQUEST_USAGE);
-        const params: Record<string, unknown> = { request_id: id, ...(flags.email ? { to_email: flags.email } : { to_wallet: flags.wallet }) };
-        if (flags.message) params.message = flags.message;
-        printData(ctx, await api.call('bot', 'send_paylink_invitation', params), 'Invitation sent.');
-        return EXIT.ok;
-      }
-      default:
-        throw new UsageError(REQUEST_USAGE);
+/** `request create|get|list|cancel|send` for an agent's or a merchant's paylinks. */
+export async function requestCommand(ctx: CliContext, target: RequestTarget): Promise<number> {
+  const usage = requestUsage(target);
+  const { flags, positional } = commandFlags(ctx.args, {
+    description: 'string',
+    amount: 'string',
+    item: 'strings',
+    reference: 'string',
+    'expires-in': 'string',
+    'reveal-owner': 'boolean',
+    status: 'string',
+    limit: 'string',
+    offset: 'string',
+    email: 'string',
+    wallet: 'string',
+    message: 'string',
+  });
+  const [sub, id, ...rest] = positional;
+  const { endpoint } = target;
+  switch (sub) {
+    case 'create': {
+      if (!flags.description || positional.length !== 1) throw new UsageError(usage);
+      if (flags['reveal-owner'] && endpoint !== 'bot') throw new UsageError(`--reveal-owner is for agents' paylinks (a merchant has no owner)\n${usage}`);
+      const params: Record<string, unknown> = { description: flags.description };
+      if (flags.amount) params.amount = flags.amount;
+      if (flags.item?.length) params.items = flags.item.map(parseItem);
+      if (flags.reference) params.reference = flags.reference;
+      if (flags['expires-in']) params.expires_in = expiresIn(flags['expires-in']);
+      if (flags['reveal-owner']) params.reveal_owner = true;
+      const res = await target.api().call<Record<string, unknown>>(endpoint, 'create_payment_request', params);
+      printData(ctx, res, `Payment request created: ${String(res.url)}`);
+      return EXIT.ok;
     }
-  },
+    case 'get': {
+      if (rest.length > 0 || (id === undefined) === (flags.reference === undefined)) throw new UsageError(usage);
+      printData(ctx, await target.api().call(endpoint, 'get_payment_request', id !== undefined ? { request_id: id } : { reference: flags.reference }));
+      return EXIT.ok;
+    }
+    case 'list': {
+      if (positional.length !== 1) throw new UsageError(usage);
+      printData(ctx, await target.api().call(endpoint, 'list_payment_requests', { status: flags.status, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) }));
+      return EXIT.ok;
+    }
+    case 'cancel': {
+      if (id === undefined || rest.length > 0) throw new UsageError(usage);
+      printData(ctx, await target.api().call(endpoint, 'cancel_payment_request', { request_id: id }), 'Payment request cancelled.');
+      return EXIT.ok;
+    }
+    case 'send': {
+      if (id === undefined || rest.length > 0 || (flags.email === undefined) === (flags.wallet === undefined)) throw new UsageError(usage);
+      const params: Record<string, unknown> = { request_id: id, ...(flags.email ? { to_email: flags.email } : { to_wallet: flags.wallet }) };
+      if (flags.message) params.message = flags.message;
+      printData(ctx, await target.api().call(endpoint, 'send_paylink_invitation', params), 'Invitation sent.');
+      return EXIT.ok;
+    }
+    default:
+      throw new UsageError(usage);
+  }
+}
+
+export const EARNING_COMMANDS: Record<string, Command> = {
+  request: (ctx) => requestCommand(ctx, { endpoint: 'bot', prefix: 'agent-wallet', api: () => profileClient(ctx).api }),
 
   'fund-request': async (ctx) => {
     const { flags, positional } = commandFlags(ctx.args, { reason: 'string', 'idempotency-key': 'string' });

@@ -8,6 +8,8 @@ import { MerchantProfileStore } from '../client/merchant-profile.ts';
 import { cliContext, commandFlags, DEFAULT_SERVER, type CliContext } from './context.ts';
 import { EXIT, printData, printError, progress } from './output.ts';
 import { UsageError } from './usage.ts';
+import { requestCommand } from './earning-commands.ts';
+import { eventsCommand } from './payment-commands.ts';
 
 type Command = (ctx: CliContext, store: MerchantProfileStore) => Promise<number>;
 
@@ -18,7 +20,9 @@ export const MERCHANT_USAGE = `usage: agent-wallet merchant <command> [--profile
   verify REFERENCE [--expected-amount A]
   history [--limit N] [--offset N] [--since ISO-TIME]
   set-webhook URL | rotate-secret
-  deliveries [--limit N] [--offset N] | redeliver DELIVERY_ID`;
+  deliveries [--limit N] [--offset N] | redeliver DELIVERY_ID
+  request create|get|list|cancel|send …   paylinks paying the payout address (see: merchant request)
+  events [--unread] [--since ID|TIME] [--wait S] [--type T]… | events read IDS…|--all`;
 
 /** A client with the profile's merchant key; an explicit --server overrides the stored URL. */
 function merchantClient(ctx: CliContext, store: MerchantProfileStore): ApiClient {
@@ -95,6 +99,8 @@ const COMMANDS: Record<string, Command> = {
     return EXIT.ok;
   },
   redeliver: simple('redeliver', 'redeliver DELIVERY_ID', 1, ([id]) => ({ delivery_id: id })),
+  request: (ctx, store) => requestCommand(ctx, { endpoint: 'merchant', prefix: 'agent-wallet merchant', api: () => merchantClient(ctx, store) }),
+  events: (ctx, store) => eventsCommand(ctx, { endpoint: 'merchant', prefix: 'agent-wallet merchant', api: () => merchantClient(ctx, store) }),
 };
 
 /** `agent-wallet merchant SUBCOMMAND …`; returns the exit code. */

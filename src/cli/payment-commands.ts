@@ -1,5 +1,6 @@
 /** Client commands for spending and history: pay, confirm, cancel, payments, history, events, approvals, lookup, afford. */
 import { randomUUID } from 'node:crypto';
+import type { ApiClient } from '../client/api.ts';
 import { confirmSignSubmit } from '../client/sign.ts';
 import { parseUsdc } from '../domain/money.ts';
 import { commandFlags, profileClient, type CliContext } from './context.ts';
@@ -25,6 +26,23 @@ function finish(ctx: CliContext, tx: Record<string, unknown>, headline: string):
   printData(ctx, tx, headline);
   if (tx.status === 'awaiting_approval') return EXIT.awaitingApproval;
   return tx.status === 'completed' || tx.status === 'pending' || tx.status === 'pre_approved' || tx.status === 'approved' ? EXIT.ok : EXIT.error;
+}
+
+/** `events [read …]` for an agent's (/bot) or a merchant's (/merchant) feed. */
+export async function eventsCommand(ctx: CliContext, target: { endpoint: 'bot' | 'merchant'; prefix: string; api: () => ApiClient }): Promise<number> {
+  const { flags, positional } = commandFlags(ctx.args, { unread: 'boolean', since: 'string', wait: 'string', type: 'strings', limit: 'string', all: 'boolean' });
+  if (positional[0] === 'read') {
+    const ids = positional.slice(1);
+    if (!flags.all && ids.length === 0) throw new UsageError(`usage: ${target.prefix} events read EVENT_ID… | --all`);
+    printData(ctx, await target.api().call(target.endpoint, 'mark_read', flags.all ? { all: true } : { event_ids: ids }));
+    return EXIT.ok;
+  }
+  if (positional.length > 0) throw new UsageError(`usage: ${target.prefix} events [--unread] [--since ID|TIME] [--wait S] [--type T]… | events read IDS…|--all`);
+  printData(
+    ctx,
+    await target.api().call(target.endpoint, 'events', { unread_only: flags.unread, since: flags.since, wait_seconds: intFlag('wait', flags.wait), types: flags.type, limit: intFlag('limit', flags.limit) }),
+  );
+  return EXIT.ok;
 }
 
 export const PAYMENT_COMMANDS: Record<string, Command> = {
@@ -85,22 +103,7 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
     return EXIT.ok;
   },
 
-  events: async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { unread: 'boolean', since: 'string', wait: 'string', type: 'strings', limit: 'string', all: 'boolean' });
-    const { api } = profileClient(ctx);
-    if (positional[0] === 'read') {
-      const ids = positional.slice(1);
-      if (!flags.all && ids.length === 0) throw new UsageError('usage: agent-wallet events read EVENT_ID… | --all');
-      printData(ctx, await api.call('bot', 'mark_read', flags.all ? { all: true } : { event_ids: ids }));
-      return EXIT.ok;
-    }
-    if (positional.length > 0) throw new UsageError('usage: agent-wallet events [--unread] [--since ID|TIME] [--wait S] [--type T]… | events read IDS…|--all');
-    printData(
-      ctx,
-      await api.call('bot', 'events', { unread_only: flags.unread, since: flags.since, wait_seconds: intFlag('wait', flags.wait), types: flags.type, limit: intFlag('limit', flags.limit) }),
-    );
-    return EXIT.ok;
-  },
+  events: (ctx) => eventsCommand(ctx, { endpoint: 'bot', prefix: 'agent-wallet', api: () => profileClient(ctx).api }),
 
   approvals: async (ctx) => {
     commandFlags(ctx.args, {});

@@ -12,7 +12,9 @@ import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { scanPaylink } from '../../src/earning/scan.ts';
 import { deliverDueWebhooks } from '../../src/webhooks/deliver.ts';
 import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
+import { runCli } from '../helpers/daemon.ts';
 import { errorOf } from '../helpers/errors.ts';
+import { tempDir } from '../helpers/services.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { randomAddress, startReceiver, verifyStandardWebhook, type Receiver } from '../webhooks/receiver.ts';
 
@@ -199,4 +201,25 @@ describe('merchant paylinks and events are the merchant\'s own', () => {
     expect((await shopCall('events', { limit: 100 })).unread).toBe(0);
     expect((await errorOf(shopCall('mark_read', {}))).errorCode).toBe('VALIDATION_ERROR');
   });
+});
+
+describe('merchant CLI', () => {
+  test('merchant request create|list|get and merchant events through the agent-wallet binary', async () => {
+    const home = tempDir('aw-merchant-req-');
+    const cli = (args: string[]) => runCli(['merchant', ...args, '--home', home, '--json'], {});
+    expect((await cli(['register', '--name', 'CLI Tea', '--username', 'cli-tea', '--payout-address', randomAddress(), '--server', world.url])).code).toBe(0);
+    const created = await cli(['request', 'create', '--description', 'Tea order', '--item', 'Green tea:2:3', '--reference', 'cli-1']);
+    expect(created.code).toBe(0);
+    expect(created.json).toMatchObject({ amount: 6, reference: 'cli-1', status: 'open', items: [{ description: 'Green tea', price: 2, quantity: 3, total: 6 }] });
+    expect((await cli(['request', 'get', '--reference', 'cli-1'])).json.request_id).toBe(created.json.request_id);
+    expect((await cli(['request', 'list', '--status', 'open'])).json).toMatchObject({ total: 1 });
+    const refused = await cli(['request', 'create', '--description', 'Again', '--amount', '1', '--reference', 'cli-1']);
+    expect(refused.code).toBe(1);
+    expect(refused.json.error.code).toBe('INVALID_STATUS');
+    expect((await cli(['request', 'create', '--description', 'x', '--reveal-owner'])).code).toBe(2);
+    const events = await cli(['events', '--type', 'payment_request.created']);
+    expect(events.json.items.map((e: any) => e.data.request_id)).toEqual([created.json.request_id]);
+    expect((await cli(['events', 'read', '--all'])).json.marked).toBeGreaterThan(0);
+    expect((await cli(['events', '--unread'])).json.items).toEqual([]);
+  }, 30_000);
 });
