@@ -19,7 +19,7 @@ import { depositJob } from '../jobs/deposits.ts';
 import { paylinkJobs } from '../jobs/paylinks.ts';
 import { x402Jobs } from '../jobs/x402-catalog.ts';
 import { mailJob } from '../mail/sender.ts';
-import { webhookJob } from '../jobs/webhooks.ts';
+import { webhookHistoryJob, webhookJob } from '../jobs/webhooks.ts';
 import { buildServices } from './services.ts';
 import type { Simnet } from '../simnet/index.ts';
 import type { Services } from '../services.ts';
@@ -121,6 +121,7 @@ export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {
   for (const job of paylinkJobs(services)) jobs.add(job);
   jobs.add(mailJob(services));
   jobs.add(webhookJob(services));
+  jobs.add(webhookHistoryJob(services));
   for (const job of x402Jobs(services)) jobs.add(job);
 
   const pidFile = join(config.dataDir, 'daemon.json');

@@ -216,3 +216,14 @@ export function merchantDeliveries(db: Database, merchantId: string, limit: numb
 export function deliveryAttempts(db: Database, deliveryId: string): AttemptRow[] {
   return db.query<AttemptRow, [string]>('SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY seq').all(deliveryId);
 }
+
+/**
+ * Deletes messages that finished (delivered or failed) before `before`, with their attempts;
+ * pending ones are never touched. Returns how many messages went. Call inside a write transaction:
+ * both deletes read the same ordered batch.
+ */
+export function pruneFinishedDeliveries(db: Database, before: number, batch = 5_000): number {
+  const finished = `SELECT delivery_id FROM webhook_deliveries WHERE status IN ('delivered', 'failed') AND updated_at < ? ORDER BY updated_at, delivery_id LIMIT ?`;
+  db.query(`DELETE FROM webhook_attempts WHERE delivery_id IN (${finished})`).run(before, batch);
+  return db.query(`DELETE FROM webhook_deliveries WHERE delivery_id IN (${finished})`).run(before, batch).changes;
+}

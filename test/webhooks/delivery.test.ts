@@ -16,7 +16,7 @@ import { loadFeePayer, loadMasterKey } from '../../src/secret-files.ts';
 import type { Services } from '../../src/services.ts';
 import { deliverDueWebhooks } from '../../src/webhooks/deliver.ts';
 import { recordMerchantEvent } from '../../src/webhooks/outbox.ts';
-import { webhookJob } from '../../src/jobs/webhooks.ts';
+import { pruneWebhookHistory, WEBHOOK_HISTORY_DAYS, webhookJob } from '../../src/jobs/webhooks.ts';
 import { call, tempDir, testServices } from '../helpers/services.ts';
 import { randomAddress, startCanary, startReceiver, verifyStandardWebhook, type Receiver } from './receiver.ts';
 
@@ -260,6 +260,29 @@ describe('outbox and restarts', () => {
     ).toThrow('business write failed');
     expect((services.db.query("SELECT count(*) AS n FROM events WHERE data LIKE '%req_3%'").get() as { n: bigint }).n).toBe(0n);
     expect((services.db.query("SELECT count(*) AS n FROM webhook_deliveries WHERE payload LIKE '%req_3%'").get() as { n: bigint }).n).toBe(0n);
+  });
+
+  test('history: finished messages older than 30 days go with their attempts; pending and recent ones stay', async () => {
+    const { clock, services, merchant } = await setup();
+    const ok = receiver([], 200);
+    await merchant('set_webhook', { url: ok.url });
+    await deliverDueWebhooks(services, { rand }); // webhook.test delivered at START
+    const count = (table: string) => Number((services.db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: bigint }).n);
+    expect([count('webhook_deliveries'), count('webhook_attempts')]).toEqual([1, 1]);
+    // A second endpoint that never answers: its message stays pending through its retries.
+    const down = receiver([], 503);
+    await merchant('set_webhook', { url: down.url });
+    clock.t += 1000;
+    await deliverDueWebhooks(services, { rand });
+    clock.t += WEBHOOK_HISTORY_DAYS * 86_400_000 - 1000;
+    expect(pruneWebhookHistory(services)).toBe(0); // exactly 30 days: kept
+    clock.t += 1;
+    expect(pruneWebhookHistory(services)).toBe(1);
+    const left = services.db.query('SELECT event_type, status FROM webhook_deliveries').all();
+    expect(left).toEqual([{ event_type: 'webhook.test', status: 'pending' }]);
+    expect(count('webhook_attempts')).toBe(1);
+    expect(services.db.query('PRAGMA foreign_key_check').all()).toEqual([]);
+    expect((await merchant('webhook_deliveries')).body.data.total).toBe(1);
   });
 
   test('two overlapping runs send a message once (the lease is taken before sending)', async () => {
