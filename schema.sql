@@ -134,6 +134,37 @@ CREATE INDEX transactions_status ON transactions(status, expires_at);
 CREATE UNIQUE INDEX transactions_signature ON transactions(signature, wallet_id) WHERE signature IS NOT NULL;
 CREATE UNIQUE INDEX transactions_idempotency ON transactions(wallet_id, type, idempotency_key) WHERE idempotency_key IS NOT NULL;
 
+-- Indexes the per-intent checks read: a wallet's outstanding payments (reservations) and whether
+-- it completed a payment to an address before (approve_new_recipients).
+CREATE INDEX transactions_wallet_open ON transactions(wallet_id, direction, status);
+CREATE INDEX transactions_wallet_recipient ON transactions(wallet_id, to_address, direction, status);
+
+-- A wallet's lifetime spend as the guard rails' total budget counts it (outgoing, not withdrawals,
+-- from creation until rejected, cancelled, expired or failed). Kept by triggers, so every writer
+-- of transactions keeps it right and a pay intent reads it in O(1) instead of summing history.
+CREATE TABLE wallet_spend (
+  wallet_id TEXT PRIMARY KEY REFERENCES wallets(wallet_id),
+  total     INTEGER NOT NULL CHECK (total >= 0)
+) STRICT;
+
+CREATE TRIGGER wallet_spend_insert AFTER INSERT ON transactions
+WHEN NEW.direction = 'out' AND NEW.type != 'withdrawal' AND NEW.status IN ('pre_approved', 'awaiting_approval', 'approved', 'pending', 'completed')
+BEGIN
+  INSERT INTO wallet_spend (wallet_id, total) VALUES (NEW.wallet_id, NEW.amount + NEW.fee + NEW.setup_fee)
+  ON CONFLICT (wallet_id) DO UPDATE SET total = total + excluded.total;
+END;
+
+CREATE TRIGGER wallet_spend_update AFTER UPDATE OF status, amount, fee, setup_fee, direction, type ON transactions
+BEGIN
+  INSERT OR IGNORE INTO wallet_spend (wallet_id, total) VALUES (NEW.wallet_id, 0);
+  UPDATE wallet_spend SET total = total
+    + (CASE WHEN NEW.direction = 'out' AND NEW.type != 'withdrawal' AND NEW.status IN ('pre_approved', 'awaiting_approval', 'approved', 'pending', 'completed')
+            THEN NEW.amount + NEW.fee + NEW.setup_fee ELSE 0 END)
+    - (CASE WHEN OLD.direction = 'out' AND OLD.type != 'withdrawal' AND OLD.status IN ('pre_approved', 'awaiting_approval', 'approved', 'pending', 'completed')
+            THEN OLD.amount + OLD.fee + OLD.setup_fee ELSE 0 END)
+  WHERE wallet_id = NEW.wallet_id;
+END;
+
 -- Things waiting for the owner: payments over a rail, withdrawals (always), exports.
 CREATE TABLE approvals (
   approval_id  TEXT PRIMARY KEY,

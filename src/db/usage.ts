@@ -2,7 +2,9 @@
  * What the ledger says a wallet has spent or reserved, in the shape the guard-rails engine
  * takes. An outgoing transaction counts from creation until it is rejected, cancelled, expired
  * or failed: creating the intent reserves its budget, and those statuses release it.
- * One scan of the wallet's outgoing rows computes every window and category at once.
+ * One indexed scan of the rows since the earliest window start computes every window and
+ * category at once; the lifetime total is kept by triggers (wallet_spend), and the known-recipient
+ * check is one indexed lookup, so the cost follows recent activity, not the wallet's whole history.
  */
 import type { Database } from 'bun:sqlite';
 import { CATEGORIES, type Usage, type WindowStarts } from '../domain/guardrails.ts';
@@ -18,36 +20,42 @@ const perCategory = CATEGORIES.map(
      coalesce(sum(CASE WHEN category = '${c}' AND created_at >= $monthly THEN ${COST} END), 0) AS ${c}_monthly`,
 ).join(',\n');
 
-const USAGE_SQL = `
+const WINDOWS_SQL = `
   SELECT
     coalesce(sum(CASE WHEN ${SPEND} AND created_at >= $daily THEN ${COST} END), 0) AS daily,
     coalesce(sum(CASE WHEN ${SPEND} AND created_at >= $weekly THEN ${COST} END), 0) AS weekly,
     coalesce(sum(CASE WHEN ${SPEND} AND created_at >= $monthly THEN ${COST} END), 0) AS monthly,
-    coalesce(sum(CASE WHEN ${SPEND} THEN ${COST} END), 0) AS total,
     count(CASE WHEN ${SPEND} AND created_at >= $daily THEN 1 END) AS payments_today,
-    count(CASE WHEN status = 'completed' AND (to_address = $address OR counterparty = $label) THEN 1 END) AS known,
     ${perCategory}
   FROM transactions
-  WHERE wallet_id = $wallet AND direction = 'out' AND status IN ${COUNTING}`;
+  WHERE wallet_id = $wallet AND created_at >= $earliest AND direction = 'out' AND status IN ${COUNTING}`;
 
-/** Usage since each window start. */
-export function computeUsage(db: Database, walletId: string, starts: WindowStarts, recipient: { username?: string; address: string }): Usage {
-  const row = db.query<Record<string, bigint>, [Record<string, string | number>]>(USAGE_SQL).get({
+const TOTAL_SQL = 'SELECT total FROM wallet_spend WHERE wallet_id = ?';
+
+// A username always names the same address (wallet addresses and payout addresses never change),
+// so a completed payment to the address is a completed payment to the recipient, however named.
+const KNOWN_SQL = "SELECT 1 FROM transactions WHERE wallet_id = ? AND to_address = ? AND status = 'completed' AND direction = 'out' LIMIT 1";
+
+/** Usage since each window start, the lifetime total, and whether `recipient.address` was paid before. */
+export function computeUsage(db: Database, walletId: string, starts: WindowStarts, recipient: { address: string }): Usage {
+  const [daily, weekly, monthly] = [starts.daily.getTime(), starts.weekly.getTime(), starts.monthly.getTime()];
+  const row = db.query<Record<string, bigint>, [Record<string, string | number>]>(WINDOWS_SQL).get({
     wallet: walletId,
-    daily: starts.daily.getTime(),
-    weekly: starts.weekly.getTime(),
-    monthly: starts.monthly.getTime(),
-    address: recipient.address,
-    label: recipient.username ?? recipient.address,
+    daily,
+    weekly,
+    monthly,
+    earliest: Math.min(daily, weekly, monthly),
   })!;
+  const total = db.query<{ total: bigint }, [string]>(TOTAL_SQL).get(walletId)?.total ?? 0n;
+  const known = recipient.address !== '' && db.query(KNOWN_SQL).get(walletId, recipient.address) !== null;
   const byCategory = Object.fromEntries(CATEGORIES.map((c) => [c, { daily: row[`${c}_daily`] ?? 0n, monthly: row[`${c}_monthly`] ?? 0n }])) as Usage['by_category'];
   return {
     daily: row.daily ?? 0n,
     weekly: row.weekly ?? 0n,
     monthly: row.monthly ?? 0n,
-    total: row.total ?? 0n,
+    total,
     by_category: byCategory,
     payments_today: Number(row.payments_today ?? 0n),
-    recipient_known: (row.known ?? 0n) > 0n,
+    recipient_known: known,
   };
 }

@@ -17,7 +17,7 @@ function tempDb(): string {
   return join(dir, 'wallet.db');
 }
 
-/** A version-1 file with a wallet, one of its paylinks, a rejected payment and an invitation. */
+/** A version-1 file with a wallet, its payments (one counting, one cancelled), one of its paylinks, a rejected payment and an invitation. */
 function writeV1(path: string): void {
   const db = new Database(path, { create: true, strict: true });
   db.run('PRAGMA foreign_keys = ON');
@@ -35,6 +35,12 @@ function writeV1(path: string): void {
      VALUES ('req_old', 'ABCD2345EFGH', 'wal_old', 'Old order', 5000000, 'order-1', 'RefKey111111111111111111111111111111111111111', 'paid', 5000000, 'payer-addr', 'solana_pay', 'sig1',
        10, 1, 2, 99, 2)`,
   );
+  for (const [id, status, amount] of [['txn_a', 'completed', 3_000_000], ['txn_b', 'cancelled', 9_000_000], ['txn_c', 'pending', 1_000_000]] as const) {
+    db.run(
+      `INSERT INTO transactions (transaction_id, wallet_id, type, direction, category, status, amount, fee, to_address, created_at, updated_at)
+       VALUES ('${id}', 'wal_old', 'payment', 'out', 'wallet', '${status}', ${amount}, 10000, 'Addr2222222222222222222222222222222222222222', 1, 1)`,
+    );
+  }
   db.run("INSERT INTO payment_request_rejections (request_id, signature, reason, amount, created_at) VALUES ('req_old', 'sig0', 'underpaid', 1, 1)");
   db.run("INSERT INTO paylink_invitations (request_id, channel, recipient, created_at) VALUES ('req_old', 'email', 'a@example.com', 1)");
   db.close();
@@ -66,7 +72,7 @@ describe('migrations', () => {
     const fresh = openDatabase(tempDb(), { network: 'simnet' });
     try {
       expect(migrated.query<{ user_version: bigint }, []>('PRAGMA user_version').get()?.user_version).toBe(BigInt(SCHEMA_VERSION));
-      expect(SCHEMA_VERSION).toBe(2);
+      expect(SCHEMA_VERSION).toBe(3);
       expect(shape(migrated)).toEqual(shape(fresh));
       const row = migrated.query<Record<string, unknown>, []>('SELECT * FROM payment_requests').get()!;
       expect(row).toMatchObject({ request_id: 'req_old', wallet_id: 'wal_old', merchant_id: null, status: 'paid', paid_amount: 5000000n, reference: 'order-1', paid_at: 2n });
@@ -74,6 +80,11 @@ describe('migrations', () => {
       expect(migrated.query('SELECT count(*) AS n FROM paylink_invitations').get()).toEqual({ n: 1n });
       expect(migrated.query('PRAGMA foreign_key_check').all()).toEqual([]);
       expect(migrated.query('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1n });
+      // Schema 3 filled the lifetime spend from the ledger, and its triggers keep it from here on.
+      const spend = () => migrated.query('SELECT total FROM wallet_spend WHERE wallet_id = ?').get('wal_old');
+      expect(spend()).toEqual({ total: 4_020_000n });
+      migrated.run("UPDATE transactions SET status = 'failed' WHERE transaction_id = 'txn_c'");
+      expect(spend()).toEqual({ total: 3_010_000n });
       // The new rule holds: a paylink names exactly one payee.
       expect(() =>
         migrated.run(

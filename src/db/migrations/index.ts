@@ -5,5 +5,6 @@
  * fresh database gets it directly, an older one these steps.
  */
 import merchantPaylinks from './0001_merchant_paylinks.sql' with { type: 'text' };
+import walletSpend from './0002_wallet_spend.sql' with { type: 'text' };
 
-export const MIGRATIONS: readonly string[] = [merchantPaylinks];
+export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend];
