@@ -41,8 +41,6 @@ export type NewTx = Pick<TxRow, 'transaction_id' | 'wallet_id' | 'type' | 'direc
 
 /** Statuses from which a transaction can be signed. */
 export const CONFIRMABLE: readonly TxStatus[] = ['pre_approved', 'approved'];
-/** Statuses that still hold money aside (budget reservation and available balance). */
-export const OUTSTANDING = "('pre_approved', 'awaiting_approval', 'approved', 'pending')";
 
 export function insertTx(db: Database, t: NewTx): void {
   db.query(
@@ -148,7 +146,9 @@ export function expiredIntents(db: Database, now: number, limit = 500): TxRow[] 
 
 /** Money of a wallet set aside by outgoing transactions that have not settled or been released. */
 export function outstandingOut(db: Database, walletId: string): bigint {
-  return (db.query<{ s: bigint | null }, [string]>(`SELECT sum(amount + fee + setup_fee) AS s FROM transactions WHERE wallet_id = ? AND direction = 'out' AND status IN ${OUTSTANDING}`).get(walletId)?.s ?? 0n) as bigint;
+  // Kept by triggers (schema.sql, wallet_spend): the sum over the wallet's outgoing rows that are
+  // pre_approved, awaiting_approval, approved or pending.
+  return db.query<{ outstanding: bigint }, [string]>('SELECT outstanding FROM wallet_spend WHERE wallet_id = ?').get(walletId)?.outstanding ?? 0n;
 }
 
 /** True when `signature` is one of our own signed outgoing transactions (its recipient row is written at completion). */

@@ -2,9 +2,10 @@
  * What the ledger says a wallet has spent or reserved, in the shape the guard-rails engine
  * takes. An outgoing transaction counts from creation until it is rejected, cancelled, expired
  * or failed: creating the intent reserves its budget, and those statuses release it.
- * One indexed scan of the rows since the earliest window start computes every window and
- * category at once; the lifetime total is kept by triggers (wallet_spend), and the known-recipient
- * check is one indexed lookup, so the cost follows recent activity, not the wallet's whole history.
+ * Triggers on transactions keep the lifetime total (wallet_spend) and the spend per 15-minute
+ * bucket and category (wallet_spend_windows), so the windows are a sum over at most a month of
+ * buckets and the known-recipient check is one indexed lookup: the cost of an intent does not
+ * grow with the wallet's history. A window start off the bucket grid is summed from the rows.
  */
 import type { Database } from 'bun:sqlite';
 import { CATEGORIES, type Usage, type WindowStarts } from '../domain/guardrails.ts';
@@ -14,19 +15,35 @@ const COST = 'amount + fee + setup_fee';
 // Withdrawals count only in their category (see decide()).
 const SPEND = `type != 'withdrawal'`;
 
-const perCategory = CATEGORIES.map(
-  (c) =>
-    `coalesce(sum(CASE WHEN category = '${c}' AND created_at >= $daily THEN ${COST} END), 0) AS ${c}_daily,
-     coalesce(sum(CASE WHEN category = '${c}' AND created_at >= $monthly THEN ${COST} END), 0) AS ${c}_monthly`,
-).join(',\n');
+/** Window starts on a BUCKET_MS boundary (every real time zone's) are read from the trigger-kept buckets. */
+const BUCKET_MS = 900_000;
 
-const WINDOWS_SQL = `
+const perCategory = (table: 'transactions' | 'buckets') =>
+  CATEGORIES.map((c) => {
+    const [cost, at] = table === 'buckets' ? ['cost', 'bucket'] : [COST, 'created_at'];
+    return `coalesce(sum(CASE WHEN category = '${c}' AND ${at} >= $daily THEN ${cost} END), 0) AS ${c}_daily,
+     coalesce(sum(CASE WHEN category = '${c}' AND ${at} >= $monthly THEN ${cost} END), 0) AS ${c}_monthly`;
+  }).join(',\n');
+
+/** From the buckets: one row per 15 minutes, category and kind, whatever the number of payments. */
+const BUCKETS_SQL = `
+  SELECT
+    coalesce(sum(CASE WHEN spend = 1 AND bucket >= $daily THEN cost END), 0) AS daily,
+    coalesce(sum(CASE WHEN spend = 1 AND bucket >= $weekly THEN cost END), 0) AS weekly,
+    coalesce(sum(CASE WHEN spend = 1 AND bucket >= $monthly THEN cost END), 0) AS monthly,
+    coalesce(sum(CASE WHEN spend = 1 AND bucket >= $daily THEN n END), 0) AS payments_today,
+    ${perCategory('buckets')}
+  FROM wallet_spend_windows
+  WHERE wallet_id = $wallet AND bucket >= $earliest`;
+
+/** From the ledger rows themselves, for a window start off the bucket grid (exact for any instant). */
+const ROWS_SQL = `
   SELECT
     coalesce(sum(CASE WHEN ${SPEND} AND created_at >= $daily THEN ${COST} END), 0) AS daily,
     coalesce(sum(CASE WHEN ${SPEND} AND created_at >= $weekly THEN ${COST} END), 0) AS weekly,
     coalesce(sum(CASE WHEN ${SPEND} AND created_at >= $monthly THEN ${COST} END), 0) AS monthly,
     count(CASE WHEN ${SPEND} AND created_at >= $daily THEN 1 END) AS payments_today,
-    ${perCategory}
+    ${perCategory('transactions')}
   FROM transactions
   WHERE wallet_id = $wallet AND created_at >= $earliest AND direction = 'out' AND status IN ${COUNTING}`;
 
@@ -39,12 +56,14 @@ const KNOWN_SQL = "SELECT 1 FROM transactions WHERE wallet_id = ? AND to_address
 /** Usage since each window start, the lifetime total, and whether `recipient.address` was paid before. */
 export function computeUsage(db: Database, walletId: string, starts: WindowStarts, recipient: { address: string }): Usage {
   const [daily, weekly, monthly] = [starts.daily.getTime(), starts.weekly.getTime(), starts.monthly.getTime()];
-  const row = db.query<Record<string, bigint>, [Record<string, string | number>]>(WINDOWS_SQL).get({
+  const onGrid = [daily, weekly, monthly].every((t) => t % BUCKET_MS === 0);
+  const at = (t: number) => (onGrid ? t / BUCKET_MS : t);
+  const row = db.query<Record<string, bigint>, [Record<string, string | number>]>(onGrid ? BUCKETS_SQL : ROWS_SQL).get({
     wallet: walletId,
-    daily,
-    weekly,
-    monthly,
-    earliest: Math.min(daily, weekly, monthly),
+    daily: at(daily),
+    weekly: at(weekly),
+    monthly: at(monthly),
+    earliest: at(Math.min(daily, weekly, monthly)),
   })!;
   const total = db.query<{ total: bigint }, [string]>(TOTAL_SQL).get(walletId)?.total ?? 0n;
   const known = recipient.address !== '' && db.query(KNOWN_SQL).get(walletId, recipient.address) !== null;

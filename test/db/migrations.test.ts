@@ -81,10 +81,13 @@ describe('migrations', () => {
       expect(migrated.query('PRAGMA foreign_key_check').all()).toEqual([]);
       expect(migrated.query('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1n });
       // Schema 3 filled the lifetime spend from the ledger, and its triggers keep it from here on.
-      const spend = () => migrated.query('SELECT total FROM wallet_spend WHERE wallet_id = ?').get('wal_old');
-      expect(spend()).toEqual({ total: 4_020_000n });
+      const spend = () => migrated.query('SELECT total, outstanding FROM wallet_spend WHERE wallet_id = ?').get('wal_old');
+      const buckets = () => migrated.query("SELECT bucket, category, spend, cost, n FROM wallet_spend_windows WHERE wallet_id = 'wal_old'").all();
+      expect(spend()).toEqual({ total: 4_020_000n, outstanding: 1_010_000n });
+      expect(buckets()).toEqual([{ bucket: 0n, category: 'wallet', spend: 1n, cost: 4_020_000n, n: 2n }]);
       migrated.run("UPDATE transactions SET status = 'failed' WHERE transaction_id = 'txn_c'");
-      expect(spend()).toEqual({ total: 3_010_000n });
+      expect(spend()).toEqual({ total: 3_010_000n, outstanding: 0n });
+      expect(buckets()).toEqual([{ bucket: 0n, category: 'wallet', spend: 1n, cost: 3_010_000n, n: 1n }]);
       // The new rule holds: a paylink names exactly one payee.
       expect(() =>
         migrated.run(

@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import { newId } from '../../src/contract/ids.ts';
 import { computeUsage } from '../../src/db/usage.ts';
-import { insertTx, moveTx, type TxStatus } from '../../src/db/transactions.ts';
+import { insertTx, moveTx, outstandingOut, type TxStatus } from '../../src/db/transactions.ts';
+import { CATEGORIES, type Category } from '../../src/domain/guardrails.ts';
 import { addWallet } from '../actions/fixtures.ts';
 import { rng } from '../helpers/random.ts';
 import { testServices } from '../helpers/services.ts';
@@ -20,48 +21,88 @@ const MOVES: [TxStatus[], TxStatus][] = [
 ];
 
 describe('computeUsage', () => {
-  test('the trigger-kept lifetime total equals the sum over history after a random life of payments, withdrawals and deposits', () => {
+  test('trigger-kept totals, reservations and 15-minute buckets agree with a model of a random life of payments, withdrawals and deposits', () => {
     const seed = 20261122;
     const random = rng(seed);
     const services = testServices();
     const wallets = [addWallet(services, { name: 'Spender One' }), addWallet(services, { name: 'Spender Two' })];
-    const ids: string[] = [];
+    const DAY = 86_400_000;
+    const T0 = Date.parse('2030-03-01T00:00:00Z');
     const pick = <T,>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
+    interface ModelRow { wallet: string; type: string; out: boolean; status: TxStatus; cost: bigint; category: Category | null; at: number }
+    const model = new Map<string, ModelRow>();
     for (let step = 0; step < 1_500; step++) {
       services.db
         .transaction(() => {
-          if (ids.length === 0 || random() < 0.4) {
+          if (model.size === 0 || random() < 0.4) {
             const id = newId('transaction');
             const type = pick(['payment', 'payment', 'x402', 'withdrawal', 'deposit'] as const);
+            const category: Category | null = type === 'withdrawal' ? 'withdrawal' : type === 'x402' ? 'x402' : type === 'deposit' ? null : pick(['wallet', 'merchant', 'paylink'] as const);
+            const row: ModelRow = {
+              wallet: pick(wallets).walletId,
+              type,
+              out: type !== 'deposit',
+              status: pick(['pre_approved', 'awaiting_approval', 'rejected', 'completed'] as const),
+              cost: 0n,
+              category,
+              // Spread over 60 days, to the millisecond: bucket edges and window edges both get hit.
+              at: T0 + Math.floor(random() * 60 * DAY),
+            };
+            const amount = BigInt(1 + Math.floor(random() * 5_000_000));
+            const fee = BigInt(Math.floor(random() * 1_000));
+            const setupFee = random() < 0.2 ? 2_000n : 0n;
+            row.cost = amount + fee + setupFee;
             insertTx(services.db, {
               transaction_id: id,
-              wallet_id: pick(wallets).walletId,
+              wallet_id: row.wallet,
               type,
-              direction: type === 'deposit' ? 'in' : 'out',
-              status: pick(['pre_approved', 'awaiting_approval', 'rejected', 'completed'] as const),
-              amount: BigInt(1 + Math.floor(random() * 5_000_000)),
-              fee: BigInt(Math.floor(random() * 1_000)),
-              setup_fee: random() < 0.2 ? 2_000n : 0n,
-              now: step,
+              direction: row.out ? 'out' : 'in',
+              category,
+              status: row.status,
+              amount,
+              fee,
+              setup_fee: setupFee,
+              now: row.at,
             });
-            ids.push(id);
+            model.set(id, row);
           } else {
             const [from, to] = pick(MOVES);
-            moveTx(services.db, pick(ids), from, to, step);
+            const id = pick([...model.keys()]);
+            if (moveTx(services.db, id, from, to, T0)) model.get(id)!.status = to;
           }
         })
         .immediate();
     }
+    const counts = (r: ModelRow) => r.out && COUNTING.includes(r.status);
+    const sum = (rows: ModelRow[]) => rows.reduce((a, r) => a + r.cost, 0n);
     for (const w of wallets) {
-      const model = services.db
-        .query<{ s: bigint | null }, [string]>(
-          `SELECT sum(amount + fee + setup_fee) AS s FROM transactions WHERE wallet_id = ? AND direction = 'out' AND type != 'withdrawal' AND status IN (${COUNTING.map((s) => `'${s}'`).join(', ')})`,
-        )
-        .get(w.walletId)?.s ?? 0n;
-      const usage = computeUsage(services.db, w.walletId, { daily: new Date(0), weekly: new Date(0), monthly: new Date(0) }, { address: '' });
-      expect({ seed, total: usage.total }).toEqual({ seed, total: model });
-      // With every window open since the epoch, the windows see exactly the lifetime spend too.
-      expect(usage.monthly).toBe(model);
+      const mine = [...model.values()].filter((r) => r.wallet === w.walletId);
+      expect({ seed, outstanding: outstandingOut(services.db, w.walletId) }).toEqual({ seed, outstanding: sum(mine.filter((r) => r.out && r.status !== 'completed' && COUNTING.includes(r.status))) });
+      for (let k = 0; k < 40; k++) {
+        // Half the window starts on the 15-minute grid (bucket path), half anywhere (row path).
+        const start = () => {
+          const t = T0 + Math.floor(random() * 60 * DAY);
+          return k % 2 === 0 ? t - (t % 900_000) : t;
+        };
+        const [daily, weekly, monthly] = [start(), start(), start()];
+        const usage = computeUsage(services.db, w.walletId, { daily: new Date(daily), weekly: new Date(weekly), monthly: new Date(monthly) }, { address: '' });
+        const spend = mine.filter((r) => counts(r) && r.type !== 'withdrawal');
+        const expected = {
+          daily: sum(spend.filter((r) => r.at >= daily)),
+          weekly: sum(spend.filter((r) => r.at >= weekly)),
+          monthly: sum(spend.filter((r) => r.at >= monthly)),
+          total: sum(spend),
+          payments_today: spend.filter((r) => r.at >= daily).length,
+          by_category: Object.fromEntries(
+            CATEGORIES.map((c) => {
+              const inCat = mine.filter((r) => counts(r) && r.category === c);
+              return [c, { daily: sum(inCat.filter((r) => r.at >= daily)), monthly: sum(inCat.filter((r) => r.at >= monthly)) }];
+            }),
+          ),
+        };
+        const { recipient_known: _, ...got } = usage;
+        expect({ seed, k, ...got } as Record<string, unknown>).toEqual({ seed, k, ...expected });
+      }
     }
   });
 
