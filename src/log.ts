@@ -23,9 +23,31 @@ export function redact(value: unknown, depth = 0): unknown {
   if (depth > 8 || value === null || typeof value !== 'object') return typeof value === 'bigint' ? value.toString() : value;
   if (value instanceof Error) return { name: value.name, message: value.message };
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = isSecretKey(k) ? '<redacted>' : redact(v, depth + 1);
+  return redactInto({}, value as Record<string, unknown>, depth);
+}
+
+/**
+ * Copies `fields` into `out` with secret-looking keys redacted (a key loop: Object.entries allocates
+ * a pair per key). An own "__proto__" key (JSON.parse makes them) is left out, as assigning it to a
+ * fresh object always did: it set the prototype, which JSON.stringify does not print.
+ */
+function redactInto(out: Record<string, unknown>, fields: Record<string, unknown>, depth: number): Record<string, unknown> {
+  for (const k of Object.keys(fields)) {
+    if (k !== '__proto__') out[k] = isSecretKey(k) ? '<redacted>' : redact(fields[k], depth + 1);
+  }
   return out;
+}
+
+/** new Date().toISOString(), formatted once per millisecond: a busy server logs many lines per ms. */
+let isoMs = NaN;
+let isoText = '';
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
 }
 
 export interface Logger {
@@ -43,7 +65,9 @@ export function createLogger(opts: { level?: Level; write?: (line: string) => vo
   const base = opts.base ?? {};
   const emit = (level: Level, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[level] < min) return;
-    const entry = { time: new Date().toISOString(), level, msg, ...base, ...(fields ? (redact(fields) as Record<string, unknown>) : {}) };
+    const entry: Record<string, unknown> = { time: isoNow(), level, msg, ...base };
+    // Same keys and order as spreading redact(fields) after base, without the intermediate object.
+    if (fields) redactInto(entry, fields, 0);
     write(`${JSON.stringify(entry)}\n`);
   };
   return {

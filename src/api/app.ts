@@ -44,10 +44,14 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   const clientIp = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null): string =>
     server?.requestIP(request)?.address ?? 'unknown';
 
-  const route = (endpoint: Endpoint) => async ({ request, server }: { request: Request; server: unknown }) =>
-    (await dispatch(deps, { endpoint, request, ip: clientIp(request, server as never), requestId: newRequestId() })).response;
+  // The server comes from `app`, not the handler's context: naming `server` there makes Elysia
+  // define a getter on every request's context.
+  const route =
+    (endpoint: Endpoint) =>
+    ({ request }: { request: Request }): Promise<Response> =>
+      dispatch(deps, { endpoint, request, ip: clientIp(request, app.server), requestId: newRequestId() }).then((r) => r.response);
 
-  return new Elysia()
+  const app = new Elysia()
     .post('/v1/bot', route('bot'), { parse: 'none' })
     .post('/v1/merchant', route('merchant'), { parse: 'none' })
     .post('/v1/owner', route('owner'), { parse: 'none' })
@@ -82,6 +86,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
       services.log.error('unhandled error', { request_id: headers['X-Request-Id'], error: (error as Error)?.message, stack: (error as Error)?.stack });
       return errorResponse(new AppError('INTERNAL_ERROR'), headers);
     });
+  return app;
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -11,27 +11,50 @@ interface Histogram {
   count: number;
 }
 
+/** The series of one endpoint and action, found by two Map lookups instead of building label strings per request. */
+interface Series {
+  latency: Histogram;
+  byStatus: Map<number, { value: number }>;
+}
+
 export class Metrics {
-  private requests = new Map<string, number>();
+  /** Keyed by label text, in first-seen order (the exposition order); values shared with `series`. */
+  private requests = new Map<string, { value: number }>();
   private latency = new Map<string, Histogram>();
+  private series = new Map<string, Map<string, Series>>();
   private jobRuns = new Map<string, number>();
   private jobFailures = new Map<string, number>();
 
   /** Records one API request. Unknown action names are folded into "unknown" to bound cardinality. */
   request(endpoint: string, action: string, status: number, seconds: number): void {
-    const key = `endpoint="${endpoint}",action="${action}",status="${status}"`;
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
-    const lkey = `endpoint="${endpoint}",action="${action}"`;
-    let h = this.latency.get(lkey);
-    if (!h) {
-      h = { counts: BUCKETS.map(() => 0), sum: 0, count: 0 };
-      this.latency.set(lkey, h);
+    const series = this.seriesOf(endpoint, action);
+    let counter = series.byStatus.get(status);
+    if (!counter) {
+      counter = { value: 0 };
+      series.byStatus.set(status, counter);
+      this.requests.set(`endpoint="${endpoint}",action="${action}",status="${status}"`, counter);
     }
-    BUCKETS.forEach((b, i) => {
-      if (seconds <= b) h.counts[i]!++;
-    });
+    counter.value++;
+    const h = series.latency;
+    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) h.counts[i]!++;
     h.sum += seconds;
     h.count++;
+  }
+
+  private seriesOf(endpoint: string, action: string): Series {
+    let byAction = this.series.get(endpoint);
+    if (!byAction) {
+      byAction = new Map();
+      this.series.set(endpoint, byAction);
+    }
+    let series = byAction.get(action);
+    if (!series) {
+      const latency = { counts: BUCKETS.map(() => 0), sum: 0, count: 0 };
+      this.latency.set(`endpoint="${endpoint}",action="${action}"`, latency);
+      series = { latency, byStatus: new Map() };
+      byAction.set(action, series);
+    }
+    return series;
   }
 
   /** Records one run of a scheduled job. */
@@ -46,7 +69,7 @@ export class Metrics {
     const lines: string[] = [];
     lines.push('# HELP agent_wallet_requests_total API requests by endpoint, action and HTTP status.');
     lines.push('# TYPE agent_wallet_requests_total counter');
-    for (const [k, v] of this.requests) lines.push(`agent_wallet_requests_total{${k}} ${v}`);
+    for (const [k, v] of this.requests) lines.push(`agent_wallet_requests_total{${k}} ${v.value}`);
     lines.push('# HELP agent_wallet_request_duration_seconds API request latency.');
     lines.push('# TYPE agent_wallet_request_duration_seconds histogram');
     for (const [k, h] of this.latency) {

@@ -38,13 +38,11 @@ export class RateLimiter {
   }
 }
 
-/** The RateLimit headers (IETF draft) plus Retry-After when refused. */
-export function rateHeaders(d: RateDecision): Record<string, string> {
-  const h: Record<string, string> = {
-    'RateLimit-Limit': String(d.limit),
-    'RateLimit-Remaining': String(d.remaining),
-    'RateLimit-Reset': String(d.resetSeconds),
-  };
-  if (!d.allowed) h['Retry-After'] = String(d.resetSeconds);
-  return h;
+/** The RateLimit headers (IETF draft) plus Retry-After when refused, added to `into`. */
+export function rateHeaders(d: RateDecision, into: Record<string, string> = {}): Record<string, string> {
+  into['RateLimit-Limit'] = String(d.limit);
+  into['RateLimit-Remaining'] = String(d.remaining);
+  into['RateLimit-Reset'] = String(d.resetSeconds);
+  if (!d.allowed) into['Retry-After'] = String(d.resetSeconds);
+  return into;
 }

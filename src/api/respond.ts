@@ -16,12 +16,18 @@ export function toJson(value: unknown): string {
   }
 }
 
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(toJson(body), { status, headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers } });
+  return new Response(toJson(body), { status, headers: { 'Content-Type': JSON_TYPE, ...headers } });
 }
 
-export function successResponse(data: unknown, headers: Record<string, string> = {}): Response {
-  return jsonResponse(200, { success: true, data }, headers);
+/**
+ * The success envelope. `headers` must already start with Content-Type (the dispatcher builds them
+ * so): they are used as they are, because copying them costs as much as serialising a ping.
+ */
+export function successResponse(data: unknown, headers: Record<string, string>): Response {
+  return new Response(toJson({ success: true, data }), { headers });
 }
 
 export function errorResponse(err: AppError, headers: Record<string, string> = {}): Response {
