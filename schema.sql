@@ -134,9 +134,7 @@ CREATE INDEX transactions_status ON transactions(status, expires_at);
 CREATE UNIQUE INDEX transactions_signature ON transactions(signature, wallet_id) WHERE signature IS NOT NULL;
 CREATE UNIQUE INDEX transactions_idempotency ON transactions(wallet_id, type, idempotency_key) WHERE idempotency_key IS NOT NULL;
 
--- Indexes the per-intent checks read: whether the wallet completed a payment to an address
--- before (approve_new_recipients), and a wallet's rows by status.
-CREATE INDEX transactions_wallet_open ON transactions(wallet_id, direction, status);
+-- Whether the wallet completed a payment to an address before (approve_new_recipients), read per intent.
 CREATE INDEX transactions_wallet_recipient ON transactions(wallet_id, to_address, direction, status);
 
 -- What guard rails and the balance check read on every pay intent, kept by triggers on
@@ -230,8 +228,9 @@ CREATE TABLE events (
   read        INTEGER NOT NULL DEFAULT 0,
   created_at  INTEGER NOT NULL
 ) STRICT;
-CREATE INDEX events_wallet ON events(wallet_id, seq);
-CREATE INDEX events_merchant ON events(merchant_id, seq);
+-- Partial: an event belongs to a wallet or a merchant, so each insert writes one of the two.
+CREATE INDEX events_wallet ON events(wallet_id, seq) WHERE wallet_id IS NOT NULL;
+CREATE INDEX events_merchant ON events(merchant_id, seq) WHERE merchant_id IS NOT NULL;
 
 -- The owner's guard rails per wallet; `pending` is a loosening waiting for loosen_delay_hours.
 CREATE TABLE guard_rails (

@@ -1,8 +1,12 @@
--- Schema 3: a pay intent no longer sums the wallet's history. Indexes for the known-recipient
--- check, and wallet_spend / wallet_spend_windows kept by triggers, filled here from the ledger.
--- Indexes the per-intent checks read: whether the wallet completed a payment to an address
--- before (approve_new_recipients), and a wallet's rows by status.
-CREATE INDEX transactions_wallet_open ON transactions(wallet_id, direction, status);
+-- Schema 3: a pay intent no longer sums the wallet's history, and writes fewer index pages. An
+-- index for the known-recipient check, wallet_spend / wallet_spend_windows kept by triggers
+-- (filled here from the ledger), and partial event indexes (an event has a wallet or a merchant).
+DROP INDEX events_wallet;
+DROP INDEX events_merchant;
+CREATE INDEX events_wallet ON events(wallet_id, seq) WHERE wallet_id IS NOT NULL;
+CREATE INDEX events_merchant ON events(merchant_id, seq) WHERE merchant_id IS NOT NULL;
+
+-- Whether the wallet completed a payment to an address before (approve_new_recipients), read per intent.
 CREATE INDEX transactions_wallet_recipient ON transactions(wallet_id, to_address, direction, status);
 
 -- What guard rails and the balance check read on every pay intent, kept by triggers on
