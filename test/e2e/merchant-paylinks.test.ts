@@ -142,6 +142,14 @@ describe('a merchant paylink paid by an agent', () => {
     expect((await errorOf(shopCall('create_payment_request', { description: 'Again', reference: 'ord-2' }))).errorCode).toBe('INVALID_STATUS');
   });
 
+  test('two concurrent creates with one reference: exactly one paylink, the other refused', async () => {
+    const tries = await Promise.allSettled(Array.from({ length: 5 }, () => shopCall('create_payment_request', { description: 'Race', amount: '1', reference: 'race-1' })));
+    expect(tries.filter((t) => t.status === 'fulfilled')).toHaveLength(1);
+    for (const t of tries.filter((t) => t.status === 'rejected')) expect((t as PromiseRejectedResult).reason.errorCode).toBe('INVALID_STATUS');
+    expect((await shopCall('list_payment_requests', { limit: 100 })).items.filter((r: any) => r.reference === 'race-1')).toHaveLength(1);
+    await shopCall('cancel_payment_request', { request_id: (tries.find((t) => t.status === 'fulfilled') as PromiseFulfilledResult<any>).value.request_id });
+  });
+
   test('a reference paid directly cannot be put on a new paylink', async () => {
     const intent = await alice.api.call<any>('bot', 'pay', { to: 'corner-shop', amount: '1', reference: 'ord-3' });
     await confirmSignSubmit(alice.api, alice.profile, intent.transaction_id);
