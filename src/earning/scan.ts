@@ -11,7 +11,8 @@
  * not), with `payment_request_id`; the deposit watcher skips such transactions (`carriesWatchedReference`)
  * and every writer checks `hasSignature` inside its write transaction, backed by the unique index on
  * (signature, wallet_id). A transaction with an unwatched reference (a paylink closed for more than
- * LATE_WINDOW_MS) is an ordinary deposit.
+ * LATE_WINDOW_MS) is an ordinary deposit. A merchant payee has no ledger: its paylink row is the
+ * record (merchant verify, history and balance read it), and its events go to the merchant's feed.
  *
  * Agents pay with `pay {payment_request_id}`: their payment is our own outgoing transaction (the
  * scan skips it) and `recordAgentPaylinkPayment` marks the paylink paid when it completes, in the
