@@ -21,6 +21,7 @@ import { x402Jobs } from '../jobs/x402-catalog.ts';
 import { mailJob } from '../mail/sender.ts';
 import { webhookHistoryJob, webhookJob } from '../jobs/webhooks.ts';
 import { buildServices } from './services.ts';
+import { lockDataDir } from './lock.ts';
 import type { Simnet } from '../simnet/index.ts';
 import type { Services } from '../services.ts';
 import type { Address } from '@solana/kit';
@@ -72,11 +73,22 @@ async function prepareTreasury(services: Services, simnet: Simnet | null): Promi
   }
 }
 
-/** Starts the daemon; resolves once it listens. */
+/** Starts the daemon; resolves once it listens. Refused while another daemon holds the data directory. */
 export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {}): Promise<RunningDaemon> {
   const config = loadConfig(flags);
   const log = opts.log ?? createLogger({ level: config.log.level });
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const unlock = lockDataDir(config.dataDir);
+  try {
+    return await startLocked(config, log, unlock);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}
+
+/** Everything after the data directory lock; `unlock` runs when the daemon stops. */
+async function startLocked(config: Config, log: Logger, unlock: () => void): Promise<RunningDaemon> {
   const masterKey = loadMasterKey(config.dataDir);
   const feePayer = loadFeePayer(config.dataDir, config.solana.fee_payer_keypair_file);
   const db = openDatabase(join(config.dataDir, 'wallet.db'), { network: config.solana.network });
@@ -151,6 +163,7 @@ export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {
       await simnet?.stop();
       db.close();
       rmSync(pidFile, { force: true });
+      unlock();
       log.info('stopped');
     })());
 

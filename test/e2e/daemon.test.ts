@@ -53,6 +53,20 @@ test('a 0644 master key refuses start with how to fix it', async () => {
   expect(res.stderr).toContain('chmod 600');
 });
 
+test('a second daemon on the same data directory is refused, naming the first; after a kill -9 the next start takes over', async () => {
+  const dataDir = join(tempDir('aw-lock-'), 'data');
+  const first = await startDaemonProcess({ dataDir });
+  const second = await runCli(['serve', '--data-dir', dataDir, '--port', '0'], { AGENT_WALLET_SIMNET_RPC_PORT: '0' });
+  expect(second.code).toBe(1);
+  expect(second.stderr).toContain(`in use by another agent-wallet daemon (pid ${first.pid})`);
+  // The first daemon is unaffected.
+  expect((await (await fetch(`${first.url}/bot`, { method: 'POST', body: '{"action":"ping"}' })).json()).success).toBe(true);
+  await first.kill();
+  const third = await startDaemonProcess({ dataDir });
+  expect(await third.stop()).toBe(0);
+  expect((await import('node:fs')).existsSync(join(dataDir, 'daemon.lock'))).toBe(false);
+});
+
 test('with tls_cert_file and tls_key_file the daemon serves HTTPS', async () => {
   const fixtures = join(import.meta.dir, '..', 'net', 'fixtures');
   const d = await startDaemonProcess({
