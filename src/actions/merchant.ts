@@ -58,8 +58,8 @@ function callerMerchant(ctx: ActionContext): MerchantRow {
  * the merchant holds, other than `viaPaylinkId` (the paylink this payment pays). Call inside the
  * transaction that creates the intent. The other payment's id is named only to the wallet that made it.
  */
-export function assertReferenceFree(db: Database, payerWalletId: string, merchantId: string, reference: string, viaPaylinkId?: string): void {
-  const paylink = merchantPaylinkHoldingReference(db, merchantId, reference);
+export function assertReferenceFree(db: Database, now: number, payerWalletId: string, merchantId: string, reference: string, viaPaylinkId?: string): void {
+  const paylink = merchantPaylinkHoldingReference(db, merchantId, reference, now);
   if (paylink && paylink.request_id !== viaPaylinkId) {
     if (paylink.status === 'paid') {
       throw new AppError('INVALID_STATUS', `This merchant was already paid with reference "${reference}" (payment request ${paylink.request_id}); an order is paid once.`, {
@@ -98,8 +98,8 @@ function endpointView(e: EndpointRow | null) {
  * Refuses a new merchant paylink whose reference an open or paid paylink or a payment of the
  * merchant already holds: one order, one reference, one answer from verify.
  */
-function assertNewPaylinkReference(db: Database, merchantId: string, reference: string): void {
-  const paylink = merchantPaylinkHoldingReference(db, merchantId, reference);
+function assertNewPaylinkReference(db: Database, now: number, merchantId: string, reference: string): void {
+  const paylink = merchantPaylinkHoldingReference(db, merchantId, reference, now);
   if (paylink) {
     throw new AppError('INVALID_STATUS', `Reference "${reference}" already belongs to your ${paylink.status} payment request ${paylink.request_id}.`, {
       howToFix: 'Use a new reference for each order; read the existing request with get_payment_request {reference}.',
@@ -344,7 +344,7 @@ export const merchantActions = implement(MERCHANT, {
   create_payment_request: (ctx, p) => {
     const m = callerMerchant(ctx);
     return paylinkActions.create(ctx.services, merchantPayee(m), p, (reference) => {
-      if (reference !== null) assertNewPaylinkReference(ctx.services.db, m.merchant_id, reference);
+      if (reference !== null) assertNewPaylinkReference(ctx.services.db, ctx.services.now().getTime(), m.merchant_id, reference);
     });
   },
   get_payment_request: (ctx, p) => paylinkActions.get(ctx.services, merchantPayee(callerMerchant(ctx)), p),

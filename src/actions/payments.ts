@@ -167,7 +167,7 @@ export const paymentActions = implement(PAYMENTS, {
     // A merchant reference names one order: refused while another payment holds it (checked again
     // inside the write transaction, so two concurrent pays cannot both pass).
     const checkReference = () => {
-      if (recipient.merchantId && p.reference !== undefined) assertReferenceFree(ctx.services.db, wallet.wallet_id, recipient.merchantId, p.reference);
+      if (recipient.merchantId && p.reference !== undefined) assertReferenceFree(ctx.services.db, ctx.services.now().getTime(), wallet.wallet_id, recipient.merchantId, p.reference);
     };
     checkReference();
     const amount = amountParam(ctx.services, '/amount', p.amount);

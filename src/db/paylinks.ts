@@ -84,13 +84,17 @@ export function getPaylinkByReference(db: Database, payee: PayeeKey, reference: 
     .get(payee.id, reference);
 }
 
-/** A merchant's paylink with this reference that is open or paid (it holds the reference), or null. */
-export function merchantPaylinkHoldingReference(db: Database, merchantId: string, reference: string): PaylinkRow | null {
+/**
+ * A merchant's paylink that holds this reference at `now`: paid, or open and not yet past its
+ * expiry (the expiry job may not have moved it yet). Null when none does.
+ */
+export function merchantPaylinkHoldingReference(db: Database, merchantId: string, reference: string, now: number): PaylinkRow | null {
   return db
-    .query<PaylinkRow, [string, string]>(
-      `SELECT * FROM payment_requests WHERE merchant_id = ? AND reference = ? AND status IN ('open', 'paid') ORDER BY status = 'paid' DESC, created_at LIMIT 1`,
+    .query<PaylinkRow, [string, string, number]>(
+      `SELECT * FROM payment_requests WHERE merchant_id = ? AND reference = ? AND (status = 'paid' OR (status = 'open' AND expires_at > ?))
+       ORDER BY status = 'paid' DESC, created_at LIMIT 1`,
     )
-    .get(merchantId, reference);
+    .get(merchantId, reference, now);
 }
 
 export function getPaylinkByShortCode(db: Database, shortCode: string): PaylinkRow | null {

@@ -80,7 +80,7 @@ export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPay
   const tx = services.db
     .transaction(() => {
       assertPayable(services, getPaylink(services.db, row.request_id)!);
-      if (recipient.merchantId && reference !== undefined) assertReferenceFree(services.db, payer.wallet_id, recipient.merchantId, reference, row.request_id);
+      if (recipient.merchantId && reference !== undefined) assertReferenceFree(services.db, services.now().getTime(), payer.wallet_id, recipient.merchantId, reference, row.request_id);
       const created = createIntent(services, {
         wallet: payer,
         type: 'payment',

@@ -190,6 +190,20 @@ describe('merchant paylinks and events are the merchant\'s own', () => {
     expect(await shopCall('create_payment_request', { description: 'Invoice 7, again', amount: '2', reference: 'inv-7' })).toMatchObject({ status: 'open', reference: 'inv-7' });
   });
 
+  test('a paylink past its expiry releases its reference at once, before the expiry job moves it', async () => {
+    const first = await shopCall('create_payment_request', { description: 'Short-lived', amount: '1', reference: 'exp-1', expires_in: 60 });
+    expect((await errorOf(shopCall('create_payment_request', { description: 'Too early', amount: '1', reference: 'exp-1' }))).errorCode).toBe('INVALID_STATUS');
+    world.clock.offsetMs += 61_000;
+    try {
+      const second = await shopCall('create_payment_request', { description: 'After expiry', amount: '1', reference: 'exp-1' });
+      expect(second.request_id).not.toBe(first.request_id);
+      expect((await shopCall('get_payment_request', { request_id: first.request_id })).status).toBe('expired');
+      await shopCall('cancel_payment_request', { request_id: second.request_id });
+    } finally {
+      world.clock.offsetMs -= 61_000;
+    }
+  });
+
   test('events: since, unread counts and mark_read work on the merchant feed and never touch another feed', async () => {
     const page = await shopCall('events', { limit: 100 });
     expect(page.items.length).toBeGreaterThan(3);
