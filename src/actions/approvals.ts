@@ -11,7 +11,7 @@ import { loadRailsState } from '../db/guard-rails.ts';
 import { approvalStatusOf } from '../db/owners.ts';
 import { computeUsage } from '../db/usage.ts';
 import { getWallet, type WalletRow } from '../db/wallets.ts';
-import { CATEGORIES, remaining, windowStarts, type GuardRails, type Remaining, type Usage } from '../domain/guardrails.ts';
+import { CATEGORIES, remaining, windowStarts, type Category, type GuardRails, type Remaining } from '../domain/guardrails.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { effectiveRails } from '../domain/rails-change.ts';
 import type { Services } from '../services.ts';
@@ -87,25 +87,15 @@ export function walletAllowance(services: Services, walletId: string) {
   return { now, rails, pending, timezone, starts, usage, remaining: rem, ...tightestBudget(rails, rem) };
 }
 
-function usageJson(u: Usage) {
+/** The windows of a Usage or a Remaining as JSON numbers (`usdc` converts one amount). */
+function windowsJson<T>(w: { daily: T; weekly: T; monthly: T; total: T; payments_today: number | null; by_category: Record<Category, { daily: T; monthly: T }> }, usdc: (v: T) => number | null) {
   return {
-    daily: toUsdcNumber(u.daily),
-    weekly: toUsdcNumber(u.weekly),
-    monthly: toUsdcNumber(u.monthly),
-    total: toUsdcNumber(u.total),
-    payments_today: u.payments_today,
-    by_category: Object.fromEntries(CATEGORIES.map((c) => [c, { daily: toUsdcNumber(u.by_category[c].daily), monthly: toUsdcNumber(u.by_category[c].monthly) }])),
-  };
-}
-
-function remainingJson(r: Remaining) {
-  return {
-    daily: usdcOrNull(r.daily),
-    weekly: usdcOrNull(r.weekly),
-    monthly: usdcOrNull(r.monthly),
-    total: usdcOrNull(r.total),
-    payments_today: r.payments_today,
-    by_category: Object.fromEntries(CATEGORIES.map((c) => [c, { daily: usdcOrNull(r.by_category[c].daily), monthly: usdcOrNull(r.by_category[c].monthly) }])),
+    daily: usdc(w.daily),
+    weekly: usdc(w.weekly),
+    monthly: usdc(w.monthly),
+    total: usdc(w.total),
+    payments_today: w.payments_today,
+    by_category: Object.fromEntries(CATEGORIES.map((c) => [c, { daily: usdc(w.by_category[c].daily), monthly: usdc(w.by_category[c].monthly) }])),
   };
 }
 
@@ -118,8 +108,8 @@ export const approvalActions = implement(APPROVALS, {
       pending_change: a.pending ? { rails: railsToJson(a.pending.rails), apply_at: a.pending.apply_at.toISOString() } : null,
       timezone: a.timezone,
       windows: { daily_start: a.starts.daily.toISOString(), weekly_start: a.starts.weekly.toISOString(), monthly_start: a.starts.monthly.toISOString() },
-      used: usageJson(a.usage),
-      remaining: remainingJson(a.remaining),
+      used: windowsJson(a.usage, toUsdcNumber),
+      remaining: windowsJson(a.remaining, usdcOrNull),
       budget: a.budget,
       remaining_allowance: a.remaining_allowance,
       frozen: a.rails.frozen === true,

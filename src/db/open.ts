@@ -1,7 +1,9 @@
 /**
- * Opens the SQLite ledger with the pragmas of DESIGN §5, applies schema.sql to a fresh file and
- * numbered migrations to an older one, and refuses a file that is newer than this binary or
- * belongs to another network. SQL lives only under src/db.
+ * Opens the SQLite ledger with the pragmas of DESIGN §5 and brings it to this binary's schema:
+ * schema.sql is the first release's shape (version 1) and every later change is a numbered
+ * migration, applied in order to fresh and older files alike, so each change is written once.
+ * Refuses a file that is newer than this binary or belongs to another network. SQL lives only
+ * under src/db.
  */
 import { Database } from 'bun:sqlite';
 import { mkdirSync } from 'node:fs';
@@ -65,15 +67,16 @@ function migrate(db: Database, path: string): void {
   if (current === 0) {
     db.transaction(() => {
       db.run(schema);
-      db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+      db.run('PRAGMA user_version = 1');
     }).immediate();
-    return;
   }
+  const from = Math.max(current, 1);
+  if (from === SCHEMA_VERSION) return;
   // SQLite's table-rebuild procedure: foreign keys off while a migration runs (it cannot change
   // inside a transaction), every reference checked before its commit, back on afterwards.
   db.run('PRAGMA foreign_keys = OFF');
   try {
-    for (let version = current + 1; version <= SCHEMA_VERSION; version++) {
+    for (let version = from + 1; version <= SCHEMA_VERSION; version++) {
       const sql = MIGRATIONS[version - 2];
       if (sql === undefined) throw new DatabaseOpenError(`no migration to schema version ${version}`);
       db.transaction(() => {

@@ -116,6 +116,12 @@ export interface Usage {
   recipient_known: boolean;
 }
 
+/** Nothing spent or reserved, every recipient known: the usage for checks that only look at the rules (and the base of test usages). */
+export function emptyUsage(over: Partial<Usage> = {}): Usage {
+  const byCategory = Object.fromEntries(CATEGORIES.map((c) => [c, { daily: 0n, monthly: 0n }])) as Usage['by_category'];
+  return { daily: 0n, weekly: 0n, monthly: 0n, total: 0n, by_category: byCategory, payments_today: 0, recipient_known: true, ...over };
+}
+
 /** The status a new payment starts in (SPEC "States and transitions"). */
 export type Outcome = 'pre_approved' | 'awaiting_approval' | 'rejected';
 

@@ -6,22 +6,11 @@
  * (idempotent), in one transaction it signs alone.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
-import {
-  AccountRole,
-  appendTransactionMessageInstructions,
-  compileTransaction,
-  createTransactionMessage,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-  type Address,
-  type Blockhash,
-  type Instruction,
-} from '@solana/kit';
+import { AccountRole, type Address, type Instruction } from '@solana/kit';
 import { getTransferSolInstructionDataEncoder } from '@solana-program/system';
 import { usdcAta } from '../solana/ata.ts';
 import { createAtaIdempotentInstruction, SYSTEM_PROGRAM_ADDRESS } from '../solana/instructions.ts';
-import { assembleSignedTransaction, transactionSignature } from '../solana/transfer.ts';
+import { assembleSignedTransaction, compileMessage, transactionSignature } from '../solana/transfer.ts';
 import type { Services } from '../services.ts';
 
 /** Rent-exempt minimum of an account with no data: (128 bytes of overhead) × 3480 lamports/byte-year × 2 years. */
@@ -72,14 +61,7 @@ async function setUp(services: Services, owner: Address): Promise<void> {
     });
   }
   if (!tokenAccountExists) instructions.push(createAtaIdempotentInstruction({ payer: feePayer, ata: await usdcAta(owner, mint), owner, mint }));
-  const blockhash = await services.chain.getLatestBlockhash();
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(feePayer, m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash({ blockhash: blockhash.blockhash as Blockhash, lastValidBlockHeight: blockhash.lastValidBlockHeight }, m),
-    (m) => appendTransactionMessageInstructions(instructions, m),
-  );
-  const messageBytes = new Uint8Array(compileTransaction(message).messageBytes);
+  const messageBytes = compileMessage(feePayer, await services.chain.getLatestBlockhash(), instructions);
   const wire = assembleSignedTransaction(messageBytes, { [feePayer]: ed25519.sign(messageBytes, services.feePayer.keypairBytes.subarray(0, 32)) });
   const signature = transactionSignature(wire);
   await services.chain.sendRawTransaction(wire);

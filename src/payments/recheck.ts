@@ -12,18 +12,9 @@ import { newId } from '../contract/ids.ts';
 import { getApproval, insertApproval } from '../db/approvals.ts';
 import { appendEvent } from '../db/events.ts';
 import { queueApprovalMail } from '../mail/approval-mail.ts';
-import { CATEGORIES, decide, type Category, type Decision, type Usage } from '../domain/guardrails.ts';
+import { decide, emptyUsage, type Category, type Decision } from '../domain/guardrails.ts';
 import type { Services } from '../services.ts';
 
-const NO_USAGE: Usage = {
-  daily: 0n,
-  weekly: 0n,
-  monthly: 0n,
-  total: 0n,
-  by_category: Object.fromEntries(CATEGORIES.map((c) => [c, { daily: 0n, monthly: 0n }])) as Usage['by_category'],
-  payments_today: 0,
-  recipient_known: true,
-};
 
 /** 'reject': a hard rule now blocks it; 'needs_approval': a pre-approved intent now needs the owner. */
 export function recheckRails(services: Services, tx: TxRow, host?: string): { verdict: 'ok' | 'reject' | 'needs_approval'; decision: Decision } {
@@ -32,7 +23,7 @@ export function recheckRails(services: Services, tx: TxRow, host?: string): { ve
   const decision = decide(
     rails,
     { category: (tx.category ?? 'wallet') as Category, amount: tx.amount + tx.fee + tx.setup_fee, recipient: { username: tx.counterparty ?? undefined, address: (tx.to_address ?? '') as Address }, host },
-    NO_USAGE,
+    emptyUsage(),
     now,
   );
   if (decision.outcome === 'rejected') return { verdict: 'reject', decision };

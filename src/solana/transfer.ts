@@ -91,7 +91,7 @@ export async function buildUsdcTransfer(p: {
     );
   }
   if (p.memo !== undefined) instructions.push(memoInstruction(p.memo));
-  return { messageBytes: compile(p.feePayer, p.blockhash, instructions), lastValidBlockHeight: p.blockhash.lastValidBlockHeight };
+  return { messageBytes: compileMessage(p.feePayer, p.blockhash, instructions), lastValidBlockHeight: p.blockhash.lastValidBlockHeight };
 }
 
 /**
@@ -123,10 +123,11 @@ export async function buildX402Transfer(p: {
     transferCheckedInstruction({ source, mint: p.mint, destination, authority: p.wallet, amount: p.amount, decimals: USDC_DECIMALS }),
   ];
   if (p.memo !== undefined) instructions.push(memoInstruction(p.memo));
-  return { messageBytes: compile(p.feePayer, p.blockhash, instructions) };
+  return { messageBytes: compileMessage(p.feePayer, p.blockhash, instructions) };
 }
 
-function compile(feePayer: Address, blockhash: RecentBlockhash, instructions: Instruction[]): Uint8Array {
+/** Compiles a v0 message of `instructions` under `feePayer` and `blockhash`; refuses one too big to send. */
+export function compileMessage(feePayer: Address, blockhash: RecentBlockhash, instructions: Instruction[]): Uint8Array {
   const message = pipe(
     createTransactionMessage({ version: 0 }),
     (m) => setTransactionMessageFeePayer(feePayer, m),

@@ -7,7 +7,6 @@
 import { Elysia } from 'elysia';
 import type { Address } from '@solana/kit';
 import { paylinkByShortCode } from '../actions/earning.ts';
-import { AppError } from '../api/errors.ts';
 import { fundSolanaPayUrl, fundTarget } from '../earning/funding.ts';
 import { publicPaylinkView } from '../earning/paylinks.ts';
 import { nudgeScan } from '../earning/scan.ts';
@@ -16,10 +15,9 @@ import { toUsdcNumber } from '../domain/money.ts';
 import { usdcAta } from '../solana/ata.ts';
 import type { Services } from '../services.ts';
 import { PAGE_HEADERS, pageResponse, problemPage, redirect } from './html.ts';
+import { page } from './page-handler.ts';
 import { checkoutPage, fundPage, qrSvg } from './pay-views.ts';
-import { anonymousCsrf, FormError, readForm, validAnonymousCsrf } from './session.ts';
-
-type Ctx = { request: Request; params: Record<string, string> };
+import { anonymousCsrf, readForm, validAnonymousCsrf } from './session.ts';
 
 /** The checkout page runs one inline script (by nonce) that polls pay_status on this origin. */
 function checkoutCsp(nonce: string): Record<string, string> {
@@ -29,19 +27,6 @@ function checkoutCsp(nonce: string): Record<string, string> {
   };
 }
 
-/** Wraps a page handler: known errors become pages, unknown ones a logged 500 page. */
-function page(services: Services, handler: (c: Ctx) => Response | Promise<Response>) {
-  return async (c: Ctx): Promise<Response> => {
-    try {
-      return await handler(c);
-    } catch (err) {
-      if (err instanceof FormError) return problemPage(err.status, 'Form not accepted', err.message, 'Go back and submit the form again.');
-      if (err instanceof AppError) return problemPage(err.status, err.errorCode === 'SERVICE_UNAVAILABLE' ? 'Temporarily unavailable' : 'Something went wrong', err.message, err.howToFix, {}, err.headers);
-      services.log.error('page failed', { path: new URL(c.request.url).pathname, error: (err as Error)?.message, stack: (err as Error)?.stack });
-      return problemPage(500, 'Something went wrong', 'The page could not be shown.', 'Reload in a moment; if it persists, tell the operator the time it happened.');
-    }
-  };
-}
 
 const notFound = (what: string, hint: string) => problemPage(404, `${what} not found`, `No ${what.toLowerCase()} has this link.`, hint, {}, { 'X-Robots-Tag': 'noindex' });
 

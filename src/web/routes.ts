@@ -30,11 +30,11 @@ import { toUsdcNumber } from '../domain/money.ts';
 import { approvalLinkInfo, decideByLink, type ApprovalLinkFailure } from '../mail/approval-mail.ts';
 import type { Services } from '../services.ts';
 import { html, pageResponse, problemPage, redirect, type Nav } from './html.ts';
+import { errorPage, page, type Ctx } from './page-handler.ts';
 import {
   anonymousCsrf,
   currentOwner,
   endSession,
-  FormError,
   newSession,
   readForm,
   validAnonymousCsrf,
@@ -56,8 +56,6 @@ import {
   type RailsFormValues,
 } from './views.ts';
 
-type Ctx = { request: Request; params: Record<string, string> };
-
 /** Fixed notices after a redirect (never text from the query string). */
 const NOTICES: Record<string, string> = {
   rails: 'Guard rails saved and in force.',
@@ -76,37 +74,9 @@ function noticeOf(request: Request): string | null {
 
 const nav = (s: OwnerSession, current?: Nav['current']): Nav => ({ email: s.email, csrf: s.csrf, current });
 
-const TITLES: Partial<Record<string, string>> = {
-  NOT_FOUND: 'Not found',
-  VALIDATION_ERROR: 'Please check the form',
-  INVALID_STATUS: 'Not possible any more',
-  RATE_LIMITED: 'Too many attempts',
-  UNAUTHORIZED: 'Please sign in',
-  SERVICE_UNAVAILABLE: 'Temporarily unavailable',
-};
-
-/** Renders an error of the shared functions as a page with the same status and advice. */
-function errorPage(err: AppError, n: Nav = {}): Response {
-  const title = TITLES[err.errorCode] ?? 'Something went wrong';
-  return problemPage(err.status, title, err.message, err.howToFix, n, err.headers);
-}
-
 const csrfRefused = (n: Nav = {}) =>
   problemPage(403, 'Form expired', 'This form was refused because its security token is missing or does not match (CSRF protection).', 'Go back, reload the page and submit the form again.', n);
 
-/** Wraps a page handler: known errors become pages, unknown ones a logged 500 page. */
-function page(services: Services, handler: (c: Ctx) => Response | Promise<Response>) {
-  return async (c: Ctx): Promise<Response> => {
-    try {
-      return await handler(c);
-    } catch (err) {
-      if (err instanceof FormError) return problemPage(err.status, 'Form not accepted', err.message, 'Go back and submit the form again.');
-      if (err instanceof AppError) return errorPage(err);
-      services.log.error('page failed', { path: new URL(c.request.url).pathname, error: (err as Error)?.message, stack: (err as Error)?.stack });
-      return problemPage(500, 'Something went wrong', 'The page could not be shown.', 'Reload in a moment; if it persists, tell the operator the time it happened.');
-    }
-  };
-}
 
 /** A dashboard handler: needs a session (else to the sign-in page); POSTs need the session's CSRF token. */
 function ownerPage(services: Services, handler: (c: Ctx, s: OwnerSession, form: URLSearchParams | null) => Response | Promise<Response>) {

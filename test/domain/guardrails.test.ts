@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import {
   CATEGORIES,
   decide,
+  emptyUsage,
   hostMatches,
   isActiveAt,
   remaining,
@@ -26,10 +27,7 @@ const ALICE = '7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU';
 const BOB = 'BobBobBobBobBobBobBobBobBobBobBobBobBobBobB1';
 const NOW = new Date('2024-06-05T12:00:00Z'); // a Wednesday
 
-function usage(over: Partial<Usage> = {}): Usage {
-  const byCategory = Object.fromEntries(CATEGORIES.map((c) => [c, { daily: 0n, monthly: 0n }])) as Usage['by_category'];
-  return { daily: 0n, weekly: 0n, monthly: 0n, total: 0n, by_category: byCategory, payments_today: 0, recipient_known: true, ...over };
-}
+const usage = emptyUsage;
 
 function usageIn(category: Category, daily: bigint, monthly: bigint): Usage {
   const base = usage();

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { CATEGORIES, decide, type ActiveHours, type GuardRails, type Usage } from '../../src/domain/guardrails.ts';
+import { CATEGORIES, decide, emptyUsage, type ActiveHours, type GuardRails } from '../../src/domain/guardrails.ts';
 import { classifyChange, effectiveRails, type PendingRails } from '../../src/domain/rails-change.ts';
 
 const A = '7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU';
@@ -97,15 +97,7 @@ describe('classifyChange', () => {
 
   test('the rails in force now are never looser than the old rails nor than the new ones', () => {
     // A payment matrix over every case: whatever the old or the new rails reject, the rails in force now reject.
-    const usage: Usage = {
-      daily: 0n,
-      weekly: 0n,
-      monthly: 0n,
-      total: 0n,
-      by_category: Object.fromEntries(CATEGORIES.map((c) => [c, { daily: 0n, monthly: 0n }])) as Usage['by_category'],
-      payments_today: 0,
-      recipient_known: true,
-    };
+    const usage = emptyUsage();
     const rank = { pre_approved: 0, awaiting_approval: 1, rejected: 2 } as const;
     const moments = ['2024-06-03T10:00:00Z', '2024-06-03T20:00:00Z', '2024-06-08T23:30:00Z'].map((s) => new Date(s));
     for (const [, old, next] of cases) {
@@ -145,15 +137,7 @@ describe('effectiveRails', () => {
   });
 
   test('a loosening waits for apply_at while a tightening in the same change applies at once', () => {
-    const usage: Usage = {
-      daily: 0n,
-      weekly: 0n,
-      monthly: 0n,
-      total: 0n,
-      by_category: Object.fromEntries(CATEGORIES.map((c) => [c, { daily: 0n, monthly: 0n }])) as Usage['by_category'],
-      payments_today: 0,
-      recipient_known: true,
-    };
+    const usage = emptyUsage();
     const setAt = new Date('2024-06-01T12:00:00Z');
     const old: GuardRails = { max_per_payment: 10_000_000n, loosen_delay_hours: 24 };
     const next: GuardRails = { max_per_payment: 20_000_000n, blocked_recipients: ['mallory'], loosen_delay_hours: 24 };

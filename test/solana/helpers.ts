@@ -1,18 +1,7 @@
 /** Builders shared by the Solana tests: random addresses and hand-compiled (tampered) messages. */
-import {
-  AccountRole,
-  appendTransactionMessageInstructions,
-  compileTransaction,
-  createTransactionMessage,
-  getAddressDecoder,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-  type Address,
-  type Blockhash,
-  type Instruction,
-} from '@solana/kit';
+import { AccountRole, getAddressDecoder, type Address, type Instruction } from '@solana/kit';
 import { DEVNET_USDC } from '../../src/solana/networks.ts';
+import { compileMessage } from '../../src/solana/transfer.ts';
 
 /** A fresh random address (not necessarily on the curve; fine for layout tests). */
 export function randomAddress(): Address {
@@ -34,16 +23,7 @@ export function cast() {
 
 /** Compiles any instruction list under `feePayer`, bypassing the builders' own refusals. */
 export function compileWith(feePayer: Address, instructions: Instruction[]): Uint8Array {
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(feePayer, m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash(
-      { blockhash: BLOCKHASH.blockhash as Blockhash, lastValidBlockHeight: BLOCKHASH.lastValidBlockHeight },
-      m,
-    ),
-    (m) => appendTransactionMessageInstructions(instructions, m),
-  );
-  return new Uint8Array(compileTransaction(message).messageBytes);
+  return compileMessage(feePayer, BLOCKHASH, instructions);
 }
 
 /** System Program transfer of lamports from `source` (a signer) to `destination`. */

@@ -1,8 +1,8 @@
 /**
- * Numbered migrations after schema.sql, in order: entry i takes the database from schema
- * version i + 1 to i + 2. Each is a `NNNN_name.sql` file imported as text and runs in one
- * transaction together with the user_version bump. schema.sql is always the newest shape: a
- * fresh database gets it directly, an older one these steps.
+ * Numbered migrations after schema.sql (version 1), in order: entry i takes the database from
+ * schema version i + 1 to i + 2. Each is a `NNNN_name.sql` file imported as text and runs in one
+ * transaction together with the user_version bump and a foreign key check. A fresh database gets
+ * schema.sql and then every step, so the current shape is schema.sql plus these files.
  */
 import merchantPaylinks from './0001_merchant_paylinks.sql' with { type: 'text' };
 import walletSpend from './0002_wallet_spend.sql' with { type: 'text' };
