@@ -262,6 +262,8 @@ export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<
     }
   } catch (err) {
     let appErr = err instanceof AppError ? err : classifyUnknown(err);
+    // The caller sees a generic 503; the operator needs the RPC's own failure.
+    if (err instanceof ChainUnavailableError) services.log.warn('chain unavailable', { request_id: call.requestId, action: actionName, error: err.message });
     if (!appErr) {
       services.log.error('internal error', {
         request_id: call.requestId,

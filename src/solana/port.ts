@@ -94,12 +94,19 @@ export function createRpcChainPort(rpcUrl: string, opts: { timeoutMs?: number } 
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const base64 = getBase64Decoder();
 
-  /** Runs one RPC request with the deadline, mapping every failure to a chain error. */
+  /**
+   * Runs one RPC request with the deadline, mapping every failure to a chain error. A connection
+   * the node reset (a keep-alive connection it closed as we reused it) is tried once more: every
+   * call of this port is a read or a send of the same signed bytes, so repeating one is safe.
+   */
   async function call<T>(what: string, request: { send(o: { abortSignal: AbortSignal }): Promise<T> }): Promise<T> {
-    try {
-      return await request.send({ abortSignal: AbortSignal.timeout(timeoutMs) });
-    } catch (e) {
-      throw chainError(what, e);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await request.send({ abortSignal: AbortSignal.timeout(timeoutMs) });
+      } catch (e) {
+        if (attempt === 1 && isConnectionReset(e)) continue;
+        throw chainError(what, e);
+      }
     }
   }
 
@@ -232,6 +239,13 @@ const REJECTION_TEXT: Record<Exclude<ChainRejectionKind, 'simulation_failed' | '
 };
 
 /** Sorts an RPC failure into "the chain is unavailable" or "the cluster refused the transaction". */
+const RESET_CODES = new Set(['ECONNRESET', 'ConnectionClosed', 'EPIPE']);
+
+function isConnectionReset(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return !isSolanaError(e) && typeof code === 'string' && RESET_CODES.has(code);
+}
+
 function chainError(what: string, e: unknown): Error {
   if (!isSolanaError(e)) {
     const detail = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
