@@ -45,12 +45,8 @@ export function revealedOwnerEmail(db: Database, row: PaylinkRow): string | null
   return ownerId ? (getOwner(db, ownerId)?.email ?? null) : null;
 }
 
-/** Paylink events a merchant also receives on its webhook (DESIGN §8); the rest stay in its feed. */
-const MERCHANT_WEBHOOK_TYPES = new Set(['payment_request.paid']);
-
-/** Appends a paylink event to its payee's feed (and a merchant's webhook outbox); call inside the write transaction. */
+/** Appends a paylink event to its payee's feed (a merchant's webhook gets the types webhooks carry); call inside the write transaction. */
 export function appendPayeeEvent(db: Database, payee: PayeeKey, type: string, data: Record<string, unknown>, now: number): void {
   if (payee.kind === 'wallet') appendEvent(db, { walletId: payee.id, type, data, now });
-  else if (MERCHANT_WEBHOOK_TYPES.has(type)) recordMerchantEvent(db, payee.id, type, data, now);
-  else appendEvent(db, { merchantId: payee.id, type, data, now });
+  else recordMerchantEvent(db, payee.id, type, data, now);
 }

@@ -9,6 +9,7 @@
  */
 import type { Database } from 'bun:sqlite';
 import { base32 } from '../contract/ids.ts';
+import { MERCHANT_EVENT_TYPES } from '../contract/merchant.ts';
 import { appendEvent } from '../db/events.ts';
 import type { TxRow } from '../db/transactions.ts';
 import { getWallet } from '../db/wallets.ts';
@@ -31,15 +32,16 @@ function toJson(value: unknown): string {
   return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
 }
 
+const WEBHOOK_TYPES: ReadonlySet<string> = new Set(MERCHANT_EVENT_TYPES);
+
 /**
- * Appends a merchant event and queues one webhook message for the merchant's active endpoint
- * (none when no webhook is set or it is disabled: the event stays in the feed). Call inside the
- * write transaction of the change. Used for `payment.received` (below), `webhook.test`
- * (set_webhook) and `payment_request.paid` (paylinks to a merchant, when they call it).
+ * Appends a merchant event to its feed and, for the types webhooks carry (MERCHANT_EVENT_TYPES),
+ * queues one message for the merchant's active endpoint (none when no webhook is set or it is
+ * disabled: the event stays in the feed). Call inside the write transaction of the change.
  */
 export function recordMerchantEvent(db: Database, merchantId: string, type: string, data: Record<string, unknown>, now: number): { eventId: string; deliveryId: string | null } {
   const eventId = appendEvent(db, { merchantId, type, data, now });
-  const endpoint = activeEndpoint(db, merchantId);
+  const endpoint = WEBHOOK_TYPES.has(type) ? activeEndpoint(db, merchantId) : null;
   if (!endpoint) return { eventId, deliveryId: null };
   const deliveryId = newDeliveryId();
   const payload = toJson({ type, timestamp: new Date(now).toISOString(), event_id: eventId, data });

@@ -238,7 +238,7 @@ describe('410, redirects, redelivery, rotation', () => {
 });
 
 describe('outbox and restarts', () => {
-  test('recordMerchantEvent writes the event and one outbox row per active endpoint; without a webhook only the event', async () => {
+  test('recordMerchantEvent writes the event and one outbox row per active endpoint; without a webhook, or for a type webhooks do not carry, only the event', async () => {
     const { services, merchantId, merchant } = await setup();
     const first = services.db.transaction(() => recordMerchantEvent(services.db, merchantId, 'payment_request.paid', { request_id: 'req_1', amount: 5 }, START)).immediate();
     expect(first.deliveryId).toBeNull();
@@ -249,6 +249,10 @@ describe('outbox and restarts', () => {
     const second = services.db.transaction(() => recordMerchantEvent(services.db, merchantId, 'payment_request.paid', { request_id: 'req_2', amount: 6 }, START)).immediate();
     const row = getDelivery(services.db, second.deliveryId!)!;
     expect(JSON.parse(row.payload)).toEqual({ type: 'payment_request.paid', timestamp: new Date(START).toISOString(), event_id: second.eventId, data: { request_id: 'req_2', amount: 6 } });
+    // A type webhooks do not carry stays in the feed only, even with an active endpoint.
+    const feedOnly = services.db.transaction(() => recordMerchantEvent(services.db, merchantId, 'payment_request.created', { request_id: 'req_4' }, START)).immediate();
+    expect(feedOnly.deliveryId).toBeNull();
+    expect(services.db.query('SELECT type FROM events WHERE event_id = ?').get(feedOnly.eventId)).toEqual({ type: 'payment_request.created' });
     // A write that rolls back leaves neither the event nor the message.
     expect(() =>
       services.db
