@@ -17,7 +17,6 @@ import {
   merchantPayments,
   merchantTotals,
   paymentHoldingReference,
-  setMerchantWebhookUrl,
   type MerchantPayment,
   type MerchantRow,
 } from '../db/merchants.ts';
@@ -172,7 +171,6 @@ function setEndpoint(services: Services, merchantId: string, url: string, now: n
   const endpointId = newEndpointId();
   const secret = newWebhookSecret();
   insertActiveEndpoint(services.db, { endpoint_id: endpointId, merchant_id: merchantId, url, secret: sealWebhookSecret(services.masterKey, endpointId, secret), now });
-  setMerchantWebhookUrl(services.db, merchantId, url);
   const test = recordMerchantEvent(services.db, merchantId, 'webhook.test', { webhook_id: endpointId, url, message: 'Your webhook URL is set; payment.received events will be sent here.' }, now);
   return { webhookId: endpointId, secret, testDeliveryId: test.deliveryId };
 }

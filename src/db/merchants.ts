@@ -14,7 +14,6 @@ export interface MerchantRow {
   name: string;
   payout_address: string;
   api_key_hash: Uint8Array;
-  webhook_url: string | null;
   created_at: bigint;
 }
 
@@ -36,8 +35,8 @@ export function insertMerchant(db: Database, m: NewMerchant): boolean {
   const claimed = db.query("INSERT INTO usernames (username, kind, ref_id) VALUES (?, 'merchant', ?) ON CONFLICT (username) DO NOTHING").run(m.username, m.merchant_id);
   if (claimed.changes !== 1) return false;
   db.query(
-    `INSERT INTO merchants (merchant_id, username, name, payout_address, api_key_hash, webhook_url, created_at)
-     VALUES ($merchant_id, $username, $name, $payout_address, $api_key_hash, NULL, $created_at)`,
+    `INSERT INTO merchants (merchant_id, username, name, payout_address, api_key_hash, created_at)
+     VALUES ($merchant_id, $username, $name, $payout_address, $api_key_hash, $created_at)`,
   ).run({ ...m });
   return true;
 }
@@ -45,11 +44,6 @@ export function insertMerchant(db: Database, m: NewMerchant): boolean {
 /** A merchant by id, or null. */
 export function getMerchant(db: Database, merchantId: string): MerchantRow | null {
   return db.query<MerchantRow, [string]>('SELECT * FROM merchants WHERE merchant_id = ?').get(merchantId);
-}
-
-/** Keeps `merchants.webhook_url` showing the active endpoint's URL (NULL when none is active). */
-export function setMerchantWebhookUrl(db: Database, merchantId: string, url: string | null): void {
-  db.query('UPDATE merchants SET webhook_url = ? WHERE merchant_id = ?').run(url, merchantId);
 }
 
 /** Statuses of a payment that still counts for its reference: it is under way or done. */

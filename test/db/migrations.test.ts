@@ -60,6 +60,8 @@ describe('migrations', () => {
       expect(migrated.query('SELECT count(*) AS n FROM paylink_invitations').get()).toEqual({ n: 1n });
       expect(migrated.query('PRAGMA foreign_key_check').all()).toEqual([]);
       expect(migrated.query('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1n });
+      // merchants.webhook_url (a stale copy of the active endpoint's URL) is gone.
+      expect(migrated.query<{ name: string }, []>('PRAGMA table_info(merchants)').all().map((c) => c.name)).not.toContain('webhook_url');
       // Schema 3 filled the lifetime spend from the ledger, and its triggers keep it from here on.
       const spend = () => migrated.query('SELECT total, outstanding FROM wallet_spend WHERE wallet_id = ?').get('wal_old');
       const buckets = () => migrated.query("SELECT bucket, category, spend, cost, n FROM wallet_spend_windows WHERE wallet_id = 'wal_old'").all();

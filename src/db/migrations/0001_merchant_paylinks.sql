@@ -1,8 +1,7 @@
 -- Schema 2: merchants create paylinks too. payment_requests gains merchant_id and wallet_id becomes
 -- optional (exactly one is set). SQLite cannot change a column's constraints in place, so the table
--- is rebuilt; foreign keys from the rejections and invitations are checked at commit, when the new
--- table already holds every request_id under the old name.
-PRAGMA defer_foreign_keys = ON;
+-- is rebuilt (the migration runner turns foreign keys off for the step and checks every reference
+-- before it commits: the rejections and invitations find their request_id under the old name).
 
 CREATE TABLE payment_requests_v2 (
   request_id     TEXT PRIMARY KEY,
@@ -45,3 +44,7 @@ CREATE INDEX payment_requests_scan ON payment_requests(status, next_scan_at);
 CREATE INDEX payment_requests_expiry ON payment_requests(status, expires_at);
 CREATE INDEX payment_requests_reference ON payment_requests(wallet_id, reference) WHERE reference IS NOT NULL;
 CREATE INDEX payment_requests_merchant_reference ON payment_requests(merchant_id, reference) WHERE reference IS NOT NULL;
+
+-- merchants.webhook_url copied the active webhook endpoint's URL, was read nowhere and went stale
+-- when a 410 disabled the endpoint: webhook_endpoints is the one record of it.
+ALTER TABLE merchants DROP COLUMN webhook_url;
