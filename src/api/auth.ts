@@ -30,13 +30,23 @@ export function bearerToken(headers: Headers): string | null {
   return m ? m[1]! : null;
 }
 
-/** Authenticates a request for an action requiring `auth`; throws UNAUTHORIZED. */
-export function authenticate(db: Database, headers: Headers, auth: AuthKind): Principal {
-  if (auth === 'none') return { kind: 'none' };
+/** The bearer token of a request and its SHA-256, computed once for the rate limiter and authentication. */
+export interface Credential {
+  token: string;
+  hash: Uint8Array;
+}
+
+export function credentialOf(headers: Headers): Credential | null {
   const token = bearerToken(headers);
-  if (!token) throw unauthorized(auth, 'Missing API key.');
+  return token === null ? null : { token, hash: hashApiKey(token) };
+}
+
+/** Authenticates a request for an action requiring `auth` from its credential; throws UNAUTHORIZED. */
+export function authenticate(db: Database, credential: Credential | null, auth: AuthKind): Principal {
+  if (auth === 'none') return { kind: 'none' };
+  if (!credential) throw unauthorized(auth, 'Missing API key.');
+  const { token, hash } = credential;
   if (!isWellFormedKey(token, auth)) throw unauthorized(auth, `Invalid API key: this endpoint takes a ${KEY_PREFIXES[auth]}… key.`);
-  const hash = hashApiKey(token);
   const holder = RESOLVERS[auth]?.(db, hash) ?? null;
   if (!holder || !sameHash(holder.keyHash, hash)) throw unauthorized(auth, 'Invalid API key.');
   switch (auth) {

@@ -10,12 +10,11 @@ import type { Endpoint } from '../contract/action.ts';
 import type { ActionContext, ActionTable, RegisteredAction } from '../actions/registry.ts';
 import type { Services } from '../services.ts';
 import { AppError, invalid } from './errors.ts';
-import { authenticate, bearerToken } from './auth.ts';
+import { authenticate, credentialOf, type Credential } from './auth.ts';
 import type { Principal } from './principal.ts';
 import { rateHeaders, type RateLimiter } from './rate-limit.ts';
 import { errorResponse, JSON_TYPE, successResponse } from './respond.ts';
 import type { Metrics } from './metrics.ts';
-import { hashApiKey } from '../domain/api-keys.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { claimIdempotencyKey, isRecorded, recordIdempotentResponse, releaseIdempotencyKey } from '../db/idempotency.ts';
@@ -142,16 +141,15 @@ function lookup(deps: DispatchDeps, endpoint: Endpoint, body: Record<string, unk
 }
 
 /** Counts the call against its bucket and adds the RateLimit headers to `headers`; throws RATE_LIMITED. */
-function rateLimit(deps: DispatchDeps, call: IncomingCall, entry: RegisteredAction, headers: Record<string, string>): void {
+function rateLimit(deps: DispatchDeps, call: IncomingCall, credential: Credential | null, headers: Record<string, string>): void {
   const limits = deps.services.config.rate_limits;
-  const token = entry.contract.auth === 'none' ? null : bearerToken(call.request.headers);
   // Keyed calls count against the key (hashed, so the bucket name never holds the secret).
-  const decision = token
-    ? deps.limiter.hit(`key:${Buffer.from(hashApiKey(token)).toString('base64')}`, limits.per_key_per_minute)
+  const decision = credential
+    ? deps.limiter.hit(`key:${Buffer.from(credential.hash).toString('base64')}`, limits.per_key_per_minute)
     : deps.limiter.hit(`ip:${call.ip}`, limits.per_ip_per_minute);
   if (!decision.allowed) {
     throw new AppError('RATE_LIMITED', `Rate limit of ${decision.limit} requests per minute exceeded.`, {
-      howToFix: `Wait ${decision.resetSeconds} s (Retry-After) and retry; the limit is per ${token ? 'API key' : 'IP address'}.`,
+      howToFix: `Wait ${decision.resetSeconds} s (Retry-After) and retry; the limit is per ${credential ? 'API key' : 'IP address'}.`,
       headers: rateHeaders(decision),
     });
   }
@@ -235,8 +233,10 @@ export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<
     if (isGet && !entry.contract.readOnly) {
       throw invalid('/action', `"${entry.name}" changes state and is served on POST only`, `POST /v1/${call.endpoint} with a JSON body.`);
     }
-    rateLimit(deps, call, entry, baseHeaders);
-    const principal = authenticate(services.db, call.request.headers, entry.contract.auth);
+    // Parsed and hashed once: the rate limiter buckets keyed calls by it, authentication looks it up.
+    const credential = entry.contract.auth === 'none' ? null : credentialOf(call.request.headers);
+    rateLimit(deps, call, credential, baseHeaders);
+    const principal = authenticate(services.db, credential, entry.contract.auth);
     checkCondition(deps, entry, principal);
     const valid = validateParams(entry, params, isGet);
     const idem = entry.contract.idempotent ? idempotencyKey(call.request.headers) : null;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { authenticate } from '../../src/api/auth.ts';
+import { authenticate, credentialOf } from '../../src/api/auth.ts';
 import { AppError } from '../../src/api/errors.ts';
 import { newApiKey } from '../../src/domain/api-keys.ts';
 import { testServices } from '../helpers/services.ts';
@@ -15,7 +15,7 @@ db.query("INSERT INTO merchants (merchant_id, username, name, payout_address, ap
 
 function unauthorized(headers: Record<string, string>, kind: 'bot' | 'merchant'): AppError {
   try {
-    authenticate(db, new Headers(headers), kind);
+    authenticate(db, credentialOf(new Headers(headers)), kind);
   } catch (err) {
     if (err instanceof AppError) return err;
     throw err;
@@ -25,11 +25,11 @@ function unauthorized(headers: Record<string, string>, kind: 'bot' | 'merchant')
 
 describe('authenticate', () => {
   test('a valid bot key identifies its wallet and its claim condition', () => {
-    expect(authenticate(db, new Headers({ authorization: `Bearer ${bot.key}` }), 'bot')).toEqual({ kind: 'bot', walletId: 'wal_a', claimed: false });
+    expect(authenticate(db, credentialOf(new Headers({ authorization: `Bearer ${bot.key}` })), 'bot')).toEqual({ kind: 'bot', walletId: 'wal_a', claimed: false });
   });
 
   test('a valid merchant key identifies its merchant', () => {
-    expect(authenticate(db, new Headers({ authorization: `Bearer ${merchant.key}` }), 'merchant')).toEqual({ kind: 'merchant', merchantId: 'mer_a' });
+    expect(authenticate(db, credentialOf(new Headers({ authorization: `Bearer ${merchant.key}` })), 'merchant')).toEqual({ kind: 'merchant', merchantId: 'mer_a' });
   });
 
   test.each([
