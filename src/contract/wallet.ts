@@ -71,7 +71,7 @@ export const WALLET = {
   }),
   update_name: action({ endpoint: 'bot', auth: 'bot', allowUnclaimed: true, params: Params({ name: Name }), summary: 'Renames the wallet.' }),
   balance: action({ endpoint: 'bot', auth: 'bot', readOnly: true, params: NoParams, summary: 'On-chain USDC balance, budget and remaining allowance.' }),
-  reconcile: action({ endpoint: 'bot', auth: 'bot', readOnly: true, params: NoParams, summary: 'Re-reads the on-chain balance and compares it with the ledger.' }),
+  reconcile: action({ endpoint: 'bot', auth: 'bot', readOnly: true, params: NoParams, summary: 'Re-reads the on-chain USDC balance now (bypassing the short balance cache) with the token account and whether it exists.' }),
   get_deposit_address: action({ endpoint: 'bot', auth: 'bot', readOnly: true, params: NoParams, summary: 'The wallet Solana address and USDC token account for deposits.' }),
   wallet_export: action({
     endpoint: 'bot',

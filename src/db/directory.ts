@@ -23,6 +23,13 @@ export function findByUsername(db: Database, username: string): DirectoryEntry |
   return row ? { kind: entry.kind, id: entry.ref_id, username, name: row.name, address: row.address } : null;
 }
 
+/** The merchant whose payout address is `address` (the oldest, if several share it). */
+export function findMerchantByPayoutAddress(db: Database, address: string): DirectoryEntry | null {
+  return db
+    .query<DirectoryEntry, [string]>("SELECT 'merchant' AS kind, merchant_id AS id, username, name, payout_address AS address FROM merchants WHERE payout_address = ? ORDER BY created_at LIMIT 1")
+    .get(address);
+}
+
 /** The wallet whose address is `address`, if it is one of ours. */
 export function findWalletByAddress(db: Database, address: string): DirectoryEntry | null {
   return db

@@ -2,7 +2,7 @@
 import type { Database } from 'bun:sqlite';
 import { getAddressEncoder, isAddress, type Address } from '@solana/kit';
 import { AppError } from '../api/errors.ts';
-import { findByUsername, findWalletByAddress } from '../db/directory.ts';
+import { findByUsername, findMerchantByPayoutAddress, findWalletByAddress } from '../db/directory.ts';
 import type { WalletRow } from '../db/wallets.ts';
 import type { Category } from '../domain/guardrails.ts';
 
@@ -46,10 +46,15 @@ export function resolveRecipient(db: Database, payer: WalletRow, to: string): Re
       category: byName.kind === 'merchant' ? 'merchant' : 'wallet',
     };
   } else if (raw.length >= 32 && isSolanaAddress(raw)) {
+    // An address of one of our wallets or merchants is that wallet or merchant, so guard rails
+    // naming its username (blocked_recipients, the merchant category) apply however it is paid.
     const ours = findWalletByAddress(db, raw);
+    const merchant = ours ? null : findMerchantByPayoutAddress(db, raw);
     r = ours
       ? { kind: 'wallet', label: raw, username: ours.username, name: ours.name, walletId: ours.id, address: raw as Address, category: 'wallet' }
-      : { kind: 'address', label: raw, address: raw as Address, category: 'wallet' };
+      : merchant
+        ? { kind: 'merchant', label: raw, username: merchant.username, name: merchant.name, merchantId: merchant.id, address: raw as Address, category: 'merchant' }
+        : { kind: 'address', label: raw, address: raw as Address, category: 'wallet' };
   } else if (raw.length >= 32) {
     throw invalidRecipient(`"${raw.slice(0, 64)}" is not a valid Solana address.`, 'Check the address (base58, 32 bytes) or pay a username.');
   } else {
