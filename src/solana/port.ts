@@ -81,11 +81,28 @@ export interface ChainPort {
   getTokenTransfersOf(signature: string): Promise<TokenTransfers | null>;
   /** Simulates without signature verification (the bytes may be unsigned or partially signed). */
   simulate(wire: Uint8Array): Promise<{ err: unknown | null; logs: string[] }>;
+  /**
+   * The amounts (base units) held by SPL token accounts, in the order asked; null for an account
+   * that does not exist or is not a token account. Read in batches of 100 with `dataSlice`, so
+   * watching many accounts costs one call per hundred.
+   */
+  getTokenAmounts(accounts: Address[]): Promise<(bigint | null)[]>;
+  /**
+   * Per-slot prioritization fees (micro-lamports per compute unit) the cluster saw in its recent
+   * blocks for transactions locking `writable` (at most 128 addresses), oldest first.
+   */
+  getRecentPrioritizationFees(writable: Address[]): Promise<bigint[]>;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 /** The RPC's cap on signatures per getSignatureStatuses call. */
 const STATUS_BATCH = 256;
+/** The RPC's cap on keys per getMultipleAccounts call. */
+const ACCOUNTS_BATCH = 100;
+/** The RPC's cap on addresses per getRecentPrioritizationFees call. */
+const PRIORITY_FEE_ACCOUNTS = 128;
+/** Where an SPL token account keeps its amount (u64 LE): after the mint and owner keys. */
+const TOKEN_AMOUNT_OFFSET = 64;
 const COMMITMENT = 'confirmed';
 
 /** A ChainPort over `@solana/kit`'s HTTP RPC client; each call is abandoned after `timeoutMs`. */
@@ -218,6 +235,28 @@ export function createRpcChainPort(rpcUrl: string, opts: { timeoutMs?: number } 
         rpc.simulateTransaction(wireOf(wire), { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: false, commitment: COMMITMENT }),
       );
       return { err: plain(value.err), logs: [...(value.logs ?? [])] };
+    },
+
+    async getTokenAmounts(accounts) {
+      const out: (bigint | null)[] = [];
+      for (let i = 0; i < accounts.length; i += ACCOUNTS_BATCH) {
+        const batch = accounts.slice(i, i + ACCOUNTS_BATCH);
+        const { value } = await call(
+          'getMultipleAccounts',
+          rpc.getMultipleAccounts(batch, { encoding: 'base64', commitment: COMMITMENT, dataSlice: { offset: TOKEN_AMOUNT_OFFSET, length: 8 } }),
+        );
+        for (const account of value) {
+          const data = account === null || account.owner !== TOKEN_PROGRAM_ADDRESS ? null : getBase64Encoder().encode(account.data[0]);
+          out.push(data === null || data.length !== 8 ? null : new DataView(data.buffer, data.byteOffset, 8).getBigUint64(0, true));
+        }
+      }
+      return out;
+    },
+
+    async getRecentPrioritizationFees(writable) {
+      if (writable.length > PRIORITY_FEE_ACCOUNTS) throw new RangeError(`at most ${PRIORITY_FEE_ACCOUNTS} addresses, got ${writable.length}`);
+      const fees = await call('getRecentPrioritizationFees', rpc.getRecentPrioritizationFees(writable));
+      return [...fees].sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0)).map((f) => BigInt(f.prioritizationFee));
     },
   };
 }
