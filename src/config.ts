@@ -33,6 +33,11 @@ export const ConfigSchema = T.Object(
         usdc_mint: T.String({ default: '' }),
         fee_payer_keypair_file: T.String({ default: 'fee-payer.json', minLength: 1 }),
         treasury: T.String({ default: '' }),
+        rpc_urls: T.Array(T.String({ minLength: 1 }), { default: [] }),
+        rpc_max_rps: T.Number({ default: -1, minimum: -1, maximum: 100_000 }),
+        priority_fee_percentile: T.Integer({ default: 75, minimum: 0, maximum: 100 }),
+        priority_fee_cap_micro_lamports: T.Integer({ default: 1_000_000, minimum: 0, maximum: 1_000_000_000 }),
+        commitment: T.Union([T.Literal('confirmed'), T.Literal('finalized')], { default: 'confirmed' }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -100,6 +105,10 @@ export interface Config extends FileConfig {
   money: MoneyConfig;
   /** RPC URL for devnet/mainnet/custom; for simnet, filled in once the embedded chain listens. */
   rpcUrl: string;
+  /** Endpoints to fail over to after rpcUrl (solana.rpc_urls). */
+  rpcFallbackUrls: string[];
+  /** The client-side RPC request budget per second for all use; 0 = unlimited. */
+  rpcMaxRps: number;
   usdcMint: string;
 }
 
@@ -219,6 +228,11 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   if (network === 'custom' && !file.solana.usdc_mint) throw new ConfigError('solana.usdc_mint', 'required when solana.network is "custom"');
   if (network === 'simnet' && file.solana.rpc_url) throw new ConfigError('solana.rpc_url', 'must be empty for simnet (the embedded chain serves its own RPC)');
   if (rpcUrl && !/^https?:\/\//.test(rpcUrl)) throw new ConfigError('solana.rpc_url', `"${rpcUrl}" must be an http(s) URL`);
+  if (network === 'simnet' && file.solana.rpc_urls.length > 0) throw new ConfigError('solana.rpc_urls', 'must be empty for simnet (the embedded chain serves its own RPC)');
+  for (const url of file.solana.rpc_urls) {
+    if (!/^https?:\/\//.test(url)) throw new ConfigError('solana.rpc_urls', `"${url}" must be an http(s) URL`);
+  }
+  const rpcMaxRps = file.solana.rpc_max_rps === -1 ? info.defaultRpcMaxRps : file.solana.rpc_max_rps;
   if (file.public_url && !/^https?:\/\/[^/]+/.test(file.public_url)) throw new ConfigError('public_url', `"${file.public_url}" must be an http(s) URL such as https://wallet.example.com`);
   if (Boolean(file.server.tls_cert_file) !== Boolean(file.server.tls_key_file)) {
     throw new ConfigError(file.server.tls_cert_file ? 'server.tls_key_file' : 'server.tls_cert_file', 'TLS needs both tls_cert_file and tls_key_file');
@@ -233,6 +247,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
     dataDir,
     configFile,
     rpcUrl,
+    rpcFallbackUrls: file.solana.rpc_urls,
+    rpcMaxRps,
     usdcMint,
     money: {
       paymentMin: money('fees.payment_min', file.fees.payment_min, true),
@@ -265,6 +281,12 @@ rpc_url = ""              # required for custom; default per network; empty for 
 usdc_mint = ""            # default per network
 fee_payer_keypair_file = "fee-payer.json"   # relative to the data dir; mode 0600
 treasury = ""             # fee recipient; default: the fee payer's address
+rpc_urls = []             # more endpoints to fail over to, after rpc_url, on errors and timeouts
+rpc_max_rps = -1          # the client-side budget for ALL RPC calls (agent calls first); -1: the network's default
+                          # (simnet unlimited, devnet/mainnet 8 for the public endpoints, custom 10), 0: unlimited
+priority_fee_percentile = 75              # of getRecentPrioritizationFees for the accounts a payment writes
+priority_fee_cap_micro_lamports = 1000000 # per compute unit; the fee payer pays price x CU limit / 1e6 lamports
+commitment = "confirmed"  # when a payment counts as landed: confirmed | finalized
 
 [simnet]
 rpc_port = 8899           # the embedded chain's JSON-RPC port; 0 picks a free port

@@ -16,6 +16,8 @@ export interface NetworkInfo {
   caip2: string | null;
   /** x402 v1 network name. */
   x402V1: string | null;
+  /** solana.rpc_max_rps when the config leaves it at -1; 0 = unlimited. */
+  defaultRpcMaxRps: number;
 }
 
 export const MAINNET_USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' as Address;
@@ -24,8 +26,8 @@ export const DEVNET_GENESIS_HASH = 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG
 export const USDC_DECIMALS = 6;
 
 export const NETWORKS: Record<NetworkName, NetworkInfo> = {
-  simnet: { defaultRpcUrl: null, defaultUsdcMint: DEVNET_USDC, caip2: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', x402V1: 'solana-devnet' },
-  devnet: { defaultRpcUrl: 'https://api.devnet.solana.com', defaultUsdcMint: DEVNET_USDC, caip2: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', x402V1: 'solana-devnet' },
-  mainnet: { defaultRpcUrl: 'https://api.mainnet-beta.solana.com', defaultUsdcMint: MAINNET_USDC, caip2: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', x402V1: 'solana' },
-  custom: { defaultRpcUrl: null, defaultUsdcMint: null, caip2: null, x402V1: null },
+  simnet: { defaultRpcUrl: null, defaultUsdcMint: DEVNET_USDC, caip2: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', x402V1: 'solana-devnet', defaultRpcMaxRps: 0 },
+  devnet: { defaultRpcUrl: 'https://api.devnet.solana.com', defaultUsdcMint: DEVNET_USDC, caip2: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', x402V1: 'solana-devnet', defaultRpcMaxRps: 8 },
+  mainnet: { defaultRpcUrl: 'https://api.mainnet-beta.solana.com', defaultUsdcMint: MAINNET_USDC, caip2: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', x402V1: 'solana', defaultRpcMaxRps: 8 },
+  custom: { defaultRpcUrl: null, defaultUsdcMint: null, caip2: null, x402V1: null, defaultRpcMaxRps: 10 },
 };
