@@ -165,6 +165,12 @@ function checkCondition(deps: DispatchDeps, entry: RegisteredAction, principal: 
 }
 
 function classifyUnknown(err: unknown): AppError | null {
+  if (err instanceof ChainUnavailableError && err.rateLimited) {
+    return new AppError('SERVICE_UNAVAILABLE', "The Solana RPC provider's request limit is reached; nothing was changed.", {
+      headers: { 'Retry-After': String(err.retryAfterSeconds) },
+      howToFix: 'Retry after the Retry-After seconds. If this persists, the operator should raise the RPC plan or lower solana.rpc_max_rps to what the provider allows.',
+    });
+  }
   if (err instanceof ChainUnavailableError) {
     return new AppError('SERVICE_UNAVAILABLE', 'The Solana RPC is unreachable.', {
       headers: { 'Retry-After': '5' },
@@ -263,7 +269,9 @@ export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<
   } catch (err) {
     let appErr = err instanceof AppError ? err : classifyUnknown(err);
     // The caller sees a generic 503; the operator needs the RPC's own failure.
-    if (err instanceof ChainUnavailableError) services.log.warn('chain unavailable', { request_id: call.requestId, action: actionName, error: err.message });
+    if (err instanceof ChainUnavailableError) {
+      services.log.warn(err.rateLimited ? 'chain rate limited' : 'chain unavailable', { request_id: call.requestId, action: actionName, error: err.message });
+    }
     if (!appErr) {
       services.log.error('internal error', {
         request_id: call.requestId,

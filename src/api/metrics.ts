@@ -24,6 +24,7 @@ export class Metrics {
   private series = new Map<string, Map<string, Series>>();
   private jobRuns = new Map<string, number>();
   private jobFailures = new Map<string, number>();
+  private rpcCalls = new Map<string, number>();
 
   /** Records one API request. Unknown action names are folded into "unknown" to bound cardinality. */
   request(endpoint: string, action: string, status: number, seconds: number): void {
@@ -64,6 +65,12 @@ export class Metrics {
     if (!ok) this.jobFailures.set(key, (this.jobFailures.get(key) ?? 0) + 1);
   }
 
+  /** Records one RPC attempt to the Solana provider (methods are a fixed set, so labels stay bounded). */
+  rpcCall(method: string, outcome: string): void {
+    const key = `method="${method}",outcome="${outcome}"`;
+    this.rpcCalls.set(key, (this.rpcCalls.get(key) ?? 0) + 1);
+  }
+
   /** The exposition text. */
   render(): string {
     const lines: string[] = [];
@@ -84,6 +91,9 @@ export class Metrics {
     lines.push('# HELP agent_wallet_job_failures_total Scheduled job runs that failed.');
     lines.push('# TYPE agent_wallet_job_failures_total counter');
     for (const [k, v] of this.jobFailures) lines.push(`agent_wallet_job_failures_total{${k}} ${v}`);
+    lines.push('# HELP agent_wallet_rpc_calls_total Solana RPC attempts by method and outcome (rate_limited: the provider answered 429; budget_exhausted: solana.rpc_max_rps left no room before the deadline).');
+    lines.push('# TYPE agent_wallet_rpc_calls_total counter');
+    for (const [k, v] of this.rpcCalls) lines.push(`agent_wallet_rpc_calls_total{${k}} ${v}`);
     return `${lines.join('\n')}\n`;
   }
 }

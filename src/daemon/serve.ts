@@ -108,7 +108,13 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   const scheme = tls ? 'https' : 'http';
   let listenUrl = '';
   const metrics = new Metrics();
-  const services = buildServices({ config, db, log, masterKey, feePayer, listenUrl: () => listenUrl, simnetRpcUrl: simnet?.url });
+  const services = buildServices({
+    config, db, log, masterKey, feePayer, listenUrl: () => listenUrl, simnetRpcUrl: simnet?.url,
+    observeRpc: (method, outcome) => {
+      metrics.rpcCall(method, outcome);
+      if (outcome === 'rate_limited') log.warn('rpc rate limited', { method, detail: 'the RPC provider answered HTTP 429; calls wait and retry (lower solana.rpc_max_rps to stay under its limit)' });
+    },
+  });
   const app = createApp(services, { metrics });
   let server: NonNullable<typeof app.server>;
   try {

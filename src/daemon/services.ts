@@ -5,6 +5,7 @@ import type { Logger } from '../log.ts';
 import type { FeePayerKey } from '../secret-files.ts';
 import type { Services } from '../services.ts';
 import { createRpcChainPort, type ChainPort } from '../solana/port.ts';
+import type { RpcObserver } from '../solana/rpc-transport.ts';
 import { VERSION } from '../version.ts';
 
 export function buildServices(opts: {
@@ -15,6 +16,8 @@ export function buildServices(opts: {
   feePayer: FeePayerKey;
   listenUrl: () => string;
   chain?: ChainPort;
+  /** Told of every RPC attempt (for /metrics). */
+  observeRpc?: RpcObserver;
   now?: () => Date;
   simnetRpcUrl?: string;
 }): Services {
@@ -27,7 +30,14 @@ export function buildServices(opts: {
     publicUrl: () => opts.config.public_url || opts.listenUrl(),
     masterKey: opts.masterKey,
     feePayer: opts.feePayer,
-    chain: opts.chain ?? createRpcChainPort(opts.config.rpcUrl),
+    chain:
+      opts.chain ??
+      createRpcChainPort(opts.config.rpcUrl, {
+        fallbackUrls: opts.config.rpcFallbackUrls,
+        maxRps: opts.config.rpcMaxRps,
+        observe: opts.observeRpc,
+        log: (event, fields) => opts.log.warn(event, fields),
+      }),
     simnetRpcUrl: opts.simnetRpcUrl,
   };
 }

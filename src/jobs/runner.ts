@@ -6,6 +6,7 @@
 import { Cron } from 'croner';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../api/metrics.ts';
+import { inBackground } from '../solana/rpc-priority.ts';
 
 const MAX_BACKOFF_MS = 60_000;
 
@@ -34,7 +35,8 @@ export class JobRunner {
   async runOnce(job: JobDef): Promise<boolean> {
     const started = performance.now();
     try {
-      await job.run();
+      // Jobs' RPC calls wait behind agent-facing ones when the request budget is short.
+      await inBackground(job.run);
       this.metrics?.job(job.name, true);
       if (this.backoff.delete(job.name)) this.log.info('job recovered', { job: job.name });
       this.log.debug('job done', { job: job.name, duration_ms: Math.round(performance.now() - started) });

@@ -8,6 +8,16 @@
 /** The RPC endpoint could not be reached or answered with a server fault (network error, timeout, HTTP 5xx/429). */
 export class ChainUnavailableError extends Error {
   override readonly name = 'ChainUnavailableError';
+  /** True when the provider's rate limit (HTTP 429) or our own request budget stopped the call, not an outage. */
+  readonly rateLimited: boolean;
+  /** How long the caller should wait before trying again. */
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, opts: ErrorOptions & { rateLimited?: boolean; retryAfterSeconds?: number } = {}) {
+    super(message, opts);
+    this.rateLimited = opts.rateLimited ?? false;
+    this.retryAfterSeconds = opts.retryAfterSeconds ?? 5;
+  }
 }
 
 /** Why the cluster refused a transaction. */

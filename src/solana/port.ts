@@ -5,7 +5,7 @@
  * transaction). Reads use `confirmed` commitment: a payment shows as soon as a supermajority voted.
  */
 import {
-  createSolanaRpc,
+  createSolanaRpcFromTransport,
   getBase64Decoder,
   getBase64Encoder,
   isSolanaError,
@@ -25,6 +25,8 @@ import {
 import { TOKEN_PROGRAM_ADDRESS, getTokenDecoder } from '@solana-program/token';
 import { usdcAta } from './ata.ts';
 import { ChainRejectedError, ChainUnavailableError, type ChainRejectionKind } from './errors.ts';
+import { RpcBudget } from './rpc-budget.ts';
+import { createProviderTransport, type RpcObserver } from './rpc-transport.ts';
 
 /** A status as `getSignatureStatuses` reports it; null when the cluster does not know the signature. */
 export interface SignatureStatus {
@@ -95,6 +97,8 @@ export interface ChainPort {
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+/** Background jobs may wait this many attempt timeouts for the budget and retries; agent calls one. */
+const BACKGROUND_DEADLINE_FACTOR = 3;
 /** The RPC's cap on signatures per getSignatureStatuses call. */
 const STATUS_BATCH = 256;
 /** The RPC's cap on keys per getMultipleAccounts call. */
@@ -103,27 +107,47 @@ const ACCOUNTS_BATCH = 100;
 const PRIORITY_FEE_ACCOUNTS = 128;
 /** Where an SPL token account keeps its amount (u64 LE): after the mint and owner keys. */
 const TOKEN_AMOUNT_OFFSET = 64;
+/** Concurrent payments share one recent blockhash for this long (it stays valid for ~60 s). */
+const BLOCKHASH_SHARE_MS = 1_000;
 const COMMITMENT = 'confirmed';
 
-/** A ChainPort over `@solana/kit`'s HTTP RPC client; each call is abandoned after `timeoutMs`. */
-export function createRpcChainPort(rpcUrl: string, opts: { timeoutMs?: number } = {}): ChainPort {
-  const rpc = createSolanaRpc(rpcUrl);
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const base64 = getBase64Decoder();
+export interface ChainPortOptions {
+  /** One attempt is abandoned after this long (default 10 s). */
+  timeoutMs?: number;
+  /** How long an agent-facing call may wait for the budget and retry in all (default: timeoutMs); background calls get three times as long. */
+  deadlineMs?: number;
+  /** Endpoints to fail over to on errors and timeouts (solana.rpc_urls). */
+  fallbackUrls?: string[];
+  /** The client-side request budget, calls per second for all use; 0 or absent = unlimited. */
+  maxRps?: number;
+  /** Told of every attempt (method, outcome, seconds), for /metrics. */
+  observe?: RpcObserver;
+  log?: (event: string, fields: Record<string, unknown>) => void;
+}
 
-  /**
-   * Runs one RPC request with the deadline, mapping every failure to a chain error. A connection
-   * the node reset (a keep-alive connection it closed as we reused it) is tried once more: every
-   * call of this port is a read or a send of the same signed bytes, so repeating one is safe.
-   */
-  async function call<T>(what: string, request: { send(o: { abortSignal: AbortSignal }): Promise<T> }): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await request.send({ abortSignal: AbortSignal.timeout(timeoutMs) });
-      } catch (e) {
-        if (attempt === 1 && isConnectionReset(e)) continue;
-        throw chainError(what, e);
-      }
+/** A ChainPort over `@solana/kit`'s RPC client on the provider transport (budget, 429 back-off, failover). */
+export function createRpcChainPort(rpcUrl: string, opts: ChainPortOptions = {}): ChainPort {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const deadlineMs = opts.deadlineMs ?? timeoutMs;
+  const rpc = createSolanaRpcFromTransport(
+    createProviderTransport({
+      urls: [rpcUrl, ...(opts.fallbackUrls ?? [])],
+      budget: new RpcBudget(opts.maxRps ?? 0),
+      timeoutMs,
+      deadlineMs: { agent: deadlineMs, background: deadlineMs * BACKGROUND_DEADLINE_FACTOR },
+      observe: opts.observe,
+      log: opts.log,
+    }),
+  );
+  const base64 = getBase64Decoder();
+  let sharedBlockhash: { at: number; value: Promise<{ blockhash: string; lastValidBlockHeight: bigint }> } | null = null;
+
+  /** Runs one RPC request, mapping every failure to a chain error (the transport already waited and retried). */
+  async function call<T>(what: string, request: { send(): Promise<T> }): Promise<T> {
+    try {
+      return await request.send();
+    } catch (e) {
+      throw chainError(what, e);
     }
   }
 
@@ -141,9 +165,21 @@ export function createRpcChainPort(rpcUrl: string, opts: { timeoutMs?: number } 
   const wireOf = (wire: Uint8Array) => base64.decode(wire) as Base64EncodedWireTransaction;
 
   return {
-    async getLatestBlockhash() {
-      const { value } = await call('getLatestBlockhash', rpc.getLatestBlockhash({ commitment: COMMITMENT }));
-      return { blockhash: value.blockhash, lastValidBlockHeight: value.lastValidBlockHeight };
+    getLatestBlockhash() {
+      const now = performance.now();
+      if (sharedBlockhash === null || now - sharedBlockhash.at > BLOCKHASH_SHARE_MS) {
+        const value = call('getLatestBlockhash', rpc.getLatestBlockhash({ commitment: COMMITMENT })).then(({ value: v }) => ({
+          blockhash: v.blockhash as string,
+          lastValidBlockHeight: v.lastValidBlockHeight,
+        }));
+        const entry = { at: now, value };
+        sharedBlockhash = entry;
+        // A failed read is not shared: the next caller asks again.
+        value.catch(() => {
+          if (sharedBlockhash === entry) sharedBlockhash = null;
+        });
+      }
+      return sharedBlockhash.value;
     },
 
     getBlockHeight() {
@@ -278,14 +314,8 @@ const REJECTION_TEXT: Record<Exclude<ChainRejectionKind, 'simulation_failed' | '
 };
 
 /** Sorts an RPC failure into "the chain is unavailable" or "the cluster refused the transaction". */
-const RESET_CODES = new Set(['ECONNRESET', 'ConnectionClosed', 'EPIPE']);
-
-function isConnectionReset(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return !isSolanaError(e) && typeof code === 'string' && RESET_CODES.has(code);
-}
-
 function chainError(what: string, e: unknown): Error {
+  if (e instanceof ChainUnavailableError) return e;
   if (!isSolanaError(e)) {
     const detail = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     return new ChainUnavailableError(`${what} failed: ${detail}`, { cause: e });

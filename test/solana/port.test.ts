@@ -172,12 +172,13 @@ describe('createRpcChainPort refusals', () => {
 });
 
 describe('createRpcChainPort when the chain is unreachable', () => {
-  it('throws ChainUnavailableError while the RPC answers HTTP 503', async () => {
+  it('throws ChainUnavailableError while the RPC answers HTTP 503, once retries reach the deadline', async () => {
+    const brief = createRpcChainPort(sim.url, { timeoutMs: 5_000, deadlineMs: 600 });
     sim.setFault('error');
     try {
-      await expect(port.getBlockHeight()).rejects.toBeInstanceOf(ChainUnavailableError);
-      await expect(port.getLatestBlockhash()).rejects.toThrow('HTTP 503');
-      await expect(port.sendRawTransaction(new Uint8Array(200))).rejects.toBeInstanceOf(ChainUnavailableError);
+      await expect(brief.getBlockHeight()).rejects.toBeInstanceOf(ChainUnavailableError);
+      await expect(brief.getLatestBlockhash()).rejects.toThrow('HTTP 503');
+      await expect(brief.sendRawTransaction(new Uint8Array(200))).rejects.toBeInstanceOf(ChainUnavailableError);
     } finally {
       sim.setFault(null);
     }

@@ -1,0 +1,64 @@
+/** The shared RPC request budget: a rolling window, agent calls first, a provider pause, deadlines. */
+import { describe, expect, test } from 'bun:test';
+import { RpcBudget, RpcBudgetExceeded } from '../../src/solana/rpc-budget.ts';
+import { inBackground, currentPriority } from '../../src/solana/rpc-priority.ts';
+
+const now = () => performance.now();
+
+describe('RpcBudget', () => {
+  test('unlimited (0) never waits', async () => {
+    const budget = new RpcBudget(0);
+    const started = now();
+    await Promise.all(Array.from({ length: 1_000 }, () => budget.take(now() + 10)));
+    expect(now() - started).toBeLessThan(100);
+  });
+
+  test('at most rps calls start in any rolling second', async () => {
+    const budget = new RpcBudget(10);
+    const starts: number[] = [];
+    await Promise.all(Array.from({ length: 25 }, () => budget.take(now() + 5_000).then(() => starts.push(now()))));
+    starts.sort((a, b) => a - b);
+    for (let i = 10; i < starts.length; i++) expect(starts[i]! - starts[i - 10]!).toBeGreaterThanOrEqual(999);
+    // 25 calls at 10/s: the last starts after two full windows, not much later.
+    expect(starts.at(-1)! - starts[0]!).toBeLessThan(2_500);
+  });
+
+  test('agent calls waiting for room go before background calls that queued earlier', async () => {
+    const budget = new RpcBudget(2);
+    await budget.take(now() + 1_000);
+    await budget.take(now() + 1_000);
+    const order: string[] = [];
+    const background = [1, 2].map((i) => budget.take(now() + 5_000, 'background').then(() => order.push(`bg${i}`)));
+    const agent = [1, 2].map((i) => budget.take(now() + 5_000, 'agent').then(() => order.push(`agent${i}`)));
+    await Promise.all([...background, ...agent]);
+    expect(order).toEqual(['agent1', 'agent2', 'bg1', 'bg2']);
+  });
+
+  test('a call that cannot start before its deadline fails alone, saying when to retry', async () => {
+    const budget = new RpcBudget(1);
+    await budget.take(now() + 1_000);
+    const err = await budget.take(now() + 100).catch((e) => e);
+    expect(err).toBeInstanceOf(RpcBudgetExceeded);
+    expect(err.retryAfterMs).toBeGreaterThan(0);
+    expect(err.retryAfterMs).toBeLessThanOrEqual(1_100);
+    expect(budget.waiting()).toEqual({ agent: 0, background: 0 });
+  });
+
+  test("a provider's pause holds every caller until it ends", async () => {
+    const budget = new RpcBudget(0);
+    budget.pause(300);
+    const started = now();
+    await Promise.all([budget.take(now() + 2_000), budget.take(now() + 2_000, 'background')]);
+    expect(now() - started).toBeGreaterThanOrEqual(290);
+  });
+
+  test('inBackground marks the calls made inside it, through awaits', async () => {
+    expect(currentPriority()).toBe('agent');
+    const seen = await inBackground(async () => {
+      await Bun.sleep(1);
+      return currentPriority();
+    });
+    expect(seen).toBe('background');
+    expect(currentPriority()).toBe('agent');
+  });
+});
