@@ -19,7 +19,7 @@ function node(failures: number, fail: (id: unknown) => Response): { url: string;
       hits++;
       const { id, method, params } = (await req.json()) as { id: unknown; method: string; params: string[][] };
       if (hits <= failures) return fail(id);
-      if (method === 'getSignatureStatuses') return Response.json({ jsonrpc: '2.0', id, result: { context: { slot: 1 }, value: params[0].map(() => null) } });
+      if (method === 'getSignatureStatuses') return Response.json({ jsonrpc: '2.0', id, result: { context: { slot: 1 }, value: (params[0] ?? []).map(() => null) } });
       return Response.json({ jsonrpc: '2.0', id, result: 7 });
     },
   });
