@@ -149,32 +149,29 @@ export function markPaylinkPaid(
   );
 }
 
+/** Records how far a scan of the paylink's reference key got. */
+export function setScanCursor(db: Database, requestId: string, cursor: string): void {
+  db.query('UPDATE payment_requests SET scan_cursor = ? WHERE request_id = ?').run(cursor, requestId);
+}
+
 /**
- * Paylinks the job should look at now: open ones that are due, and closed ones within the late
- * window (a payment that lands after expiry, cancellation or a first payment is recorded too).
+ * The paylink, if any, whose reference key is one of `keys` and whose payee receives at
+ * `payeeAddress` (a wallet's address or a merchant's payout address), while it is still watched
+ * (open, or closed at or after `closedSince`).
  */
-export function paylinksToScan(db: Database, now: number, closedSince: number, limit = 200): PaylinkRow[] {
-  return db
-    .query<PaylinkRow, [number, number, number]>(
-      `SELECT * FROM payment_requests WHERE next_scan_at <= ? AND (status = 'open' OR updated_at >= ?) ORDER BY next_scan_at LIMIT ?`,
-    )
-    .all(now, closedSince, limit);
-}
-
-/** Records how far the job got and when to look again. */
-export function setScanState(db: Database, requestId: string, cursor: string | null, nextScanAt: number): void {
-  db.query('UPDATE payment_requests SET scan_cursor = coalesce(?, scan_cursor), next_scan_at = ? WHERE request_id = ?').run(cursor, nextScanAt, requestId);
-}
-
-/** True when one of `keys` is the reference key of a paylink of `walletId` that the paylink job still watches. */
-export function hasWatchedReference(db: Database, walletId: string, keys: readonly string[], closedSince: number): boolean {
-  if (keys.length === 0) return false;
+export function watchedPaylinkFor(db: Database, payeeAddress: string, keys: readonly string[], closedSince: number): string | null {
+  if (keys.length === 0) return null;
   const placeholders = keys.map(() => '?').join(', ');
-  return (
-    db
-      .query(`SELECT 1 FROM payment_requests WHERE wallet_id = ? AND reference_key IN (${placeholders}) AND (status = 'open' OR updated_at >= ?) LIMIT 1`)
-      .get(walletId, ...keys, closedSince) !== null
-  );
+  const row = db
+    .query<{ request_id: string }, (string | number)[]>(
+      `SELECT p.request_id FROM payment_requests p
+         LEFT JOIN wallets w ON w.wallet_id = p.wallet_id
+         LEFT JOIN merchants m ON m.merchant_id = p.merchant_id
+       WHERE p.reference_key IN (${placeholders}) AND coalesce(w.address, m.payout_address) = ? AND (p.status = 'open' OR p.updated_at >= ?)
+       LIMIT 1`,
+    )
+    .get(...keys, payeeAddress, closedSince);
+  return row?.request_id ?? null;
 }
 
 /** The Solana Pay reference keys a payment for this paylink must carry (none without a paylink). */

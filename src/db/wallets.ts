@@ -51,6 +51,9 @@ export function insertWallet(db: Database, w: NewWallet): void {
      VALUES ($wallet_id, $username, $name, $address, $api_key_hash, 'unclaimed', $owner_email, $agent_model, $description, $metadata,
        $claim_code_hash, $claim_code_sealed, $server_key, $public_package, $created_at)`,
   ).run({ ...w });
+  // A fresh group key has no token account and no history: the deposit watch starts from "absent"
+  // instead of looking up the new address's signatures.
+  db.query('INSERT INTO token_watch (owner, amount, checked_at, last_signature, updated_at) VALUES (?, NULL, ?, NULL, ?)').run(w.address, w.created_at, w.created_at);
 }
 
 export function getWallet(db: Database, walletId: string): WalletRow | null {

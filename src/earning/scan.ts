@@ -1,18 +1,23 @@
 /**
  * How paylinks get paid (DESIGN §8).
  *
- * Humans pay with any Solana Pay wallet: the transaction carries the paylink's reference key as a
- * read-only account, so `getSignaturesForAddress(reference_key)` finds it. Each landed signature is
- * judged once (`judgePayment`: USDC, to the payee's token account, enough, in time) and the outcome
- * is written in one SQLite transaction: the paylink marked paid, or a rejection row with its reason.
+ * Humans pay with any Solana Pay wallet: the transaction credits the payee's USDC token account
+ * and carries the paylink's reference key as a read-only account. The deposit watch
+ * (src/jobs/deposits.ts) sees the payee's account move and hands each transaction that carries a
+ * watched reference key to `judgeReferencedTransfer`, so paylinks cost no calls of their own while
+ * nothing happens. What the watch cannot see — a payment in another token, or to another account,
+ * while the checkout page is open — is found by a scan of the reference key itself, which only an
+ * open checkout page asks for (`nudgeScan`), rate-bounded. Each landed signature is judged once
+ * (`judgePayment`: USDC, to the payee's token account, enough, in time) and the outcome is written
+ * in one SQLite transaction: the paylink marked paid, or a rejection row with its reason.
  *
- * Ledger, and why nothing is counted twice: USDC that reaches the payee's token account through a
- * transaction carrying a watched reference key is recorded HERE as an incoming `payment` (paid or
- * not), with `payment_request_id`; the deposit watcher skips such transactions (`carriesWatchedReference`)
- * and every writer checks `hasSignature` inside its write transaction, backed by the unique index on
- * (signature, wallet_id). A transaction with an unwatched reference (a paylink closed for more than
- * LATE_WINDOW_MS) is an ordinary deposit. A merchant payee has no ledger: its paylink row is the
- * record (merchant verify, history and balance read it), and its events go to the merchant's feed.
+ * Ledger, and why nothing is counted twice: USDC that reaches a wallet payee's token account
+ * through a transaction carrying a watched reference key is recorded HERE as an incoming `payment`
+ * (paid or not), with `payment_request_id`, never as a deposit; every writer checks `hasSignature`
+ * inside its write transaction, backed by the unique index on (signature, wallet_id). A
+ * transaction with an unwatched reference (a paylink closed for more than LATE_WINDOW_MS) is an
+ * ordinary deposit. A merchant payee has no ledger: its paylink row is the record (merchant verify,
+ * history and balance read it), and its events go to the merchant's feed.
  *
  * Agents pay with `pay {payment_request_id}`: their payment is our own outgoing transaction (the
  * scan skips it) and `recordAgentPaylinkPayment` marks the paylink paid when it completes, in the
@@ -25,19 +30,19 @@ import {
   expirePaylink,
   getPaylink,
   hasRejection,
-  hasWatchedReference,
   incomingTxId,
   insertRejection,
   markPaylinkPaid,
   payeeKeyOf,
-  paylinksToScan,
-  setScanState,
+  setScanCursor,
+  watchedPaylinkFor,
   type PaylinkRow,
   type RejectionReason,
 } from '../db/paylinks.ts';
 import { hasSignature, insertTx, isOwnOutgoing, type TxRow } from '../db/transactions.ts';
 import { forgetBalance } from '../payments/balance-cache.ts';
 import { signaturesSince } from '../solana/history.ts';
+import { inBackground } from '../solana/rpc-priority.ts';
 import { getWallet } from '../db/wallets.ts';
 import { newId } from '../contract/ids.ts';
 import { toUsdcNumber } from '../domain/money.ts';
@@ -49,30 +54,27 @@ import { judgePayment, REJECTION_TEXT } from './rules.ts';
 
 /** Closed paylinks stay watched this long, so late, duplicate and post-cancel payments are recorded against them. */
 export const LATE_WINDOW_MS = 24 * 3_600_000;
-/** pay_status looks at the chain for a paylink at most this often. */
-const NUDGE_MS = 2_000;
+/** pay_status scans one paylink's reference key at most this often... */
+const NUDGE_MS = 5_000;
+/** ...and all open checkout pages together at most this often: a page left open costs the provider little. */
+const NUDGE_GLOBAL_MS = 500;
 const MAX_PAGES = 10;
-
-/**
- * The job keeps scanning a closed paylink this much longer than the deposit watcher leaves its
- * transfers to us, so a transfer the watcher skipped at the edge of the window is still recorded.
- */
-const SCAN_GRACE_MS = 3_600_000;
-
-/** When to look at a paylink again: often while young, less often with age, rarely once closed. An open checkout page looks sooner (nudgeScan). */
-function nextScanDelay(row: PaylinkRow, now: number): number {
-  if (row.status !== 'open') return 120_000;
-  const age = now - Number(row.created_at);
-  return age < 3_600_000 ? 10_000 : age < 86_400_000 ? 60_000 : 300_000;
-}
-
-/** True when the transaction carries the reference key of a paylink of `walletId` that this module still watches (the deposit watcher leaves it to us). */
-export function carriesWatchedReference(services: Services, walletId: string, accountKeys: readonly string[]): boolean {
-  return hasWatchedReference(services.db, walletId, accountKeys, services.now().getTime() - LATE_WINDOW_MS);
-}
 
 const scanning = new Set<string>();
 const nudged = new Map<string, number>();
+let lastNudge = 0;
+
+/**
+ * Called by the deposit watch for a landed transaction that credited `payee`'s token account:
+ * when it carries the reference key of a watched paylink of that payee, the paylink judges it (in a
+ * write transaction of its own) and true is returned; otherwise false, and it is the watch's.
+ */
+export function judgeReferencedTransfer(services: Services, payee: { address: string; tokenAccount: string }, signature: string, transfers: TokenTransfers): boolean {
+  const requestId = watchedPaylinkFor(services.db, payee.address, transfers.accountKeys, services.now().getTime() - LATE_WINDOW_MS);
+  if (requestId === null) return false;
+  if (transfers.err === null) services.db.transaction(() => applyTransfer(services, requestId, signature, transfers, payee)).immediate();
+  return true;
+}
 
 /**
  * Records USDC credited to a wallet payee by a reference-carrying transaction, once; returns its
@@ -162,8 +164,13 @@ function applyTransfer(services: Services, requestId: string, signature: string,
 /**
  * Looks for new transactions carrying the paylink's reference key and judges each once, oldest
  * first; the cursor only moves past what was judged. Concurrent calls for one paylink do nothing.
+ * Runs in the background: the checkout page's poll must not take an agent's place in the RPC budget.
  */
-export async function scanPaylink(services: Services, requestId: string): Promise<void> {
+export function scanPaylink(services: Services, requestId: string): Promise<void> {
+  return inBackground(() => scanReference(services, requestId));
+}
+
+async function scanReference(services: Services, requestId: string): Promise<void> {
   if (scanning.has(requestId)) return;
   scanning.add(requestId);
   try {
@@ -172,7 +179,6 @@ export async function scanPaylink(services: Services, requestId: string): Promis
     if (!row || !payeeRow) return;
     const payee = { address: payeeRow.address, tokenAccount: await usdcAta(payeeRow.address as Address, services.config.usdcMint as Address) };
     const sigs = await signaturesSince(services.chain, row.reference_key as Address, row.scan_cursor ?? undefined, MAX_PAGES);
-    let cursor: string | null = null;
     for (const s of [...sigs].reverse()) {
       // Failed transactions moved nothing; our own agent payments are recorded when they complete.
       if (s.err === null && s.signature !== row.signature && !isOwnOutgoing(services.db, s.signature)) {
@@ -180,37 +186,23 @@ export async function scanPaylink(services: Services, requestId: string): Promis
         if (!transfers) break; // not visible yet: judged on a later pass
         if (transfers.err === null) services.db.transaction(() => applyTransfer(services, requestId, s.signature, transfers, payee)).immediate();
       }
-      cursor = s.signature;
-      services.db.transaction(() => setScanState(services.db, requestId, cursor, Number(row.next_scan_at))).immediate();
+      services.db.transaction(() => setScanCursor(services.db, requestId, s.signature)).immediate();
     }
-    const now = services.now().getTime();
-    const fresh = getPaylink(services.db, requestId) ?? row;
-    services.db.transaction(() => setScanState(services.db, requestId, cursor, now + nextScanDelay(fresh, now))).immediate();
   } finally {
     scanning.delete(requestId);
   }
 }
 
-/** One pass of the paylink job over the paylinks that are due; a failure of one is logged and the next goes on. */
-export async function scanPaylinks(services: Services): Promise<void> {
-  const now = services.now().getTime();
-  for (const row of paylinksToScan(services.db, now, now - LATE_WINDOW_MS - SCAN_GRACE_MS)) {
-    try {
-      await scanPaylink(services, row.request_id);
-    } catch (err) {
-      services.log.warn('paylink scan failed', { request_id: row.request_id, error: (err as Error).message });
-    }
-  }
-}
-
 /**
- * What pay_status calls: a look at the chain for this paylink, at most every NUDGE_MS, so an open
- * checkout page learns of its payment within seconds whatever the job's schedule. Never throws.
+ * What pay_status calls: a scan of this paylink's reference key, at most every NUDGE_MS per paylink
+ * and NUDGE_GLOBAL_MS over all, so an open checkout page also learns of a payment the deposit watch
+ * cannot see (another token, another account) and tells the payer. Never throws.
  */
 export async function nudgeScan(services: Services, row: PaylinkRow): Promise<void> {
   const now = Date.now();
-  if (row.status !== 'open' || (nudged.get(row.request_id) ?? 0) > now - NUDGE_MS) return;
+  if (row.status !== 'open' || (nudged.get(row.request_id) ?? 0) > now - NUDGE_MS || lastNudge > now - NUDGE_GLOBAL_MS) return;
   nudged.set(row.request_id, now);
+  lastNudge = now;
   if (nudged.size > 10_000) for (const [k, at] of nudged) if (at < now - NUDGE_MS) nudged.delete(k);
   try {
     await scanPaylink(services, row.request_id);

@@ -1,66 +1,151 @@
 /**
- * The deposit watcher: incoming USDC on each wallet's token account, found through the
- * account's signatures since a stored cursor and recorded once each (a signature already in
- * the wallet's ledger — e.g. a payment from another of our wallets — is not counted again).
+ * The deposit watch (DESIGN §6.1): change first, detail second. Every watched USDC token account —
+ * each wallet's, and the payout account of a merchant with watched paylinks — is read in batches
+ * of 100 (`getMultipleAccounts` with a data slice on the amount); only an account whose amount
+ * moved gets its new signatures looked up. Idle, the watch costs one call per hundred accounts a
+ * pass, whatever their number of transactions. A new signature is, in this order: failed (nothing
+ * moved), our own outgoing payment (recorded when it completes), already in the wallet's ledger, a
+ * Solana Pay payment of a watched paylink (judged by src/earning/scan.ts), or a deposit.
  */
 import type { Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
-import { allWalletAddresses, depositCursor, setDepositCursor } from '../db/deposits.ts';
 import { appendEvent } from '../db/events.ts';
 import { hasSignature, insertTx, isOwnOutgoing } from '../db/transactions.ts';
+import { setWatchCursor, setWatchedAmount, watchedOwners, type WatchedOwner } from '../db/watch.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { usdcAta } from '../solana/ata.ts';
-import type { Services } from '../services.ts';
 import { signaturesSince } from '../solana/history.ts';
+import type { Services } from '../services.ts';
 import { forgetBalance } from '../payments/balance-cache.ts';
 import type { JobDef } from './runner.ts';
-import { carriesWatchedReference } from '../earning/scan.ts';
+import { judgeReferencedTransfer, LATE_WINDOW_MS } from '../earning/scan.ts';
 import { fulfilFromDeposit } from '../earning/funding.ts';
 
+/** The default time between passes: an outside deposit shows in the history within a few seconds. */
+export const WATCH_INTERVAL_MS = 3_000;
+/** Accounts per getMultipleAccounts call (the RPC's limit). */
+const ACCOUNTS_PER_CALL = 100;
+/** The share of solana.rpc_max_rps the idle watch may use; the rest is for agents and other jobs. */
+const WATCH_BUDGET_SHARE = 0.5;
+/** A merchant payout account seen for the first time: only this recent history is looked at (its paylinks are newer). */
+const FIRST_LOOK_SLACK_MS = 60_000;
 
-/** One pass over every wallet; exported for tests. */
-export async function scanDeposits(services: Services): Promise<number> {
-  const mint = services.config.usdcMint as Address;
-  let recorded = 0;
-  for (const w of allWalletAddresses(services.db)) {
-    const ata = await usdcAta(w.address as Address, mint);
-    const until = depositCursor(services.db, w.wallet_id) ?? undefined;
-    const sigs = await signaturesSince(services.chain, ata, until);
-    if (sigs.length === 0) continue;
-    // Oldest first, so the cursor only moves past what was recorded.
-    for (const s of [...sigs].reverse()) {
-      if (s.err !== null || hasSignature(services.db, w.wallet_id, s.signature) || isOwnOutgoing(services.db, s.signature)) {
-        services.db.transaction(() => setDepositCursor(services.db, w.wallet_id, s.signature, services.now().getTime())).immediate();
-        continue;
-      }
-      const transfers = await services.chain.getTokenTransfersOf(s.signature);
-      if (!transfers) break;
-      // A transfer carrying a watched paylink reference key is the paylink job's to record (src/earning/scan.ts).
-      if (carriesWatchedReference(services, w.wallet_id, transfers.accountKeys)) {
-        services.db.transaction(() => setDepositCursor(services.db, w.wallet_id, s.signature, services.now().getTime())).immediate();
-        continue;
-      }
-      const mine = transfers.deltas.find((d) => d.account === ata && d.mint === mint);
-      const payer = transfers.deltas.find((d) => d.mint === mint && d.delta < 0n);
-      const now = services.now().getTime();
-      services.db
-        .transaction(() => {
-          if (mine && mine.delta > 0n && !hasSignature(services.db, w.wallet_id, s.signature)) {
-            const id = newId('transaction');
-            forgetBalance(w.address);
-            insertTx(services.db, { transaction_id: id, wallet_id: w.wallet_id, type: 'deposit', direction: 'in', status: 'completed', amount: mine.delta, counterparty: payer?.owner ?? null, signature: s.signature, completed_at: now, now });
-            appendEvent(services.db, { walletId: w.wallet_id, type: 'payment.received', data: { transaction_id: id, amount: toUsdcNumber(mine.delta), from: payer?.owner ?? null, signature: s.signature, kind: 'deposit' }, now });
-            fulfilFromDeposit(services, w.wallet_id, mine.delta, id, now);
-            recorded++;
-          }
-          setDepositCursor(services.db, w.wallet_id, s.signature, now);
-        })
-        .immediate();
-    }
+const atas = new Map<string, Address>();
+
+async function tokenAccountOf(owner: string, mint: Address): Promise<Address> {
+  let ata = atas.get(owner);
+  if (ata === undefined) {
+    ata = await usdcAta(owner as Address, mint);
+    if (atas.size > 100_000) atas.clear();
+    atas.set(owner, ata);
   }
-  return recorded;
+  return ata;
 }
 
+/** Time between passes: the default, stretched so that the idle watch keeps within its share of the request budget. */
+export function watchIntervalMs(accounts: number, maxRps: number): number {
+  if (maxRps <= 0) return WATCH_INTERVAL_MS;
+  const calls = Math.ceil(accounts / ACCOUNTS_PER_CALL);
+  return Math.max(WATCH_INTERVAL_MS, Math.ceil((calls * 1000) / (maxRps * WATCH_BUDGET_SHARE)));
+}
+
+/**
+ * One pass over every watched account; returns the deposits recorded. Exported for tests. An
+ * account's new amount is remembered only once all its new signatures were handled, so a
+ * transaction the node does not show yet is looked at again on the next pass.
+ */
+export async function scanDeposits(services: Services): Promise<number> {
+  return (await watchPass(services)).recorded;
+}
+
+async function watchPass(services: Services): Promise<{ recorded: number; accounts: number }> {
+  const mint = services.config.usdcMint as Address;
+  const owners = watchedOwners(services.db, services.now().getTime() - LATE_WINDOW_MS);
+  const accounts = await Promise.all(owners.map((o) => tokenAccountOf(o.owner, mint)));
+  const amounts = await services.chain.getTokenAmounts(accounts);
+  let recorded = 0;
+  for (const [i, o] of owners.entries()) {
+    const amount = amounts[i] ?? null;
+    if (o.checked_at !== null && o.amount === amount) continue;
+    const outcome = await handleNewSignatures(services, o, accounts[i]!, mint);
+    recorded += outcome.recorded;
+    if (outcome.complete) services.db.transaction(() => setWatchedAmount(services.db, o.owner, amount, services.now().getTime())).immediate();
+  }
+  return { recorded, accounts: owners.length };
+}
+
+async function handleNewSignatures(services: Services, o: WatchedOwner, account: Address, mint: Address): Promise<{ recorded: number; complete: boolean }> {
+  let sigs = await signaturesSince(services.chain, account, o.last_signature ?? undefined);
+  if (o.last_signature === null && o.wallet_id === null && o.paylinks_since !== null) {
+    // A merchant's payout account may have a long history before its first paylink: none of it can pay one.
+    const since = (Number(o.paylinks_since) - FIRST_LOOK_SLACK_MS) / 1000;
+    sigs = sigs.filter((s) => s.blockTime === null || Number(s.blockTime) >= since);
+  }
+  let recorded = 0;
+  // Oldest first, so the cursor only moves past what was handled.
+  for (const s of [...sigs].reverse()) {
+    const skip = s.err !== null || isOwnOutgoing(services.db, s.signature) || (o.wallet_id !== null && hasSignature(services.db, o.wallet_id, s.signature));
+    if (!skip) {
+      const transfers = await services.chain.getTokenTransfersOf(s.signature);
+      if (!transfers) return { recorded, complete: false };
+      if (!judgeReferencedTransfer(services, { address: o.owner, tokenAccount: account }, s.signature, transfers) && o.wallet_id !== null) {
+        if (recordDeposit(services, o.wallet_id, o.owner, account, mint, s.signature, transfers.deltas)) recorded++;
+        continue;
+      }
+    }
+    services.db.transaction(() => setWatchCursor(services.db, o.owner, s.signature, services.now().getTime())).immediate();
+  }
+  return { recorded, complete: true };
+}
+
+/** Records USDC credited to the wallet's token account as a deposit, once, with its event and fund-request fulfilment; moves the cursor in the same transaction. */
+function recordDeposit(
+  services: Services,
+  walletId: string,
+  address: string,
+  account: Address,
+  mint: Address,
+  signature: string,
+  deltas: { account: string; mint: string; owner: string; delta: bigint }[],
+): boolean {
+  const mine = deltas.find((d) => d.account === account && d.mint === mint);
+  const payer = deltas.find((d) => d.mint === mint && d.delta < 0n);
+  const now = services.now().getTime();
+  return services.db
+    .transaction(() => {
+      setWatchCursor(services.db, address, signature, now);
+      if (!mine || mine.delta <= 0n || hasSignature(services.db, walletId, signature)) return false;
+      const id = newId('transaction');
+      forgetBalance(address);
+      insertTx(services.db, { transaction_id: id, wallet_id: walletId, type: 'deposit', direction: 'in', status: 'completed', amount: mine.delta, counterparty: payer?.owner ?? null, signature, completed_at: now, now });
+      appendEvent(services.db, { walletId, type: 'payment.received', data: { transaction_id: id, amount: toUsdcNumber(mine.delta), from: payer?.owner ?? null, signature, kind: 'deposit' }, now });
+      fulfilFromDeposit(services, walletId, mine.delta, id, now);
+      return true;
+    })
+    .immediate();
+}
+
+/**
+ * The job ticks every second and runs a pass when one is due: every WATCH_INTERVAL_MS, or less
+ * often when solana.rpc_max_rps is too small for the number of accounts (the stretch is logged).
+ */
 export function depositJob(services: Services): JobDef {
-  return { name: 'deposits', schedule: { everySeconds: 3 }, run: async () => void (await scanDeposits(services)), runAtStart: true };
+  let nextAt = 0;
+  let loggedInterval = WATCH_INTERVAL_MS;
+  return {
+    name: 'deposits',
+    schedule: { everySeconds: 1 },
+    runAtStart: true,
+    run: async () => {
+      const started = Date.now();
+      if (started < nextAt) return;
+      const { accounts } = await watchPass(services);
+      const interval = watchIntervalMs(accounts, services.config.rpcMaxRps);
+      if (interval !== loggedInterval) {
+        services.log.warn('deposit watch cadence stretched', { interval_ms: interval, accounts, rpc_max_rps: services.config.rpcMaxRps });
+        loggedInterval = interval;
+      }
+      nextAt = started + interval;
+    },
+  };
 }

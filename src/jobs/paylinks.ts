@@ -1,16 +1,12 @@
 /**
- * The paylink jobs (DESIGN §8): find Solana Pay payments by each paylink's reference key and judge
- * them (src/earning/scan.ts; each paylink is looked at on its own schedule, `next_scan_at`), and
- * move open paylinks past their expiry to expired. Both work from the database, so a restart
- * resumes where the last tick stopped.
+ * The paylink job (DESIGN §8): open paylinks past their expiry become expired. Payments of
+ * paylinks are found by the deposit watch (src/jobs/deposits.ts) on the payee's token account, and
+ * by an open checkout page's scan of the reference key (src/earning/scan.ts `nudgeScan`).
  */
-import { expirePaylinks, scanPaylinks } from '../earning/scan.ts';
+import { expirePaylinks } from '../earning/scan.ts';
 import type { Services } from '../services.ts';
 import type { JobDef } from './runner.ts';
 
-export function paylinkJobs(services: Services, opts: { scanEverySeconds?: number } = {}): JobDef[] {
-  return [
-    { name: 'paylink-payments', schedule: { everySeconds: opts.scanEverySeconds ?? 2 }, run: () => scanPaylinks(services), runAtStart: true },
-    { name: 'paylink-expiry', schedule: { everySeconds: 10 }, run: () => void expirePaylinks(services), runAtStart: true },
-  ];
+export function paylinkJobs(services: Services): JobDef[] {
+  return [{ name: 'paylink-expiry', schedule: { everySeconds: 10 }, run: () => void expirePaylinks(services), runAtStart: true }];
 }

@@ -43,6 +43,7 @@ function writeV1(path: string): void {
   }
   db.run("INSERT INTO payment_request_rejections (request_id, signature, reason, amount, created_at) VALUES ('req_old', 'sig0', 'underpaid', 1, 1)");
   db.run("INSERT INTO paylink_invitations (request_id, channel, recipient, created_at) VALUES ('req_old', 'email', 'a@example.com', 1)");
+  db.run("INSERT INTO deposit_cursors (wallet_id, last_signature, updated_at) VALUES ('wal_old', 'sigCursor', 3)");
   db.close();
 }
 
@@ -53,7 +54,7 @@ describe('migrations', () => {
     const migrated = openDatabase(path, { network: 'simnet' });
     try {
       expect(migrated.query<{ user_version: bigint }, []>('PRAGMA user_version').get()?.user_version).toBe(BigInt(SCHEMA_VERSION));
-      expect(SCHEMA_VERSION).toBe(3);
+      expect(SCHEMA_VERSION).toBe(4);
       const row = migrated.query<Record<string, unknown>, []>('SELECT * FROM payment_requests').get()!;
       expect(row).toMatchObject({ request_id: 'req_old', wallet_id: 'wal_old', merchant_id: null, status: 'paid', paid_amount: 5000000n, reference: 'order-1', paid_at: 2n });
       expect(migrated.query('SELECT count(*) AS n FROM payment_request_rejections').get()).toEqual({ n: 1n });
@@ -70,6 +71,10 @@ describe('migrations', () => {
       migrated.run("UPDATE transactions SET status = 'failed' WHERE transaction_id = 'txn_c'");
       expect(spend()).toEqual({ total: 3_010_000n, outstanding: 0n });
       expect(buckets()).toEqual([{ bucket: 0n, category: 'wallet', spend: 1n, cost: 3_010_000n, n: 1n }]);
+      // Schema 4: the deposit watch's state replaces deposit_cursors; the cursor carries over, the amount is read afresh.
+      const address = migrated.query<{ address: string }, []>("SELECT address FROM wallets WHERE wallet_id = 'wal_old'").get()!.address;
+      expect(migrated.query('SELECT owner, amount, checked_at, last_signature FROM token_watch').all()).toEqual([{ owner: address, amount: null, checked_at: null, last_signature: 'sigCursor' }]);
+      expect(migrated.query("SELECT name FROM sqlite_master WHERE name = 'deposit_cursors'").all()).toEqual([]);
       // The new rule holds: a paylink names exactly one payee.
       expect(() =>
         migrated.run(

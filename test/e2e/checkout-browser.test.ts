@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { paylinkJobs } from '../../src/jobs/paylinks.ts';
+import { depositJob } from '../../src/jobs/deposits.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { silentLogger } from '../../src/log.ts';
 import { startWorld, type World } from '../helpers/world.ts';
@@ -50,7 +51,8 @@ test.skipIf(browser === null)(
     const origin = new URL(world.url).origin;
     world.services.publicUrl = () => origin;
     jobs = new JobRunner(silentLogger);
-    for (const job of paylinkJobs(world.services, { scanEverySeconds: 1 })) jobs.add(job);
+    for (const job of paylinkJobs(world.services)) jobs.add(job);
+    jobs.add(depositJob(world.services));
 
     const seller = await world.agent('Harbour Bakery', { claimBy: 'baker@example.com' });
     const link = await seller.api.call<any>('bot', 'create_payment_request', {

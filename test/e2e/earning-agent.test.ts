@@ -8,7 +8,7 @@ import type { Address } from '@solana/kit';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { listMail } from '../../src/db/mail.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
-import { scanPaylinks } from '../../src/earning/scan.ts';
+import { scanPaylink } from '../../src/earning/scan.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { errorOf } from '../helpers/errors.ts';
@@ -69,8 +69,8 @@ describe('paying a paylink as an agent', () => {
     expect(events.items.map((e: any) => e.type).sort()).toEqual(['payment.received', 'payment_request.paid']);
     expect(events.items.find((e: any) => e.type === 'payment_request.paid').data).toMatchObject({ request_id: link.request_id, payer: buyer.username, signature: done.signature, via: 'wallet', amount: 12 });
 
-    // The paylink job and the deposit watcher see the same transaction: nothing is counted twice.
-    await scanPaylinks(world.services);
+    // A scan of the reference key and the deposit watch see the same transaction: nothing is counted twice.
+    await scanPaylink(world.services, link.request_id);
     await scanDeposits(world.services);
     const received = await seller.api.call<any>('bot', 'transactions', { type: 'in' });
     expect(received.items.filter((t: any) => t.signature === done.signature)).toHaveLength(1);

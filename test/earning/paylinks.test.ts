@@ -9,7 +9,7 @@ import { createApp } from '../../src/api/app.ts';
 import { decodeMessage } from '../../src/solana/decode.ts';
 import type { AddressSignature, ChainPort, TokenTransfers } from '../../src/solana/port.ts';
 import { usdcAta } from '../../src/solana/ata.ts';
-import { expirePaylinks, scanPaylinks } from '../../src/earning/scan.ts';
+import { expirePaylinks, scanPaylink } from '../../src/earning/scan.ts';
 import { call, testServices } from '../helpers/services.ts';
 import { addWallet, botCall, claimFor, START, type OwnerWorld, type TestWallet } from '../actions/fixtures.ts';
 
@@ -129,7 +129,7 @@ describe('expiry', () => {
   });
 });
 
-describe('the paylink job', () => {
+describe('a scan of the reference key (what an open checkout page asks for)', () => {
   test('judges each transaction carrying the reference key once, from its token balance changes: wrong mint recorded, then a good payment pays', async () => {
     const link = await create({ description: 'Tea set', amount: '20' });
     const ata = await usdcAta(shop.address as Address, w.services.config.usdcMint as Address);
@@ -147,9 +147,9 @@ describe('the paylink job', () => {
       ],
       accountKeys: [payer, link.reference_key],
     });
-    await scanPaylinks(w.services);
+    await scanPaylink(w.services, link.request_id);
     w.advance(11_000);
-    await scanPaylinks(w.services);
+    await scanPaylink(w.services, link.request_id);
     let got = (await botCall(w, shop.apiKey, 'get_payment_request', { request_id: link.request_id })).body.data;
     expect(got.status).toBe('open');
     expect(got.rejected_payments).toEqual([expect.objectContaining({ signature: 'sigWrongMint', reason: 'wrong_mint', mint: otherMint, raw_amount: '20000000' })]);
@@ -165,7 +165,7 @@ describe('the paylink job', () => {
       accountKeys: [payer, ata, link.reference_key],
     });
     w.advance(11_000);
-    await scanPaylinks(w.services);
+    await scanPaylink(w.services, link.request_id);
     got = (await botCall(w, shop.apiKey, 'get_payment_request', { request_id: link.request_id })).body.data;
     expect(got).toMatchObject({ status: 'paid', signature: 'sigGood', payer, paid_via: 'solana_pay', paid_amount: 20 });
     const events = (await botCall(w, shop.apiKey, 'events', { types: ['payment_request.rejected_payment', 'payment_request.paid', 'payment.received'] })).body.data.items;

@@ -1,0 +1,52 @@
+/** The deposit watch's state (DESIGN §6.1): per watched owner, the amount last seen and the newest signature handled. */
+import type { Database } from 'bun:sqlite';
+
+export interface WatchedOwner {
+  /** The token account owner's address. */
+  owner: string;
+  /** The wallet at this address, if it is one of ours. */
+  wallet_id: string | null;
+  /** Base units last seen; null: the account did not exist (or was never read). */
+  amount: bigint | null;
+  /** When the amount was last read; null: never. */
+  checked_at: bigint | null;
+  last_signature: string | null;
+  /** Oldest creation time of this owner's watched merchant paylinks (null for a wallet). */
+  paylinks_since: bigint | null;
+}
+
+/**
+ * Every owner to watch: our wallets, and merchant payout addresses that have a paylink still
+ * watched (open, or closed at or after `closedSince`, so late payments are recorded against it).
+ */
+export function watchedOwners(db: Database, closedSince: number): WatchedOwner[] {
+  return db
+    .query<WatchedOwner, [number]>(
+      `WITH owners AS (
+         SELECT address AS owner, wallet_id, NULL AS paylinks_since FROM wallets
+         UNION ALL
+         SELECT m.payout_address, NULL, min(p.created_at) FROM payment_requests p JOIN merchants m ON m.merchant_id = p.merchant_id
+           WHERE (p.status = 'open' OR p.updated_at >= ?1) AND m.payout_address NOT IN (SELECT address FROM wallets)
+           GROUP BY m.payout_address
+       )
+       SELECT o.owner, o.wallet_id, o.paylinks_since, t.amount, t.checked_at, t.last_signature
+       FROM owners o LEFT JOIN token_watch t ON t.owner = o.owner`,
+    )
+    .all(closedSince);
+}
+
+/** Remembers the amount read for `owner`'s token account (null: absent). */
+export function setWatchedAmount(db: Database, owner: string, amount: bigint | null, now: number): void {
+  db.query(
+    `INSERT INTO token_watch (owner, amount, checked_at, last_signature, updated_at) VALUES (?1, ?2, ?3, NULL, ?3)
+     ON CONFLICT (owner) DO UPDATE SET amount = excluded.amount, checked_at = excluded.checked_at, updated_at = excluded.updated_at`,
+  ).run(owner, amount, now);
+}
+
+/** Moves `owner`'s cursor past `signature` (handled, whatever it was). */
+export function setWatchCursor(db: Database, owner: string, signature: string, now: number): void {
+  db.query(
+    `INSERT INTO token_watch (owner, amount, checked_at, last_signature, updated_at) VALUES (?1, NULL, NULL, ?2, ?3)
+     ON CONFLICT (owner) DO UPDATE SET last_signature = excluded.last_signature, updated_at = excluded.updated_at`,
+  ).run(owner, signature, now);
+}
