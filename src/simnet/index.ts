@@ -76,6 +76,12 @@ export interface Simnet {
 export async function startSimnet(opts: SimnetOptions): Promise<Simnet> {
   const slotMs = opts.slotMs ?? 400;
   const log = opts.log ?? (() => {});
+  const initialFaults: FaultPatch = {
+    ...(opts.congestionFloor === undefined ? {} : { congestionFloor: opts.congestionFloor }),
+    ...(opts.rateLimit === undefined ? {} : { rateLimitRps: opts.rateLimit.rps, retryAfter: opts.rateLimit.retryAfter }),
+    ...(opts.statusLagSlots === undefined ? {} : { statusLagSlots: opts.statusLagSlots }),
+  };
+  checkFaultPatch(initialFaults);
   const saved = opts.stateFile === undefined ? null : await loadState(opts.stateFile);
   const faucet = await Faucet.load(saved?.faucet);
   const now = Date.now();
@@ -116,18 +122,17 @@ export async function startSimnet(opts: SimnetOptions): Promise<Simnet> {
     return current();
   };
 
+  // Two handler contexts, built once: nothing in them varies per request but where the caller is.
+  const shared = { chain, faucet, faults: chainFaults, stats, control: { setFaults }, log };
+  const contexts = { local: { ...shared, loopback: true }, remote: { ...shared, loopback: false } };
   const server = serveRpc({
     host: opts.host ?? '127.0.0.1',
     port: opts.port,
-    context: (loopback) => ({ chain, faucet, faults: chainFaults, stats, control: { setFaults }, loopback, log }),
+    context: (loopback) => (loopback ? contexts.local : contexts.remote),
     stats,
     log,
   });
-  setFaults({
-    ...(opts.congestionFloor === undefined ? {} : { congestionFloor: opts.congestionFloor }),
-    ...(opts.rateLimit === undefined ? {} : { rateLimitRps: opts.rateLimit.rps, retryAfter: opts.rateLimit.retryAfter }),
-    ...(opts.statusLagSlots === undefined ? {} : { statusLagSlots: opts.statusLagSlots }),
-  });
+  setFaults(initialFaults);
 
   let saving: Promise<void> = Promise.resolve();
   const save = (): Promise<void> => {

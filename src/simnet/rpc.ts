@@ -156,19 +156,16 @@ function sendResult(ctx: RpcContext, result: SubmitResult): string {
 function send(params: unknown[], ctx: RpcContext): string {
   const cfg = config(params, 1);
   const d = decodeTransactionParam(params, cfg);
+  const skipPreflight = cfg.skipPreflight === true;
   const floor = ctx.faults.congestionFloor;
-  if (floor !== null) {
-    const refused = cfg.skipPreflight === true ? null : ctx.chain.preflight(d);
+  if (floor !== null && computeUnitPrice(d.message) < floor) {
+    const refused = skipPreflight ? null : ctx.chain.preflight(d);
     if (refused !== null) return sendResult(ctx, refused);
-    const price = computeUnitPrice(d.message);
-    if (price < floor) {
-      ctx.stats.dropped++;
-      ctx.log({ event: 'simnet.tx_dropped', signature: d.signature, reason: DROPPED_BELOW_FLOOR, price: price.toString(), floor: floor.toString() });
-      return d.signature;
-    }
-    return sendResult(ctx, ctx.chain.submit(d, { skipPreflight: true }));
+    ctx.stats.dropped++;
+    ctx.log({ event: 'simnet.tx_dropped', signature: d.signature, reason: DROPPED_BELOW_FLOOR, floor: floor.toString() });
+    return d.signature;
   }
-  return sendResult(ctx, ctx.chain.submit(d, { skipPreflight: cfg.skipPreflight === true }));
+  return sendResult(ctx, ctx.chain.submit(d, { skipPreflight }));
 }
 
 function prioritizationFees(params: unknown[], ctx: RpcContext): unknown {
