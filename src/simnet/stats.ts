@@ -6,8 +6,10 @@
 
 /** `simnet.stats()` and `simnet_stats`. */
 export interface SimnetStats {
+  /** Calls answered, by method name (refused and control calls are not here). */
   calls: Record<string, number>;
   total: number;
+  /** HTTP requests received, refused ones included (requests carrying only control calls excepted). */
   httpRequests: number;
   /** Calls refused with HTTP 429 (a refused batch of N counts N). */
   rateLimited: number;
