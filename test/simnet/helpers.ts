@@ -14,6 +14,7 @@ import {
   signTransactionMessageWithSigners,
   type Address,
   type Blockhash,
+  type Instruction,
   type KeyPairSigner,
 } from '@solana/kit';
 import {
@@ -23,6 +24,7 @@ import {
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
 import { DEVNET_USDC, USDC_DECIMALS } from '../../src/solana/networks.ts';
+import { COMPUTE_BUDGET_PROGRAM } from '../../src/simnet/fees.ts';
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
 export async function until<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 5000, what = 'condition'): Promise<T> {
@@ -48,12 +50,24 @@ export async function usdcAta(owner: Address): Promise<Address> {
   return ata;
 }
 
-/** A signed v0 transaction: create `to`'s USDC account if needed, then transferChecked `amount` from `from`. */
+/** Compute Budget SetComputeUnitPrice: `microLamports` per compute unit. */
+export function setComputeUnitPrice(microLamports: bigint): Instruction {
+  const data = new Uint8Array(9);
+  data[0] = 3;
+  new DataView(data.buffer).setBigUint64(1, microLamports, true);
+  return { programAddress: COMPUTE_BUDGET_PROGRAM as Address, data };
+}
+
+/**
+ * A signed v0 transaction: create `to`'s USDC account if needed, then transferChecked `amount`
+ * from `from`; with `priceMicroLamports`, a SetComputeUnitPrice first.
+ */
 export async function signedUsdcTransfer(
   from: KeyPairSigner,
   to: Address,
   amount: bigint,
   lifetime: { blockhash: string; lastValidBlockHeight: bigint },
+  priceMicroLamports?: bigint,
 ): Promise<{ wire: string; signature: string }> {
   const source = await usdcAta(from.address);
   const destination = await usdcAta(to);
@@ -64,6 +78,7 @@ export async function signedUsdcTransfer(
     (m) =>
       appendTransactionMessageInstructions(
         [
+          ...(priceMicroLamports === undefined ? [] : [setComputeUnitPrice(priceMicroLamports)]),
           getCreateAssociatedTokenIdempotentInstruction({ payer: from, ata: destination, owner: to, mint: DEVNET_USDC }),
           getTransferCheckedInstruction({ source, mint: DEVNET_USDC, destination, authority: from, amount, decimals: USDC_DECIMALS }),
         ],

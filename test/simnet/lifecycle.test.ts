@@ -58,14 +58,14 @@ describe('blockhash lifetime on a fast simnet (5 ms blocks)', () => {
 });
 
 describe('persistence across stop() and start with the same stateFile', () => {
-  it('keeps balances, transaction history and the faucet mint authority, creates the state directory and frees the port', async () => {
+  it('keeps balances, transaction history, recent priority fees and the faucet mint authority, creates the state directory and frees the port', async () => {
     const stateFile = join(mkdtempSync(join(tmpdir(), 'simnet-state-')), 'nested', 'simnet.state');
     const first = await startSimnet({ port: 0, slotMs: 50, stateFile });
     const rpc1 = createSolanaRpc(first.url);
     const alice = await generateKeyPairSigner();
     const bob = await generateKeyPairSigner();
     await first.faucet(alice.address, 3_000_000n, 1_000_000_000n);
-    const { wire, signature } = await signedUsdcTransfer(alice, bob.address, 1_000_000n, (await rpc1.getLatestBlockhash().send()).value);
+    const { wire, signature } = await signedUsdcTransfer(alice, bob.address, 1_000_000n, (await rpc1.getLatestBlockhash().send()).value, 4_321n);
     await rpc1.sendTransaction(wire as Base64EncodedWireTransaction, { encoding: 'base64' }).send();
     const heightBefore = first.blockHeight();
     await first.stop();
@@ -80,6 +80,8 @@ describe('persistence across stop() and start with the same stateFile', () => {
       const tx = await rpc2.getTransaction(signature as Signature, { encoding: 'json', maxSupportedTransactionVersion: 0 }).send();
       expect(tx!.meta!.postTokenBalances!.map((b) => String(b.uiTokenAmount.amount)).sort()).toEqual(['1000000', '2000000']);
       expect((await rpc2.getSignaturesForAddress(bob.address).send()).map((s) => s.signature)).toContain(signature as Signature);
+      const fees = await rpc2.getRecentPrioritizationFees([await usdcAta(bob.address)]).send();
+      expect(fees.find((f) => f.slot === tx!.slot)?.prioritizationFee).toBe(4_321n as never);
       await second.faucet(bob.address, 500_000n);
       expect(String((await rpc2.getTokenAccountBalance(await usdcAta(bob.address)).send()).value.amount)).toBe('1500000');
     } finally {
