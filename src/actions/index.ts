@@ -11,7 +11,8 @@ import { merchantActions } from './merchant.ts';
 import { statsActions } from './stats.ts';
 import { x402Actions } from './x402.ts';
 import { earningActions } from './earning.ts';
+import { agentExportActions, ownerWalletKeyActions } from './wallet-keys.ts';
 
 export function actionTable(): ActionTable {
-  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions, earningActions]);
+  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions, earningActions, agentExportActions, ownerWalletKeyActions]);
 }

@@ -245,7 +245,8 @@ export function revokeToken(services: Services, ownerId: string, tokenId: string
   return { token_id: tokenId, revoked_at: iso(now) };
 }
 
-function callerOwner(ctx: ActionContext): { ownerId: string; tokenId: string } {
+/** The owner of the calling owner token (the dispatcher authenticated it). */
+export function callerOwner(ctx: ActionContext): { ownerId: string; tokenId: string } {
   if (ctx.principal.kind !== 'owner') throw new AppError('UNAUTHORIZED');
   return { ownerId: ctx.principal.ownerId, tokenId: ctx.principal.tokenId };
 }

@@ -205,7 +205,15 @@ export const walletActions = implement(WALLET, {
     const notFound = new AppError('NOT_FOUND', 'Export not found.', { howToFix: 'Check the .wlt file: export_id and import_token must be those the export wrote.' });
     const row = getExport(services.db, p.export_id);
     if (!row || !sameHash(row.import_token_hash, sha256(new TextEncoder().encode(p.import_token)))) throw notFound;
-    if (row.revoked_at !== null) throw new AppError('INVALID_STATUS', 'This export was revoked.', { howToFix: 'Make a new export from a wallet profile that still works.' });
+    if (row.revoked_at !== null) {
+      // Nothing is released for a revoked export; the reasons are spelled out because a rotation revokes
+      // exports the agent never touched, and the file would otherwise carry a key that is refused.
+      const revokedAt = new Date(Number(row.revoked_at)).toISOString();
+      throw new AppError('INVALID_STATUS', `This export was revoked at ${revokedAt}: by the agent, by the owner, or when the owner rotated the wallet's API key (the file holds the old key, which is refused now). Its key is never released again.`, {
+        howToFix: 'Make a new export from a profile that works (after a key rotation, first store the new API key from the owner with "agent-wallet set-api-key").',
+        details: { revoked_at: revokedAt },
+      });
+    }
     const now = services.now().getTime();
     const fileKey = services.db
       .transaction(() => {

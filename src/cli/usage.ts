@@ -17,7 +17,8 @@ Agent commands (global flags: --server URL, --profile NAME, --json, --home DIR):
   agent-wallet register --name N [--owner-email E] [--agent-model M] [--description D]
   agent-wallet info | balance | address | reconcile
   agent-wallet rename NAME | set-owner EMAIL
-  agent-wallet export FILE.wlt | import FILE.wlt
+  agent-wallet export FILE.wlt | export revoke EXPORT_ID | import FILE.wlt
+  agent-wallet set-api-key [KEY]   store the new API key after the owner rotated it (stdin when KEY is omitted)
   agent-wallet lookup USER | afford TO AMOUNT
   agent-wallet pay TO AMOUNT [--note N] [--reference R] [--idempotency-key K] [--no-confirm] | pay --request REQ_ID [AMOUNT]
                                    pay a username, address or paylink: intent → check → FROST signing → submit

@@ -1,9 +1,10 @@
-/** Client commands of the custody issue: register, info, balance, address, limits-free wallet calls, export, import. */
+/** Client commands of the custody issue: register, info, balance, address, limits-free wallet calls, export (and revoke), import, set-api-key. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ApiClient } from '../client/api.ts';
 import { registerWallet } from '../client/register.ts';
 import { exportWallet, importWallet, parseWalletFile, WalletFileError } from '../client/wallet-file.ts';
-import { commandFlags, profileClient, type CliContext } from './context.ts';
+import { isWellFormedKey } from '../domain/api-keys.ts';
+import { commandFlags, DEFAULT_SERVER, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
 import { UsageError } from './usage.ts';
 
@@ -47,12 +48,35 @@ export const WALLET_COMMANDS: Record<string, Command> = {
 
   export: async (ctx) => {
     const { flags, positional } = commandFlags(ctx.args, { force: 'boolean' });
+    if (positional[0] === 'revoke' && positional.length === 2) {
+      const { api } = profileClient(ctx);
+      printData(ctx, await api.call('bot', 'revoke_export', { export_id: positional[1] }), 'Export revoked: its file can no longer be imported.');
+      return EXIT.ok;
+    }
     const [file] = positional;
-    if (!file || positional.length !== 1) throw new UsageError('usage: agent-wallet export FILE.wlt [--force]');
+    if (!file || positional.length !== 1) throw new UsageError('usage: agent-wallet export FILE.wlt [--force] | export revoke EXPORT_ID');
     const { profile, api } = profileClient(ctx);
     const content = await exportWallet(api, profile);
     writeFileSync(file, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600, flag: flags.force ? 'w' : 'wx' });
     printData(ctx, { file, export_id: content.export_id, wallet_id: content.wallet_id, address: content.address }, 'Export written. It can be imported while the server keeps the export (at most 5 imports a day).');
+    return EXIT.ok;
+  },
+
+  /**
+   * Stores the bot API key the owner got from rotate_api_key in the profile, after checking that it
+   * opens this very wallet. The key is read from stdin when not given, so it stays out of `ps`.
+   */
+  'set-api-key': async (ctx) => {
+    const { positional } = commandFlags(ctx.args, {});
+    if (positional.length > 1) throw new UsageError('usage: agent-wallet set-api-key [KEY]  (the key is read from stdin when omitted)');
+    const key = (positional[0] ?? (process.stdin.isTTY ? '' : await new Response(Bun.stdin.stream()).text())).trim();
+    if (!isWellFormedKey(key, 'bot')) throw new UsageError('the key must be a wallet_bot_… key, as the owner got it from rotate_api_key or the dashboard');
+    const profile = ctx.store.load(ctx.profileName);
+    const server = ctx.server === DEFAULT_SERVER ? profile.server_url : ctx.server;
+    const info = await new ApiClient(server, key).call<{ wallet_id: string; username: string }>('bot', 'info');
+    if (info.wallet_id !== profile.wallet_id) throw new Error(`the key opens wallet ${info.wallet_id}, not this profile's ${profile.wallet_id}; nothing saved`);
+    const path = ctx.store.save(ctx.profileName, { ...profile, api_key: key }, { overwrite: true });
+    printData(ctx, { profile: ctx.profileName, profile_path: path, wallet_id: info.wallet_id, username: info.username }, 'API key stored in the profile.');
     return EXIT.ok;
   },
 

@@ -24,3 +24,8 @@ export function findMerchantByKeyHash(db: Database, hash: Uint8Array): KeyHolder
     .get(hash);
   return row ? { id: row.merchant_id, keyHash: row.api_key_hash, claimed: true } : null;
 }
+
+/** Replaces a wallet's bot API key hash: the old key stops authenticating at once. */
+export function setWalletKeyHash(db: Database, walletId: string, hash: Uint8Array): boolean {
+  return db.query('UPDATE wallets SET api_key_hash = ? WHERE wallet_id = ?').run(hash, walletId).changes === 1;
+}

@@ -17,10 +17,11 @@ import { WALLET } from '../contract/wallet.ts';
 import { WITHDRAWALS } from '../contract/withdrawals.ts';
 import { EARNING } from '../contract/earning.ts';
 import { X402 } from '../contract/x402.ts';
+import { AGENT_EXPORTS } from '../contract/wallet-keys.ts';
 import { confirmTool, idempotencyKeyOf, payTool, registerTool, walletExportTool, walletImportTool, x402FetchTool, x402ResumeTool, type Args, type ToolHandler } from './handlers.ts';
 
 /** Every contract group whose actions tools may map to. */
-const CONTRACT_GROUPS: Record<string, ContractAction>[] = [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402];
+const CONTRACT_GROUPS: Record<string, ContractAction>[] = [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402, AGENT_EXPORTS];
 
 /** `endpoint/name` → contract entry. */
 export const CONTRACT: ReadonlyMap<string, ContractAction> = new Map(
@@ -156,6 +157,7 @@ export const TOOL_ROWS: readonly ToolRow[] = [
     hints: { readOnlyHint: false, destructiveHint: false },
     description: "Restores a wallet from a .wlt file into this server's profile (which must not exist yet) and checks it against the server.",
   },
+  { name: 'revoke_export', action: 'revoke_export' },
 ];
 
 /** A tool ready to list and call. */

@@ -22,6 +22,7 @@ import {
   walletAuditLog,
 } from '../actions/owner.ts';
 import { approvalView } from '../actions/approvals.ts';
+import { listWalletExports, revokeOwnerExport, rotateBotKey } from '../actions/wallet-keys.ts';
 import { AppError } from '../api/errors.ts';
 import type { ApprovalRow } from '../db/approvals.ts';
 import { railsToJson, type GuardRailsJson } from '../contract/guard-rails.ts';
@@ -50,6 +51,7 @@ import {
   loginForm,
   loginSent,
   railsFormValues,
+  rotatedKeyPage,
   tokensPage,
   walletPage,
   walletsPage,
@@ -63,6 +65,7 @@ const NOTICES: Record<string, string> = {
   approved: 'Approved. The agent can now confirm the payment.',
   rejected: 'Rejected. The agent is told.',
   revoked: 'Token revoked.',
+  export_revoked: 'Export revoked: its file can no longer be imported.',
   claimed: 'The wallet is yours. Set its guard rails below.',
   signed_out: 'You are signed out.',
 };
@@ -217,6 +220,7 @@ async function renderWallet(
     pending: listOwnerApprovals(services, s.ownerId, { walletId, status: 'pending' }, 100, 0).items,
     history: walletHistory(services.db, walletId, 50, 0).rows,
     audit: walletAuditLog(services, s.ownerId, walletId, 10, 0).items,
+    exports: listWalletExports(services, s.ownerId, walletId, 50, 0).items,
     csrf: s.csrf,
     message: opts.message ?? null,
   });
@@ -369,6 +373,26 @@ export function webRoutes(services: Services) {
           if (!decision) return problemPage(404, 'Not found', 'There is no such page.', html`Go to <a href="/dashboard">your wallets</a>.`, nav(s));
           const decided = decideAsOwner(services, s.ownerId, c.params.approval_id!, decision, 'dashboard');
           return redirect(`/dashboard/wallets/${decided.wallet_id}?done=${decision}#approvals`);
+        }),
+        noParse,
+      )
+      .post(
+        '/dashboard/exports/:export_id/revoke',
+        ownerPage(services, (c, s) => {
+          const revoked = revokeOwnerExport(services, s.ownerId, c.params.export_id!, 'dashboard');
+          return redirect(`/dashboard/wallets/${revoked.wallet_id}?done=export_revoked#keys`);
+        }),
+        noParse,
+      )
+      .post(
+        '/dashboard/wallets/:wallet_id/rotate-key',
+        ownerPage(services, (c, s, form) => {
+          const wallet = requireOwnerWallet(services, s.ownerId, c.params.wallet_id!);
+          if (!form!.get('confirm')) {
+            return problemPage(400, 'The API key was not rotated', 'Rotating stops the agent until it gets the new key, so the form asks you to confirm that.', html`Go back to <a href="/dashboard/wallets/${wallet.wallet_id}#keys">the wallet</a>, tick the box and press the button again.`, nav(s));
+          }
+          const rotated = rotateBotKey(services, s.ownerId, wallet.wallet_id, 'dashboard');
+          return pageResponse(200, 'New API key', rotatedKeyPage(wallet, rotated), nav(s, 'wallets'));
         }),
         noParse,
       )

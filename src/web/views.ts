@@ -251,8 +251,49 @@ export interface WalletPageData {
   pending: Approval[];
   history: HistoryRow[];
   audit: { kind: string; actor: string; created_at: string | null }[];
+  exports: ExportItem[];
   csrf: string;
   message: string | null;
+}
+
+export interface ExportItem {
+  export_id: string;
+  created_at: string | null;
+  active: boolean;
+  revoked_at: string | null;
+  imports: number;
+  last_import_at: string | null;
+}
+
+/** The wallet's .wlt exports with a revoke button each, and the bot API key rotation. */
+function keysSection(walletId: string, exports: ExportItem[], csrf: string): SafeHtml {
+  return html`<h2 id="keys">Exports and API key</h2>
+<p class="hint">An export (.wlt file) holds the agent's key share and API key; it can be imported while it is active. Revoke an export you did not expect or whose file may have leaked.</p>
+${
+  exports.length === 0
+    ? html`<p class="muted">No exports.</p>`
+    : html`<div class="table-wrap"><table class="cards">
+<thead><tr><th scope="col">Export</th><th scope="col">Created</th><th scope="col">Imports</th><th scope="col">Status</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
+<tbody>${exports.map(
+        (e) => html`<tr id="${e.export_id}"><td data-label="Export" class="mono">${e.export_id}</td><td data-label="Created">${when(e.created_at)}</td><td data-label="Imports">${e.imports}${e.last_import_at ? html` <span class="muted">(last ${when(e.last_import_at)})</span>` : ''}</td><td data-label="Status">${e.active ? status('active') : html`${status('revoked')} ${when(e.revoked_at)}`}</td>
+<td data-label="Action">${e.active ? html`<form method="post" action="/dashboard/exports/${e.export_id}/revoke" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Revoke export ${e.export_id}">Revoke</button></form>` : ''}</td></tr>`,
+      )}</tbody>
+</table></div>`
+}
+<form method="post" action="/dashboard/wallets/${walletId}/rotate-key" class="stack">
+  ${csrfField(csrf)}
+  <p class="hint">Rotating the agent's API key refuses the old key at once and revokes every export above. You get the new key once and hand it to the agent (<code>agent-wallet set-api-key</code>); until then the agent cannot reach its wallet.</p>
+  <label class="check"><input type="checkbox" name="confirm" value="1" required> The agent stops working until I give it the new key</label>
+  <div><button type="submit" class="danger">Rotate the API key</button></div>
+</form>`;
+}
+
+/** The new bot API key after a rotation, shown once. */
+export function rotatedKeyPage(wallet: { wallet_id: string; name: string }, rotated: { api_key: string; revoked_exports: string[] }): SafeHtml {
+  return html`<p><a href="/dashboard/wallets/${wallet.wallet_id}">← ${wallet.name}</a></p>
+<h1>New API key for ${wallet.name}</h1>
+<div class="panel" role="status"><p>Copy it now: it is shown only once. The old key is refused from now on.</p><code class="token" id="new-api-key">${rotated.api_key}</code></div>
+<p>Give it to the agent, which stores it with <code>agent-wallet set-api-key</code> (the key is read from stdin). ${rotated.revoked_exports.length === 0 ? 'No export was active.' : `Revoked exports: ${rotated.revoked_exports.length} (they carried the old key).`}</p>`;
 }
 
 export function walletPage(d: WalletPageData): SafeHtml {
@@ -354,6 +395,8 @@ ${
       )}</tbody>
 </table></div>`
 }
+
+${keysSection(d.wallet.wallet_id, d.exports, d.csrf)}
 
 <h2 id="audit">Audit log</h2>
 ${

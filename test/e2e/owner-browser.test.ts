@@ -121,3 +121,59 @@ test.skipIf(!haveChromium)(
   },
   60_000,
 );
+
+test.skipIf(!haveChromium)(
+  "an owner revokes an agent's export and rotates its API key from the dashboard: the file is refused, the old key is 401, the new key works",
+  async () => {
+    const d = daemon!;
+    const email = 'keys-owner@example.com';
+    const home = join(tempDir('aw-owner-keys-'), 'home');
+    const cli = (...args: string[]) => runCli([...args, '--server', d.url, '--home', home, '--json']);
+    const reg = await cli('register', '--name', 'Key Agent', '--owner-email', email);
+    expect(reg.code).toBe(0);
+    const { wallet_id: walletId, claim_url: claimUrl, claim_code: claimCode } = reg.json;
+
+    const page = await browser!.newPage();
+    await page.goto(claimUrl);
+    await page.getByLabel('Claim code').fill(claimCode);
+    await page.getByLabel('Your e-mail address').fill(email);
+    await page.getByRole('button', { name: 'Send me the claim link' }).click();
+    await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
+    await page.goto((await mailTo(d.dataDir, email, 'claim')).links[0]!.url);
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/wallets/${walletId}`);
+    // Exports need a claimed wallet; the page lists the new one after a reload.
+    const file = join(tempDir('aw-owner-keys-wlt-'), 'agent.wlt');
+    const exported = await cli('export', file);
+    expect(exported.code).toBe(0);
+    const exportId = exported.json.export_id as string;
+    await page.reload();
+
+    // Revoke the export: the row says so and the file no longer imports.
+    const row = page.locator(`tr[id="${exportId}"]`);
+    expect(await row.textContent()).toContain('active');
+    await row.getByRole('button', { name: `Revoke export ${exportId}` }).click();
+    await page.getByText('Export revoked: its file can no longer be imported.').waitFor();
+    expect(await page.locator(`tr[id="${exportId}"]`).textContent()).toContain('revoked');
+    const imported = await runCli(['import', file, '--home', join(tempDir('aw-owner-keys-imp-'), 'home'), '--json']);
+    expect(imported.code).toBe(1);
+    expect(imported.json.error.code).toBe('INVALID_STATUS');
+
+    // Rotate the key: the new one is shown once; the agent's old key is refused until it stores it.
+    await page.getByLabel('The agent stops working until I give it the new key').check();
+    await page.getByRole('button', { name: 'Rotate the API key' }).click();
+    const newKey = (await page.locator('#new-api-key').textContent())!.trim();
+    expect(newKey).toMatch(/^wallet_bot_/);
+    await page.screenshot({ path: SCREENSHOT.replace('.png', '-new-key.png') });
+    expect((await cli('info')).code).toBe(4);
+    expect((await cli('set-api-key', newKey)).code).toBe(0);
+    expect((await cli('info')).json.wallet_id).toBe(walletId);
+
+    await page.goto(`${new URL(page.url()).origin}/dashboard/wallets/${walletId}#keys`);
+    const audit = await page.locator('ul.audit').textContent();
+    expect(audit).toContain('api_key.rotated');
+    expect(audit).toContain('export.revoked');
+    expect(audit).toContain('via dashboard');
+    await page.close();
+  },
+  60_000,
+);

@@ -14,6 +14,7 @@ import { APPROVALS } from '../../src/contract/approvals.ts';
 import { PAYMENTS } from '../../src/contract/payments.ts';
 import { SYSTEM } from '../../src/contract/system.ts';
 import { WALLET } from '../../src/contract/wallet.ts';
+import { AGENT_EXPORTS } from '../../src/contract/wallet-keys.ts';
 import { EARNING } from '../../src/contract/earning.ts';
 import { X402 } from '../../src/contract/x402.ts';
 import { WITHDRAWALS } from '../../src/contract/withdrawals.ts';
@@ -101,7 +102,7 @@ describe('tools', () => {
 
   test('input schemas are generated from the contract: every passed-through property deep-equals the API action schema', () => {
     const contract = new Map<string, ContractAction>(
-      [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402].flatMap((g) => Object.entries(g as Record<string, ContractAction>).map(([name, def]) => [`${def.endpoint}/${name}`, def] as const)),
+      [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402, AGENT_EXPORTS].flatMap((g) => Object.entries(g as Record<string, ContractAction>).map(([name, def]) => [`${def.endpoint}/${name}`, def] as const)),
     );
     // The intentional differences: register fills the DKG fields itself; composite tools take a few extras.
     const omitted: Record<string, string[]> = { register: ['dkg_session_id', 'proof_signature'] };

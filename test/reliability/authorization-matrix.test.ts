@@ -33,6 +33,8 @@ interface Objects {
   withdrawalTxA: string;
   requestA: string;
   exportA: string;
+  /** A second wallet of owner A, whose bot key the matrix rotates (A's own key stays usable). */
+  spareWalletA: string;
   eventA: string;
   deliveryA: string;
   merchantRequestA: string;
@@ -98,6 +100,7 @@ const ROWS: Record<string, Row> = {
   'bot/send_paylink_invitation': { params: (o) => ({ request_id: o.requestA, to_wallet: o.usernameB }), ofA: true },
   'bot/request_funds': { params: () => ({ amount: 1, reason: 'matrix' }), ofA: false },
   'bot/list_fund_requests': { params: () => ({}), ofA: false },
+  'bot/revoke_export': { params: (o) => ({ export_id: o.exportA }), ofA: true },
   'merchant/register': { params: () => ({ name: 'M', username: `m-${Math.floor(Math.random() * 1e9)}`, payout_address: '11111111111111111111111111111112' }), ofA: false },
   'merchant/info': { params: () => ({}), ofA: false },
   'merchant/balance': { params: () => ({}), ofA: false },
@@ -131,6 +134,9 @@ const ROWS: Record<string, Row> = {
   'owner/audit_log': { params: (o) => ({ wallet_id: o.walletA }), ofA: true },
   'owner/tokens': { params: () => ({}), ofA: false },
   'owner/revoke_token': { params: (o) => ({ token_id: o.tokenA }), ofA: true },
+  'owner/exports': { params: (o) => ({ wallet_id: o.walletA }), ofA: true },
+  'owner/revoke_export': { params: (o) => ({ export_id: o.exportA }), ofA: true },
+  'owner/rotate_api_key': { params: (o) => ({ wallet_id: o.spareWalletA }), ofA: true },
 };
 
 let world: World;
@@ -157,6 +163,7 @@ beforeAll(async () => {
   receiver = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('ok') });
   const a: Agent = await world.agent('A', { claimBy: 'a@example.com' });
   const b: Agent = await world.agent('B', { claimBy: 'b@example.com' });
+  const spare: Agent = await world.agent('A2', { claimBy: 'a@example.com' });
   await world.fund(a.address, 100_000_000n);
   await world.fund(b.address, 100_000_000n);
   const ownerA = world.ownerClient('a@example.com');
@@ -184,8 +191,7 @@ beforeAll(async () => {
   const merchantEvents = await merchantCall('events', {});
   await a.api.call('bot', 'pay', { to: 'matrix-shop-a', amount: 0.5, reference: 'order-matrix' });
   const deliveries = world.services.db.query('SELECT delivery_id FROM webhook_deliveries LIMIT 1').get() as { delivery_id: string } | null;
-  const tA = ownerToken('a@example.com');
-  keys.ownerA = tA.key;
+  keys.ownerA = ownerToken('a@example.com').key;
   keys.ownerB = ownerToken('b@example.com').key;
   keys.botA = a.profile.api_key;
   keys.botB = b.profile.api_key;
@@ -199,12 +205,14 @@ beforeAll(async () => {
     withdrawalTxA: wd.transaction_id,
     requestA: req.request_id,
     exportA: exp.export_id,
+    spareWalletA: spare.walletId,
     eventA: events.items[0].event_id,
     deliveryA: deliveries!.delivery_id,
     merchantRequestA: merchantReq.request_id,
     merchantEventA: merchantEvents.items[0].event_id,
     fundRequestA: fr.fund_request_id,
-    tokenA: tA.tokenId,
+    // Another token of owner A: revoking the one the matrix calls with would 401 every later owner row.
+    tokenA: ownerToken('a@example.com').tokenId,
     usernameB: b.username,
     external,
   };
