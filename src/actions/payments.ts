@@ -55,17 +55,35 @@ export function assertConfirmable(tx: TxRow): void {
   }
 }
 
-/** A payment of a paylink is signed only while the paylink is open (not cancelled, expired or already paid). */
-function assertPaylinkStillOpen(services: Services, tx: TxRow): void {
-  if (!tx.payment_request_id) return;
+/** Why a payment of a paylink can no longer be signed (the paylink is paid, cancelled or expired); null while it is open. */
+function paylinkClosed(services: Services, tx: TxRow): AppError | null {
+  if (!tx.payment_request_id) return null;
   const paylink = getPaylink(services.db, tx.payment_request_id);
   const status = paylink ? effectiveStatus(paylink, services.now().getTime()) : 'cancelled';
-  if (status !== 'open') {
-    throw new AppError('INVALID_STATUS', `The paylink ${tx.payment_request_id} is ${status}; this payment is no longer signed.`, {
-      howToFix: 'Cancel this payment with cancel_payment; ask the payee for a new paylink if you still owe it.',
-      details: { payment_request_id: tx.payment_request_id, paylink_status: status },
-    });
-  }
+  if (status === 'open') return null;
+  return new AppError('INVALID_STATUS', `The paylink ${tx.payment_request_id} is ${status}; this payment is no longer signed.`, {
+    howToFix: status === 'paid' ? 'Nothing to pay: the paylink was paid by another payment.' : 'Ask the payee for a new paylink if you still owe it.',
+    details: { payment_request_id: tx.payment_request_id, paylink_status: status },
+  });
+}
+
+/**
+ * A payment of a paylink is signed only while the paylink is open. One that lost it (a Solana Pay
+ * payment landed first, or the payee closed it) is recorded as rejected, releasing its money and
+ * its hold on the paylink, and is never signed.
+ */
+function assertPaylinkStillOpen(services: Services, tx: TxRow): void {
+  const closed = paylinkClosed(services, tx);
+  if (!closed) return;
+  const now = services.now().getTime();
+  const reason = closed.details.paylink_status === 'paid' ? 'already_paid' : `paylink ${closed.details.paylink_status}`;
+  services.db
+    .transaction(() => {
+      if (!moveTx(services.db, tx.transaction_id, ['pre_approved', 'approved'], 'rejected', now, { error: reason })) return;
+      appendEvent(services.db, { walletId: tx.wallet_id, type: 'payment.rejected', data: { transaction_id: tx.transaction_id, rule: 'paylink', reason, payment_request_id: tx.payment_request_id }, now });
+    })
+    .immediate();
+  throw closed;
 }
 
 /** The confirm step shared by payments and withdrawals: the message to sign and what it does. */
@@ -203,6 +221,9 @@ export const paymentActions = implement(PAYMENTS, {
     const result = completeSigning(ctx.services, tx.transaction_id, wallet.address, wallet.server_key, p.signature_share, {
       sessionId: p.sign_session_id,
       recheck: (current) => {
+        // Inside the signing transaction: a paylink paid meanwhile (by Solana Pay) is never paid again.
+        const closed = paylinkClosed(ctx.services, current);
+        if (closed) return closed;
         const { verdict, decision } = recheckRails(ctx.services, current);
         return verdict === 'reject' ? new AppError('INVALID_STATUS', `The guard rails now block this payment: ${decision.reason}`, { details: { rule: decision.rule } }) : null;
       },
