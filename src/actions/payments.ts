@@ -62,27 +62,28 @@ function paylinkClosed(services: Services, tx: TxRow): AppError | null {
   const status = paylink ? effectiveStatus(paylink, services.now().getTime()) : 'cancelled';
   if (status === 'open') return null;
   return new AppError('INVALID_STATUS', `The paylink ${tx.payment_request_id} is ${status}; this payment is no longer signed.`, {
-    howToFix: status === 'paid' ? 'Nothing to pay: the paylink was paid by another payment.' : 'Ask the payee for a new paylink if you still owe it.',
+    howToFix: status === 'paid' ? 'Nothing to pay: the paylink was paid by another payment.' : 'Cancel this payment with cancel_payment; ask the payee for a new paylink if you still owe it.',
     details: { payment_request_id: tx.payment_request_id, paylink_status: status },
   });
 }
 
 /**
- * A payment of a paylink is signed only while the paylink is open. One that lost it (a Solana Pay
- * payment landed first, or the payee closed it) is recorded as rejected, releasing its money and
- * its hold on the paylink, and is never signed.
+ * A payment of a paylink is signed only while the paylink is open. One that lost the paylink to
+ * another payment (a Solana Pay payment landed first) is recorded as rejected (`already_paid`),
+ * releasing its money, and is never signed.
  */
 function assertPaylinkStillOpen(services: Services, tx: TxRow): void {
   const closed = paylinkClosed(services, tx);
   if (!closed) return;
-  const now = services.now().getTime();
-  const reason = closed.details.paylink_status === 'paid' ? 'already_paid' : `paylink ${closed.details.paylink_status}`;
-  services.db
-    .transaction(() => {
-      if (!moveTx(services.db, tx.transaction_id, ['pre_approved', 'approved'], 'rejected', now, { error: reason })) return;
-      appendEvent(services.db, { walletId: tx.wallet_id, type: 'payment.rejected', data: { transaction_id: tx.transaction_id, rule: 'paylink', reason, payment_request_id: tx.payment_request_id }, now });
-    })
-    .immediate();
+  if (closed.details.paylink_status === 'paid') {
+    const now = services.now().getTime();
+    services.db
+      .transaction(() => {
+        if (!moveTx(services.db, tx.transaction_id, ['pre_approved', 'approved'], 'rejected', now, { error: 'already_paid' })) return;
+        appendEvent(services.db, { walletId: tx.wallet_id, type: 'payment.rejected', data: { transaction_id: tx.transaction_id, rule: 'paylink', reason: 'already_paid', payment_request_id: tx.payment_request_id }, now });
+      })
+      .immediate();
+  }
   throw closed;
 }
 

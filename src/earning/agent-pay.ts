@@ -63,7 +63,6 @@ export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPay
   const row = getPaylink(services.db, p.payment_request_id);
   if (!row) throw paylinkNotFound();
   assertPayable(services, row);
-  assertPaylinkFree(services, payer, row.request_id);
   const payee = payeeOf(services, row);
   if (payee.key.kind === 'wallet' && payee.key.id === payer.wallet_id) throw new AppError('INVALID_RECIPIENT', 'A wallet cannot pay its own payment request.', { howToFix: 'Share the paylink with the payer instead.' });
   if (p.to !== undefined) {
@@ -96,6 +95,7 @@ export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPay
     category: 'paylink',
   };
   const reference = row.reference ?? p.reference;
+  assertPaylinkFree(services, payer, row.request_id);
   const q = await quote(services, payer.address as Address, recipient.address, amount, 'payment');
   const tx = services.db
     .transaction(() => {
