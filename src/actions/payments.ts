@@ -11,7 +11,7 @@ import { getWalletTx, listTxs, moveTx, type TxRow, type TxType } from '../db/tra
 import { closeOpenSessions } from '../db/sign-sessions.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { completeSigning, startSigning } from '../frost/coordinator-sign.ts';
-import { assertAffordable, createIntent, decideIntent, quote } from '../payments/intent.ts';
+import { assertAffordable, createIntent, decideIntent, quote, setupHeldQuote } from '../payments/intent.ts';
 import { ensureMessage, treasuryOf } from '../payments/message.ts';
 import { applyRecheck, recheckRails } from '../payments/recheck.ts';
 import { isSolanaAddress, resolveRecipient } from '../payments/recipient.ts';
@@ -150,7 +150,7 @@ export const paymentActions = implement(PAYMENTS, {
     const wallet = callerWallet(ctx);
     const recipient = resolveRecipient(ctx.services.db, wallet, p.to);
     const amount = amountParam(ctx.services, '/amount', p.amount);
-    const q = await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment');
+    const q = setupHeldQuote(ctx.services, recipient.address, await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment'));
     let funds: { ok: true } | { ok: false; reason: string; details: Record<string, unknown> } = { ok: true };
     try {
       assertAffordable(ctx.services, wallet, q);

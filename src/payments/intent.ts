@@ -84,14 +84,13 @@ export function decideIntent(services: Services, input: Omit<IntentInput, 'type'
 const EVENT_PREFIX: Record<TxType, string> = { payment: 'payment', withdrawal: 'withdrawal', x402: 'payment', deposit: 'payment' };
 
 /**
- * The quote as this intent carries it: a recipient's missing account is created by one in-flight
+ * The quote as an intent to `recipient` carries it: a missing account is created by one in-flight
  * payment only, so while another carries the setup fee this one is quoted (and reserves) without
- * it and waits for that account at confirm (src/payments/recipient-account.ts). Sync: call inside
- * the write transaction, so two concurrent intents cannot both take the fee.
+ * it and waits for that account at confirm (src/payments/recipient-account.ts). Sync: inside the
+ * write transaction, two concurrent intents cannot both take the fee.
  */
-function quoteWithSetupHeld(services: Services, input: IntentInput): Quote {
-  const q = input.quote;
-  if (q.setupFee === 0n || !setupFeeHolder(services.db, input.recipient.address)) return q;
+export function setupHeldQuote(services: Services, recipient: Address, q: Quote): Quote {
+  if (q.setupFee === 0n || !setupFeeHolder(services.db, recipient)) return q;
   return { ...q, setupFee: 0n, total: q.total - q.setupFee };
 }
 
@@ -103,7 +102,7 @@ export function createIntent(services: Services, intentInput: IntentInput): TxRo
   const { db } = services;
   const nowDate = services.now();
   const now = nowDate.getTime();
-  const input = { ...intentInput, quote: quoteWithSetupHeld(services, intentInput) };
+  const input = { ...intentInput, quote: setupHeldQuote(services, intentInput.recipient.address, intentInput.quote) };
   assertAffordable(services, input.wallet, input.quote);
   const decision = decideIntent(services, input, nowDate);
   const id = newId('transaction');

@@ -39,6 +39,7 @@ test('the first payment to a new address holds the setup fee and creates the acc
   const holder = await pay(outside);
   const rider = await pay(outside);
   expect([holder.fee_breakdown.account_setup_fee, rider.fee_breakdown.account_setup_fee]).toEqual([0.25, 0]);
+  expect((await payer.api.call<any>('bot', 'can_i_afford', { to: outside, amount: '1' })).fee_breakdown.account_setup_fee).toBe(0);
   expect(outstandingOut(world.services.db, payer.walletId)).toBe(1_260_000n + 1_010_000n);
   const plan = await planRecipientAccount(world.services, row(holder.transaction_id));
   expect(plan.createAccount).toBe(true);
