@@ -18,7 +18,7 @@ import { commit, signShare } from '../../src/frost/party.ts';
 import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../../src/frost/wire.ts';
 import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
 import { errorOf } from '../helpers/errors.ts';
-import { agentKey } from '../helpers/signing.ts';
+import { agentKey, signWithoutSubmit } from '../helpers/signing.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 const USDC = 1_000_000n;
@@ -215,5 +215,20 @@ describe('racing payers of one paylink', () => {
     const [row] = (await agent.api.call<any>('bot', 'list_payments', { limit: 1 })).items;
     expect(row).toMatchObject({ transaction_id: intent.transaction_id, status: 'rejected', signature: null });
     expect(await world.balance(agent.address)).toBe(balance0);
+  }, 60_000);
+  test('an agent payment already signed when a Solana Pay payment lands: the chain decides, and the later one is recorded as a rejected payment (already_paid)', async () => {
+    const human = await SolanaPayWallet.create(world.simnet.url);
+    await world.simnet.faucet(human.address, 10n * USDC, 1_000_000_000n);
+    const link = await payee.api.call<any>('bot', 'create_payment_request', { description: 'Raced order', amount: '2' });
+    const agent = payers[3]!;
+    const txId = await signWithoutSubmit(agent.api, agent.profile, { payment_request_id: link.request_id });
+    const humanSignature = await human.payUrl(link.solana_pay_url);
+    await scanPaylink(world.services, link.request_id);
+    // Signed bytes are never withheld: they land, and the paylink records them as the loser.
+    const done = await agent.api.call<any>('bot', 'submit_signed_tx', { transaction_id: txId, wait: true });
+    expect(done.status).toBe('completed');
+    const after = await payee.api.call<any>('bot', 'get_payment_request', { request_id: link.request_id });
+    expect(after).toMatchObject({ status: 'paid', paid_via: 'solana_pay', signature: humanSignature });
+    expect(after.rejected_payments).toEqual([expect.objectContaining({ signature: done.signature, reason: 'already_paid', payer: agent.username })]);
   }, 60_000);
 });
