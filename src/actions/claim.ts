@@ -23,6 +23,7 @@ import {
   recordClaimFailure,
   useMagicLink,
 } from '../db/owners.ts';
+import { setupFeeHolder } from '../db/transactions.ts';
 import { getWallet, markClaimed } from '../db/wallets.ts';
 import { ensurePayeeReady } from '../earning/payee-ready.ts';
 import { sameHash } from '../domain/api-keys.ts';
@@ -189,7 +190,8 @@ export function followMagicLink(services: Services, token: string, session: { ha
  */
 function prepareClaimedWallet(services: Services, walletId: string): void {
   const wallet = getWallet(services.db, walletId);
-  if (!wallet) return;
+  // A payment signed while the wallet was unclaimed already carries the create and its fee: creating the account first would make that fee pay for nothing.
+  if (!wallet || setupFeeHolder(services.db, wallet.address)?.signed_tx) return;
   ensurePayeeReady(services, wallet.address as Address).catch((err: Error) =>
     services.log.warn('claimed wallet: token account not created yet; it is created before its first incoming payment', { wallet_id: walletId, error: err.message }),
   );

@@ -66,7 +66,8 @@ function waitingError(tx: TxRow, holder: { transaction_id: string; wallet_id: st
 export async function planRecipientAccount(services: Services, tx: TxRow): Promise<{ tx: TxRow; createAccount: boolean }> {
   const owner = tx.to_address as Address;
   const mint = services.config.usdcMint as Address;
-  if (operatorCreatesAccount(services, owner)) await ensurePayeeReady(services, owner);
+  // Unless a payment signed while the wallet was unclaimed is creating it (its fee must not pay for nothing).
+  if (operatorCreatesAccount(services, owner) && !setupFeeHolder(services.db, owner, tx.transaction_id)?.signed_tx) await ensurePayeeReady(services, owner);
   const deadline = Date.now() + ACCOUNT_WAIT_MS;
   for (let first = true; ; first = false) {
     const holder = tx.setup_fee > 0n ? null : setupFeeHolder(services.db, owner, tx.transaction_id);
