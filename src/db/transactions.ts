@@ -205,8 +205,8 @@ export type InFlightTx = Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status' |
 
 /**
  * The in-flight transaction that carries the creation of `toAddress`'s token account (and its
- * setup fee), other than `exceptTxId`. At most one exists: intents and messages check it inside
- * their write transaction.
+ * setup fee), other than `exceptTxId`. At most one exists: an intent takes the fee only when this
+ * finds none, inside its write transaction, and nothing adds a setup fee afterwards.
  */
 export function setupFeeHolder(db: Database, toAddress: string, exceptTxId = ''): InFlightTx | null {
   return db

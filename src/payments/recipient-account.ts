@@ -11,7 +11,7 @@
  */
 import type { Address } from '@solana/kit';
 import { AppError } from '../api/errors.ts';
-import { getTx, releaseSetupFee, setupFeeHolder, type TxRow } from '../db/transactions.ts';
+import { getTx, releaseSetupFee, setupFeeHolder, type InFlightTx, type TxRow } from '../db/transactions.ts';
 import { getWalletByAddress } from '../db/wallets.ts';
 import { ensurePayeeReady } from '../earning/payee-ready.ts';
 import type { Services } from '../services.ts';
@@ -43,7 +43,7 @@ export function operatorCreatesAccount(services: Services, owner: string): boole
   return getWalletByAddress(services.db, owner)?.status === 'claimed';
 }
 
-function waitingError(tx: TxRow, holder: { transaction_id: string; wallet_id: string; status: string } | null): AppError {
+function waitingError(tx: TxRow, holder: InFlightTx | null): AppError {
   if (!holder) {
     return new AppError('INVALID_STATUS', "The recipient has no USDC token account, and the payment that was to create it (and carry its setup fee) ended without doing so; this payment was quoted without the setup fee and cannot create it.", {
       howToFix: 'Cancel this payment with cancel_payment and pay again: the new quote includes the account setup fee.',
@@ -52,7 +52,11 @@ function waitingError(tx: TxRow, holder: { transaction_id: string; wallet_id: st
   }
   const own = holder.wallet_id === tx.wallet_id;
   return new AppError('INVALID_STATUS', `The recipient's USDC token account is being created by ${own ? `your payment ${holder.transaction_id}` : "another wallet's payment"} (${holder.status}); this payment is built once the account exists.`, {
-    howToFix: own ? `Confirm, sign and submit ${holder.transaction_id} first (or cancel it), then confirm this payment again.` : 'Confirm this payment again in a few seconds.',
+    howToFix: own
+      ? `Confirm, sign and submit ${holder.transaction_id} first (or cancel it), then confirm this payment again.`
+      : holder.status === 'awaiting_approval'
+        ? "That payment waits for its owner's approval: confirm this one again later, or cancel it."
+        : 'Confirm this payment again in a few seconds.',
     headers: { 'Retry-After': '5' },
     details: { to_address: tx.to_address, waiting_for: own ? { transaction_id: holder.transaction_id, status: holder.status } : { status: holder.status } },
   });
