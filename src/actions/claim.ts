@@ -6,6 +6,7 @@
  * as SHA-256 of its normalised form, in constant time.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
+import type { Address } from '@solana/kit';
 import { AppError, invalid } from '../api/errors.ts';
 import { CLAIM } from '../contract/claim.ts';
 import { newId } from '../contract/ids.ts';
@@ -22,7 +23,9 @@ import {
   recordClaimFailure,
   useMagicLink,
 } from '../db/owners.ts';
+import { setupFeeHolder } from '../db/transactions.ts';
 import { getWallet, markClaimed } from '../db/wallets.ts';
+import { ensurePayeeReady } from '../earning/payee-ready.ts';
 import { sameHash } from '../domain/api-keys.ts';
 import { checkEmail, maskEmail, normalizeClaimCode } from '../domain/identity.ts';
 import { hashToken, newToken, TOKEN_PATTERN } from '../mail/links.ts';
@@ -152,7 +155,7 @@ export function followMagicLink(services: Services, token: string, session: { ha
   const { db } = services;
   const hash = hashToken(token);
   const now = services.now().getTime();
-  return db
+  const result = db
     .transaction((): FollowResult => {
       const link = getMagicLink(db, hash);
       if (!link || !sameHash(link.link_hash, hash)) return { ok: false, reason: 'unknown', walletId: null };
@@ -175,6 +178,23 @@ export function followMagicLink(services: Services, token: string, session: { ha
       return { ok: true, ownerId: owner.owner_id, walletId: link.wallet_id, claimed };
     })
     .immediate();
+  if (result.ok && result.claimed && result.walletId) prepareClaimedWallet(services, result.walletId);
+  return result;
+}
+
+/**
+ * A claimed wallet gets its USDC token account from the operator (as a paylink payee does), so
+ * its payers never pay an account-setup fee. In the background: the owner's page does not wait
+ * for the chain, and a failure is made good before the wallet's first incoming payment is built
+ * (src/payments/recipient-account.ts).
+ */
+function prepareClaimedWallet(services: Services, walletId: string): void {
+  const wallet = getWallet(services.db, walletId);
+  // A payment signed while the wallet was unclaimed already carries the create and its fee: creating the account first would make that fee pay for nothing.
+  if (!wallet || setupFeeHolder(services.db, wallet.address)?.signed_tx) return;
+  ensurePayeeReady(services, wallet.address as Address).catch((err: Error) =>
+    services.log.warn('claimed wallet: token account not created yet; it is created before its first incoming payment', { wallet_id: walletId, error: err.message }),
+  );
 }
 
 export const claimActions = implement(CLAIM, {

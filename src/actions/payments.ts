@@ -11,7 +11,7 @@ import { getWalletTx, listTxs, moveTx, type TxRow, type TxType } from '../db/tra
 import { closeOpenSessions } from '../db/sign-sessions.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { completeSigning, startSigning } from '../frost/coordinator-sign.ts';
-import { assertAffordable, createIntent, decideIntent, quote } from '../payments/intent.ts';
+import { assertAffordable, createIntent, decideIntent, quote, setupHeldQuote } from '../payments/intent.ts';
 import { ensureMessage, treasuryOf } from '../payments/message.ts';
 import { applyRecheck, recheckRails } from '../payments/recheck.ts';
 import { isSolanaAddress, resolveRecipient } from '../payments/recipient.ts';
@@ -55,17 +55,36 @@ export function assertConfirmable(tx: TxRow): void {
   }
 }
 
-/** A payment of a paylink is signed only while the paylink is open (not cancelled, expired or already paid). */
-function assertPaylinkStillOpen(services: Services, tx: TxRow): void {
-  if (!tx.payment_request_id) return;
+/** Why a payment of a paylink can no longer be signed (the paylink is paid, cancelled or expired); null while it is open. */
+function paylinkClosed(services: Services, tx: TxRow): AppError | null {
+  if (!tx.payment_request_id) return null;
   const paylink = getPaylink(services.db, tx.payment_request_id);
   const status = paylink ? effectiveStatus(paylink, services.now().getTime()) : 'cancelled';
-  if (status !== 'open') {
-    throw new AppError('INVALID_STATUS', `The paylink ${tx.payment_request_id} is ${status}; this payment is no longer signed.`, {
-      howToFix: 'Cancel this payment with cancel_payment; ask the payee for a new paylink if you still owe it.',
-      details: { payment_request_id: tx.payment_request_id, paylink_status: status },
-    });
+  if (status === 'open') return null;
+  return new AppError('INVALID_STATUS', `The paylink ${tx.payment_request_id} is ${status}; this payment is no longer signed.`, {
+    howToFix: status === 'paid' ? 'Nothing to pay: the paylink was paid by another payment.' : 'Cancel this payment with cancel_payment; ask the payee for a new paylink if you still owe it.',
+    details: { payment_request_id: tx.payment_request_id, paylink_status: status },
+  });
+}
+
+/**
+ * A payment of a paylink is signed only while the paylink is open. One that lost the paylink to
+ * another payment (a Solana Pay payment landed first) is recorded as rejected (`already_paid`),
+ * releasing its money, and is never signed.
+ */
+function assertPaylinkStillOpen(services: Services, tx: TxRow): void {
+  const closed = paylinkClosed(services, tx);
+  if (!closed) return;
+  if (closed.details.paylink_status === 'paid') {
+    const now = services.now().getTime();
+    services.db
+      .transaction(() => {
+        if (!moveTx(services.db, tx.transaction_id, ['pre_approved', 'approved'], 'rejected', now, { error: 'already_paid' })) return;
+        appendEvent(services.db, { walletId: tx.wallet_id, type: 'payment.rejected', data: { transaction_id: tx.transaction_id, rule: 'paylink', reason: 'already_paid', payment_request_id: tx.payment_request_id }, now });
+      })
+      .immediate();
   }
+  throw closed;
 }
 
 /** The confirm step shared by payments and withdrawals: the message to sign and what it does. */
@@ -131,7 +150,7 @@ export const paymentActions = implement(PAYMENTS, {
     const wallet = callerWallet(ctx);
     const recipient = resolveRecipient(ctx.services.db, wallet, p.to);
     const amount = amountParam(ctx.services, '/amount', p.amount);
-    const q = await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment');
+    const q = setupHeldQuote(ctx.services, recipient.address, await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment'));
     let funds: { ok: true } | { ok: false; reason: string; details: Record<string, unknown> } = { ok: true };
     try {
       assertAffordable(ctx.services, wallet, q);
@@ -203,6 +222,9 @@ export const paymentActions = implement(PAYMENTS, {
     const result = completeSigning(ctx.services, tx.transaction_id, wallet.address, wallet.server_key, p.signature_share, {
       sessionId: p.sign_session_id,
       recheck: (current) => {
+        // Inside the signing transaction: a paylink paid meanwhile (by Solana Pay) is never paid again.
+        const closed = paylinkClosed(ctx.services, current);
+        if (closed) return closed;
         const { verdict, decision } = recheckRails(ctx.services, current);
         return verdict === 'reject' ? new AppError('INVALID_STATUS', `The guard rails now block this payment: ${decision.reason}`, { details: { rule: decision.rule } }) : null;
       },

@@ -197,3 +197,34 @@ export function listTxs(db: Database, f: TxFilter): { items: TxRow[]; total: num
 export function setTxApprovalId(db: Database, transactionId: string, approvalId: string): void {
   db.query('UPDATE transactions SET approval_id = ? WHERE transaction_id = ?').run(approvalId, transactionId);
 }
+
+/** Outgoing statuses that hold money, a recipient's account creation or a paylink until an outcome. */
+const IN_FLIGHT = "('pre_approved', 'awaiting_approval', 'approved', 'pending')";
+
+export type InFlightTx = Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status' | 'signed_tx'>;
+
+/**
+ * The in-flight transaction that carries the creation of `toAddress`'s token account (and its
+ * setup fee), other than `exceptTxId`. At most one exists: an intent takes the fee only when this
+ * finds none, inside its write transaction, and nothing adds a setup fee afterwards.
+ */
+export function setupFeeHolder(db: Database, toAddress: string, exceptTxId = ''): InFlightTx | null {
+  return db
+    .query<InFlightTx, [string, string]>(
+      `SELECT transaction_id, wallet_id, status, signed_tx FROM transactions
+       WHERE to_address = ? AND transaction_id != ? AND setup_fee > 0 AND direction = 'out' AND status IN ${IN_FLIGHT} LIMIT 1`,
+    )
+    .get(toAddress, exceptTxId);
+}
+
+/** Drops the setup fee of an unsigned transaction (its recipient's account exists): the reservation is released. */
+export function releaseSetupFee(db: Database, transactionId: string, now: number): boolean {
+  return db.query('UPDATE transactions SET setup_fee = 0, updated_at = ? WHERE transaction_id = ? AND setup_fee > 0 AND signed_tx IS NULL').run(now, transactionId).changes === 1;
+}
+
+/** The outgoing payment that holds paylink `requestId`: created and not yet completed, failed or released. */
+export function paylinkHolder(db: Database, requestId: string): InFlightTx | null {
+  return db
+    .query<InFlightTx, [string]>(`SELECT transaction_id, wallet_id, status, signed_tx FROM transactions WHERE payment_request_id = ? AND direction = 'out' AND status IN ${IN_FLIGHT} LIMIT 1`)
+    .get(requestId);
+}

@@ -10,6 +10,7 @@ import type { Address } from '@solana/kit';
 import type { ActionContext } from '../actions/registry.ts';
 import { AppError, invalid } from '../api/errors.ts';
 import { getPaylink, type PaylinkRow } from '../db/paylinks.ts';
+import { paylinkHolder } from '../db/transactions.ts';
 import type { WalletRow } from '../db/wallets.ts';
 import { formatUsdc } from '../domain/money.ts';
 import { createIntent, quote } from '../payments/intent.ts';
@@ -35,6 +36,24 @@ function assertPayable(services: Services, row: PaylinkRow): void {
   throw new AppError('INVALID_STATUS', `The payment request is ${status} and cannot be paid.`, {
     howToFix: status === 'paid' ? 'Nothing to do: it is already paid.' : 'Ask the payee for a new payment request.',
     details: { status },
+  });
+}
+
+/**
+ * INVALID_STATUS while another payment of ours holds the paylink (from its intent to its outcome),
+ * so one paylink is never paid twice by our payers. Checked again inside the write transaction
+ * that creates the intent, as the merchant reference is; cancelled, rejected, expired and failed
+ * payments hold nothing.
+ */
+function assertPaylinkFree(services: Services, payer: WalletRow, requestId: string): void {
+  const holder = paylinkHolder(services.db, requestId);
+  if (!holder) return;
+  const own = holder.wallet_id === payer.wallet_id;
+  throw new AppError('INVALID_STATUS', `The payment request ${requestId} is being paid by ${own ? `your payment ${holder.transaction_id}` : "another payer's payment"} (${holder.status}); it is paid once.`, {
+    howToFix: own
+      ? `Finish (confirm_payment) or cancel (cancel_payment) transaction ${holder.transaction_id} instead of paying again.`
+      : 'Do not pay it: wait for that payment to complete or lapse (get the paylink status from the payee), then pay only if it is still open.',
+    details: { payment_request_id: requestId, in_flight: own ? { transaction_id: holder.transaction_id, status: holder.status } : { status: holder.status } },
   });
 }
 
@@ -76,10 +95,12 @@ export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPay
     category: 'paylink',
   };
   const reference = row.reference ?? p.reference;
+  assertPaylinkFree(services, payer, row.request_id);
   const q = await quote(services, payer.address as Address, recipient.address, amount, 'payment');
   const tx = services.db
     .transaction(() => {
       assertPayable(services, getPaylink(services.db, row.request_id)!);
+      assertPaylinkFree(services, payer, row.request_id);
       if (recipient.merchantId && reference !== undefined) assertReferenceFree(services.db, services.now().getTime(), payer.wallet_id, recipient.merchantId, reference, row.request_id);
       const created = createIntent(services, {
         wallet: payer,

@@ -11,7 +11,7 @@ import { newId } from '../contract/ids.ts';
 import { insertApproval, getApproval } from '../db/approvals.ts';
 import { appendAudit, appendEvent } from '../db/events.ts';
 import { loadEffectiveRails } from '../db/guard-rails.ts';
-import { getTx, insertTx, outstandingOut, type TxRow, type TxType } from '../db/transactions.ts';
+import { getTx, insertTx, outstandingOut, setupFeeHolder, type TxRow, type TxType } from '../db/transactions.ts';
 import { computeUsage } from '../db/usage.ts';
 import type { WalletRow } from '../db/wallets.ts';
 import { decide, windowStarts, type Category, type Decision } from '../domain/guardrails.ts';
@@ -19,6 +19,7 @@ import { feeFor, formatUsdc, toUsdcNumber } from '../domain/money.ts';
 import { queueApprovalMail } from '../mail/approval-mail.ts';
 import type { Services } from '../services.ts';
 import { payerBalance } from './balance-cache.ts';
+import { operatorCreatesAccount, recipientAccountExists } from './recipient-account.ts';
 
 /** Intents not confirmed within 48 hours expire (SPEC Limits 1). */
 export const INTENT_TTL_MS = 48 * 60 * 60 * 1000;
@@ -32,28 +33,12 @@ export interface Quote {
   balance: bigint;
 }
 
-/**
- * Token accounts known to exist. Token accounts are rarely closed, and the transfer creates the
- * recipient's account idempotently anyway, so a stale entry can only waive one setup fee.
- */
-const knownAccounts = new Set<string>();
-
-async function recipientAccountExists(services: Services, owner: Address, mint: Address): Promise<boolean> {
-  const key = `${mint}:${owner}`;
-  if (knownAccounts.has(key)) return true;
-  const exists = await services.chain.tokenAccountExists(owner, mint);
-  if (exists) {
-    if (knownAccounts.size > 100_000) knownAccounts.clear();
-    knownAccounts.add(key);
-  }
-  return exists;
-}
-
 /** Reads what the chain says about the payer and the recipient, before any write. */
 export async function quote(services: Services, payer: Address, recipient: Address, amount: bigint, kind: TxType): Promise<Quote> {
   const mint = services.config.usdcMint as Address;
   const { money, fees } = services.config;
-  const recipientReady = kind === 'x402' ? true : await recipientAccountExists(services, recipient, mint);
+  // x402 pays a seller's existing account; our claimed wallets' accounts are the operator's to create.
+  const recipientReady = kind === 'x402' || operatorCreatesAccount(services, recipient) || (await recipientAccountExists(services, recipient, mint));
   const fee = kind === 'withdrawal' ? money.withdrawalFee : kind === 'x402' ? 0n : feeFor(amount, BigInt(fees.payment_bps), money.paymentMin);
   const setupFee = recipientReady ? 0n : money.accountSetupFee;
   const total = amount + fee + setupFee;
@@ -99,13 +84,25 @@ export function decideIntent(services: Services, input: Omit<IntentInput, 'type'
 const EVENT_PREFIX: Record<TxType, string> = { payment: 'payment', withdrawal: 'withdrawal', x402: 'payment', deposit: 'payment' };
 
 /**
+ * The quote as an intent to `recipient` carries it: a missing account is created by one in-flight
+ * payment only, so while another carries the setup fee this one is quoted (and reserves) without
+ * it and waits for that account at confirm (src/payments/recipient-account.ts). Sync: inside the
+ * write transaction, two concurrent intents cannot both take the fee.
+ */
+export function setupHeldQuote(services: Services, recipient: Address, q: Quote): Quote {
+  if (q.setupFee === 0n || !setupFeeHolder(services.db, recipient)) return q;
+  return { ...q, setupFee: 0n, total: q.total - q.setupFee };
+}
+
+/**
  * Creates the intent; call inside `db.transaction(...).immediate()`. Returns the stored row.
  * A rejected intent is stored too (with its rule), so the agent and the owner can see why.
  */
-export function createIntent(services: Services, input: IntentInput): TxRow {
+export function createIntent(services: Services, intentInput: IntentInput): TxRow {
   const { db } = services;
   const nowDate = services.now();
   const now = nowDate.getTime();
+  const input = { ...intentInput, quote: setupHeldQuote(services, intentInput.recipient.address, intentInput.quote) };
   assertAffordable(services, input.wallet, input.quote);
   const decision = decideIntent(services, input, nowDate);
   const id = newId('transaction');

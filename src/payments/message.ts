@@ -8,6 +8,7 @@ import { AppError } from '../api/errors.ts';
 import { getTx, setTxMessage, type TxRow } from '../db/transactions.ts';
 import { referenceKeysOf } from '../db/paylinks.ts';
 import { buildUsdcTransfer } from '../solana/transfer.ts';
+import { planRecipientAccount } from './recipient-account.ts';
 import type { Services } from '../services.ts';
 
 /** The operator's fee recipient. */
@@ -23,17 +24,18 @@ export async function ensureMessage(services: Services, walletAddress: string, t
     if (height <= tx.last_valid_block_height) return tx;
   }
   if (!tx.to_address) throw new AppError('INTERNAL_ERROR', 'The transaction has no recipient address.');
+  // Only the payment holding the recipient's setup fee creates its account (its fee is dropped when the account exists).
+  const plan = await planRecipientAccount(services, tx);
   const blockhash = await services.chain.getLatestBlockhash();
   const built = await buildUsdcTransfer({
     wallet: walletAddress as Address,
     mint: services.config.usdcMint as Address,
     recipientOwner: tx.to_address as Address,
     amount: tx.amount,
-    fee: tx.fee + tx.setup_fee,
+    fee: plan.tx.fee + plan.tx.setup_fee,
     treasuryOwner: treasuryOf(services),
     feePayer: services.feePayer.address,
-    // Idempotent: costs nothing when the account exists, and a recipient may have closed it since the quote.
-    createRecipientAta: true,
+    createRecipientAta: plan.createAccount,
     // A paylink payment carries the paylink's Solana Pay reference key, as a Solana Pay wallet's would.
     references: referenceKeysOf(services.db, tx.payment_request_id) as Address[],
     // The transaction id in the memo makes every message unique: two equal payments built in one

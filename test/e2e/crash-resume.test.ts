@@ -75,7 +75,12 @@ test('kill -9 after signing and before submitting, restart, submit: exactly one 
   expect(done.signature).toBe(signed.signature);
   const chain = createRpcChainPort(simnet.url);
   const ata = await usdcAta(b.profile.address as Address, simnet.mint);
-  const landed = (await chain.getSignaturesForAddress(ata, { limit: 100 })).filter((s) => s.err === null);
-  expect(landed.map((s) => s.signature)).toEqual([signed.signature]);
+  // Landed transactions that credited B (the operator's setup of B's account, B being claimed, moves no USDC).
+  const landed = [];
+  for (const s of await chain.getSignaturesForAddress(ata, { limit: 100 })) {
+    const t = s.err === null ? await chain.getTokenTransfersOf(s.signature) : null;
+    if (t?.deltas.some((d) => d.account === ata && d.delta > 0n)) landed.push(s.signature);
+  }
+  expect(landed).toEqual([signed.signature]);
   expect(await chain.getTokenBalance(b.profile.address as Address, simnet.mint)).toBe(4_000_000n);
 });

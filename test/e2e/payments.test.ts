@@ -37,7 +37,8 @@ describe('wallet to wallet', () => {
     expect(res.code).toBe(0);
     expect(res.json.status).toBe('completed');
     const fee = BigInt(Math.round(res.json.fee * 1e6));
-    expect(fee).toBe(62_500n + 250_000n); // 0.5 % platform fee + account setup fee (B had no token account yet)
+    expect(fee).toBe(62_500n); // 0.5 % platform fee; B had no token account yet, but B is claimed: the operator creates it
+    expect(await world.services.chain.tokenAccountExists(bob.address, world.simnet.mint)).toBe(true);
     const [a1, b1, t1] = await Promise.all([world.balance(alice.address), world.balance(bob.address), world.balance(treasury)]);
     expect(b1 - b0).toBe(12_500_000n);
     expect(a0 - a1).toBe(12_500_000n + fee);

@@ -4,15 +4,24 @@
  * against an independent model kept by this test. At every quiet point: wallet balances + fees +
  * withdrawals = deposits, each wallet's chain balance equals the model, and the ledger (completed
  * rows) equals the chain. A failure prints its seed (CONSERVATION_SEED=… reproduces it).
+ *
+ * Then races the model cannot predict in order: payments to recipients without a token account
+ * (a freshly claimed wallet, a raw address) and payers of one paylink, all at once, checked with
+ * moneyViolations (./money-invariants.ts) against what the chain did; and the check itself is
+ * shown to catch a build that charges the setup fee per message or lets a paylink be paid twice,
+ * by making those faults on chain with a plain Solana client.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { generateKeyPairSigner, type Address } from '@solana/kit';
+import { findAssociatedTokenPda, getCreateAssociatedTokenIdempotentInstruction, getTransferCheckedInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { ApiClient, ApiError } from '../../src/client/api.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
 import { expireIntents } from '../../src/jobs/payments.ts';
+import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
 import { rng } from '../helpers/random.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
+import { moneyViolations, observeLanded, observePaylinkPayments, type Rules } from './money-invariants.ts';
 
 let world: World;
 let agents: Agent[];
@@ -169,3 +178,129 @@ test('2,000+ random operations at concurrency 1, 4 and 16 conserve money; ledger
   console.log(`conservation seed ${seed}: ${ops} operations`, done);
   expect(ops).toBeGreaterThanOrEqual(2000);
 }, 170_000);
+
+const SETUP_FEE = 250_000n;
+const RULES: Rules = { setupFee: SETUP_FEE, platformFee: fee };
+
+/** Completed rows of a wallet, as the ledger sums them. */
+function ledgerOf(walletId: string): bigint {
+  return (
+    world.services.db
+      .query(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b FROM transactions WHERE wallet_id = ? AND status = 'completed'`)
+      .get(walletId) as { b: bigint }
+  ).b;
+}
+
+test('racing payments to new recipients (a claimed wallet, a raw address) and racing payers of one paylink: one setup fee per account created, one payment per paylink, on chain', async () => {
+  const seed = Number(process.env.CONSERVATION_SEED ?? Date.now() % 1_000_000);
+  const r = rng(seed + 1);
+  const payers = agents.slice(0, 5);
+  const payee = agents[5]!;
+  const treasury = world.services.feePayer.address;
+  const mint = world.simnet.mint;
+  for (let round = 0; round < 3; round++) {
+    const context = `seed ${seed}, round ${round}`;
+    const fresh = await world.agent(`Fresh ${round}`, { claimBy: 'owner@example.com' });
+    const raw = (await generateKeyPairSigner()).address;
+    const link = await payee.api.call<any>('bot', 'create_payment_request', { description: `Order ${round}`, amount: '1.5' });
+    // Enough for every payment to land even if one payer draws them all (12 × 2.26 + 1.51 < 30).
+    for (const p of payers) await world.fund(p.address, 30_000_000n);
+    const wallets = [...payers, payee, fresh];
+    const accounts: Address[] = [...wallets.map((w) => w.address), raw, treasury];
+    const before = new Map(await Promise.all(accounts.map(async (a) => [a, await world.balance(a)] as const)));
+    const existed = await Promise.all([fresh.address, raw].map((a) => world.services.chain.tokenAccountExists(a, mint)));
+
+    // The model: what each account must gain, from the payments that completed.
+    const expected = new Map<string, bigint>();
+    const add = (a: string, d: bigint) => expected.set(a, (expected.get(a) ?? 0n) + d);
+    const landed: { signature: string; payer: Address; recipient: Address }[] = [];
+    const refused: Record<string, number> = {};
+    let paylinkPaid = 0;
+    const payOne = async (a: Agent, params: Record<string, unknown>, recipient: Address, allowed: string[]) => {
+      try {
+        const intent = await a.api.call<any>('bot', 'pay', params);
+        const done = await confirmSignSubmit(a.api, a.profile, intent.transaction_id);
+        if (done.status !== 'completed') throw new Error(`${context}: payment ${intent.transaction_id} ended ${done.status}`);
+        const amount = BigInt(Math.round(Number(done.amount) * 1e6));
+        const setup = BigInt(Math.round(Number((done.fee_breakdown as any).account_setup_fee) * 1e6));
+        add(a.address, -(amount + fee(amount) + setup));
+        add(recipient, amount);
+        add(treasury, fee(amount) + setup);
+        landed.push({ signature: String(done.signature), payer: a.address, recipient });
+        if (params.payment_request_id) paylinkPaid++;
+      } catch (err) {
+        if (!(err instanceof ApiError) || !allowed.includes(err.errorCode)) throw new Error(`${context}: ${(err as Error).message}`, { cause: err });
+        refused[err.errorCode] = (refused[err.errorCode] ?? 0) + 1;
+      }
+    };
+    const jobs: Promise<void>[] = [];
+    for (let i = 0; i < 12; i++) {
+      const toFresh = r() < 0.5;
+      const amount = BigInt(1 + Math.floor(r() * 200)) * 10_000n; // 0.01 … 2 USDC
+      jobs.push(payOne(pick(r, payers), { to: toFresh ? fresh.username : raw, amount: Number(amount) / 1e6 }, toFresh ? fresh.address : raw, []));
+    }
+    for (const p of payers.slice(0, 4)) jobs.push(payOne(p, { payment_request_id: link.request_id }, payee.address, ['INVALID_STATUS']));
+    await Promise.all(jobs);
+    await scanDeposits(world.services);
+
+    const facts = {
+      landed: await Promise.all(landed.map((l) => observeLanded(world.services.chain, mint, treasury, l))),
+      recipients: await Promise.all(
+        [fresh.address, raw].map(async (address, i) => ({ address, created: !existed[i] && (await world.services.chain.tokenAccountExists(address, mint)), ours: address === fresh.address })),
+      ),
+      paylinks: [{ requestId: link.request_id, payments: await observePaylinkPayments(world.services.chain, mint, link.reference_key, payee.address) }],
+    };
+    expect({ context, violations: moneyViolations(facts, RULES) }).toEqual({ context, violations: [] });
+    expect({ context, paylinkPaid, onChain: facts.paylinks[0]!.payments, refused: refused.INVALID_STATUS }).toEqual({ context, paylinkPaid: 1, onChain: 1, refused: 3 });
+    for (const a of accounts) {
+      const delta = (await world.balance(a)) - before.get(a)!;
+      expect({ context, account: a, delta }).toEqual({ context, account: a, delta: expected.get(a) ?? 0n });
+    }
+    for (const w of wallets) expect({ context, wallet: w.username, ledger: ledgerOf(w.walletId) }).toEqual({ context, wallet: w.username, ledger: await world.balance(w.address) });
+    const open = world.services.db.query("SELECT count(*) AS n FROM transactions WHERE status IN ('pre_approved', 'approved', 'awaiting_approval', 'pending')").get() as { n: bigint };
+    expect({ context, open: open.n }).toEqual({ context, open: 0n });
+  }
+}, 120_000);
+
+/** A random element of `xs`. */
+function pick<T>(r: () => number, xs: T[]): T {
+  return xs[Math.floor(r() * xs.length)]!;
+}
+
+test('the check catches, on chain, a build that charges the setup fee in every message and a paylink paid twice', async () => {
+  const chain = world.services.chain;
+  const mint = world.simnet.mint;
+  const treasury = world.services.feePayer.address;
+  const rogue = await SolanaPayWallet.create(world.simnet.url);
+  await world.simnet.faucet(rogue.address, 20_000_000n, 1_000_000_000n);
+  const victim = (await generateKeyPairSigner()).address;
+  const ata = async (owner: Address) => (await findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0];
+  const [source, destination, treasuryAta] = await Promise.all([ata(rogue.address), ata(victim), ata(treasury)]);
+  // The faulty build of issue 18: each message its own idempotent create AND its own setup-fee transfer.
+  const perMessage = [];
+  for (const amount of [1_000_000n, 1_000_001n, 1_000_002n]) {
+    perMessage.push(
+      await rogue.send([
+        getCreateAssociatedTokenIdempotentInstruction({ payer: rogue.signer, ata: destination, owner: victim, mint }),
+        getTransferCheckedInstruction({ source, mint, destination, authority: rogue.signer, amount, decimals: 6 }),
+        getTransferCheckedInstruction({ source, mint, destination: treasuryAta, authority: rogue.signer, amount: fee(amount) + SETUP_FEE, decimals: 6 }),
+      ]),
+    );
+  }
+  // A paylink paid twice: two landed payments carrying its reference key.
+  const link = await agents[5]!.api.call<any>('bot', 'create_payment_request', { description: 'Paid twice', amount: '1.5' });
+  await rogue.payUrl(link.solana_pay_url);
+  await rogue.payUrl(link.solana_pay_url, { amount: 1_500_001n });
+
+  const landed = await Promise.all(perMessage.map((signature) => observeLanded(chain, mint, treasury, { signature, payer: rogue.address, recipient: victim })));
+  const recipients = [{ address: victim, created: true, ours: false }];
+  const paylinks = [{ requestId: link.request_id, payments: await observePaylinkPayments(chain, mint, link.reference_key, agents[5]!.address) }];
+  expect(moneyViolations({ landed, recipients, paylinks }, RULES)).toEqual([
+    `${victim}: setup fees ${3n * SETUP_FEE} charged for one account created; at most ${SETUP_FEE}`,
+    `paylink ${link.request_id} paid 2 times`,
+  ]);
+  // The first of those messages alone, and one payment of the paylink, are what a correct build does.
+  expect(moneyViolations({ landed: landed.slice(0, 1), recipients, paylinks: [{ requestId: link.request_id, payments: 1 }] }, RULES)).toEqual([]);
+  // Our claimed wallets' payers never pay a setup fee, even for the one account created.
+  expect(moneyViolations({ landed: landed.slice(0, 1), recipients: [{ address: victim, created: true, ours: true }], paylinks: [] }, RULES)).toHaveLength(1);
+}, 60_000);

@@ -94,9 +94,15 @@ async function finish(api: ApiClient, profile: ProfileData, start: () => Promise
   }
 }
 
+/** Landed transactions that credited `owner`'s USDC account (the operator's setup of a claimed wallet's account moves none). */
 async function landedTo(owner: Address): Promise<number> {
   const ata = await usdcAta(owner, simnet.mint);
-  return (await chain.getSignaturesForAddress(ata, { limit: 100 })).filter((s) => s.err === null).length;
+  let credits = 0;
+  for (const s of await chain.getSignaturesForAddress(ata, { limit: 100 })) {
+    const t = s.err === null ? await chain.getTokenTransfersOf(s.signature) : null;
+    if (t?.deltas.some((d) => d.account === ata && d.delta > 0n)) credits++;
+  }
+  return credits;
 }
 
 function checkLedger(dataDir: string, txId: string) {
