@@ -23,6 +23,8 @@ beforeAll(async () => {
   alice = await world.agent('Alice', { claimBy: 'o@example.com' });
   bob = await world.agent('Bob', { claimBy: 'o@example.com' });
   await world.fund(alice.address, 50_000_000n);
+  // Bob's token account exists, as a claimed wallet's does (the operator creates it at claim).
+  await world.fund(bob.address, 0n);
   await insertBulkWallets(world.services.db, 248);
   const chain = createRpcChainPort(world.simnet.url, { observe: (method) => calls.set(method, count(method) + 1) });
   watched = { ...world.services, chain };
