@@ -54,12 +54,13 @@ export function clearRestoredMarker(db: Database): void {
 }
 
 /**
- * Closes every signing session and DKG run the backup carried: their sealed nonces and DKG state
- * may already have been used after the backup was taken. Returns how many of each were closed.
+ * Closes every open signing session and unfinished DKG run the backup carried: their sealed nonces
+ * and DKG secret state may already have been used after the backup was taken (a completed DKG run
+ * holds a key package, not a secret that must be used once). Returns how many of each were closed.
  */
 export function invalidateRestoredSigning(db: Database): { signSessions: number; dkgSessions: number } {
-  const signSessions = db.query("UPDATE sign_sessions SET nonces = NULL, status = 'failed' WHERE status = 'open' OR nonces IS NOT NULL").run().changes;
-  const dkgSessions = db.query("UPDATE dkg_sessions SET status = 'used' WHERE status IN ('started', 'completed')").run().changes;
+  const signSessions = db.query("UPDATE sign_sessions SET nonces = NULL, status = 'failed' WHERE status = 'open'").run().changes;
+  const dkgSessions = db.query("UPDATE dkg_sessions SET status = 'used' WHERE status = 'started'").run().changes;
   return { signSessions, dkgSessions };
 }
 

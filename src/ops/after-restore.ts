@@ -1,8 +1,8 @@
 /**
  * The first start after `admin restore`: the ledger is as old as the backup, the chain is not.
  * Before the daemon serves anything:
- *   1. every signing session and DKG run from backup time is closed (a restored nonce may have
- *      signed already; it must never sign a second message),
+ *   1. every open signing session and unfinished DKG run from backup time is closed (a restored
+ *      nonce may have signed already; it must never sign a second message),
  *   2. every transfer out of our wallets that landed after the backup is found on chain (signatures
  *      since each wallet's deposit cursor) and recorded once through the confirmation path: a
  *      restored row by the transaction id in its memo, otherwise a recovered row under that id,
