@@ -6,12 +6,14 @@
  *   2. every transfer out of our wallets that landed after the backup is found on chain (signatures
  *      since each wallet's deposit cursor) and recorded once through the confirmation path: a
  *      restored row by the transaction id in its memo, otherwise a recovered row under that id,
- *   3. what cannot be recovered (approvals decided after the backup) goes to the log and audit log.
+ *   3. what cannot be recovered (approvals decided after the backup whose payment did not land)
+ *      goes to the log and audit log.
  * Incoming transfers stay with the deposit watcher, which runs after this.
  */
 import type { Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
 import { attachLandedTransfer, allPendingApprovals, clearRestoredMarker, invalidateRestoredSigning, recipientOf, restoredMarker, unsettledOutgoing } from '../db/backup.ts';
+import { decideApproval } from '../db/approvals.ts';
 import { allWalletAddresses, depositCursor } from '../db/deposits.ts';
 import { appendAudit } from '../db/events.ts';
 import { getTx, hasSignature, insertTx, setTxSigned } from '../db/transactions.ts';
@@ -53,22 +55,6 @@ export async function reconcileAfterRestore(services: Services, readWire: Landed
   const now = () => services.now().getTime();
 
   const closed = db.transaction(() => invalidateRestoredSigning(db)).immediate();
-  const approvals = allPendingApprovals(db);
-  db.transaction(() => {
-    for (const a of approvals) {
-      appendAudit(db, {
-        walletId: a.wallet_id,
-        actor: 'system',
-        kind: 'restore.approval_unrecoverable',
-        data: { approval_id: a.approval_id, subject_id: a.subject_id, backup_created_at: marker.backup_created_at, reason: 'a decision taken after the backup is lost; the owner decides again' },
-        now: now(),
-      });
-    }
-  }).immediate();
-  for (const a of approvals) {
-    log.warn('restore: an approval pending in the backup may have been decided since; the owner must decide it again', { approval_id: a.approval_id, wallet_id: a.wallet_id, subject_id: a.subject_id });
-  }
-
   const mint = services.config.usdcMint as Address;
   const treasury = treasuryOf(services);
   const wallets = allWalletAddresses(db);
@@ -97,7 +83,12 @@ export async function reconcileAfterRestore(services: Services, readWire: Landed
       let txId: string;
       if (restored && restored.wallet_id === senderId) {
         txId = restored.transaction_id;
-        db.transaction(() => attachLandedTransfer(db, txId, landed.wire, s.signature, now())).immediate();
+        const approvalId = restored.approval_id;
+        db.transaction(() => {
+          // It landed, so the owner approved it after the backup: record that decision before the completion.
+          if (restored.status === 'awaiting_approval' && approvalId) decideApproval(db, approvalId, 'approved', 'system:restore', now());
+          attachLandedTransfer(db, txId, landed.wire, s.signature, now());
+        }).immediate();
         settledFromChain.push(txId);
       } else {
         txId = memo && !getTx(db, memo.transactionId) ? memo.transactionId : newId('transaction');
@@ -109,7 +100,24 @@ export async function reconcileAfterRestore(services: Services, readWire: Landed
     }
   }
 
-  db.transaction(() => clearRestoredMarker(db)).immediate();
+  // After the scan: an approval whose payment landed was evidently approved and is closed above.
+  const approvals = allPendingApprovals(db);
+  db.transaction(() => {
+    for (const a of approvals) {
+      appendAudit(db, {
+        walletId: a.wallet_id,
+        actor: 'system',
+        kind: 'restore.approval_unrecoverable',
+        data: { approval_id: a.approval_id, subject_id: a.subject_id, backup_created_at: marker.backup_created_at, reason: 'a decision taken after the backup is lost; the owner decides again' },
+        now: now(),
+      });
+    }
+    clearRestoredMarker(db);
+  }).immediate();
+  for (const a of approvals) {
+    log.warn('restore: an approval pending in the backup may have been decided since; the owner must decide it again', { approval_id: a.approval_id, wallet_id: a.wallet_id, subject_id: a.subject_id });
+  }
+
   const summary: RestoreReconciliation = {
     backupCreatedAt: marker.backup_created_at,
     signSessionsClosed: closed.signSessions,

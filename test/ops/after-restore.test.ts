@@ -1,11 +1,13 @@
 /**
  * The first start after a restore, in process against simnet: restored signing state is closed,
  * approvals that may have been decided after the backup are listed in the log and the audit log,
- * a restored confirmable payment whose bytes landed after the backup is settled from its memo
- * exactly once, and the marker is cleared so a second start does nothing.
+ * restored payments whose bytes landed after the backup (one confirmable, one awaiting an approval
+ * given since) are settled from their memo exactly once, and the marker is cleared so a second
+ * start does nothing.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { ApiClient } from '../../src/client/api.ts';
+import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { encodeCommitments } from '../../src/frost/wire.ts';
 import { commit } from '../../src/frost/party.ts';
 import { parsePaymentMemo, reconcileAfterRestore } from '../../src/ops/after-restore.ts';
@@ -40,7 +42,7 @@ test('memo parsing: the transaction id last, a reference before it', () => {
   expect(parsePaymentMemo(null)).toBeNull();
 });
 
-test('sessions closed, pending approvals listed, a payment signed and landed "after the backup" settled once, marker cleared', async () => {
+test('sessions closed; landed payments settled once from their memo (one confirmable, one whose approval came after the backup); still-pending approvals listed; marker cleared', async () => {
   const { db } = world.services;
   // Landed on chain, but the ledger still holds it confirmable: as a backup taken between confirm and sign would.
   const landedId = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: '2' });
@@ -59,11 +61,20 @@ test('sessions closed, pending approvals listed, a payment signed and landed "af
   const init = await alice.api.call<{ sign_session_id: string }>('bot', 'frost_sign_init', { transaction_id: open.transaction_id, commitments: encodeCommitments(commit(agentKey(alice.profile)).commitments) });
   await owner.call('owner', 'set_guard_rails', { wallet_id: alice.walletId, rails: { approval_above: '20' } });
   const waiting = await alice.api.call<{ approval_id: string }>('bot', 'pay', { to: bob.username, amount: '25' });
+  // Approved, signed and landed after the backup: the backup holds it awaiting approval.
+  const approvedLater = await alice.api.call<{ transaction_id: string; approval_id: string }>('bot', 'pay', { to: bob.username, amount: '30' });
+  await owner.call('owner', 'approve', { approval_id: approvedLater.approval_id });
+  expect((await confirmSignSubmit(alice.api, alice.profile, approvedLater.transaction_id)).status).toBe('completed');
+  db.query("UPDATE transactions SET status = 'awaiting_approval', message = NULL, signed_tx = NULL, signature = NULL, completed_at = NULL WHERE transaction_id = ?").run(approvedLater.transaction_id);
+  db.query("UPDATE approvals SET status = 'pending', decided_at = NULL, decided_by = NULL WHERE approval_id = ?").run(approvedLater.approval_id);
+  db.query('DELETE FROM transactions WHERE wallet_id = ? AND amount = 30000000').run(bob.walletId);
 
   markRestored();
   const { log, lines } = memoryLogger();
   const summary = await reconcileAfterRestore({ ...world.services, log }, createLandedWireReader(world.simnet.url));
-  expect(summary).toMatchObject({ settledFromChain: [landedId], recoveredFromChain: [], unrecoverableApprovals: [waiting.approval_id] });
+  expect(summary).toMatchObject({ settledFromChain: [landedId, approvedLater.transaction_id], recoveredFromChain: [], unrecoverableApprovals: [waiting.approval_id] });
+  expect(db.query<{ status: string; decided_by: string }, [string]>('SELECT status, decided_by FROM approvals WHERE approval_id = ?').get(approvedLater.approval_id)).toEqual({ status: 'approved', decided_by: 'system:restore' });
+  expect(db.query<{ status: string }, [string]>('SELECT status FROM transactions WHERE transaction_id = ?').get(approvedLater.transaction_id)?.status).toBe('completed');
   expect(summary!.signSessionsClosed).toBeGreaterThanOrEqual(1);
 
   expect(db.query<{ status: string }, [string]>('SELECT status FROM sign_sessions WHERE sign_session_id = ?').get(init.sign_session_id)?.status).toBe('failed');
