@@ -23,6 +23,7 @@ import { createRpcChainPort } from '../../src/solana/port.ts';
 import { runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 import { agentKey } from '../helpers/signing.ts';
+import { randomAddress } from '../solana/helpers.ts';
 
 let simnet: Simnet;
 let daemon: DaemonProcess;
@@ -90,6 +91,7 @@ test('restore after a crash: post-backup payments back from the chain, ledger = 
   claim(b.wallet_id);
   await simnet.faucet(a.address as Address, 100_000_000n);
   const apiA = new ApiClient(daemon.url, a.api_key);
+  const shop = await new ApiClient(daemon.url).call<{ api_key: string }>('merchant', 'register', { name: 'Restore Shop', username: 'restore-shop', payout_address: randomAddress() });
   const before = await pay(apiA, a, b.username, '1');
   expect(before.status).toBe('completed');
 
@@ -113,6 +115,8 @@ test('restore after a crash: post-backup payments back from the chain, ledger = 
 
   const after1 = await pay(apiA, a, b.username, '4');
   const after2 = await pay(apiA, a, b.username, '5');
+  const order = await apiA.call<{ transaction_id: string }>('bot', 'pay', { to: 'restore-shop', amount: '6', reference: 'order-after-backup' });
+  expect((await confirmSignSubmit(apiA, a, order.transaction_id)).status).toBe('completed');
   const later = await confirmSignSubmit(apiA, a, signedLater.transaction_id);
   expect([after1.status, after2.status, later.status]).toEqual(['completed', 'completed', 'completed']);
   await simnet.faucet(a.address as Address, 7_000_000n);
@@ -151,6 +155,10 @@ test('restore after a crash: post-backup payments back from the chain, ledger = 
   const apiB = new ApiClient(daemon.url, b.api_key);
   const received = await apiB.call<{ items: any[] }>('bot', 'transactions', { type: 'in', limit: 50 });
   expect(received.items.map((t) => t.signature).sort()).toEqual([before, during, after1, after2, later].map((p) => p.signature).sort());
+
+  // The merchant's order paid after the backup verifies again by its reference.
+  const shopApi = new ApiClient(daemon.url, shop.api_key);
+  expect(await shopApi.call('merchant', 'verify', { reference: 'order-after-backup', expected_amount: '6' })).toMatchObject({ paid: true, transaction_id: order.transaction_id });
 
   // The deposit made after the backup is found by the deposit watcher; then the ledger equals the chain.
   const chain = createRpcChainPort(simnet.url);
