@@ -28,7 +28,7 @@ import type { Address } from '@solana/kit';
 import { treasuryOf } from '../payments/message.ts';
 import { reconcileAfterRestore } from '../ops/after-restore.ts';
 import { ledgerMetricsSource } from '../ops/ledger-metrics.ts';
-import { feePayerJob } from '../ops/fee-payer-watch.ts';
+import { feePayerWatch } from '../ops/fee-payer-watch.ts';
 import { createLandedWireReader } from '../solana/ops-reads.ts';
 
 export interface RunningDaemon {
@@ -148,7 +148,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   jobs.add(webhookJob(services));
   jobs.add(webhookHistoryJob(services));
   for (const job of x402Jobs(services)) jobs.add(job);
-  jobs.add(feePayerJob(services, metrics));
+  jobs.add(feePayerWatch(services, metrics).job);
 
   const pidFile = join(config.dataDir, 'daemon.json');
   writeFileSync(pidFile, `${JSON.stringify({ pid: process.pid, api_url: `${listenUrl}/v1`, rpc_url: config.rpcUrl, network: config.solana.network })}\n`, { mode: 0o600 });

@@ -8,7 +8,7 @@ import { ApiClient } from '../../src/client/api.ts';
 import { registerWallet } from '../../src/client/register.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { Metrics } from '../../src/api/metrics.ts';
-import { watchFeePayer } from '../../src/ops/fee-payer-watch.ts';
+import { feePayerWatch } from '../../src/ops/fee-payer-watch.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { DEVNET_USDC } from '../../src/solana/networks.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
@@ -101,13 +101,14 @@ test('the fee payer watch: the gauge shows the balance, and a fee payer without 
   const { log, lines } = memoryLogger();
   const services = testServices({ chain, rpcUrl: simnet.url, log });
   const metrics = new Metrics();
-  await watchFeePayer(services, metrics);
+  const watch = feePayerWatch(services, metrics);
+  await watch.tick();
   expect(metrics.render()).toContain('agent_wallet_fee_payer_lamports 0\n');
   expect(lines.some((l) => l.includes('the fee payer is running low on SOL') && l.includes(services.feePayer.address))).toBe(true);
 
   await simnet.airdrop(services.feePayer.address, 2_000_000_000n);
   lines.length = 0;
-  await watchFeePayer(services, metrics);
+  await watch.tick();
   expect(metrics.render()).toContain('agent_wallet_fee_payer_lamports 2000000000\n');
   expect(lines.some((l) => l.includes('running low'))).toBe(false);
 });
