@@ -3,10 +3,13 @@
  * Before the daemon serves anything:
  *   1. every open signing session and unfinished DKG run from backup time is closed (a restored
  *      nonce may have signed already; it must never sign a second message),
- *   2. every transfer out of our wallets that landed after the backup is found on chain (signatures
+ *   2. it waits until every transaction signed before now has landed or expired: the newest
+ *      blockhash's lastValidBlockHeight bounds them all (bytes broadcast just before a crash, or a
+ *      restored message signed after the backup, may still land until then),
+ *   3. every transfer out of our wallets that landed after the backup is found on chain (signatures
  *      since each wallet's deposit cursor) and recorded once through the confirmation path: a
  *      restored row by the transaction id in its memo, otherwise a recovered row under that id,
- *   3. what cannot be recovered (approvals decided after the backup whose payment did not land)
+ *   4. what cannot be recovered (approvals decided after the backup whose payment did not land)
  *      goes to the log and audit log.
  * Incoming transfers stay with the deposit watcher, which runs after this.
  */
@@ -47,6 +50,17 @@ export function parsePaymentMemo(memo: string | null): { transactionId: string; 
   return { transactionId: last, reference: reference === '' ? null : reference };
 }
 
+/** Longest wait for the chain to pass a block height (a stalled cluster ends the start, to be tried again). */
+const HEIGHT_WAIT_MS = 10 * 60 * 1000;
+
+async function untilHeightPasses(services: Services, height: bigint): Promise<void> {
+  const deadline = Date.now() + HEIGHT_WAIT_MS;
+  while ((await services.chain.getBlockHeight()) <= height) {
+    if (Date.now() > deadline) throw new Error(`the chain did not pass block height ${height} within ${HEIGHT_WAIT_MS / 60_000} minutes`);
+    await Bun.sleep(500);
+  }
+}
+
 /** Runs the reconciliation when the ledger carries the restored marker; null otherwise. A chain outage throws (start again later). */
 export async function reconcileAfterRestore(services: Services, readWire: LandedWireReader): Promise<RestoreReconciliation | null> {
   const { db, log } = services;
@@ -55,6 +69,9 @@ export async function reconcileAfterRestore(services: Services, readWire: Landed
   const now = () => services.now().getTime();
 
   const closed = db.transaction(() => invalidateRestoredSigning(db)).immediate();
+  const { lastValidBlockHeight } = await services.chain.getLatestBlockhash();
+  log.info('restore: waiting until every transaction signed before the restore has landed or expired', { until_block_height: lastValidBlockHeight.toString() });
+  await untilHeightPasses(services, lastValidBlockHeight);
   const mint = services.config.usdcMint as Address;
   const treasury = treasuryOf(services);
   const wallets = allWalletAddresses(db);

@@ -34,7 +34,8 @@ const restoredDir = join(root, 'restored');
 const env = () => ({ AGENT_WALLET_SOLANA_NETWORK: 'custom', AGENT_WALLET_SOLANA_RPC_URL: simnet.url, AGENT_WALLET_SOLANA_USDC_MINT: DEVNET_USDC });
 
 beforeAll(async () => {
-  simnet = await startSimnet({ port: 0, slotMs: 200 });
+  // Fast slots: the first start after a restore waits out the newest blockhash (150 slots).
+  simnet = await startSimnet({ port: 0, slotMs: 50 });
   daemon = await startDaemonProcess({ dataDir: firstDir, env: env() });
   await simnet.airdrop(daemon.started.fee_payer as Address, 10_000_000_000n);
   await simnet.faucet(daemon.started.fee_payer as Address, 0n);
@@ -128,7 +129,7 @@ test('restore after a crash: post-backup payments back from the chain, ledger = 
   expect(backupLedger.query<{ status: string }, [string]>('SELECT status FROM sign_sessions WHERE sign_session_id = ?').get(init.sign_session_id)?.status).toBe('open');
   backupLedger.close();
 
-  daemon = await startDaemonProcess({ dataDir: restoredDir, env: env() });
+  daemon = await startDaemonProcess({ dataDir: restoredDir, env: env(), timeoutMs: 60_000 });
   const summary = JSON.parse(daemon.logs().split('\n').find((l) => l.includes('restore: ledger reconciled with the chain'))!);
   // The confirmed-then-signed payment is settled from its memo; the two made after the backup are recovered under their ids.
   expect(summary.settled_from_chain).toBeGreaterThanOrEqual(1);

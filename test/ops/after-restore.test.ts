@@ -22,7 +22,8 @@ let bob: Agent;
 let owner: ApiClient;
 
 beforeAll(async () => {
-  world = await startWorld();
+  // Fast slots: the reconciliation waits out the newest blockhash (150 slots).
+  world = await startWorld({ slotMs: 50 });
   alice = await world.agent('Alice');
   bob = await world.agent('Bob');
   owner = world.claim(alice.walletId, 'owner@example.com');
@@ -86,4 +87,24 @@ test('sessions closed; landed payments settled once from their memo (one confirm
   expect(lines.some((l) => l.includes('the owner must decide it again') && l.includes(waiting.approval_id))).toBe(true);
 
   expect(await reconcileAfterRestore(world.services, createLandedWireReader(world.simnet.url))).toBeNull();
+});
+
+test('bytes signed before the restore that land while it starts are still found: the scan waits until they can no longer land', async () => {
+  const { db } = world.services;
+  const id = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: '4' });
+  const signed = db.query<{ signed_tx: Uint8Array; signature: string }, [string]>('SELECT signed_tx, signature FROM transactions WHERE transaction_id = ?').get(id)!;
+  db.query("UPDATE transactions SET status = 'pre_approved', signed_tx = NULL, signature = NULL WHERE transaction_id = ?").run(id);
+  markRestored();
+  const { log, lines } = memoryLogger();
+  const reconciling = reconcileAfterRestore({ ...world.services, log }, createLandedWireReader(world.simnet.url));
+  // Broadcast (as the crashed daemon's last send might) once the reconciliation is waiting.
+  const deadline = Date.now() + 10_000;
+  while (!lines.some((l) => l.includes('restore: waiting until every transaction signed before the restore has landed or expired'))) {
+    if (Date.now() > deadline) throw new Error('the reconciliation never started waiting');
+    await Bun.sleep(20);
+  }
+  await world.services.chain.sendRawTransaction(signed.signed_tx);
+  const summary = await reconciling;
+  expect(summary?.settledFromChain).toEqual([id]);
+  expect(db.query<{ status: string; signature: string }, [string]>('SELECT status, signature FROM transactions WHERE transaction_id = ?').get(id)).toEqual({ status: 'completed', signature: signed.signature });
 });

@@ -40,7 +40,8 @@ const env = () => ({ AGENT_WALLET_SOLANA_NETWORK: 'custom', AGENT_WALLET_SOLANA_
 
 beforeAll(async () => {
   if (!litestream) return;
-  simnet = await startSimnet({ port: 0, slotMs: 200 });
+  // Fast slots: the first start after a restore waits out the newest blockhash (150 slots).
+  simnet = await startSimnet({ port: 0, slotMs: 50 });
   daemon = await startDaemonProcess({ dataDir, env: env() });
   await simnet.airdrop(daemon.started.fee_payer as Address, 10_000_000_000n);
   await simnet.faucet(daemon.started.fee_payer as Address, 0n);
@@ -106,7 +107,7 @@ test.skipIf(!litestream)('replicate to a file replica, litestream restore, mark 
   const marked = await runCli(['admin', 'mark-restored', '--backup-time', new Date().toISOString(), '--data-dir', restoredDir]);
   expect(marked.code).toBe(0);
 
-  daemon = await startDaemonProcess({ dataDir: restoredDir, env: env() });
+  daemon = await startDaemonProcess({ dataDir: restoredDir, env: env(), timeoutMs: 60_000 });
   expect(daemon.logs()).toContain('restore: ledger reconciled with the chain');
   const api2 = new ApiClient(daemon.url, a.api_key);
   const sent = await api2.call<{ items: any[] }>('bot', 'list_payments', { limit: 10 });
