@@ -13,7 +13,7 @@ import { mailBacklog, recentCompletedTransfers, webhookBacklog } from '../db/ops
 import { assessFeePayer, dailyFeeLamports } from '../domain/fee-payer.ts';
 import { loadFeePayer } from '../secret-files.ts';
 import { NETWORKS } from '../solana/networks.ts';
-import { getGenesisHash } from '../solana/ops-reads.ts';
+import { getChainUnixTime, getGenesisHash } from '../solana/ops-reads.ts';
 import { createRpcChainPort, type ChainPort } from '../solana/port.ts';
 
 export interface Check {
@@ -28,6 +28,8 @@ const MIN_FREE_BYTES = 1024 * 1024 * 1024;
 /** A mail or webhook message older than this means its job is stuck or its target is down. */
 const MAX_BACKLOG_AGE_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** Expiry, lockouts and link lifetimes are decided on this machine's clock; the chain's may lag a few seconds. */
+const MAX_CLOCK_SKEW_S = 60n;
 
 const pass = (name: string, detail: string): Check => ({ name, ok: true, detail, how_to_fix: null });
 const fail = (name: string, detail: string, howToFix: string): Check => ({ name, ok: false, detail, how_to_fix: howToFix });
@@ -121,6 +123,19 @@ async function treasury(dataDir: string, config: Config, chain: ChainPort | null
   }
 }
 
+async function clockSkew(rpcUrl: string | null, reachable: boolean): Promise<Check> {
+  if (!rpcUrl || !reachable) return fail('clock_skew', 'not checked: no RPC', 'Fix the rpc check first.');
+  try {
+    const chain = await getChainUnixTime(rpcUrl);
+    const skew = BigInt(Math.floor(Date.now() / 1000)) - chain;
+    const abs = skew < 0n ? -skew : skew;
+    if (abs <= MAX_CLOCK_SKEW_S) return pass('clock_skew', `this machine's clock is ${skew} s from the chain's`);
+    return fail('clock_skew', `this machine's clock is ${skew} s from the chain's (more than ${MAX_CLOCK_SKEW_S} s)`, 'Turn on NTP (timedatectl set-ntp true); intent expiry, links and lockouts use this clock.');
+  } catch (err) {
+    return fail('clock_skew', `could not read the chain's clock: ${(err as Error).message}`, 'Fix the rpc check first.');
+  }
+}
+
 function freeDisk(dataDir: string): Check {
   const s = statfsSync(dataDir);
   const free = Number(s.bavail) * Number(s.bsize);
@@ -181,6 +196,7 @@ export async function runDoctor(dataDir: string, env: Record<string, string | un
   const reachable = rpcCheck.ok ? chain : null;
   checks.push(ledgerCheck.ok ? await feePayerSol(dataDir, config, reachable) : fail('fee_payer_sol', 'not checked: no ledger', 'Fix the ledger check first.'));
   checks.push(await treasury(dataDir, config, reachable));
+  checks.push(await clockSkew(rpcUrl, rpcCheck.ok));
   if (existsSync(dataDir)) checks.push(freeDisk(dataDir));
   checks.push(await daemon(dataDir));
   if (ledgerCheck.ok) checks.push(backlog(dataDir));

@@ -36,7 +36,7 @@ test('a healthy instance: every check green (at least 5), exit 0, each with name
   expect(failed).toEqual([]);
   expect(code).toBe(0);
   expect(checks.length).toBeGreaterThanOrEqual(5);
-  expect(checks.map((c) => c.name)).toEqual(['file_modes', 'config', 'ledger', 'rpc', 'fee_payer_sol', 'treasury_usdc_account', 'free_disk', 'daemon', 'backlog']);
+  expect(checks.map((c) => c.name)).toEqual(['file_modes', 'config', 'ledger', 'rpc', 'fee_payer_sol', 'treasury_usdc_account', 'clock_skew', 'free_disk', 'daemon', 'backlog']);
   for (const c of checks) expect(Object.keys(c).sort()).toEqual(['detail', 'how_to_fix', 'name', 'ok']);
 });
 
@@ -58,7 +58,7 @@ test('master.key readable by others: file_modes fails with the chmod to run, exi
 test('an RPC that does not answer: rpc fails, and the checks that need it say so', async () => {
   const { code, checks, failed } = await doctor({ AGENT_WALLET_SOLANA_RPC_URL: 'http://127.0.0.1:9' });
   expect(code).toBe(1);
-  expect(failed).toEqual(['rpc', 'fee_payer_sol', 'treasury_usdc_account']);
+  expect(failed).toEqual(['rpc', 'fee_payer_sol', 'treasury_usdc_account', 'clock_skew']);
   expect(checks.find((c) => c.name === 'rpc')!.detail).toContain('does not answer');
 });
 
