@@ -37,6 +37,8 @@ export class BackupError extends Error {
 }
 
 const SCRYPT = { n: 1 << 15, r: 8, p: 1 };
+/** The only files a backup may restore: a manifest naming anything else (../, other paths) is refused. */
+const KNOWN_FILES = new Set(['wallet.db', 'config.toml', 'master.key', 'fee-payer.json', 'simnet/state.bin']);
 
 function keyOf(passphrase: string, salt: Buffer): Buffer {
   return scryptSync(passphrase, salt, 32, { N: SCRYPT.n, r: SCRYPT.r, p: SCRYPT.p, maxmem: 64 * 1024 * 1024 });
@@ -133,6 +135,8 @@ export function readBackup(backupDir: string, passphrase?: string): { manifest: 
   if (manifest.schema_version > SCHEMA_VERSION) {
     throw new BackupError(`the backup has schema version ${manifest.schema_version}, newer than this binary's ${SCHEMA_VERSION}; restore it with the release that wrote it`);
   }
+  const unknown = manifest.files.map((f) => f.path).filter((path) => !KNOWN_FILES.has(path));
+  if (unknown.length > 0) throw new BackupError(`${manifestPath} names files a backup never holds (${unknown.join(', ')}); nothing was restored`);
   const encrypted = manifest.encryption !== null;
   const changed: string[] = [];
   const stored = new Map<string, Buffer>();

@@ -95,6 +95,15 @@ describe('admin restore', () => {
     expect(() => restoreBackup(out, join(tempDir('aw-rs-'), 'data'))).toThrow(/fee-payer\.json \(missing\)/);
   });
 
+  test('a manifest naming a path outside the data dir is refused', () => {
+    const { out } = backup();
+    const manifestPath = join(out, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+    manifest.files.push({ path: '../evil', sha256: sha(join(out, 'master.key')), bytes: 1 });
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    expect(() => restoreBackup(out, join(tempDir('aw-rs-'), 'data'))).toThrow(/names files a backup never holds \(\.\.\/evil\)/);
+  });
+
   test('refuses a non-empty target', () => {
     const { out } = backup();
     const target = tempDir('aw-rs-full-');
