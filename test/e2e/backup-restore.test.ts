@@ -166,6 +166,11 @@ test('restore after a crash: post-backup payments back from the chain, ledger = 
   const onChain = await chain.getTokenBalance(a.address as Address, simnet.mint);
   await until('the ledger to match the chain', () => (ledgerBalance(restoredDir, a.wallet_id) === onChain ? true : null));
   expect(ledgerBalance(restoredDir, b.wallet_id)).toBe(await chain.getTokenBalance(b.address as Address, simnet.mint));
+  // Budgets: what the guard rails count as spent and settled equals what left the wallet on chain.
+  const spendDb = ledger(restoredDir, true);
+  const spend = spendDb.query<{ total: bigint; outstanding: bigint }, [string]>('SELECT total, outstanding FROM wallet_spend WHERE wallet_id = ?').get(a.wallet_id)!;
+  spendDb.close();
+  expect(spend.total - spend.outstanding).toBe(107_000_000n - onChain);
   const balance = await api.call<{ balance: number }>('bot', 'balance', {});
   expect(BigInt(Math.round(balance.balance * 1e6))).toBe(onChain);
 
