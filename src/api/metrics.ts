@@ -1,9 +1,14 @@
 /**
  * Prometheus metrics in the text exposition format, hand-written (prom-client's default
- * collectors break under Bun). Labels are low-cardinality: endpoint, action, status.
+ * collectors break under Bun). Labels are low-cardinality: endpoint, action, status. Besides the
+ * counters kept here, sources added with `addSource` render their lines at scrape time (ledger
+ * gauges, src/ops/ledger-metrics.ts).
  */
 
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The actions whose success is the server's half of a FROST signing round (share, aggregate, verify, store). */
+const SIGNING_ACTIONS = new Set(['frost_sign_complete', 'x402_sign_complete']);
 
 interface Histogram {
   counts: number[];
@@ -25,6 +30,9 @@ export class Metrics {
   private jobRuns = new Map<string, number>();
   private jobFailures = new Map<string, number>();
   private rpcCalls = new Map<string, number>();
+  private signing: Histogram = { counts: BUCKETS.map(() => 0), sum: 0, count: 0 };
+  private feePayerLamports: bigint | null = null;
+  private sources: (() => string[])[] = [];
 
   /** Records one API request. Unknown action names are folded into "unknown" to bound cardinality. */
   request(endpoint: string, action: string, status: number, seconds: number): void {
@@ -36,10 +44,18 @@ export class Metrics {
       this.requests.set(`endpoint="${endpoint}",action="${action}",status="${status}"`, counter);
     }
     counter.value++;
-    const h = series.latency;
-    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) h.counts[i]!++;
-    h.sum += seconds;
-    h.count++;
+    observe(series.latency, seconds);
+    if (status === 200 && SIGNING_ACTIONS.has(action)) observe(this.signing, seconds);
+  }
+
+  /** The fee payer's SOL balance, as the fee payer watch last read it. */
+  setFeePayerLamports(lamports: bigint): void {
+    this.feePayerLamports = lamports;
+  }
+
+  /** Lines computed at scrape time, appended to the exposition text. */
+  addSource(source: () => string[]): void {
+    this.sources.push(source);
   }
 
   private seriesOf(endpoint: string, action: string): Series {
@@ -94,6 +110,24 @@ export class Metrics {
     lines.push('# HELP agent_wallet_rpc_calls_total Solana RPC attempts by method and outcome (rate_limited: the provider answered 429; budget_exhausted: solana.rpc_max_rps left no room before the deadline).');
     lines.push('# TYPE agent_wallet_rpc_calls_total counter');
     for (const [k, v] of this.rpcCalls) lines.push(`agent_wallet_rpc_calls_total{${k}} ${v}`);
+    lines.push('# HELP agent_wallet_signing_seconds Server side of a FROST signing round (share, aggregate, verify, store).');
+    lines.push('# TYPE agent_wallet_signing_seconds histogram');
+    BUCKETS.forEach((b, i) => lines.push(`agent_wallet_signing_seconds_bucket{le="${b}"} ${this.signing.counts[i]}`));
+    lines.push(`agent_wallet_signing_seconds_bucket{le="+Inf"} ${this.signing.count}`);
+    lines.push(`agent_wallet_signing_seconds_sum ${this.signing.sum}`);
+    lines.push(`agent_wallet_signing_seconds_count ${this.signing.count}`);
+    if (this.feePayerLamports !== null) {
+      lines.push('# HELP agent_wallet_fee_payer_lamports SOL (lamports) of the fee payer that pays every fee and rent.');
+      lines.push('# TYPE agent_wallet_fee_payer_lamports gauge');
+      lines.push(`agent_wallet_fee_payer_lamports ${this.feePayerLamports}`);
+    }
+    for (const source of this.sources) lines.push(...source());
     return `${lines.join('\n')}\n`;
   }
+}
+
+function observe(h: Histogram, seconds: number): void {
+  for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) h.counts[i]!++;
+  h.sum += seconds;
+  h.count++;
 }

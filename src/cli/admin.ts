@@ -6,6 +6,8 @@
  *   admin owner-token EMAIL [--label L] [--json] [--data-dir DIR]
  *                                                             mints an owner API token (creates the owner if missing)
  *   admin faucet ADDRESS AMOUNT [--sol N] [--data-dir DIR]    simnet USDC/SOL from the running daemon
+ *   admin backup / restore / mark-restored                    backups safe for custody (admin-backup.ts)
+ *   admin doctor [--json] [--data-dir DIR]                    health checks, exit 1 on any problem (admin-doctor.ts)
  */
 import type { Database } from 'bun:sqlite';
 import { existsSync } from 'node:fs';
@@ -20,11 +22,16 @@ import { checkEmail, checkName } from '../domain/identity.ts';
 import { commandFlags } from './context.ts';
 import { UsageError } from './usage.ts';
 import { FaucetError, faucetCommand } from './admin-faucet.ts';
+import { BACKUP_USAGE, backupCommand, markRestoredCommand, restoreCommand } from './admin-backup.ts';
+import { DOCTOR_USAGE, doctorCommand } from './admin-doctor.ts';
+import { BackupError } from '../ops/backup.ts';
 
 const USAGE = `usage:
   agent-wallet admin mail [--limit N] [--json] [--data-dir DIR]
   agent-wallet admin owner-token EMAIL [--label L] [--json] [--data-dir DIR]
-  agent-wallet admin faucet ADDRESS AMOUNT [--sol N] [--json] [--data-dir DIR]`;
+  agent-wallet admin faucet ADDRESS AMOUNT [--sol N] [--json] [--data-dir DIR]
+${BACKUP_USAGE}
+${DOCTOR_USAGE}`;
 
 interface AdminIo {
   out: (text: string) => void;
@@ -114,7 +121,15 @@ function ownerToken(args: string[], io: AdminIo): number {
   return 0;
 }
 
-const SUBCOMMANDS: Record<string, (args: string[], io: AdminIo) => number | Promise<number>> = { mail, 'owner-token': ownerToken, faucet: faucetCommand };
+const SUBCOMMANDS: Record<string, (args: string[], io: AdminIo) => number | Promise<number>> = {
+  mail,
+  'owner-token': ownerToken,
+  faucet: faucetCommand,
+  backup: backupCommand,
+  restore: restoreCommand,
+  'mark-restored': markRestoredCommand,
+  doctor: doctorCommand,
+};
 
 /** Runs `agent-wallet admin ARGS`; returns the exit code. */
 export async function adminCommand(argv: string[], io: AdminIo = { out: (t) => process.stdout.write(t), env: process.env }): Promise<number> {
@@ -125,7 +140,7 @@ export async function adminCommand(argv: string[], io: AdminIo = { out: (t) => p
   try {
     return await sub(rest, io);
   } catch (err) {
-    if (err instanceof AdminError || err instanceof FaucetError) {
+    if (err instanceof AdminError || err instanceof FaucetError || err instanceof BackupError) {
       process.stderr.write(`agent-wallet admin: ${err.message}\n`);
       return 1;
     }

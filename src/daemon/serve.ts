@@ -26,6 +26,10 @@ import type { Simnet } from '../simnet/index.ts';
 import type { Services } from '../services.ts';
 import type { Address } from '@solana/kit';
 import { treasuryOf } from '../payments/message.ts';
+import { reconcileAfterRestore } from '../ops/after-restore.ts';
+import { ledgerMetricsSource } from '../ops/ledger-metrics.ts';
+import { feePayerWatch } from '../ops/fee-payer-watch.ts';
+import { createLandedWireReader } from '../solana/ops-reads.ts';
 
 export interface RunningDaemon {
   config: Config;
@@ -115,6 +119,15 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
       if (outcome === 'rate_limited') log.warn('rpc rate limited', { method, detail: 'the RPC provider answered HTTP 429; calls wait and retry (lower solana.rpc_max_rps to stay under its limit)' });
     },
   });
+  try {
+    // A restored ledger is reconciled before anything can sign or record: see src/ops/after-restore.ts.
+    await reconcileAfterRestore(services, createLandedWireReader(config.rpcUrl));
+  } catch (err) {
+    await simnet?.stop();
+    db.close();
+    throw new Error(`the restored ledger could not be reconciled with the chain (${(err as Error).message}); start again once the RPC answers`);
+  }
+  metrics.addSource(ledgerMetricsSource(db));
   const app = createApp(services, { metrics });
   let server: NonNullable<typeof app.server>;
   try {
@@ -141,6 +154,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   jobs.add(webhookJob(services));
   jobs.add(webhookHistoryJob(services));
   for (const job of x402Jobs(services)) jobs.add(job);
+  jobs.add(feePayerWatch(services, metrics).job);
 
   const pidFile = join(config.dataDir, 'daemon.json');
   writeFileSync(pidFile, `${JSON.stringify({ pid: process.pid, api_url: `${listenUrl}/v1`, rpc_url: config.rpcUrl, network: config.solana.network })}\n`, { mode: 0o600 });

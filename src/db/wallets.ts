@@ -81,3 +81,7 @@ export function setPledgedOwner(db: Database, walletId: string, email: string): 
 export function markClaimed(db: Database, walletId: string, ownerId: string, now: number): boolean {
   return db.query("UPDATE wallets SET status = 'claimed', owner_id = ?, claimed_at = ? WHERE wallet_id = ? AND status = 'unclaimed'").run(ownerId, now, walletId).changes === 1;
 }
+
+export function allWalletAddresses(db: Database): { wallet_id: string; address: string }[] {
+  return db.query<{ wallet_id: string; address: string }, []>('SELECT wallet_id, address FROM wallets ORDER BY created_at').all();
+}

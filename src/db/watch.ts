@@ -50,3 +50,8 @@ export function setWatchCursor(db: Database, owner: string, signature: string, n
      ON CONFLICT (owner) DO UPDATE SET last_signature = excluded.last_signature, updated_at = excluded.updated_at`,
   ).run(owner, signature, now);
 }
+
+/** The newest signature of `owner`'s token account the watch has handled, if any. */
+export function watchCursor(db: Database, owner: string): string | null {
+  return db.query<{ last_signature: string | null }, [string]>('SELECT last_signature FROM token_watch WHERE owner = ?').get(owner)?.last_signature ?? null;
+}

@@ -1,0 +1,63 @@
+/**
+ * `agent-wallet admin backup DIR`, `admin restore DIR --data-dir NEW` and
+ * `admin mark-restored --backup-time ISO --data-dir D` (a ledger that came back through Litestream).
+ * `--encrypt` seals the backup under AGENT_WALLET_BACKUP_PASSPHRASE; restore reads the same variable.
+ */
+import { resolve } from 'node:path';
+import { loadConfig } from '../config.ts';
+import { BackupError, createBackup, markLedgerRestored, restoreBackup } from '../ops/backup.ts';
+import { commandFlags } from './context.ts';
+import { UsageError } from './usage.ts';
+
+export const BACKUP_USAGE = `  agent-wallet admin backup DIR [--encrypt] [--json] [--data-dir D]
+  agent-wallet admin restore DIR --data-dir NEW [--json]
+  agent-wallet admin mark-restored --backup-time ISO_TIME [--data-dir D]`;
+
+interface Io {
+  out: (text: string) => void;
+  env: Record<string, string | undefined>;
+}
+
+function passphrase(env: Io['env']): string {
+  const value = env.AGENT_WALLET_BACKUP_PASSPHRASE;
+  if (!value || value.length < 12) throw new BackupError('--encrypt needs AGENT_WALLET_BACKUP_PASSPHRASE set to a passphrase of at least 12 characters');
+  return value;
+}
+
+export function backupCommand(args: string[], io: Io): number {
+  const { flags, positional } = commandFlags(args, { 'data-dir': 'string', encrypt: 'boolean', json: 'boolean' });
+  if (positional.length !== 1) throw new UsageError(`usage:\n${BACKUP_USAGE}`);
+  const dataDir = resolve(flags['data-dir'] ?? io.env.AGENT_WALLET_DATA_DIR ?? './data');
+  const config = loadConfig({ dataDir }, io.env);
+  const manifest = createBackup(config, positional[0]!, { passphrase: flags.encrypt ? passphrase(io.env) : undefined });
+  if (flags.json) io.out(`${JSON.stringify(manifest, null, 2)}\n`);
+  else {
+    io.out(`Backup of ${dataDir} (schema ${manifest.schema_version}, ${manifest.network}) in ${resolve(positional[0]!)}${manifest.encryption ? ', encrypted' : ''}:\n`);
+    for (const f of manifest.files) io.out(`  ${f.path}  ${f.bytes} bytes  sha256 ${f.sha256}\n`);
+    io.out('It holds master.key and the fee payer key: keep it as safe as the data directory.\n');
+  }
+  return 0;
+}
+
+export function restoreCommand(args: string[], io: Io): number {
+  const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean' });
+  if (positional.length !== 1 || !flags['data-dir']) throw new UsageError(`usage:\n${BACKUP_USAGE}`);
+  const manifest = restoreBackup(positional[0]!, flags['data-dir'], { passphrase: io.env.AGENT_WALLET_BACKUP_PASSPHRASE });
+  const target = resolve(flags['data-dir']);
+  if (flags.json) io.out(`${JSON.stringify({ data_dir: target, backup_created_at: manifest.created_at, schema_version: manifest.schema_version, network: manifest.network, files: manifest.files.map((f) => f.path) }, null, 2)}\n`);
+  else {
+    io.out(`Restored the backup of ${manifest.created_at} into ${target}.\n`);
+    io.out(`On its first start the daemon closes every signing session from the backup and records the transfers that landed since (start it with --data-dir ${target}).\n`);
+  }
+  return 0;
+}
+
+export function markRestoredCommand(args: string[], io: Io): number {
+  const { flags, positional } = commandFlags(args, { 'data-dir': 'string', 'backup-time': 'string' });
+  const time = flags['backup-time'];
+  if (positional.length !== 0 || !time || Number.isNaN(Date.parse(time))) throw new UsageError(`usage:\n${BACKUP_USAGE}`);
+  const dataDir = resolve(flags['data-dir'] ?? io.env.AGENT_WALLET_DATA_DIR ?? './data');
+  markLedgerRestored(dataDir, new Date(time).toISOString());
+  io.out(`Marked ${dataDir}/wallet.db as restored from ${new Date(time).toISOString()}; the daemon reconciles it on its next start.\n`);
+  return 0;
+}

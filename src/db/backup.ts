@@ -1,0 +1,99 @@
+/**
+ * The ledger's side of backup and restore: an online snapshot, the "restored" marker in meta,
+ * and the statements the first start after a restore runs so that nothing from backup time can
+ * sign again (DESIGN §4: a nonce signs one message, once).
+ */
+import { Database } from 'bun:sqlite';
+import type { TxRow } from './transactions.ts';
+import type { ApprovalRow } from './approvals.ts';
+
+/** The meta key set by `admin restore`; its value is JSON {backup_created_at, restored_at}. */
+const RESTORED_KEY = 'restored_from_backup';
+
+/**
+ * A consistent copy of the database at `srcPath` while other connections write to it: VACUUM INTO
+ * reads inside one read transaction (WAL lets writers go on) and writes a compact new file.
+ */
+export function snapshotDatabase(srcPath: string, destPath: string): number {
+  const db = new Database(srcPath, { readonly: true });
+  try {
+    db.run('PRAGMA busy_timeout = 5000');
+    db.query('VACUUM INTO ?').run(destPath);
+  } finally {
+    db.close();
+  }
+  const copy = new Database(destPath, { readonly: true });
+  try {
+    return Number(copy.query<{ user_version: number }, []>('PRAGMA user_version').get()?.user_version ?? 0);
+  } finally {
+    copy.close();
+  }
+}
+
+/** Opens a restored file, runs integrity_check and records the marker; returns the check's answer ("ok" when sound). */
+export function checkAndMarkRestored(path: string, marker: { backup_created_at: string; restored_at: string }): string {
+  const db = new Database(path, { strict: true });
+  try {
+    const answer = db.query<{ integrity_check: string }, []>('PRAGMA integrity_check').get()?.integrity_check ?? 'no answer';
+    if (answer !== 'ok') return answer;
+    db.query('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(RESTORED_KEY, JSON.stringify(marker));
+    return answer;
+  } finally {
+    db.close();
+  }
+}
+
+/** The marker of a restored ledger not yet reconciled, or null. */
+export function restoredMarker(db: Database): { backup_created_at: string; restored_at: string } | null {
+  const row = db.query<{ value: string }, [string]>('SELECT value FROM meta WHERE key = ?').get(RESTORED_KEY);
+  return row ? (JSON.parse(row.value) as { backup_created_at: string; restored_at: string }) : null;
+}
+
+export function clearRestoredMarker(db: Database): void {
+  db.query('DELETE FROM meta WHERE key = ?').run(RESTORED_KEY);
+}
+
+/**
+ * Closes every open signing session and unfinished DKG run the backup carried: their sealed nonces
+ * and DKG secret state may already have been used after the backup was taken (a completed DKG run
+ * holds a key package, not a secret that must be used once). Returns how many of each were closed.
+ */
+export function invalidateRestoredSigning(db: Database): { signSessions: number; dkgSessions: number } {
+  const signSessions = db.query("UPDATE sign_sessions SET nonces = NULL, status = 'failed' WHERE status = 'open'").run().changes;
+  const dkgSessions = db.query("UPDATE dkg_sessions SET status = 'used' WHERE status = 'started'").run().changes;
+  return { signSessions, dkgSessions };
+}
+
+/** Approvals still pending in the restored ledger: a decision taken after the backup is lost. */
+export function allPendingApprovals(db: Database): ApprovalRow[] {
+  return db.query<ApprovalRow, []>("SELECT * FROM approvals WHERE status = 'pending' ORDER BY created_at").all();
+}
+
+/** Outgoing rows a landed transfer may belong to: not settled in the restored ledger. */
+export function unsettledOutgoing(db: Database, transactionId: string): TxRow | null {
+  return db
+    .query<TxRow, [string]>("SELECT * FROM transactions WHERE transaction_id = ? AND direction = 'out' AND status NOT IN ('completed', 'failed')")
+    .get(transactionId);
+}
+
+/**
+ * Attaches transfer bytes found on chain to a restored outgoing row and makes it pending, so the
+ * confirmation path records its completion (recipient row, merchant event, paylink) exactly once.
+ * Signed-but-expired rows may be 'expired' or 'cancelled' in the restored copy: landed is landed.
+ */
+export function attachLandedTransfer(db: Database, transactionId: string, wire: Uint8Array, signature: string, now: number): boolean {
+  return (
+    db
+      .query(
+        "UPDATE transactions SET signed_tx = ?, signature = ?, status = 'pending', error = NULL, updated_at = ? WHERE transaction_id = ? AND direction = 'out' AND status NOT IN ('completed', 'failed')",
+      )
+      .run(wire, signature, now, transactionId).changes === 1
+  );
+}
+
+/** Wallet owning a Solana address, merchant paid at a payout address: how a recovered transfer's recipient is named. */
+export function recipientOf(db: Database, address: string): { wallet_id: string; username: string } | { merchant_id: string; username: string } | null {
+  const wallet = db.query<{ wallet_id: string; username: string }, [string]>('SELECT wallet_id, username FROM wallets WHERE address = ?').get(address);
+  if (wallet) return wallet;
+  return db.query<{ merchant_id: string; username: string }, [string]>('SELECT merchant_id, username FROM merchants WHERE payout_address = ? ORDER BY created_at LIMIT 1').get(address);
+}

@@ -1,0 +1,193 @@
+/**
+ * The first start after `admin restore`: the ledger is as old as the backup, the chain is not.
+ * Before the daemon serves anything:
+ *   1. every open signing session and unfinished DKG run from backup time is closed (a restored
+ *      nonce may have signed already; it must never sign a second message),
+ *   2. it waits until every transaction signed before now has landed or expired: the newest
+ *      blockhash's lastValidBlockHeight bounds them all (bytes broadcast just before a crash, or a
+ *      restored message signed after the backup, may still land until then),
+ *   3. every transfer out of our wallets that landed after the backup is found on chain (signatures
+ *      since each wallet's deposit-watch cursor) and recorded once through the confirmation path: a
+ *      restored row by the transaction id in its memo, otherwise a recovered row under that id,
+ *   4. what cannot be recovered (approvals decided after the backup whose payment did not land)
+ *      goes to the log and audit log.
+ * Incoming transfers stay with the deposit watcher, which runs after this.
+ */
+import type { Address } from '@solana/kit';
+import { newId } from '../contract/ids.ts';
+import { attachLandedTransfer, allPendingApprovals, clearRestoredMarker, invalidateRestoredSigning, recipientOf, restoredMarker, unsettledOutgoing } from '../db/backup.ts';
+import { decideApproval } from '../db/approvals.ts';
+import { watchCursor } from '../db/watch.ts';
+import { allWalletAddresses } from '../db/wallets.ts';
+import { appendAudit } from '../db/events.ts';
+import { getTx, hasSignature, insertTx, setTxSigned } from '../db/transactions.ts';
+import { settle } from '../payments/settle.ts';
+import { treasuryOf } from '../payments/message.ts';
+import { usdcAta } from '../solana/ata.ts';
+import { signaturesSince } from '../solana/history.ts';
+import type { LandedWireReader } from '../solana/ops-reads.ts';
+import type { TokenTransfers } from '../solana/port.ts';
+import type { Services } from '../services.ts';
+
+export interface RestoreReconciliation {
+  backupCreatedAt: string;
+  signSessionsClosed: number;
+  dkgSessionsClosed: number;
+  /** Restored rows whose transfer landed after the backup. */
+  settledFromChain: string[];
+  /** Transfers of intents created after the backup, recorded under the id in their memo. */
+  recoveredFromChain: string[];
+  /** Approvals pending in the backup: a decision taken after it is lost. */
+  unrecoverableApprovals: string[];
+}
+
+/** The transaction id our payment memos end with (`[reference ]tx_…`), and the reference before it. */
+export function parsePaymentMemo(memo: string | null): { transactionId: string; reference: string | null } | null {
+  if (!memo) return null;
+  const parts = memo.trim().split(' ');
+  const last = parts.at(-1)!;
+  if (!/^tx_[0-9a-z]+$/.test(last)) return null;
+  const reference = parts.slice(0, -1).join(' ');
+  return { transactionId: last, reference: reference === '' ? null : reference };
+}
+
+/** Longest wait for the chain to pass a block height (a stalled cluster ends the start, to be tried again). */
+const HEIGHT_WAIT_MS = 10 * 60 * 1000;
+
+async function untilHeightPasses(services: Services, height: bigint): Promise<void> {
+  const deadline = Date.now() + HEIGHT_WAIT_MS;
+  while ((await services.chain.getBlockHeight()) <= height) {
+    if (Date.now() > deadline) throw new Error(`the chain did not pass block height ${height} within ${HEIGHT_WAIT_MS / 60_000} minutes`);
+    await Bun.sleep(500);
+  }
+}
+
+/** Runs the reconciliation when the ledger carries the restored marker; null otherwise. A chain outage throws (start again later). */
+export async function reconcileAfterRestore(services: Services, readWire: LandedWireReader): Promise<RestoreReconciliation | null> {
+  const { db, log } = services;
+  const marker = restoredMarker(db);
+  if (!marker) return null;
+  const now = () => services.now().getTime();
+
+  const closed = db.transaction(() => invalidateRestoredSigning(db)).immediate();
+  const { lastValidBlockHeight } = await services.chain.getLatestBlockhash();
+  log.info('restore: waiting until every transaction signed before the restore has landed or expired', { until_block_height: lastValidBlockHeight.toString() });
+  await untilHeightPasses(services, lastValidBlockHeight);
+  const mint = services.config.usdcMint as Address;
+  const treasury = treasuryOf(services);
+  const wallets = allWalletAddresses(db);
+  const walletOfAta = new Map<string, string>();
+  for (const w of wallets) walletOfAta.set(await usdcAta(w.address as Address, mint), w.wallet_id);
+  const treasuryAta = await usdcAta(treasury, mint);
+
+  const settledFromChain: string[] = [];
+  const recoveredFromChain: string[] = [];
+  const seen = new Set<string>();
+  for (const w of wallets) {
+    const ata = await usdcAta(w.address as Address, mint);
+    const sigs = await signaturesSince(services.chain, ata, watchCursor(db, w.address) ?? undefined);
+    for (const s of [...sigs].reverse()) {
+      if (s.err !== null || seen.has(s.signature)) continue;
+      seen.add(s.signature);
+      const transfers = await services.chain.getTokenTransfersOf(s.signature);
+      const out = transfers?.deltas.find((d) => d.mint === mint && d.delta < 0n && walletOfAta.has(d.account));
+      if (!transfers || !out) continue;
+      const senderId = walletOfAta.get(out.account)!;
+      if (hasSignature(db, senderId, s.signature)) continue;
+      const landed = await readWire(s.signature);
+      if (!landed) continue;
+      const memo = parsePaymentMemo(landed.memo);
+      const restored = memo ? unsettledOutgoing(db, memo.transactionId) : null;
+      let txId: string;
+      if (restored && restored.wallet_id === senderId) {
+        txId = restored.transaction_id;
+        const approvalId = restored.approval_id;
+        db.transaction(() => {
+          // It landed, so the owner approved it after the backup: record that decision before the completion.
+          if (restored.status === 'awaiting_approval' && approvalId) decideApproval(db, approvalId, 'approved', 'system:restore', now());
+          attachLandedTransfer(db, txId, landed.wire, s.signature, now());
+        }).immediate();
+        settledFromChain.push(txId);
+      } else {
+        txId = memo && !getTx(db, memo.transactionId) ? memo.transactionId : newId('transaction');
+        db.transaction(() => recordRecovered(services, { txId, walletId: senderId, signature: s.signature, wire: landed.wire, transfers, ata: out.account, treasuryAta, reference: memo?.reference ?? null, backupCreatedAt: marker.backup_created_at })).immediate();
+        recoveredFromChain.push(txId);
+      }
+      const after = await settle(services, txId, { rebroadcast: false });
+      log.info('restore: a transfer that landed after the backup is recorded', { transaction_id: txId, signature: s.signature, status: after?.status });
+    }
+  }
+
+  // After the scan: an approval whose payment landed was evidently approved and is closed above.
+  const approvals = allPendingApprovals(db);
+  db.transaction(() => {
+    for (const a of approvals) {
+      appendAudit(db, {
+        walletId: a.wallet_id,
+        actor: 'system',
+        kind: 'restore.approval_unrecoverable',
+        data: { approval_id: a.approval_id, subject_id: a.subject_id, backup_created_at: marker.backup_created_at, reason: 'a decision taken after the backup is lost; the owner decides again' },
+        now: now(),
+      });
+    }
+    clearRestoredMarker(db);
+  }).immediate();
+  for (const a of approvals) {
+    log.warn('restore: an approval pending in the backup may have been decided since; the owner must decide it again', { approval_id: a.approval_id, wallet_id: a.wallet_id, subject_id: a.subject_id });
+  }
+
+  const summary: RestoreReconciliation = {
+    backupCreatedAt: marker.backup_created_at,
+    signSessionsClosed: closed.signSessions,
+    dkgSessionsClosed: closed.dkgSessions,
+    settledFromChain,
+    recoveredFromChain,
+    unrecoverableApprovals: approvals.map((a) => a.approval_id),
+  };
+  log.warn('restore: ledger reconciled with the chain; wallets registered after the backup are not in this ledger (their server key shares are lost)', {
+    backup_created_at: summary.backupCreatedAt,
+    sign_sessions_closed: summary.signSessionsClosed,
+    dkg_sessions_closed: summary.dkgSessionsClosed,
+    settled_from_chain: settledFromChain.length,
+    recovered_from_chain: recoveredFromChain.length,
+    unrecoverable_approvals: summary.unrecoverableApprovals,
+  });
+  return summary;
+}
+
+/**
+ * A transfer out of one of our wallets whose intent the backup does not hold: recorded as a
+ * payment with what the chain shows (recipient, amount, platform fee), signed with the landed
+ * bytes, so settle() completes it like any other. Inside a write transaction.
+ */
+function recordRecovered(
+  services: Services,
+  r: { txId: string; walletId: string; signature: string; wire: Uint8Array; transfers: TokenTransfers; ata: string; treasuryAta: string; reference: string | null; backupCreatedAt: string },
+): void {
+  const mint = services.config.usdcMint;
+  const credits = r.transfers.deltas.filter((d) => d.mint === mint && d.delta > 0n);
+  const fee = credits.find((d) => d.account === r.treasuryAta)?.delta ?? 0n;
+  const to = credits.find((d) => d.account !== r.treasuryAta && d.account !== r.ata);
+  const recipient = to ? recipientOf(services.db, to.owner) : null;
+  const now = services.now().getTime();
+  insertTx(services.db, {
+    transaction_id: r.txId,
+    wallet_id: r.walletId,
+    type: 'payment',
+    direction: 'out',
+    category: recipient === null ? null : 'wallet_id' in recipient ? 'wallet' : 'merchant',
+    status: 'pre_approved',
+    amount: to?.delta ?? fee,
+    fee: to ? fee : 0n,
+    counterparty: recipient?.username ?? to?.owner ?? null,
+    to_wallet_id: recipient && 'wallet_id' in recipient ? recipient.wallet_id : null,
+    to_merchant_id: recipient && 'merchant_id' in recipient ? recipient.merchant_id : null,
+    to_address: to?.owner ?? null,
+    reference: r.reference,
+    decision_rule: 'restore',
+    decision_reason: `landed on chain after the backup of ${r.backupCreatedAt}; recovered from the chain`,
+    now,
+  });
+  setTxSigned(services.db, r.txId, r.wire, r.signature, now);
+  appendAudit(services.db, { walletId: r.walletId, actor: 'system', kind: 'restore.recovered_from_chain', data: { transaction_id: r.txId, signature: r.signature }, now });
+}

@@ -1,0 +1,45 @@
+/**
+ * The ledger's alerting gauges, rendered at scrape time from indexed counts (src/db/ops-metrics.ts),
+ * and the payments-completed counters, advanced from the completion events since the last scrape.
+ */
+import type { Database } from 'bun:sqlite';
+import { completedPaymentsSince, mailBacklog, unfinishedTxCounts, UNFINISHED_STATUSES, webhookBacklog } from '../db/ops-metrics.ts';
+
+export function ledgerMetricsSource(db: Database, now: () => number = Date.now): () => string[] {
+  let lastSeq = 0;
+  let completed = 0;
+  let volume = 0n;
+  return () => {
+    const fresh = completedPaymentsSince(db, lastSeq);
+    lastSeq = fresh.lastSeq;
+    completed += fresh.count;
+    volume += fresh.volume;
+    const counts = unfinishedTxCounts(db);
+    const webhooks = webhookBacklog(db);
+    const mail = mailBacklog(db);
+    const age = (oldestAt: number | null) => (oldestAt === null ? 0 : Math.max(0, (now() - oldestAt) / 1000));
+    return [
+      '# HELP agent_wallet_transactions Transactions not finished yet, by status.',
+      '# TYPE agent_wallet_transactions gauge',
+      ...UNFINISHED_STATUSES.map((s) => `agent_wallet_transactions{status="${s}"} ${counts.get(s) ?? 0}`),
+      '# HELP agent_wallet_webhook_queue_depth Webhook messages waiting for delivery.',
+      '# TYPE agent_wallet_webhook_queue_depth gauge',
+      `agent_wallet_webhook_queue_depth ${webhooks.depth}`,
+      '# HELP agent_wallet_webhook_oldest_pending_seconds Age of the oldest webhook message waiting (0 when none).',
+      '# TYPE agent_wallet_webhook_oldest_pending_seconds gauge',
+      `agent_wallet_webhook_oldest_pending_seconds ${age(webhooks.oldestAt)}`,
+      '# HELP agent_wallet_mail_queue_depth Mail waiting in the outbox.',
+      '# TYPE agent_wallet_mail_queue_depth gauge',
+      `agent_wallet_mail_queue_depth ${mail.depth}`,
+      '# HELP agent_wallet_mail_oldest_queued_seconds Age of the oldest mail waiting (0 when none).',
+      '# TYPE agent_wallet_mail_oldest_queued_seconds gauge',
+      `agent_wallet_mail_oldest_queued_seconds ${age(mail.oldestAt)}`,
+      '# HELP agent_wallet_payments_completed_total Outgoing payments and withdrawals completed (counted from the ledger at first scrape, then as they complete).',
+      '# TYPE agent_wallet_payments_completed_total counter',
+      `agent_wallet_payments_completed_total ${completed}`,
+      '# HELP agent_wallet_payments_completed_micro_usdc_total Amount of the completed payments and withdrawals, micro-USDC.',
+      '# TYPE agent_wallet_payments_completed_micro_usdc_total counter',
+      `agent_wallet_payments_completed_micro_usdc_total ${volume}`,
+    ];
+  };
+}
