@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { scryptSync } from 'node:crypto';
 import { open as openSealed, seal } from '../frost/seal.ts';
 import type { PublicPackageWire } from '../frost/wire.ts';
+import type { Pins } from './custody.ts';
 
 /** What a profile holds. `key_package` and `api_key` are secrets. */
 export interface ProfileData {
@@ -24,6 +25,8 @@ export interface ProfileData {
   key_package: string;
   public_package: PublicPackageWire;
   created_at: string;
+  /** What the agent pinned (src/client/custody.ts); absent in profiles made before pins, added on first use. */
+  custody?: Pins;
 }
 
 export class ProfileError extends Error {
