@@ -140,7 +140,7 @@ export function checkCeiling(pins: Pins, amount: bigint, ceiling: bigint | undef
   const max = ceiling ?? micro(pins.max_amount);
   if (amount > max) {
     throw new CustodyCheckError(`refusing to sign: ${what} asks ${formatUsdc(amount)} USDC, above your ceiling of ${formatUsdc(max)} USDC`, {
-      howToFix: `If you mean to pay ${formatUsdc(amount)} USDC, pass --max-amount ${formatUsdc(amount)} (MCP: max_amount), or raise the profile ceiling with "agent-wallet ceiling AMOUNT".`,
+      howToFix: `Nothing was signed. If you mean to pay ${formatUsdc(amount)} USDC, confirm with --max-amount ${formatUsdc(amount)} (agent-wallet confirm TRANSACTION_ID / x402 fetch; MCP: max_amount), or raise the profile ceiling with "agent-wallet ceiling AMOUNT".`,
       details: { amount: formatUsdc(amount), max_amount: formatUsdc(max) },
     });
   }

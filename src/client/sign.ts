@@ -126,7 +126,7 @@ export async function checkMessage(
     // Reference keys are read-only, non-signing accounts: they move nothing, so the server's word is enough.
     references: (expect.references ?? c.summary.references ?? []) as Address[],
   });
-  if (!result.ok) throw new CustodyCheckError(`refusing to sign: ${result.reason}`, { details: { transaction_id: c.transaction_id } });
+  if (!result.ok) throw new CustodyCheckError(`refusing to sign: ${result.reason}`);
   return name && (expect.username || pins.payees[name]) ? { username: name, address: c.summary.to_address } : null;
 }
 
@@ -168,7 +168,11 @@ export async function confirmSignSubmit(api: ApiClient, profile: ProfileData, tr
     const recorded = pins.intents[transactionId];
     const expect = opts.expect ?? (recorded ? expectationOf(recorded) : {});
     const kind = opts.confirmAction === 'confirm_withdrawal' ? 'withdrawal' : 'payment';
-    const payee = await checkMessage(profile, pins, confirmed, expect, kind);
+    const payee = await checkMessage(profile, pins, confirmed, expect, kind).catch((err: unknown) => {
+      // The refusal names the transaction: the agent may cancel it, or confirm it with other words.
+      if (err instanceof CustodyCheckError) err.details.transaction_id = transactionId;
+      throw err;
+    });
     const payeeKind = payee ? await pinKind(api, pins, payee) : null;
     progress('signing (FROST round with the server)');
     const key = new Secret(decodeSecretState(Buffer.from(profile.key_package, 'base64')) as KeyPackage);
