@@ -69,6 +69,7 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
       params = { to: positional[0], amount: positional[1] };
     }
     if (flags['accept-new-address']) expect.acceptNewAddress = true;
+    expect.createdAt = new Date().toISOString();
     if (flags.note) params.note = flags.note;
     if (flags.reference) params.reference = flags.reference;
     const save = saver(ctx);

@@ -50,6 +50,8 @@ export interface Intent {
   /** The x402 seller's host. */
   host?: string;
   accept_new_address?: boolean;
+  /** When this client created it (local clock). */
+  created_at?: string;
 }
 
 export interface Pins {

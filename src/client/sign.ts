@@ -36,6 +36,8 @@ export interface Expectation {
   acceptNewAddress?: boolean;
   /** Solana Pay reference keys the transfer must carry (a paylink's); default: those the server's summary names. */
   references?: string[];
+  /** When this client created the intent (local clock): a wallet pinned before then has its token account. */
+  createdAt?: string;
 }
 
 export interface ConfirmResponse {
@@ -60,6 +62,7 @@ export function expectationOf(intent: Intent): Expectation {
     ...(intent.to_address !== undefined ? { recipientAddress: intent.to_address } : {}),
     ...(intent.username !== undefined ? { username: intent.username } : {}),
     ...(intent.accept_new_address ? { acceptNewAddress: true } : {}),
+    ...(intent.created_at !== undefined ? { createdAt: intent.created_at } : {}),
   };
 }
 
@@ -71,6 +74,7 @@ export function intentOf(expect: Expectation): Intent {
     ...(expect.recipientAddress !== undefined ? { to_address: expect.recipientAddress } : {}),
     ...(expect.username !== undefined ? { username: expect.username } : {}),
     ...(expect.acceptNewAddress ? { accept_new_address: true } : {}),
+    ...(expect.createdAt !== undefined ? { created_at: expect.createdAt } : {}),
   };
 }
 
@@ -104,10 +108,20 @@ export async function checkMessage(
   checkChain(pins, { mint: c.summary.usdc_mint, treasury: c.summary.treasury, fee_payer: c.summary.fee_payer });
   const name = kind === 'payment' ? payeeName(c, expect) : null;
   if (name) checkPin(pins.payees[name], name, c.summary.to_address, expect.acceptNewAddress === true);
-  const amount = expect.amount ?? micro(c.summary.amount, 'amount');
+  const offered = micro(c.summary.amount, 'amount');
+  if (expect.amount !== undefined && offered !== expect.amount) {
+    throw new CustodyCheckError(`refusing to sign: the server answers a ${kind} of ${formatUsdc(offered)} USDC; you asked for ${formatUsdc(expect.amount)} USDC`, {
+      details: { asked_amount: formatUsdc(expect.amount), offered_amount: formatUsdc(offered) },
+    });
+  }
+  const amount = expect.amount ?? offered;
   if (expect.amount === undefined) checkCeiling(pins, amount, expect.maxAmount, kind === 'withdrawal' ? 'the withdrawal' : 'the payment');
   const bytes = new Uint8Array(Buffer.from(c.message, 'base64'));
-  const allowed = maxFee(pins.fees, kind, amount, createsAccount(bytes));
+  // A wallet paid before this intent was created has its token account: that payment created it, and
+  // closing it needs the wallet's own (FROST) signature. Anywhere else the message's creation counts.
+  const pin = name ? pins.payees[name] : undefined;
+  const accountExists = pin?.kind === 'wallet' && pin.address === c.summary.to_address && expect.createdAt !== undefined && pin.first_paid < expect.createdAt;
+  const allowed = maxFee(pins.fees, kind, amount, !accountExists && createsAccount(bytes));
   const fee = micro(c.summary.fee, 'fee');
   if (fee > allowed) {
     throw new CustodyCheckError(`refusing to sign: the server charges a fee of ${formatUsdc(fee)} USDC; the fee schedule pinned at ${pins.pinned_at} gives at most ${formatUsdc(allowed)} USDC for this ${kind}`, {

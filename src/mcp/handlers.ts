@@ -97,6 +97,7 @@ export const payTool: ToolHandler = async (s, args) => {
     expect = { amount: micro(params.amount, 'amount'), ...(username ? { username } : { recipientAddress: params.to.trim() }) };
   }
   if (accept_new_address === true) expect.acceptNewAddress = true;
+  expect.createdAt = new Date().toISOString();
   await pinsOf(api, profile, saver(s));
   s.progress(`creating payment intent (idempotency key ${idempotencyKey})`);
   const intent = await api.call<Record<string, unknown>>('bot', 'pay', params, { idempotencyKey });

@@ -44,7 +44,7 @@ afterAll(async () => {
 const cli = (...args: string[]) => runCli([...args, '--server', proxy.url, '--home', alice.home, '--json']);
 
 /** The message a lying server would build: the daemon's own builder with the lie's parameters. */
-async function message(p: { amount: bigint; recipient: Address; fee: bigint; mint?: Address }): Promise<string> {
+async function message(p: { amount: bigint; recipient: Address; fee: bigint; mint?: Address; noAccount?: boolean }): Promise<string> {
   const { messageBytes } = await buildUsdcTransfer({
     wallet: alice.address,
     mint: p.mint ?? world.simnet.mint,
@@ -53,14 +53,14 @@ async function message(p: { amount: bigint; recipient: Address; fee: bigint; min
     fee: p.fee,
     treasuryOwner: world.services.feePayer.address,
     feePayer: world.services.feePayer.address,
-    createRecipientAta: true,
+    createRecipientAta: !p.noAccount,
     blockhash: await world.services.chain.getLatestBlockhash(),
   });
   return Buffer.from(messageBytes).toString('base64');
 }
 
 /** A consistent lie: the pay answer and the confirm answer (summary AND message) agree on `p`. */
-function consistentLie(p: { amount: bigint; recipient: Address; fee: bigint; mint?: Address }): Lie {
+function consistentLie(p: { amount: bigint; recipient: Address; fee: bigint; mint?: Address; noAccount?: boolean }): Lie {
   return async (action, _params, data) => {
     if (action === 'pay') return { ...data, amount: toUsdcNumber(p.amount), fee: toUsdcNumber(p.fee), to_address: p.recipient };
     if (action !== 'confirm_payment') return data;
@@ -106,7 +106,8 @@ describe('a lying server gets no share', () => {
   });
 
   test('pay USER 2 answered as a payment of 7 (message moving 7) is refused', async () => {
-    await refused(consistentLie({ amount: 7_000_000n, recipient: bob.address, fee: honestFee(7_000_000n) }), 'amount 7000000 differs from expected 2000000');
+    const error = await refused(consistentLie({ amount: 7_000_000n, recipient: bob.address, fee: honestFee(7_000_000n) }), 'you asked for 2 USDC');
+    expect(error).toMatchObject({ asked_amount: '2', offered_amount: '7' });
   });
 
   test('a username paid before, answered with another address (message rewritten), is refused naming both addresses', async () => {
@@ -117,6 +118,11 @@ describe('a lying server gets no share', () => {
   test('an inflated fee (answer and message) is refused against the schedule pinned at registration', async () => {
     const error = await refused(consistentLie({ amount: 2_000_000n, recipient: bob.address, fee: 1_000_000n }), 'fee of 1 USDC');
     expect(error.how_to_fix).toContain('--accept-fees');
+  });
+
+  test('the account setup fee is refused on a message that creates no account, and for a wallet paid before (its account exists)', async () => {
+    await refused(consistentLie({ amount: 2_000_000n, recipient: bob.address, fee: honestFee(2_000_000n) + 250_000n }), 'gives at most 0.01 USDC');
+    await refused(consistentLie({ amount: 2_000_000n, recipient: bob.address, fee: honestFee(2_000_000n) + 250_000n, noAccount: true }), 'gives at most 0.01 USDC');
   });
 
   test('another mint after registration (answer and message) is refused', async () => {
@@ -147,11 +153,31 @@ describe('a lying server gets no share', () => {
     }
   });
 
+  test('an honest new fee schedule is refused until the agent accepts it with --accept-fees, which pins it', async () => {
+    const fees = world.services.config.fees;
+    const before = fees.payment_bps;
+    fees.payment_bps = 200;
+    try {
+      const completes = proxy.count('frost_sign_complete');
+      const res = await cli('pay', bob.username, '5');
+      expect(res.json.error).toMatchObject({ code: 'CLIENT_CUSTODY_CHECK', fee: '0.1', max_fee: '0.025' });
+      expect(proxy.count('frost_sign_complete')).toBe(completes);
+      const shown = await cli('fees');
+      expect(shown.json).toMatchObject({ pinned: { payment_bps: 50 }, published: { payment_bps: 200 } });
+      const accepted = await cli('confirm', res.json.error.transaction_id, '--accept-fees');
+      expect(accepted.json.status).toBe('completed');
+      expect((await cli('fees')).json.pinned.payment_bps).toBe(200);
+    } finally {
+      fees.payment_bps = before;
+    }
+    expect((await cli('fees', 'accept')).json.pinned.payment_bps).toBe(before);
+  });
+
   test('after the lies, the honest path still completes', async () => {
     const b0 = await world.balance(bob.address);
     const res = await cli('pay', bob.username, '2');
     expect(res.json.status).toBe('completed');
     expect((await world.balance(bob.address)) - b0).toBe(2_000_000n);
-    expect((await cli('payees')).json.items[0]).toMatchObject({ username: bob.username, count: 2 });
+    expect((await cli('payees')).json.items[0]).toMatchObject({ username: bob.username, count: 3 });
   });
 });
