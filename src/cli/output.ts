@@ -6,7 +6,6 @@
 import { ApiError } from '../client/api.ts';
 import { ProfileError } from '../client/profile.ts';
 import { CLIENT_ERRORS, clientEnvelope } from '../client/errors.ts';
-import { WalletFileError } from '../client/wallet-file.ts';
 import type { CliContext } from './context.ts';
 import { UsageError } from './usage.ts';
 
@@ -76,7 +75,7 @@ export function printError(ctx: Pick<CliContext, 'json' | 'out' | 'err'>, err: u
     if (err.errorCode === 'AWAITING_APPROVAL') return EXIT.awaitingApproval;
     return EXIT.error;
   }
-  const envelope = clientEnvelope(err, (e) => (e instanceof UsageError ? { code: 'CLIENT_USAGE', howToFix: CLIENT_ERRORS.CLIENT_USAGE } : e instanceof WalletFileError ? { code: 'CLIENT_WALLET_FILE', howToFix: CLIENT_ERRORS.CLIENT_WALLET_FILE } : null));
+  const envelope = clientEnvelope(err, (e) => (e instanceof UsageError ? { code: 'CLIENT_USAGE', howToFix: CLIENT_ERRORS.CLIENT_USAGE } : null));
   if (ctx.json) ctx.out(`${JSON.stringify(envelope, null, 2)}\n`);
   else {
     const { code: _code, message, how_to_fix, ...details } = envelope.error;

@@ -4,6 +4,7 @@
  */
 import { ApiError, ConnectionError } from './api.ts';
 import { ProfileError } from './profile.ts';
+import { WalletFileError } from './wallet-file.ts';
 
 /** The server's answer or message is not what the agent asked for, or not what it pinned: nothing was signed. */
 export class CustodyCheckError extends Error {
@@ -37,7 +38,7 @@ export interface ErrorEnvelope {
 
 /**
  * The envelope of any failure: the API's own, or a client-side one. `classify` lets a caller name
- * its own error classes (usage errors, wallet-file errors) before the shared ones.
+ * its own error classes (the CLI's usage errors, the MCP server's tool errors) before the shared ones.
  */
 export function clientEnvelope(err: unknown, classify: (err: unknown) => { code: string; howToFix: string } | null = () => null): ErrorEnvelope {
   if (err instanceof ApiError) return err.envelope() as ErrorEnvelope;
@@ -48,6 +49,7 @@ export function clientEnvelope(err: unknown, classify: (err: unknown) => { code:
   if (err instanceof CustodyCheckError) return local('CLIENT_CUSTODY_CHECK', err.howToFix, err.details);
   if (err instanceof ProfileError) return local('CLIENT_PROFILE', CLIENT_ERRORS.CLIENT_PROFILE);
   if (err instanceof ConnectionError) return local('CLIENT_CONNECTION', CLIENT_ERRORS.CLIENT_CONNECTION);
+  if (err instanceof WalletFileError) return local('CLIENT_WALLET_FILE', CLIENT_ERRORS.CLIENT_WALLET_FILE);
   if (typeof (err as { code?: unknown })?.code === 'string' && (err as { syscall?: unknown }).syscall) return local('CLIENT_FILE', CLIENT_ERRORS.CLIENT_FILE);
   return local('CLIENT_INTERNAL', CLIENT_ERRORS.CLIENT_INTERNAL);
 }

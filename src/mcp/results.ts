@@ -6,8 +6,7 @@
  * errors are left to protocol faults (unknown tool, malformed request).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { CLIENT_ERRORS, clientEnvelope } from '../client/errors.ts';
-import { WalletFileError } from '../client/wallet-file.ts';
+import { clientEnvelope } from '../client/errors.ts';
 import { ToolError } from './errors.ts';
 
 type Data = Record<string, unknown>;
@@ -52,9 +51,7 @@ interface Envelope {
 
 /** The error envelope for any failure: the API's own, or a client-side one from the code table shared with the CLI's --json. */
 export function envelopeOf(err: unknown): Envelope {
-  return clientEnvelope(err, (e) =>
-    e instanceof ToolError ? { code: e.errorCode, howToFix: e.howToFix } : e instanceof WalletFileError ? { code: 'CLIENT_WALLET_FILE', howToFix: CLIENT_ERRORS.CLIENT_WALLET_FILE } : null,
-  );
+  return clientEnvelope(err, (e) => (e instanceof ToolError ? { code: e.errorCode, howToFix: e.howToFix } : null));
 }
 
 /** A failed tool result. */
