@@ -197,6 +197,8 @@ export async function x402Fetch(
   const prepared = await api.call<Prepared>('bot', 'x402_prepare', { ...req }, { idempotencyKey: opts.idempotencyKey });
   if (!prepared.payment_required || !prepared.fetch_id) return { outcome: 'not_required', fetch_id: null, prepared, settled: null, response: (prepared.response as Record<string, any>) ?? null };
   progress(`payment required: ${prepared.amount} USDC to ${prepared.pay_to} (${prepared.status})`);
+  // Refused now, before the owner is asked to approve a purchase this client would not sign.
+  if (prepared.status === 'awaiting_approval' || prepared.status === 'pre_approved' || prepared.status === 'approved') checkPurchase(pins, prepared, agent);
   if (prepared.status === 'awaiting_approval') {
     // Resumed later (x402 resume): the recorded host and ceiling hold the server to this request.
     const fetchId = prepared.fetch_id;

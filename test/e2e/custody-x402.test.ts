@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Address } from '@solana/kit';
+import { buildX402Transfer } from '../../src/solana/transfer.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { startLyingProxy, type LyingProxy } from '../helpers/lying-proxy.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
@@ -81,6 +82,33 @@ describe('x402 payTo pinned per host', () => {
     expect(accepted.json.outcome).toBe('completed');
     expect((await world.balance(payB)) - b0).toBe(10_000n);
     expect((await cli('payees')).json.items.find((p: any) => p.host === host())).toMatchObject({ address: payB, count: 2 });
+  });
+
+  test('a purchase resumed after approval is held to the host and ceiling recorded at fetch: a payTo rewritten at confirm gets no share', async () => {
+    const appie = await world.agent('Appie');
+    const owner = world.claim(appie.walletId, 'appie-owner@example.com');
+    await world.fund(appie.address, 1_000_000n);
+    const run = (...args: string[]) => runCli([...args, '--server', proxy.url, '--home', appie.home, '--json']);
+    behind = sellerA.url;
+    expect((await run('x402', 'fetch', `http://${host()}/paid`)).json.outcome).toBe('completed');
+    await owner.call('owner', 'set_guard_rails', { wallet_id: appie.walletId, rails: { approval_above: '0.005' } });
+    const waiting = await run('x402', 'fetch', `http://${host()}/paid`);
+    expect(waiting.code).toBe(5);
+    await owner.call('owner', 'approve', { approval_id: waiting.json.approval_id });
+    // The server rewrites the purchase it describes at confirm, summary and message alike.
+    proxy.lie = async (action, _p, data) => {
+      if (action !== 'x402_confirm' || data.signed) return data;
+      const { messageBytes } = await buildX402Transfer({ wallet: appie.address, mint: world.simnet.mint, payTo: payB, amount: 10_000n, feePayer: facilitator.feePayer, blockhash: await world.services.chain.getLatestBlockhash() });
+      return { ...data, message: Buffer.from(messageBytes).toString('base64'), summary: { ...data.summary, pay_to: payB } };
+    };
+    const completes = proxy.count('x402_sign_complete');
+    const refused = await run('x402', 'resume', waiting.json.fetch_id).finally(() => {
+      proxy.lie = null;
+    });
+    expect(refused.json.error).toMatchObject({ code: 'CLIENT_CUSTODY_CHECK', host: host(), pinned_address: payA, offered_address: payB });
+    expect(proxy.count('x402_sign_complete')).toBe(completes);
+    const resumed = await run('x402', 'resume', waiting.json.fetch_id);
+    expect(resumed.json.outcome).toBe('completed');
   });
 
   test('a price above the profile ceiling is refused client-side', async () => {
