@@ -1,7 +1,7 @@
 /** Client commands for spending and history: pay, confirm, cancel, payments, history, events, approvals, lookup, afford. */
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../client/api.ts';
-import { usernameOf } from '../client/custody.ts';
+import { recordIntent, usernameOf } from '../client/custody.ts';
 import { pinsOf, updatePins } from '../client/pins.ts';
 import { confirmSignSubmit, expectationOf, intentOf, type Expectation } from '../client/sign.ts';
 import { saver } from './custody-commands.ts';
@@ -80,7 +80,7 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
     const intent = await api.call<Record<string, any>>('bot', 'pay', params, { idempotencyKey });
     // Kept until signed, so a confirm after the owner's approval holds the server to the same words.
     updatePins(profile, save, (p) => {
-      p.intents[intent.transaction_id] = intentOf(expect);
+      recordIntent(p, intent.transaction_id, intentOf(expect), new Date());
     });
     if (intent.status !== 'pre_approved' || flags['no-confirm']) return finish(ctx, intent, `Payment ${intent.status}.`);
     const result = await confirmSignSubmit(api, profile, intent.transaction_id, { expect, acceptNewFees: flags['accept-fees'], save, progress: (s) => progress(ctx, s) });

@@ -1,5 +1,6 @@
 /** `agent-wallet withdraw AMOUNT ADDRESS --reason R`, `withdraw confirm WD_ID`, `withdraw get WD_ID`. */
 import { randomUUID } from 'node:crypto';
+import { recordIntent } from '../client/custody.ts';
 import { pinsOf, updatePins } from '../client/pins.ts';
 import { confirmSignSubmit, intentOf } from '../client/sign.ts';
 import { parseUsdc } from '../domain/money.ts';
@@ -35,7 +36,7 @@ export const WITHDRAW_COMMANDS: Record<string, (ctx: CliContext) => Promise<numb
     const w = await api.call<Record<string, any>>('bot', 'withdraw', { amount: positional[0], to_address: positional[1], reason: flags.reason }, { idempotencyKey });
     if (w.transaction_id) {
       updatePins(profile, save, (p) => {
-        p.intents[w.transaction_id] = intentOf({ amount: amount.micro, recipientAddress: positional[1]! });
+        recordIntent(p, w.transaction_id, intentOf({ amount: amount.micro, recipientAddress: positional[1]! }), new Date());
       });
     }
     printData(ctx, w, w.status === 'awaiting_approval' ? `Withdrawal requested; the owner must approve it, then run: agent-wallet withdraw confirm ${w.withdrawal_id}` : `Withdrawal ${w.status}.`);

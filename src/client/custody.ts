@@ -178,6 +178,17 @@ export function recordPaid(book: Record<string, Pin>, name: string, address: str
   book[name] = pin ? { ...pin, address, last_paid: at, count: pin.count + 1 } : { address, kind, first_paid: at, last_paid: at, count: 1 };
 }
 
+/** An unsigned transaction expires on the server after 48 hours; its recorded intent is kept a little longer, then dropped. */
+const INTENT_KEEP_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Records what the agent asked for `id` (stamped with the local time) and drops intents too old to be confirmed. */
+export function recordIntent(pins: Pins, id: string, intent: Intent, now: Date): void {
+  for (const [key, old] of Object.entries(pins.intents)) {
+    if (old.created_at !== undefined && now.getTime() - Date.parse(old.created_at) > INTENT_KEEP_MS) delete pins.intents[key];
+  }
+  pins.intents[id] = { ...intent, created_at: intent.created_at ?? now.toISOString() };
+}
+
 /** The username an agent wrote (`@Alice` → `alice`), or null for an address. */
 export function usernameOf(to: string): string | null {
   const raw = to.trim().replace(/^@/, '');

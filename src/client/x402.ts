@@ -21,7 +21,7 @@ import { checkX402Transfer, decodeMessage } from '../solana/decode.ts';
 import { NETWORKS, type NetworkName } from '../solana/networks.ts';
 import type { ApiClient } from './api.ts';
 import type { ProfileData } from './profile.ts';
-import { checkCeiling, checkPin, micro, recordPaid, type Intent, type Pins } from './custody.ts';
+import { checkCeiling, checkPin, micro, recordIntent, recordPaid, type Intent, type Pins } from './custody.ts';
 import { CustodyCheckError } from './errors.ts';
 import { pinsOf, updatePins, type SaveProfile } from './pins.ts';
 import { formatUsdc } from '../domain/money.ts';
@@ -203,7 +203,7 @@ export async function x402Fetch(
     // Resumed later (x402 resume): the recorded host and ceiling hold the server to this request.
     const fetchId = prepared.fetch_id;
     updatePins(profile, opts.save, (p) => {
-      p.intents[fetchId] = { host: agent.host, max_amount: formatUsdc(agent.maxAmount ?? micro(pins.max_amount)), ...(agent.acceptNewAddress ? { accept_new_address: true } : {}) };
+      recordIntent(p, fetchId, { host: agent.host, max_amount: formatUsdc(agent.maxAmount ?? micro(pins.max_amount)), ...(agent.acceptNewAddress ? { accept_new_address: true } : {}) }, new Date());
     });
     return { outcome: 'awaiting_approval', fetch_id: prepared.fetch_id, prepared, settled: null, response: null };
   }

@@ -9,7 +9,7 @@ import { ApiClient, ApiError } from '../client/api.ts';
 import { ProfileError } from '../client/profile.ts';
 import { registerWallet, type RegisterParams } from '../client/register.ts';
 import { confirmSignSubmit, expectationOf, intentOf, type Expectation } from '../client/sign.ts';
-import { usernameOf } from '../client/custody.ts';
+import { recordIntent, usernameOf } from '../client/custody.ts';
 import { pinsOf, updatePins, type SaveProfile } from '../client/pins.ts';
 import { exportWallet, importWallet, parseWalletFile } from '../client/wallet-file.ts';
 import { parseUsdc } from '../domain/money.ts';
@@ -103,7 +103,7 @@ export const payTool: ToolHandler = async (s, args) => {
   const intent = await api.call<Record<string, unknown>>('bot', 'pay', params, { idempotencyKey });
   // Kept until signed, so confirm_payment after the owner's approval holds the server to the same words.
   updatePins(profile, saver(s), (p) => {
-    p.intents[String(intent.transaction_id)] = intentOf(expect);
+    recordIntent(p, String(intent.transaction_id), intentOf(expect), new Date());
   });
   if (intent.status !== 'pre_approved' || confirm === false) return { ...intent, idempotency_key: idempotencyKey };
   const result = await confirmAndSubmit(s, api, profile, String(intent.transaction_id), 'confirm_payment', expect, accept_new_fees === true);
@@ -136,7 +136,7 @@ export const withdrawTool: ToolHandler = async (s, args) => {
   if (typeof w.transaction_id === 'string') {
     const id = w.transaction_id;
     updatePins(profile, saver(s), (p) => {
-      p.intents[id] = intentOf({ amount, recipientAddress: String(params.to_address) });
+      recordIntent(p, id, intentOf({ amount, recipientAddress: String(params.to_address) }), new Date());
     });
   }
   return { ...w, idempotency_key: idempotencyKey };

@@ -1,6 +1,6 @@
 /** The pure custody rules of the client (src/client/custody.ts): what each pin lets through. */
 import { describe, expect, test } from 'bun:test';
-import { checkCeiling, checkChain, checkPin, maxFee, pinsFromPing, recordPaid, usernameOf, type PingAnswer, type Pin } from '../../src/client/custody.ts';
+import { checkCeiling, checkChain, checkPin, maxFee, pinsFromPing, recordIntent, recordPaid, usernameOf, type PingAnswer, type Pin } from '../../src/client/custody.ts';
 import { CustodyCheckError } from '../../src/client/errors.ts';
 import { DEVNET_USDC } from '../../src/solana/networks.ts';
 
@@ -82,6 +82,16 @@ describe('chain, ceiling and payee pins', () => {
     recordPaid(book, 'shop', 'A', 'merchant', now);
     recordPaid(book, 'shop', 'B', 'merchant', new Date('2026-01-02T00:00:00Z'));
     expect(book.shop).toEqual({ address: 'B', kind: 'merchant', first_paid: now.toISOString(), last_paid: '2026-01-02T00:00:00.000Z', count: 2 });
+  });
+
+  test('recordIntent stamps the local time, keeps a given one, and drops intents older than a week', () => {
+    const p = pinsFromPing('custom', ping, now, 'registration');
+    recordIntent(p, 'tx_old', { amount: '1' }, now);
+    recordIntent(p, 'tx_given', { amount: '2', created_at: '2026-01-07T00:00:00.000Z' }, new Date('2026-01-07T12:00:00Z'));
+    expect(p.intents.tx_old).toEqual({ amount: '1', created_at: now.toISOString() });
+    recordIntent(p, 'tx_new', { amount: '3' }, new Date('2026-01-09T00:00:00Z'));
+    expect(Object.keys(p.intents).sort()).toEqual(['tx_given', 'tx_new']);
+    expect(p.intents.tx_given?.created_at).toBe('2026-01-07T00:00:00.000Z');
   });
 
   test('usernameOf: @ and case folded; an address is not a username', () => {
