@@ -67,6 +67,11 @@ describe('payee pins', () => {
     expect(imported).toEqual((await cli(alice.home, 'payees')).json.items);
     const pins = new ProfileStore(home).load('default').custody!;
     expect(pins).toMatchObject({ mint: world.simnet.mint, treasury: world.services.feePayer.address, fee_payer: world.services.feePayer.address, source: 'registration' });
+    // What they were pinned from: ping and info publish the schedule the daemon charges by.
+    const schedule = { payment_bps: 50, payment_min: 0.01, account_setup_fee: 0.25, withdrawal_fee: 0.1 };
+    expect((await cli(home, 'info')).json.fees).toEqual(schedule);
+    expect(await new ApiClient(world.url).call<any>('bot', 'ping')).toMatchObject({ fees: schedule, treasury: world.services.feePayer.address, fee_payer: world.services.feePayer.address });
+    expect(pins.fees).toEqual({ payment_bps: 50, payment_min: '0.01', account_setup_fee: '0.25', withdrawal_fee: '0.1' });
   });
 
   test("a merchant's payout change is refused until accepted; the accept moves the pin", async () => {
