@@ -19,6 +19,7 @@ import { usdcAta } from '../solana/ata.ts';
 import type { Services } from '../services.ts';
 import { implement, type ActionContext } from './registry.ts';
 import { walletAllowance } from './approvals.ts';
+import { feeSchedule } from './system.ts';
 
 const METADATA_MAX_BYTES = 4096;
 const IMPORT_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -137,7 +138,7 @@ export const walletActions = implement(WALLET, {
 
   info: (ctx) => {
     const w = callerWallet(ctx);
-    return { ...walletView(ctx.services, w), ...claimDetails(ctx.services, w.wallet_id) };
+    return { ...walletView(ctx.services, w), fees: feeSchedule(ctx.services), ...claimDetails(ctx.services, w.wallet_id) };
   },
 
   update_owner: (ctx, p) => {

@@ -3,8 +3,9 @@
  * envelope, as JSON on stdout; without: readable lines. Diagnostics and progress go to stderr.
  * Exit codes (DESIGN §11): 0 ok, 1 error, 2 bad usage, 4 not authenticated, 5 waiting for owner approval.
  */
-import { ApiError, ConnectionError } from '../client/api.ts';
+import { ApiError } from '../client/api.ts';
 import { ProfileError } from '../client/profile.ts';
+import { CLIENT_ERRORS, clientEnvelope } from '../client/errors.ts';
 import type { CliContext } from './context.ts';
 import { UsageError } from './usage.ts';
 
@@ -74,10 +75,14 @@ export function printError(ctx: Pick<CliContext, 'json' | 'out' | 'err'>, err: u
     if (err.errorCode === 'AWAITING_APPROVAL') return EXIT.awaitingApproval;
     return EXIT.error;
   }
-  const local = err instanceof UsageError ? 'USAGE' : err instanceof ProfileError ? 'PROFILE' : err instanceof ConnectionError ? 'CONNECTION' : 'CLIENT';
-  const message = (err as Error)?.message ?? String(err);
-  if (ctx.json) ctx.out(`${JSON.stringify({ success: false, error: { code: `CLIENT_${local}`, message, how_to_fix: '' } }, null, 2)}\n`);
-  else ctx.err(`error: ${message}\n`);
+  const envelope = clientEnvelope(err, (e) => (e instanceof UsageError ? { code: 'CLIENT_USAGE', howToFix: CLIENT_ERRORS.CLIENT_USAGE } : null));
+  if (ctx.json) ctx.out(`${JSON.stringify(envelope, null, 2)}\n`);
+  else {
+    const { code: _code, message, how_to_fix, ...details } = envelope.error;
+    ctx.err(`error: ${message}\n`);
+    if (!(err instanceof UsageError)) ctx.err(`how to fix: ${how_to_fix}\n`);
+    for (const [k, v] of Object.entries(details)) ctx.err(`${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}\n`);
+  }
   if (err instanceof UsageError) return EXIT.usage;
   if (err instanceof ProfileError) return EXIT.auth;
   return EXIT.error;

@@ -1,7 +1,10 @@
 /** Client commands for spending and history: pay, confirm, cancel, payments, history, events, approvals, lookup, afford. */
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../client/api.ts';
-import { confirmSignSubmit } from '../client/sign.ts';
+import { recordIntent, usernameOf } from '../client/custody.ts';
+import { pinsOf, updatePins } from '../client/pins.ts';
+import { confirmSignSubmit, expectationOf, intentOf, type Expectation } from '../client/sign.ts';
+import { saver } from './custody-commands.ts';
 import { parseUsdc } from '../domain/money.ts';
 import { commandFlags, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
@@ -47,37 +50,56 @@ export async function eventsCommand(ctx: CliContext, target: { endpoint: 'bot' |
 
 export const PAYMENT_COMMANDS: Record<string, Command> = {
   pay: async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { note: 'string', reference: 'string', 'idempotency-key': 'string', 'no-confirm': 'boolean', request: 'string' });
+    const { flags, positional } = commandFlags(ctx.args, {
+      note: 'string', reference: 'string', 'idempotency-key': 'string', 'no-confirm': 'boolean', request: 'string',
+      'max-amount': 'string', 'accept-new-address': 'boolean', 'accept-fees': 'boolean',
+    });
     const { profile, api } = profileClient(ctx);
     let params: Record<string, unknown>;
+    // What the agent asked for, in its own words: the client holds the server's message to it.
+    let expect: Expectation;
     if (flags.request) {
-      if (positional.length > 1) throw new UsageError('usage: agent-wallet pay --request REQ_ID [AMOUNT]');
+      if (positional.length > 1) throw new UsageError('usage: agent-wallet pay --request REQ_ID [AMOUNT] [--max-amount A]');
       params = { payment_request_id: flags.request, ...(positional[0] ? { amount: positional[0] } : {}) };
+      expect = positional[0] ? { amount: micro(positional[0]) } : flags['max-amount'] ? { maxAmount: micro(flags['max-amount']) } : {};
     } else {
-      if (positional.length !== 2) throw new UsageError('usage: agent-wallet pay TO AMOUNT [--note N] [--reference R] [--idempotency-key K] [--no-confirm]');
-      micro(positional[1]);
+      if (positional.length !== 2) throw new UsageError('usage: agent-wallet pay TO AMOUNT [--note N] [--reference R] [--idempotency-key K] [--no-confirm] [--accept-new-address] [--accept-fees]');
+      const username = usernameOf(positional[0]!);
+      expect = { amount: micro(positional[1]), ...(username ? { username } : { recipientAddress: positional[0]!.trim() }) };
       params = { to: positional[0], amount: positional[1] };
     }
+    if (flags['accept-new-address']) expect.acceptNewAddress = true;
+    expect.createdAt = new Date().toISOString();
     if (flags.note) params.note = flags.note;
     if (flags.reference) params.reference = flags.reference;
+    const save = saver(ctx);
+    await pinsOf(api, profile, save);
     // A key per logical payment: a retry of this command with the same key never pays twice.
     const idempotencyKey = flags['idempotency-key'] ?? randomUUID();
     progress(ctx, `created payment intent (idempotency key ${idempotencyKey})`);
     const intent = await api.call<Record<string, any>>('bot', 'pay', params, { idempotencyKey });
-    if (intent.status !== 'pre_approved' || flags['no-confirm']) return finish(ctx, intent, `Payment ${intent.status}.`);
-    const result = await confirmSignSubmit(api, profile, intent.transaction_id, {
-      expect: { recipientAddress: intent.to_address, amount: micro(intent.amount), maxFee: micro(intent.fee) },
-      progress: (s) => progress(ctx, s),
+    // Kept until signed, so a confirm after the owner's approval holds the server to the same words.
+    updatePins(profile, save, (p) => {
+      recordIntent(p, intent.transaction_id, intentOf(expect), new Date());
     });
+    if (intent.status !== 'pre_approved' || flags['no-confirm']) return finish(ctx, intent, `Payment ${intent.status}.`);
+    const result = await confirmSignSubmit(api, profile, intent.transaction_id, { expect, acceptNewFees: flags['accept-fees'], save, progress: (s) => progress(ctx, s) });
     if (result.status === 'completed') progress(ctx, 'completed');
     return finish(ctx, result, `Payment ${result.status}.`);
   },
 
   confirm: async (ctx) => {
-    const { positional } = commandFlags(ctx.args, {});
-    if (positional.length !== 1) throw new UsageError('usage: agent-wallet confirm TX_ID');
+    const { flags, positional } = commandFlags(ctx.args, { 'max-amount': 'string', 'accept-new-address': 'boolean', 'accept-fees': 'boolean' });
+    if (positional.length !== 1) throw new UsageError('usage: agent-wallet confirm TX_ID [--max-amount A] [--accept-new-address] [--accept-fees]');
     const { profile, api } = profileClient(ctx);
-    const result = await confirmSignSubmit(api, profile, positional[0]!, { progress: (s) => progress(ctx, s) });
+    const save = saver(ctx);
+    const recorded = (await pinsOf(api, profile, save)).intents[positional[0]!];
+    const expect: Expectation = {
+      ...(recorded ? expectationOf(recorded) : {}),
+      ...(flags['max-amount'] ? { maxAmount: micro(flags['max-amount']) } : {}),
+      ...(flags['accept-new-address'] ? { acceptNewAddress: true } : {}),
+    };
+    const result = await confirmSignSubmit(api, profile, positional[0]!, { expect, acceptNewFees: flags['accept-fees'], save, progress: (s) => progress(ctx, s) });
     return finish(ctx, result, `Payment ${result.status}.`);
   },
 

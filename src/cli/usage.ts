@@ -20,13 +20,16 @@ Agent commands (global flags: --server URL, --profile NAME, --json, --home DIR):
   agent-wallet export FILE.wlt | export revoke EXPORT_ID | import FILE.wlt
   agent-wallet set-api-key [KEY]   store the new API key after the owner rotated it (stdin when KEY is omitted)
   agent-wallet lookup USER | afford TO AMOUNT
-  agent-wallet pay TO AMOUNT [--note N] [--reference R] [--idempotency-key K] [--no-confirm] | pay --request REQ_ID [AMOUNT]
+  agent-wallet pay TO AMOUNT [--note N] [--reference R] [--idempotency-key K] [--no-confirm] | pay --request REQ_ID [AMOUNT] [--max-amount A]
                                    pay a username, address or paylink: intent → check → FROST signing → submit
-  agent-wallet confirm TX_ID | cancel TX_ID | payments [--status S] | history [--type T]
+                                   (also --accept-new-address: a merchant's new payout; --accept-fees: a new fee schedule)
+  agent-wallet confirm TX_ID [--max-amount A] [--accept-new-address] [--accept-fees] | cancel TX_ID | payments [--status S] | history [--type T]
+  agent-wallet payees [--json] | payees forget USER|HOST | ceiling [AMOUNT] | fees [accept]
+                                   what the client pinned: payees, the ceiling for amounts not yours, the fee schedule
   agent-wallet events [--unread] [--since ID|TIME] [--wait S] | events read IDS…|--all
   agent-wallet approvals | approval APPROVAL_ID [--wait S]
-  agent-wallet withdraw AMOUNT ADDRESS --reason R | withdraw confirm WD_ID | withdraw get WD_ID
-  agent-wallet x402 fetch URL [--method M] [--header K:V]… [--data BODY] [--max-amount A] | x402 resume FETCH_ID
+  agent-wallet withdraw AMOUNT ADDRESS --reason R | withdraw confirm WD_ID [--accept-fees] | withdraw get WD_ID
+  agent-wallet x402 fetch URL [--method M] [--header K:V]… [--data BODY] [--max-amount A] [--accept-new-address] | x402 resume FETCH_ID
                                    call a paid (HTTP 402) API and pay it in USDC under the guard rails
   agent-wallet x402 catalog [--query Q] [--tag T]
   agent-wallet request create --description D [--amount A] [--item "desc:price[:qty]"]… [--reference R]

@@ -16,11 +16,12 @@ import { parseUsdc } from '../domain/money.ts';
 import { commandFlags, DEFAULT_SERVER, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
 import { UsageError } from './usage.ts';
+import { saver } from './custody-commands.ts';
 
 type Command = (ctx: CliContext) => Promise<number>;
 
 const USAGE = `usage:
-  agent-wallet x402 fetch URL [--method M] [--header K:V]… [--data BODY] [--max-amount A] [--idempotency-key K] [--json]
+  agent-wallet x402 fetch URL [--method M] [--header K:V]… [--data BODY] [--max-amount A] [--accept-new-address] [--idempotency-key K] [--json]
   agent-wallet x402 resume FETCH_ID [--json]
   agent-wallet x402 catalog [--query Q] [--tag T] [--json]`;
 
@@ -61,7 +62,7 @@ function finish(ctx: CliContext, r: X402Result): number {
 
 const SUBCOMMANDS: Record<string, Command> = {
   fetch: async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { method: 'string', header: 'strings', data: 'string', 'max-amount': 'string', 'idempotency-key': 'string' });
+    const { flags, positional } = commandFlags(ctx.args, { method: 'string', header: 'strings', data: 'string', 'max-amount': 'string', 'idempotency-key': 'string', 'accept-new-address': 'boolean' });
     if (positional.length !== 1) throw new UsageError(USAGE);
     if (flags['max-amount'] !== undefined && !parseUsdc(flags['max-amount']).ok) throw new UsageError(`--max-amount ${flags['max-amount']} is not a USDC amount`);
     const { profile, api } = profileClient(ctx);
@@ -76,7 +77,7 @@ const SUBCOMMANDS: Record<string, Command> = {
         ...(flags.data !== undefined ? { body: flags.data } : {}),
         ...(flags['max-amount'] ? { max_amount: flags['max-amount'] } : {}),
       },
-      { idempotencyKey, progress: (s) => progress(ctx, s) },
+      { idempotencyKey, acceptNewAddress: flags['accept-new-address'], save: saver(ctx), progress: (s) => progress(ctx, s) },
     );
     return finish(ctx, result);
   },
@@ -85,7 +86,7 @@ const SUBCOMMANDS: Record<string, Command> = {
     const { positional } = commandFlags(ctx.args, {});
     if (positional.length !== 1) throw new UsageError(USAGE);
     const { profile, api } = profileClient(ctx);
-    return finish(ctx, await x402Resume(api, profile, positional[0]!, (s) => progress(ctx, s)));
+    return finish(ctx, await x402Resume(api, profile, positional[0]!, (s) => progress(ctx, s), saver(ctx)));
   },
 
   catalog: async (ctx) => {

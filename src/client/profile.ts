@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { scryptSync } from 'node:crypto';
 import { open as openSealed, seal } from '../frost/seal.ts';
 import type { PublicPackageWire } from '../frost/wire.ts';
+import type { Pins } from './custody.ts';
 
 /** What a profile holds. `key_package` and `api_key` are secrets. */
 export interface ProfileData {
@@ -24,6 +25,8 @@ export interface ProfileData {
   key_package: string;
   public_package: PublicPackageWire;
   created_at: string;
+  /** What the agent pinned (src/client/custody.ts); absent in profiles made before pins, added on first use. */
+  custody?: Pins;
 }
 
 export class ProfileError extends Error {
@@ -38,6 +41,12 @@ export function defaultHome(env: Record<string, string | undefined> = process.en
 }
 
 export class ProfileStore {
+  /**
+   * The last salt and scrypt key this store derived: a rewrite after a load (pins changed) reuses
+   * them instead of paying scrypt again; each seal still draws a fresh random nonce.
+   */
+  private derived: { salt: Uint8Array; key: Uint8Array } | null = null;
+
   constructor(
     readonly home: string,
     private readonly passphrase?: string,
@@ -89,11 +98,14 @@ export class ProfileStore {
   }
 
   private key(salt: Uint8Array): Uint8Array {
-    return new Uint8Array(scryptSync(this.passphrase ?? '', salt, 32, SCRYPT));
+    if (this.derived && Buffer.compare(this.derived.salt, salt) === 0) return this.derived.key;
+    const key = new Uint8Array(scryptSync(this.passphrase ?? '', salt, 32, SCRYPT));
+    this.derived = { salt, key };
+    return key;
   }
 
   private encrypt(data: ProfileData) {
-    const salt = crypto.getRandomValues(new Uint8Array(16));
+    const salt = this.derived?.salt ?? crypto.getRandomValues(new Uint8Array(16));
     const sealed = seal(this.key(salt), new TextEncoder().encode(JSON.stringify(data)), 'agent-wallet-profile-v1');
     return { version: 1, encrypted: { kdf: 'scrypt', n: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p, salt: Buffer.from(salt).toString('base64'), sealed: Buffer.from(sealed).toString('base64') } };
   }
@@ -101,7 +113,7 @@ export class ProfileStore {
   private decrypt(enc: Record<string, string>, path: string): ProfileData {
     if (!this.passphrase) throw new ProfileError(`${path} is encrypted; set AGENT_WALLET_PASSPHRASE`);
     try {
-      const plain = openSealed(this.key(Buffer.from(enc.salt ?? '', 'base64')), Buffer.from(enc.sealed ?? '', 'base64'), 'agent-wallet-profile-v1');
+      const plain = openSealed(this.key(new Uint8Array(Buffer.from(enc.salt ?? '', 'base64'))), Buffer.from(enc.sealed ?? '', 'base64'), 'agent-wallet-profile-v1');
       return JSON.parse(new TextDecoder().decode(plain)) as ProfileData;
     } catch {
       throw new ProfileError(`${path}: wrong AGENT_WALLET_PASSPHRASE or a damaged file`);

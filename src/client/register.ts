@@ -22,6 +22,8 @@ import {
 } from '../frost/wire.ts';
 import { registrationProofMessage } from '../domain/registration-proof.ts';
 import type { ApiClient } from './api.ts';
+import { pinsFromPing, type PingAnswer } from './custody.ts';
+import { CustodyCheckError } from './errors.ts';
 import type { ProfileData } from './profile.ts';
 
 export interface RegisterParams {
@@ -32,10 +34,7 @@ export interface RegisterParams {
   metadata?: Record<string, unknown>;
 }
 
-/** Thrown when the server's answers do not match what the agent computed itself. */
-export class CustodyCheckError extends Error {
-  override readonly name = 'CustodyCheckError';
-}
+export { CustodyCheckError };
 
 /** Runs dkg_init → dkg_complete → register; returns the register response and the profile to save. */
 export async function registerWallet(
@@ -88,6 +87,8 @@ export async function registerWallet(
     key_package: Buffer.from(encodeSecretState(result.keyPackage.reveal())).toString('base64'),
     public_package: encodePublicPackage(result.publicPackage),
     created_at: new Date().toISOString(),
+    // Pinned now, while the server is the one the agent chose to trust: later answers are held to these.
+    custody: pinsFromPing(String(response.network), await api.call<PingAnswer>('bot', 'ping'), new Date(), 'registration'),
   };
   return { response, profile, proof: { message: expected, signature } };
 }

@@ -1,9 +1,10 @@
 /**
  * The agent side of a signing round (DESIGN §4). Before it releases its share the client decodes
- * the server's message and refuses — nothing signed — unless it is exactly the intent it asked
- * for: allowed programs only, the USDC mint of its network, the recipient's token account, the
- * amount, a fee no larger than quoted going to the treasury, and the fee payer. Custody rests on
- * both sides checking.
+ * the server's message and refuses — nothing signed — unless it is exactly what the AGENT asked
+ * for, never merely what the server answered (issue 19): the amount it stated (or, when the amount
+ * is not its own — a paylink, a payment confirmed without the intent this client made — at most its
+ * ceiling), the address it named or the address pinned for the username, a fee no larger than the
+ * pinned schedule gives, and the mint, treasury and fee payer pinned at registration.
  */
 import type { Address } from '@solana/kit';
 import { decodeSecretState } from '../frost/codec.ts';
@@ -13,21 +14,30 @@ import { commit, signShare } from '../frost/party.ts';
 import { Secret } from '../frost/secret.ts';
 import type { KeyPackage } from '../frost/types.ts';
 import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../frost/wire.ts';
-import { NETWORKS, type NetworkName } from '../solana/networks.ts';
-import { checkTransfer } from '../solana/decode.ts';
-import { parseUsdc } from '../domain/money.ts';
+import { checkTransfer, decodeMessage } from '../solana/decode.ts';
+import { formatUsdc, parseUsdc } from '../domain/money.ts';
 import type { ApiClient } from './api.ts';
+import { checkCeiling, checkChain, checkPin, maxFee, micro as microOf, recordPaid, type Intent, type Pins } from './custody.ts';
+import { CustodyCheckError } from './errors.ts';
+import { acceptNewFees, pinsOf, updatePins, type SaveProfile } from './pins.ts';
 import type { ProfileData } from './profile.ts';
-import { CustodyCheckError } from './register.ts';
 
-/** What the agent expects the transfer to do; anything else is refused. */
+/** What the agent asked for; anything else is refused. */
 export interface Expectation {
-  recipientAddress: string;
-  amount: bigint;
-  /** The most the agent agreed to pay in fees (platform + account setup). */
-  maxFee: bigint;
+  /** The amount the agent stated; absent: the server's amount, at most `maxAmount`. */
+  amount?: bigint;
+  /** The agent's ceiling for an amount it did not state; default: the profile's. */
+  maxAmount?: bigint;
+  /** The address the agent named: the message must pay exactly it. */
+  recipientAddress?: string;
+  /** The username the agent named: pinned on first payment, held to the pin after. */
+  username?: string;
+  /** The agent accepts a merchant's new payout address (moves the pin). */
+  acceptNewAddress?: boolean;
   /** Solana Pay reference keys the transfer must carry (a paylink's); default: those the server's summary names. */
   references?: string[];
+  /** When this client created the intent (local clock): a wallet pinned before then has its token account. */
+  createdAt?: string;
 }
 
 export interface ConfirmResponse {
@@ -35,7 +45,7 @@ export interface ConfirmResponse {
   status: string;
   message: string;
   signed: boolean;
-  summary: { to_address: string; amount: number; fee: number; usdc_mint: string; treasury: string; fee_payer: string; network: string; references?: string[] };
+  summary: { to?: string | null; to_address: string; amount: number; fee: number; usdc_mint: string; treasury: string; fee_payer: string; network: string; references?: string[] };
 }
 
 function micro(value: number, what: string): bigint {
@@ -44,47 +54,140 @@ function micro(value: number, what: string): bigint {
   return p.micro;
 }
 
-/** The expectation from the server's own summary, for a payment this client did not create in this process. */
-export function expectationFromSummary(c: ConfirmResponse): Expectation {
-  return { recipientAddress: c.summary.to_address, amount: micro(c.summary.amount, 'amount'), maxFee: micro(c.summary.fee, 'fee') };
+/** The expectation the agent recorded when it created the intent (src/client/custody.ts Intent). */
+export function expectationOf(intent: Intent): Expectation {
+  return {
+    ...(intent.amount !== undefined ? { amount: microOf(intent.amount) } : {}),
+    ...(intent.max_amount !== undefined ? { maxAmount: microOf(intent.max_amount) } : {}),
+    ...(intent.to_address !== undefined ? { recipientAddress: intent.to_address } : {}),
+    ...(intent.username !== undefined ? { username: intent.username } : {}),
+    ...(intent.accept_new_address ? { acceptNewAddress: true } : {}),
+    ...(intent.created_at !== undefined ? { createdAt: intent.created_at } : {}),
+  };
 }
 
-/** The USDC mint the agent trusts for its network (the server's word only on a custom network). */
-function trustedMint(profile: ProfileData, c: ConfirmResponse): string {
-  const known = NETWORKS[profile.network as NetworkName]?.defaultUsdcMint;
-  return known ?? c.summary.usdc_mint;
+/** The intent to record for `expect`, so a later confirm (after the owner's approval) holds the server to it. */
+export function intentOf(expect: Expectation): Intent {
+  return {
+    ...(expect.amount !== undefined ? { amount: formatUsdc(expect.amount) } : {}),
+    ...(expect.maxAmount !== undefined ? { max_amount: formatUsdc(expect.maxAmount) } : {}),
+    ...(expect.recipientAddress !== undefined ? { to_address: expect.recipientAddress } : {}),
+    ...(expect.username !== undefined ? { username: expect.username } : {}),
+    ...(expect.acceptNewAddress ? { accept_new_address: true } : {}),
+    ...(expect.createdAt !== undefined ? { created_at: expect.createdAt } : {}),
+  };
 }
 
-/** Refuses (throws CustodyCheckError) unless the message is exactly the expected transfer. */
-export async function checkMessage(profile: ProfileData, c: ConfirmResponse, expect: Expectation): Promise<void> {
-  const result = await checkTransfer(new Uint8Array(Buffer.from(c.message, 'base64')), {
+function createsAccount(bytes: Uint8Array): boolean {
+  try {
+    return decodeMessage(bytes).instructions.some((ix) => ix.kind === 'createAtaIdempotent');
+  } catch {
+    // An undecodable message is refused by checkTransfer with its reason.
+    return false;
+  }
+}
+
+/** The payee a username pin applies to: the one the agent named, else (paylinks, unknown intents) the one the server names. */
+function payeeName(c: ConfirmResponse, expect: Expectation): string | null {
+  if (expect.username) return expect.username;
+  if (expect.recipientAddress || !c.summary.to || c.summary.to.length >= 32) return null;
+  return c.summary.to.toLowerCase();
+}
+
+/**
+ * Refuses (throws CustodyCheckError) unless the message is exactly what the agent asked for
+ * under its pins. Returns the pin to record once the share is sent, if any.
+ */
+export async function checkMessage(
+  profile: ProfileData,
+  pins: Pins,
+  c: ConfirmResponse,
+  expect: Expectation,
+  kind: 'payment' | 'withdrawal',
+): Promise<{ username: string; address: string } | null> {
+  checkChain(pins, { mint: c.summary.usdc_mint, treasury: c.summary.treasury, fee_payer: c.summary.fee_payer });
+  const name = kind === 'payment' ? payeeName(c, expect) : null;
+  if (name) checkPin(pins.payees[name], name, c.summary.to_address, expect.acceptNewAddress === true);
+  const offered = micro(c.summary.amount, 'amount');
+  if (expect.amount !== undefined && offered !== expect.amount) {
+    throw new CustodyCheckError(`refusing to sign: the server answers a ${kind} of ${formatUsdc(offered)} USDC; you asked for ${formatUsdc(expect.amount)} USDC`, {
+      details: { asked_amount: formatUsdc(expect.amount), offered_amount: formatUsdc(offered) },
+    });
+  }
+  const amount = expect.amount ?? offered;
+  if (expect.amount === undefined) checkCeiling(pins, amount, expect.maxAmount, kind === 'withdrawal' ? 'the withdrawal' : 'the payment');
+  const bytes = new Uint8Array(Buffer.from(c.message, 'base64'));
+  // A wallet paid before this intent was created has its token account: that payment created it, and
+  // closing it needs the wallet's own (FROST) signature. Anywhere else the message's creation counts.
+  const pin = name ? pins.payees[name] : undefined;
+  const accountExists = pin?.kind === 'wallet' && pin.address === c.summary.to_address && expect.createdAt !== undefined && pin.first_paid < expect.createdAt;
+  const allowed = maxFee(pins.fees, kind, amount, !accountExists && createsAccount(bytes));
+  const fee = micro(c.summary.fee, 'fee');
+  if (fee > allowed) {
+    throw new CustodyCheckError(`refusing to sign: the server charges a fee of ${formatUsdc(fee)} USDC; the fee schedule pinned at ${pins.pinned_at} gives at most ${formatUsdc(allowed)} USDC for this ${kind}`, {
+      howToFix: 'Do not retry as is. Compare the pinned and the published schedule with "agent-wallet fees"; if you accept the new one, retry with --accept-fees (MCP: accept_new_fees: true), which pins it.',
+      details: { fee: formatUsdc(fee), max_fee: formatUsdc(allowed), pinned_fees: pins.fees },
+    });
+  }
+  const result = await checkTransfer(bytes, {
     wallet: profile.address as Address,
-    mint: trustedMint(profile, c) as Address,
-    recipientOwner: expect.recipientAddress as Address,
-    amount: expect.amount,
-    maxFee: expect.maxFee,
-    treasuryOwner: c.summary.treasury as Address,
-    feePayer: c.summary.fee_payer as Address,
+    mint: pins.mint as Address,
+    recipientOwner: (expect.recipientAddress ?? c.summary.to_address) as Address,
+    amount,
+    maxFee: allowed,
+    treasuryOwner: pins.treasury as Address,
+    feePayer: pins.fee_payer as Address,
     // Reference keys are read-only, non-signing accounts: they move nothing, so the server's word is enough.
     references: (expect.references ?? c.summary.references ?? []) as Address[],
   });
   if (!result.ok) throw new CustodyCheckError(`refusing to sign: ${result.reason}`);
+  return name && (expect.username || pins.payees[name]) ? { username: name, address: c.summary.to_address } : null;
+}
+
+/** A first payment to a username pins it with its kind from lookup, which must agree with the payment. */
+async function pinKind(api: ApiClient, pins: Pins, payee: { username: string; address: string }): Promise<'wallet' | 'merchant'> {
+  const known = pins.payees[payee.username];
+  if (known) return known.kind === 'merchant' ? 'merchant' : 'wallet';
+  const found = await api.call<{ found: boolean; type: string | null; address: string | null }>('bot', 'lookup', { username: payee.username });
+  if (!found.found || found.address !== payee.address) {
+    throw new CustodyCheckError(`refusing to sign: the server pays ${payee.address} for @${payee.username} but its lookup answers ${String(found.address)}`, {
+      details: { username: payee.username, offered_address: payee.address, lookup_address: found.address },
+    });
+  }
+  return found.type === 'merchant' ? 'merchant' : 'wallet';
+}
+
+export interface SignOptions {
+  /** confirm_payment (default) or confirm_withdrawal. */
+  confirmAction?: string;
+  /** What the agent asked for; default: the intent this profile recorded for the transaction, else nothing (its ceiling and pins only). */
+  expect?: Expectation;
+  /** The agent accepts the fee schedule the server publishes now. */
+  acceptNewFees?: boolean;
+  /** Writes the profile after its pins changed (CLI and MCP rewrite the profile file). */
+  save?: SaveProfile;
+  progress?: (step: string) => void;
+  wait?: boolean;
 }
 
 /**
  * confirm → check → frost_sign_init → share → frost_sign_complete → submit_signed_tx (wait).
- * `confirmAction` is confirm_payment or confirm_withdrawal. Returns the final transaction view.
+ * Returns the final transaction view.
  */
-export async function confirmSignSubmit(
-  api: ApiClient,
-  profile: ProfileData,
-  transactionId: string,
-  opts: { confirmAction?: string; expect?: Expectation; progress?: (step: string) => void; wait?: boolean } = {},
-): Promise<Record<string, unknown>> {
+export async function confirmSignSubmit(api: ApiClient, profile: ProfileData, transactionId: string, opts: SignOptions = {}): Promise<Record<string, unknown>> {
   const progress = opts.progress ?? (() => {});
+  const pins = opts.acceptNewFees ? await acceptNewFees(api, profile, opts.save) : await pinsOf(api, profile, opts.save);
   const confirmed = await api.call<ConfirmResponse>('bot', opts.confirmAction ?? 'confirm_payment', { transaction_id: transactionId });
   if (!confirmed.signed) {
-    await checkMessage(profile, confirmed, opts.expect ?? expectationFromSummary(confirmed));
+    const recorded = pins.intents[transactionId];
+    const expect = opts.expect ?? (recorded ? expectationOf(recorded) : {});
+    const kind = opts.confirmAction === 'confirm_withdrawal' ? 'withdrawal' : 'payment';
+    const payee = await checkMessage(profile, pins, confirmed, expect, kind).catch((err: unknown) => {
+      // The refusal names the transaction: the agent may cancel it, or confirm it with other words.
+      if (err instanceof CustodyCheckError) err.details.transaction_id = transactionId;
+      throw err;
+    });
+    const payeeKind = payee ? await pinKind(api, pins, payee) : null;
     progress('signing (FROST round with the server)');
     const key = new Secret(decodeSecretState(Buffer.from(profile.key_package, 'base64')) as KeyPackage);
     const { nonces, commitments } = commit(key);
@@ -96,6 +199,10 @@ export async function confirmSignSubmit(
     const list = commitmentList(commitments, decodeCommitments(init.server_commitments, SERVER_ID));
     const share = signShare(key, nonces, list, new Uint8Array(Buffer.from(confirmed.message, 'base64')));
     await api.call('bot', 'frost_sign_complete', { transaction_id: transactionId, sign_session_id: init.sign_session_id, signature_share: encodeSignatureShare(AGENT_ID, share) });
+    updatePins(profile, opts.save, (p) => {
+      if (payee && payeeKind) recordPaid(p.payees, payee.username, payee.address, payeeKind, new Date());
+      delete p.intents[transactionId];
+    });
   }
   progress('submitted to Solana');
   return api.call<Record<string, unknown>>('bot', 'submit_signed_tx', { transaction_id: transactionId, wait: opts.wait ?? true });

@@ -21,7 +21,10 @@ import { checkX402Transfer, decodeMessage } from '../solana/decode.ts';
 import { NETWORKS, type NetworkName } from '../solana/networks.ts';
 import type { ApiClient } from './api.ts';
 import type { ProfileData } from './profile.ts';
-import { CustodyCheckError } from './register.ts';
+import { checkCeiling, checkPin, micro, recordIntent, recordPaid, type Intent, type Pins } from './custody.ts';
+import { CustodyCheckError } from './errors.ts';
+import { pinsOf, updatePins, type SaveProfile } from './pins.ts';
+import { formatUsdc } from '../domain/money.ts';
 
 /** The request to buy, as x402_prepare takes it. */
 export interface X402Request {
@@ -71,15 +74,17 @@ interface ConfirmAnswer {
   summary: { pay_to: string; amount_atomic: string; fee_payer: string; asset: string };
 }
 
-/** The USDC mint this agent trusts: its network's, or (custom networks only) the one prepare named. */
-function trustedMint(profile: ProfileData, prepared: Prepared): string {
-  return NETWORKS[profile.network as NetworkName]?.defaultUsdcMint ?? String(prepared.asset);
+/** The USDC mint this agent trusts: the one pinned at registration (a profile without pins: its known network's). */
+function trustedMint(profile: ProfileData): string {
+  const mint = profile.custody?.mint ?? NETWORKS[profile.network as NetworkName]?.defaultUsdcMint;
+  if (!mint) throw new CustodyCheckError('refusing to sign: this profile has no pinned USDC mint');
+  return mint;
 }
 
 /** Refuses (CustodyCheckError) unless `messageB64` is exactly the purchase prepare described. */
 export async function checkX402Message(profile: ProfileData, prepared: Prepared, messageB64: string): Promise<void> {
-  const mint = trustedMint(profile, prepared);
-  if (prepared.asset !== mint) throw new CustodyCheckError(`refusing to sign: the purchase pays in ${String(prepared.asset)}, not the USDC mint ${mint}`);
+  const mint = trustedMint(profile);
+  if (prepared.asset !== mint) throw new CustodyCheckError(`refusing to sign: the purchase pays in ${String(prepared.asset)}, not the USDC mint ${mint}`, { details: { pinned: mint, offered: prepared.asset } });
   if (!prepared.pay_to || !prepared.fee_payer || !prepared.amount_atomic || !/^[0-9]+$/.test(prepared.amount_atomic)) {
     throw new CustodyCheckError('refusing to sign: prepare did not describe the payment (pay_to, amount, fee payer)');
   }
@@ -98,6 +103,40 @@ export async function checkX402Message(profile: ProfileData, prepared: Prepared,
   }
 }
 
+/** What the agent asked of a purchase: its ceiling, and the seller's host whose payTo is pinned. */
+export interface X402Expectation {
+  host?: string;
+  maxAmount?: bigint;
+  acceptNewAddress?: boolean;
+}
+
+/** Holds the price to the agent's ceiling and payTo to the host's pin. */
+function checkPurchase(pins: Pins, prepared: Prepared, expect: X402Expectation): void {
+  if (!prepared.amount_atomic || !/^[0-9]+$/.test(prepared.amount_atomic) || !prepared.pay_to) {
+    throw new CustodyCheckError('refusing to sign: prepare did not describe the payment (pay_to, amount, fee payer)');
+  }
+  checkCeiling(pins, BigInt(prepared.amount_atomic), expect.maxAmount, `the x402 price${expect.host ? ` of ${expect.host}` : ''}`);
+  if (expect.host) checkPin(pins.x402_hosts[expect.host], expect.host, prepared.pay_to, expect.acceptNewAddress === true);
+}
+
+function x402ExpectationOf(intent: Intent | undefined): X402Expectation {
+  if (!intent) return {};
+  return {
+    ...(intent.host ? { host: intent.host } : {}),
+    ...(intent.max_amount ? { maxAmount: micro(intent.max_amount) } : {}),
+    ...(intent.accept_new_address ? { acceptNewAddress: true } : {}),
+  };
+}
+
+export interface X402Options {
+  idempotencyKey?: string;
+  progress?: (step: string) => void;
+  /** The agent accepts a new payTo for the host (moves the pin). */
+  acceptNewAddress?: boolean;
+  /** Writes the profile after its pins changed. */
+  save?: SaveProfile;
+}
+
 /**
  * Pays a purchase: x402_confirm with fresh commitments, check the message against `expect` (what
  * prepare said; for a resumed purchase, the summary x402_confirm returns before anything is
@@ -110,17 +149,26 @@ export async function payPurchase(
   fetchId: string,
   expect: Prepared | null,
   progress: (step: string) => void = () => {},
+  opts: { agent?: X402Expectation; save?: SaveProfile } = {},
 ): Promise<Record<string, any>> {
+  const pins = await pinsOf(api, profile, opts.save);
+  const agent = opts.agent ?? x402ExpectationOf(pins.intents[fetchId]);
   const key = new Secret(decodeSecretState(Buffer.from(profile.key_package, 'base64')) as KeyPackage);
   const { nonces, commitments } = commit(key);
   const confirmed = await api.call<ConfirmAnswer>('bot', 'x402_confirm', { fetch_id: fetchId, commitments: encodeCommitments(commitments) });
   if (!confirmed.signed) {
     if (!confirmed.message || !confirmed.sign_session_id) throw new CustodyCheckError('the server did not return a message to sign');
-    await checkX402Message(profile, expect ?? { payment_required: true, fetch_id: fetchId, status: null, ...confirmed.summary }, confirmed.message);
+    const described = expect ?? { payment_required: true, fetch_id: fetchId, status: null, ...confirmed.summary };
+    checkPurchase(pins, described, agent);
+    await checkX402Message(profile, described, confirmed.message);
     progress('signing the payment (FROST round with the server)');
     const list = commitmentList(commitments, decodeCommitments(confirmed.server_commitments, SERVER_ID));
     const share = signShare(key, nonces, list, new Uint8Array(Buffer.from(confirmed.message, 'base64')));
     await api.call('bot', 'x402_sign_complete', { fetch_id: fetchId, sign_session_id: confirmed.sign_session_id, signature_share: encodeSignatureShare(AGENT_ID, share) });
+    updatePins(profile, opts.save, (p) => {
+      if (agent.host) recordPaid(p.x402_hosts, agent.host, String(described.pay_to), 'host', new Date());
+      delete p.intents[fetchId];
+    });
   }
   progress('sending the paid request');
   return api.call<Record<string, any>>('bot', 'x402_settle', { fetch_id: fetchId });
@@ -136,22 +184,47 @@ export async function x402Fetch(
   api: ApiClient,
   profile: ProfileData,
   req: X402Request,
-  opts: { idempotencyKey?: string; progress?: (step: string) => void } = {},
+  opts: X402Options = {},
 ): Promise<X402Result> {
   const progress = opts.progress ?? (() => {});
+  const pins = await pinsOf(api, profile, opts.save);
+  const agent: X402Expectation = {
+    host: hostOf(req.url),
+    ...(req.max_amount !== undefined ? { maxAmount: micro(req.max_amount) } : {}),
+    ...(opts.acceptNewAddress ? { acceptNewAddress: true } : {}),
+  };
   progress(`probing ${req.url}`);
   const prepared = await api.call<Prepared>('bot', 'x402_prepare', { ...req }, { idempotencyKey: opts.idempotencyKey });
   if (!prepared.payment_required || !prepared.fetch_id) return { outcome: 'not_required', fetch_id: null, prepared, settled: null, response: (prepared.response as Record<string, any>) ?? null };
   progress(`payment required: ${prepared.amount} USDC to ${prepared.pay_to} (${prepared.status})`);
-  if (prepared.status === 'awaiting_approval') return { outcome: 'awaiting_approval', fetch_id: prepared.fetch_id, prepared, settled: null, response: null };
+  // Refused now, before the owner is asked to approve a purchase this client would not sign.
+  if (prepared.status === 'awaiting_approval' || prepared.status === 'pre_approved' || prepared.status === 'approved') checkPurchase(pins, prepared, agent);
+  if (prepared.status === 'awaiting_approval') {
+    // Resumed later (x402 resume): the recorded host and ceiling hold the server to this request.
+    const fetchId = prepared.fetch_id;
+    updatePins(profile, opts.save, (p) => {
+      recordIntent(p, fetchId, { host: agent.host, max_amount: formatUsdc(agent.maxAmount ?? micro(pins.max_amount)), ...(agent.acceptNewAddress ? { accept_new_address: true } : {}) }, new Date());
+    });
+    return { outcome: 'awaiting_approval', fetch_id: prepared.fetch_id, prepared, settled: null, response: null };
+  }
   if (prepared.status !== 'pre_approved' && prepared.status !== 'approved' && prepared.status !== 'pending' && prepared.status !== 'completed') {
     return { outcome: prepared.status === 'rejected' ? 'rejected' : 'failed', fetch_id: prepared.fetch_id, prepared, settled: null, response: null };
   }
-  return settledResult(prepared.fetch_id, prepared, await payPurchase(api, profile, prepared.fetch_id, prepared, progress));
+  return settledResult(prepared.fetch_id, prepared, await payPurchase(api, profile, prepared.fetch_id, prepared, progress, { agent, save: opts.save }));
+}
+
+/** The seller's host, the key its payTo is pinned under. */
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    // x402_prepare refuses a malformed URL with its own error.
+    return undefined;
+  }
 }
 
 /** Resumes a purchase (after the owner approved it, or to read an unknown outcome): confirm, check, sign, settle. */
-export async function x402Resume(api: ApiClient, profile: ProfileData, fetchId: string, progress: (step: string) => void = () => {}): Promise<X402Result> {
-  const settled = await payPurchase(api, profile, fetchId, null, progress);
+export async function x402Resume(api: ApiClient, profile: ProfileData, fetchId: string, progress: (step: string) => void = () => {}, save?: SaveProfile): Promise<X402Result> {
+  const settled = await payPurchase(api, profile, fetchId, null, progress, { save });
   return settledResult(fetchId, settled as Prepared, settled);
 }

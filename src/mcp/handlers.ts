@@ -7,8 +7,10 @@ import { dirname, join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { ApiClient, ApiError } from '../client/api.ts';
 import { ProfileError } from '../client/profile.ts';
-import { CustodyCheckError, registerWallet, type RegisterParams } from '../client/register.ts';
-import { confirmSignSubmit, type Expectation } from '../client/sign.ts';
+import { registerWallet, type RegisterParams } from '../client/register.ts';
+import { confirmSignSubmit, expectationOf, intentOf, type Expectation } from '../client/sign.ts';
+import { recordIntent, usernameOf } from '../client/custody.ts';
+import { pinsOf, updatePins, type SaveProfile } from '../client/pins.ts';
 import { exportWallet, importWallet, parseWalletFile } from '../client/wallet-file.ts';
 import { parseUsdc } from '../domain/money.ts';
 import type { ProfileData } from '../client/profile.ts';
@@ -19,11 +21,16 @@ import { x402Fetch, x402Resume, type X402Request } from '../client/x402.ts';
 export type Args = Record<string, unknown>;
 export type ToolHandler = (s: Session, args: Args) => Promise<Record<string, unknown>>;
 
-/** An amount the server answered with, in micro-USDC; unreadable is a custody refusal. */
-function micro(value: unknown, what: string): bigint {
+/** An amount the agent gave (the tool schema let it through as a number or string). */
+function micro(value: unknown, field: string): bigint {
   const p = parseUsdc(value);
-  if (!p.ok) throw new CustodyCheckError(`the server sent an unreadable ${what} (${String(value)}); nothing was signed`);
+  if (!p.ok) throw new ToolError('VALIDATION_ERROR', `/${field}: ${String(value)} ${p.reason}`, `Send ${field} as a decimal USDC value, e.g. 12.5.`);
   return p.micro;
+}
+
+/** Rewrites the session's profile file (pins changed). */
+function saver(s: Session): SaveProfile {
+  return (profile) => s.store.save(s.profileName, profile, { overwrite: true });
 }
 
 /** The idempotency key of a money-moving call: the caller's, or a fresh one it can reuse on retry. */
@@ -42,10 +49,11 @@ async function confirmAndSubmit(
   profile: ProfileData,
   transactionId: string,
   confirmAction: string,
-  expect?: Expectation,
+  expect: Expectation | undefined,
+  acceptNewFees: boolean,
 ): Promise<Record<string, unknown>> {
   try {
-    return await confirmSignSubmit(api, profile, transactionId, { confirmAction, expect, progress: (step) => s.progress(step) });
+    return await confirmSignSubmit(api, profile, transactionId, { confirmAction, expect, acceptNewFees, save: saver(s), progress: (step) => s.progress(step) });
   } catch (err) {
     if (err instanceof ApiError && err.errorCode === 'ALREADY_COMPLETED') {
       return api.call<Record<string, unknown>>('bot', 'submit_signed_tx', { transaction_id: transactionId });
@@ -73,30 +81,66 @@ export const registerTool: ToolHandler = async (s, args) => {
 /**
  * `pay`: creates the intent with an idempotency key (given or generated, and returned) and, when
  * it is pre_approved and `confirm` is not false, confirms, checks, signs and submits it, exactly
- * like `agent-wallet pay`: the expectation comes from the pay response, not the confirm summary.
+ * like `agent-wallet pay`: the expectation is the agent's own arguments (amount, to; for a paylink
+ * without an amount, its max_amount ceiling), never the server's answer.
  */
 export const payTool: ToolHandler = async (s, args) => {
-  const { idempotency_key: _key, confirm, ...params } = args;
+  const { idempotency_key: _key, confirm, max_amount, accept_new_address, accept_new_fees, ...params } = args;
   const idempotencyKey = idempotencyKeyOf(args);
   const { profile, api } = s.wallet();
+  let expect: Expectation;
+  if (params.payment_request_id !== undefined) {
+    expect = params.amount !== undefined ? { amount: micro(params.amount, 'amount') } : max_amount !== undefined ? { maxAmount: micro(max_amount, 'max_amount') } : {};
+  } else {
+    if (typeof params.to !== 'string' || params.amount === undefined) throw new ToolError('VALIDATION_ERROR', '/to and /amount are required (or payment_request_id)', 'Send to (a username or Solana address) and amount.');
+    const username = usernameOf(params.to);
+    expect = { amount: micro(params.amount, 'amount'), ...(username ? { username } : { recipientAddress: params.to.trim() }) };
+  }
+  if (accept_new_address === true) expect.acceptNewAddress = true;
+  expect.createdAt = new Date().toISOString();
+  await pinsOf(api, profile, saver(s));
   s.progress(`creating payment intent (idempotency key ${idempotencyKey})`);
   const intent = await api.call<Record<string, unknown>>('bot', 'pay', params, { idempotencyKey });
-  if (intent.status !== 'pre_approved' || confirm === false) return { ...intent, idempotency_key: idempotencyKey };
-  const result = await confirmAndSubmit(s, api, profile, String(intent.transaction_id), 'confirm_payment', {
-    recipientAddress: String(intent.to_address),
-    amount: micro(intent.amount, 'amount'),
-    maxFee: micro(intent.fee, 'fee'),
+  // Kept until signed, so confirm_payment after the owner's approval holds the server to the same words.
+  updatePins(profile, saver(s), (p) => {
+    recordIntent(p, String(intent.transaction_id), intentOf(expect), new Date());
   });
+  if (intent.status !== 'pre_approved' || confirm === false) return { ...intent, idempotency_key: idempotencyKey };
+  const result = await confirmAndSubmit(s, api, profile, String(intent.transaction_id), 'confirm_payment', expect, accept_new_fees === true);
   return { ...result, idempotency_key: idempotencyKey };
 };
 
-/** `confirm_payment` / `confirm_withdrawal`: the whole confirm + check + sign + submit. */
+/** `confirm_payment` / `confirm_withdrawal`: the whole confirm + check + sign + submit, held to the intent this profile recorded. */
 export function confirmTool(confirmAction: 'confirm_payment' | 'confirm_withdrawal'): ToolHandler {
   return async (s, args) => {
     const { profile, api } = s.wallet();
-    return confirmAndSubmit(s, api, profile, String(args.transaction_id), confirmAction);
+    const id = String(args.transaction_id);
+    const recorded = (await pinsOf(api, profile, saver(s))).intents[id];
+    const expect: Expectation = {
+      ...(recorded ? expectationOf(recorded) : {}),
+      ...(args.max_amount !== undefined ? { maxAmount: micro(args.max_amount, 'max_amount') } : {}),
+      ...(args.accept_new_address === true ? { acceptNewAddress: true } : {}),
+    };
+    return confirmAndSubmit(s, api, profile, id, confirmAction, expect, args.accept_new_fees === true);
   };
 }
+
+/** `withdraw`: creates the withdrawal and records the agent's amount and address, which confirm_withdrawal holds the server to. */
+export const withdrawTool: ToolHandler = async (s, args) => {
+  const { idempotency_key: _key, ...params } = args;
+  const idempotencyKey = idempotencyKeyOf(args);
+  const { profile, api } = s.wallet();
+  const amount = micro(params.amount, 'amount');
+  await pinsOf(api, profile, saver(s));
+  const w = await api.call<Record<string, unknown>>('bot', 'withdraw', params, { idempotencyKey });
+  if (typeof w.transaction_id === 'string') {
+    const id = w.transaction_id;
+    updatePins(profile, saver(s), (p) => {
+      recordIntent(p, id, intentOf({ amount, recipientAddress: String(params.to_address) }), new Date());
+    });
+  }
+  return { ...w, idempotency_key: idempotencyKey };
+};
 
 /** A path as the tool received it: absolute, or relative to the profile home (the host's working directory is arbitrary). */
 function filePath(s: Session, file: string): string {
@@ -138,15 +182,15 @@ export const walletImportTool: ToolHandler = async (s, args) => {
 
 /** `x402_fetch`: probe, pay (checking the exact x402 transaction first) and fetch, like `agent-wallet x402 fetch`. */
 export const x402FetchTool: ToolHandler = async (s, args) => {
-  const { idempotency_key: _key, ...request } = args;
+  const { idempotency_key: _key, accept_new_address, ...request } = args;
   const idempotencyKey = idempotencyKeyOf(args);
   const { profile, api } = s.wallet();
-  const result = await x402Fetch(api, profile, request as unknown as X402Request, { idempotencyKey, progress: (step) => s.progress(step) });
+  const result = await x402Fetch(api, profile, request as unknown as X402Request, { idempotencyKey, acceptNewAddress: accept_new_address === true, save: saver(s), progress: (step) => s.progress(step) });
   return { ...result, idempotency_key: idempotencyKey } as unknown as Record<string, unknown>;
 };
 
 /** `x402_resume`: finishes a purchase after the owner approved it (or after an unknown outcome). */
 export const x402ResumeTool: ToolHandler = async (s, args) => {
   const { profile, api } = s.wallet();
-  return (await x402Resume(api, profile, String(args.fetch_id), (step) => s.progress(step))) as unknown as Record<string, unknown>;
+  return (await x402Resume(api, profile, String(args.fetch_id), (step) => s.progress(step), saver(s))) as unknown as Record<string, unknown>;
 };

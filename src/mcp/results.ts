@@ -6,10 +6,7 @@
  * errors are left to protocol faults (unknown tool, malformed request).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ApiError, ConnectionError } from '../client/api.ts';
-import { ProfileError } from '../client/profile.ts';
-import { CustodyCheckError } from '../client/register.ts';
-import { WalletFileError } from '../client/wallet-file.ts';
+import { clientEnvelope } from '../client/errors.ts';
 import { ToolError } from './errors.ts';
 
 type Data = Record<string, unknown>;
@@ -52,26 +49,9 @@ interface Envelope {
   error: { code: string; message: string; how_to_fix: string } & Data;
 }
 
-/** The error envelope for any failure: the API's own, or a client-side one with a CLIENT_* code (as the CLI's --json). */
+/** The error envelope for any failure: the API's own, or a client-side one from the code table shared with the CLI's --json. */
 export function envelopeOf(err: unknown): Envelope {
-  if (err instanceof ApiError) return err.envelope() as Envelope;
-  const local = (code: string, howToFix: string): Envelope => ({ success: false, error: { code, message: (err as Error).message, how_to_fix: howToFix } });
-  if (err instanceof ToolError) return local(err.errorCode, err.howToFix);
-  if (err instanceof ProfileError) {
-    return local(
-      'CLIENT_PROFILE',
-      'Call register to create a wallet (or wallet_import to restore one); otherwise check AGENT_WALLET_HOME, AGENT_WALLET_PROFILE and AGENT_WALLET_PASSPHRASE in the MCP server config.',
-    );
-  }
-  if (err instanceof CustodyCheckError) {
-    return local('CLIENT_CUSTODY_CHECK', 'Nothing was signed: the server proposed something other than the intent. Do not retry; report it to the operator.');
-  }
-  if (err instanceof ConnectionError) return local('CLIENT_CONNECTION', 'Start the daemon (agent-wallet serve) or fix AGENT_WALLET_URL (it must end in /v1), then retry.');
-  if (err instanceof WalletFileError) return local('CLIENT_WALLET_FILE', 'Use the .wlt file exactly as wallet_export (or agent-wallet export) wrote it.');
-  if (typeof (err as { code?: unknown })?.code === 'string' && (err as { syscall?: unknown }).syscall) {
-    return local('CLIENT_FILE', 'Check the file path (absolute, or relative to the profile home) and its permissions.');
-  }
-  return local('CLIENT_INTERNAL', 'An unexpected error in the MCP server; see its stderr log. Retrying a payment is safe with the same idempotency_key.');
+  return clientEnvelope(err, (e) => (e instanceof ToolError ? { code: e.errorCode, howToFix: e.howToFix } : null));
 }
 
 /** A failed tool result. */

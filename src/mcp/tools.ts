@@ -18,7 +18,7 @@ import { WITHDRAWALS } from '../contract/withdrawals.ts';
 import { EARNING } from '../contract/earning.ts';
 import { X402 } from '../contract/x402.ts';
 import { AGENT_EXPORTS } from '../contract/wallet-keys.ts';
-import { confirmTool, idempotencyKeyOf, payTool, registerTool, walletExportTool, walletImportTool, x402FetchTool, x402ResumeTool, type Args, type ToolHandler } from './handlers.ts';
+import { confirmTool, idempotencyKeyOf, payTool, registerTool, walletExportTool, walletImportTool, withdrawTool, x402FetchTool, x402ResumeTool, type Args, type ToolHandler } from './handlers.ts';
 
 /** Every contract group whose actions tools may map to. */
 const CONTRACT_GROUPS: Record<string, ContractAction>[] = [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402, AGENT_EXPORTS];
@@ -63,6 +63,14 @@ const IdempotencyKey = T.String({
   description: 'reuse the key of a failed or interrupted call to retry it without paying twice; generated (and returned) when omitted',
 });
 
+/** The agent's own words the client holds the server to (issue 19); never sent to the action. */
+const MaxAmount = T.Optional(
+  T.Union([T.Number(), T.String({ maxLength: 32 })], { description: 'the most you agree to pay when the amount is not yours (a paylink without amount, a payment you did not create here); default: the profile ceiling (100 USDC unless changed with agent-wallet ceiling)' }),
+);
+const AcceptNewAddress = T.Optional(T.Boolean({ description: "true: you confirmed out of band that the merchant's (or x402 host's) new payout address is theirs; moves the pin. A wallet's address change is always refused" }));
+const AcceptNewFees = T.Optional(T.Boolean({ description: 'true: accept (and pin) the fee schedule the server publishes now, when it charges more than the one pinned at registration' }));
+const CUSTODY_ARGS = { max_amount: MaxAmount, accept_new_address: AcceptNewAddress, accept_new_fees: AcceptNewFees };
+
 const WltFile = (description: string) => T.String({ minLength: 1, maxLength: 4096, description });
 
 export const TOOL_ROWS: readonly ToolRow[] = [
@@ -85,7 +93,7 @@ export const TOOL_ROWS: readonly ToolRow[] = [
   {
     name: 'pay',
     action: 'pay',
-    extend: { confirm: T.Optional(T.Boolean({ default: true, description: 'false: only create the intent; confirm it later with confirm_payment' })) },
+    extend: { confirm: T.Optional(T.Boolean({ default: true, description: 'false: only create the intent; confirm it later with confirm_payment' })), ...CUSTODY_ARGS },
     run: payTool,
     description:
       'Pays USDC to a username or Solana address (to + amount) or a paylink (payment_request_id). Creates the intent and, when guard rails allow it at once, checks the exact Solana transaction, signs it (FROST with the server) and submits it, waiting for the chain: the result is the final transaction (status completed). When the owner must approve, returns status awaiting_approval with an approval_id: wait with approval_status, then call confirm_payment.',
@@ -93,6 +101,7 @@ export const TOOL_ROWS: readonly ToolRow[] = [
   {
     name: 'confirm_payment',
     action: 'confirm_payment',
+    extend: CUSTODY_ARGS,
     run: confirmTool('confirm_payment'),
     hints: { destructiveHint: true },
     description:
@@ -106,10 +115,11 @@ export const TOOL_ROWS: readonly ToolRow[] = [
   { name: 'approval_status', action: 'approval_status' },
   { name: 'events', action: 'events' },
   { name: 'mark_read', action: 'mark_read', hints: { idempotentHint: true } },
-  { name: 'withdraw', action: 'withdraw' },
+  { name: 'withdraw', action: 'withdraw', run: withdrawTool },
   {
     name: 'confirm_withdrawal',
     action: 'confirm_withdrawal',
+    extend: { accept_new_fees: AcceptNewFees },
     run: confirmTool('confirm_withdrawal'),
     hints: { destructiveHint: true },
     description:
@@ -126,6 +136,7 @@ export const TOOL_ROWS: readonly ToolRow[] = [
   {
     name: 'x402_fetch',
     action: 'x402_prepare',
+    extend: { accept_new_address: AcceptNewAddress },
     run: x402FetchTool,
     hints: { destructiveHint: true, openWorldHint: true },
     description:

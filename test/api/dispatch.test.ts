@@ -22,12 +22,20 @@ function expectError(res: { status: number; body: any }, status: number, code: s
 }
 
 describe('envelope paths', () => {
-  test('ping answers the success envelope with status, version, network and mint', async () => {
+  test('ping answers the success envelope with status, version, network, mint, treasury, fee payer and fee schedule', async () => {
     const res = await call(app, '/v1/bot', { action: 'ping' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       success: true,
-      data: { status: 'ok', version: services.version, network: 'simnet', usdc_mint: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU' },
+      data: {
+        status: 'ok',
+        version: services.version,
+        network: 'simnet',
+        usdc_mint: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU',
+        treasury: services.feePayer.address,
+        fee_payer: services.feePayer.address,
+        fees: { payment_bps: 50, payment_min: 0.01, account_setup_fee: 0.25, withdrawal_fee: 0.1 },
+      },
     });
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });

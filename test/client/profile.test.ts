@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ProfileError, ProfileStore, type ProfileData } from '../../src/client/profile.ts';
+import { pinsFromPing, recordPaid } from '../../src/client/custody.ts';
 import { tempDir } from '../helpers/services.ts';
 
 const data: ProfileData = {
@@ -43,6 +44,21 @@ describe('profile store', () => {
     expect(new ProfileStore(home, 'correct horse').load('enc')).toEqual(data);
     expect(() => new ProfileStore(home, 'wrong').load('enc')).toThrow(/wrong AGENT_WALLET_PASSPHRASE/);
     expect(() => new ProfileStore(home).load('enc')).toThrow(/encrypted/);
+  });
+
+  test('the pins sit in the same sealed file: with a passphrase, no pinned address in clear; a rewrite keeps them', () => {
+    const home = join(tempDir(), 'home');
+    const pins = pinsFromPing('simnet', { network: 'simnet', usdc_mint: 'm', treasury: 'TreasuryAddr', fee_payer: 'FeePayerAddr', fees: { payment_bps: 50, payment_min: 0.01, account_setup_fee: 0.25, withdrawal_fee: 0.1 } }, new Date(), 'registration');
+    recordPaid(pins.payees, 'bob', 'BobPinnedAddress', 'wallet', new Date());
+    const store = new ProfileStore(home, 'correct horse');
+    const path = store.save('enc', { ...data, custody: pins });
+    const raw = readFileSync(path, 'utf8');
+    for (const secret of ['BobPinnedAddress', 'TreasuryAddr', 'FeePayerAddr']) expect(raw).not.toContain(secret);
+    const loaded = store.load('enc');
+    recordPaid(loaded.custody!.payees, 'bob', 'BobPinnedAddress', 'wallet', new Date());
+    store.save('enc', loaded, { overwrite: true });
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(store.load('enc').custody?.payees.bob).toMatchObject({ address: 'BobPinnedAddress', count: 2 });
   });
 
   test('refuses profile names that could escape the home directory', () => {

@@ -226,7 +226,7 @@ describe('signing safety', () => {
     s.db.query('UPDATE transactions SET message = ? WHERE transaction_id = ?').run(tampered, intent.transaction_id);
     const sessions = () => (s.db.query('SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ?').get(intent.transaction_id) as { n: bigint }).n;
     const before = sessions();
-    const err = await errorOf(confirmSignSubmit(alice.api, alice.profile, intent.transaction_id, { expect: { recipientAddress: bob.address, amount: 1_000_000n, maxFee: 10_000n } }));
+    const err = await errorOf(confirmSignSubmit(alice.api, alice.profile, intent.transaction_id, { expect: { recipientAddress: bob.address, amount: 1_000_000n } }));
     expect(err).toBeInstanceOf(CustodyCheckError);
     expect(err.message).toContain('refusing to sign');
     expect(sessions()).toBe(before);

@@ -107,10 +107,12 @@ describe('tools', () => {
     // The intentional differences: register fills the DKG fields itself; composite tools take a few extras.
     const omitted: Record<string, string[]> = { register: ['dkg_session_id', 'proof_signature'] };
     const extras: Record<string, string[]> = {
-      pay: ['idempotency_key', 'confirm'],
+      pay: ['idempotency_key', 'confirm', 'max_amount', 'accept_new_address', 'accept_new_fees'],
+      confirm_payment: ['max_amount', 'accept_new_address', 'accept_new_fees'],
+      confirm_withdrawal: ['accept_new_fees'],
       withdraw: ['idempotency_key'],
       wallet_export: ['file', 'overwrite'],
-      x402_fetch: ['idempotency_key'],
+      x402_fetch: ['idempotency_key', 'accept_new_address'],
       request_funds: ['idempotency_key'],
     };
     const mapped = tools.filter((t) => t._meta?.['agent-wallet/action']);

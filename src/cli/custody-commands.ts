@@ -1,0 +1,75 @@
+/**
+ * What the agent pinned (src/client/custody.ts), on its side only:
+ *   payees [--json]          username and x402-host pins: address, first and last paid, count
+ *   payees forget USER|HOST  drops a pin (the next payment pins again)
+ *   ceiling [AMOUNT]         the profile's ceiling for amounts that are not the agent's own words
+ *   fees [accept]            the pinned fee schedule beside the published one; accept pins the published one
+ */
+import type { PingAnswer } from '../client/custody.ts';
+import { acceptNewFees, pinsOf, type SaveProfile } from '../client/pins.ts';
+import { formatUsdc, parseUsdc } from '../domain/money.ts';
+import { commandFlags, profileClient, type CliContext } from './context.ts';
+import { EXIT, printData } from './output.ts';
+import { UsageError } from './usage.ts';
+
+type Command = (ctx: CliContext) => Promise<number>;
+
+/** Rewrites the profile file (pins changed). */
+export function saver(ctx: CliContext): SaveProfile {
+  return (profile) => ctx.store.save(ctx.profileName, profile, { overwrite: true });
+}
+
+export const CUSTODY_COMMANDS: Record<string, Command> = {
+  payees: async (ctx) => {
+    const { positional } = commandFlags(ctx.args, {});
+    const { profile, api } = profileClient(ctx);
+    const pins = await pinsOf(api, profile, saver(ctx));
+    if (positional[0] === 'forget' && positional.length === 2) {
+      const name = positional[1]!.replace(/^@/, '').toLowerCase();
+      const book = pins.payees[name] ? pins.payees : pins.x402_hosts[name] ? pins.x402_hosts : null;
+      if (!book) throw new UsageError(`no pin for "${name}"; see agent-wallet payees`);
+      const forgotten = book[name];
+      delete book[name];
+      saver(ctx)(profile);
+      printData(ctx, { forgotten: name, ...forgotten }, `Forgot the pin of ${name}; the next payment pins its address again.`);
+      return EXIT.ok;
+    }
+    if (positional.length > 0) throw new UsageError('usage: agent-wallet payees [--json] | payees forget USER|HOST');
+    const items = [
+      ...Object.entries(pins.payees).map(([username, p]) => ({ username, ...p })),
+      ...Object.entries(pins.x402_hosts).map(([host, p]) => ({ host, ...p })),
+    ];
+    if (ctx.json) printData(ctx, { items });
+    else if (items.length === 0) ctx.out('No pinned payees yet: the first payment to a username (or x402 host) pins its address.\n');
+    else for (const i of items) ctx.out(`${'username' in i ? `@${i.username}` : i.host}  ${i.kind}  ${i.address}  first ${i.first_paid}  last ${i.last_paid}  ${i.count} payment(s)\n`);
+    return EXIT.ok;
+  },
+
+  ceiling: async (ctx) => {
+    const { positional } = commandFlags(ctx.args, {});
+    if (positional.length > 1) throw new UsageError('usage: agent-wallet ceiling [AMOUNT]');
+    const { profile, api } = profileClient(ctx);
+    const pins = await pinsOf(api, profile, saver(ctx));
+    if (positional[0] !== undefined) {
+      const p = parseUsdc(positional[0]);
+      if (!p.ok) throw new UsageError(`ceiling ${positional[0]} ${p.reason}`);
+      pins.max_amount = formatUsdc(p.micro);
+      saver(ctx)(profile);
+    }
+    printData(ctx, { max_amount: pins.max_amount }, 'The most this profile signs for an amount you did not state yourself (a paylink, an x402 price); --max-amount overrides it per call.');
+    return EXIT.ok;
+  },
+
+  fees: async (ctx) => {
+    const { positional } = commandFlags(ctx.args, {});
+    if (positional.length > 1 || (positional[0] !== undefined && positional[0] !== 'accept')) throw new UsageError('usage: agent-wallet fees [accept]');
+    const { profile, api } = profileClient(ctx);
+    if (positional[0] === 'accept') {
+      printData(ctx, { pinned: (await acceptNewFees(api, profile, saver(ctx))).fees }, 'Pinned the fee schedule the server publishes now.');
+      return EXIT.ok;
+    }
+    const pins = await pinsOf(api, profile, saver(ctx));
+    printData(ctx, { pinned: pins.fees, published: (await api.call<PingAnswer>('bot', 'ping')).fees });
+    return EXIT.ok;
+  },
+};

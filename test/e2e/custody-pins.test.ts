@@ -1,0 +1,159 @@
+/**
+ * Issue 19: the pins the agent keeps next to its key share, through the real CLI against the real
+ * app on simnet (a real proxy counts the signing calls). A first payment pins the username;
+ * `payees` lists it and `payees forget` drops it; an export/import carries the pins; a merchant's
+ * payout change is refused until accepted, and the accept moves the pin; a paylink above the
+ * agent's ceiling is refused before anything is signed; a withdrawal is held to the agent's own
+ * address and amount; a profile made before pins gets them on first use.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generateKeyPairSigner, type Address } from '@solana/kit';
+import { ApiClient } from '../../src/client/api.ts';
+import { ProfileStore } from '../../src/client/profile.ts';
+import { buildUsdcTransfer } from '../../src/solana/transfer.ts';
+import { runCli } from '../helpers/daemon.ts';
+import { startLyingProxy, type LyingProxy } from '../helpers/lying-proxy.ts';
+import { tempDir } from '../helpers/services.ts';
+import { startWorld, type Agent, type World } from '../helpers/world.ts';
+
+let world: World;
+let proxy: LyingProxy;
+let alice: Agent;
+let bob: Agent;
+let owner: ApiClient;
+let merchant: { api: ApiClient; username: string; payout: Address };
+
+beforeAll(async () => {
+  world = await startWorld();
+  alice = await world.agent('Alice');
+  bob = await world.agent('Bob');
+  owner = world.claim(alice.walletId, 'alice-owner@example.com');
+  world.claim(bob.walletId, 'bob-owner@example.com');
+  await world.fund(alice.address, 200_000_000n);
+  const payout = (await generateKeyPairSigner()).address;
+  const data = await new ApiClient(world.url).call<any>('merchant', 'register', { name: 'Pin Shop', username: 'pin-shop', payout_address: payout });
+  merchant = { api: new ApiClient(world.url, data.api_key), username: 'pin-shop', payout };
+  proxy = startLyingProxy(world.url);
+});
+afterAll(async () => {
+  await proxy?.stop();
+  await world?.stop();
+});
+
+const cli = (home: string, ...args: string[]) => runCli([...args, '--server', proxy.url, '--home', home, '--json']);
+
+describe('payee pins', () => {
+  test('a first payment to a username pins it; payees lists address, first and last paid, count; forget drops it', async () => {
+    expect((await cli(alice.home, 'payees')).json.items).toEqual([]);
+    expect((await cli(alice.home, 'pay', bob.username, '1')).json.status).toBe('completed');
+    expect((await cli(alice.home, 'pay', bob.username, '1')).json.status).toBe('completed');
+    const [pin] = (await cli(alice.home, 'payees')).json.items;
+    expect(pin).toMatchObject({ username: bob.username, address: bob.address, kind: 'wallet', count: 2 });
+    expect(Date.parse(pin.last_paid)).toBeGreaterThanOrEqual(Date.parse(pin.first_paid));
+    const human = await runCli(['payees', '--server', proxy.url, '--home', alice.home]);
+    expect(human.stdout).toContain(`@${bob.username}  wallet  ${bob.address}`);
+    // The pin sits in the profile file itself, next to the key share.
+    expect(new ProfileStore(alice.home).load('default').custody?.payees[bob.username]?.address).toBe(bob.address);
+  });
+
+  test('an export carries the pins; the imported profile refuses what the original would', async () => {
+    const file = join(tempDir('aw-wlt-'), 'alice.wlt');
+    expect((await cli(alice.home, 'export', file)).code).toBe(0);
+    const home = join(tempDir('aw-import-'), 'home');
+    expect((await cli(home, 'import', file)).code).toBe(0);
+    const imported = (await cli(home, 'payees')).json.items;
+    expect(imported).toEqual((await cli(alice.home, 'payees')).json.items);
+    const pins = new ProfileStore(home).load('default').custody!;
+    expect(pins).toMatchObject({ mint: world.simnet.mint, treasury: world.services.feePayer.address, fee_payer: world.services.feePayer.address, source: 'registration' });
+    // What they were pinned from: ping and info publish the schedule the daemon charges by.
+    const schedule = { payment_bps: 50, payment_min: 0.01, account_setup_fee: 0.25, withdrawal_fee: 0.1 };
+    expect((await cli(home, 'info')).json.fees).toEqual(schedule);
+    expect(await new ApiClient(world.url).call<any>('bot', 'ping')).toMatchObject({ fees: schedule, treasury: world.services.feePayer.address, fee_payer: world.services.feePayer.address });
+    expect(pins.fees).toEqual({ payment_bps: 50, payment_min: '0.01', account_setup_fee: '0.25', withdrawal_fee: '0.1' });
+  });
+
+  test("a merchant's payout change is refused until accepted; the accept moves the pin", async () => {
+    expect((await cli(alice.home, 'pay', merchant.username, '1')).json.status).toBe('completed');
+    const moved = (await generateKeyPairSigner()).address;
+    // The operator changes the payout address (the API has no such action; the ledger does).
+    world.services.db.query('UPDATE merchants SET payout_address = ? WHERE username = ?').run(moved, merchant.username);
+    const completes = proxy.count('frost_sign_complete');
+    const refused = await cli(alice.home, 'pay', merchant.username, '1');
+    expect(refused.code).toBe(1);
+    expect(refused.json.error).toMatchObject({ code: 'CLIENT_CUSTODY_CHECK', username: merchant.username, pinned_address: merchant.payout, offered_address: moved });
+    expect(refused.json.error.how_to_fix).toContain('--accept-new-address');
+    expect(proxy.count('frost_sign_complete')).toBe(completes);
+    const accepted = await cli(alice.home, 'pay', merchant.username, '1', '--accept-new-address');
+    expect(accepted.json.status).toBe('completed');
+    expect(await world.balance(moved)).toBe(1_000_000n);
+    const pin = (await cli(alice.home, 'payees')).json.items.find((p: any) => p.username === merchant.username);
+    expect(pin).toMatchObject({ kind: 'merchant', address: moved, count: 2 });
+  });
+
+  test('forget drops a pin: the next payment pins again', async () => {
+    expect((await cli(alice.home, 'payees', 'forget', merchant.username)).code).toBe(0);
+    expect((await cli(alice.home, 'payees')).json.items.map((p: any) => p.username)).toEqual([bob.username]);
+  });
+});
+
+describe('ceilings and the agent’s own words', () => {
+  test('a paylink above the ceiling is refused client-side; --max-amount lets the agent pay it', async () => {
+    expect((await cli(alice.home, 'ceiling', '5')).json).toEqual({ max_amount: '5' });
+    const link = await bob.api.call<any>('bot', 'create_payment_request', { amount: '10', description: 'ten' });
+    const completes = proxy.count('frost_sign_complete');
+    const a0 = await world.balance(alice.address);
+    const refused = await cli(alice.home, 'pay', '--request', link.request_id);
+    expect(refused.code).toBe(1);
+    expect(refused.json.error).toMatchObject({ code: 'CLIENT_CUSTODY_CHECK', amount: '10', max_amount: '5' });
+    expect(proxy.count('frost_sign_complete')).toBe(completes);
+    expect(await world.balance(alice.address)).toBe(a0);
+    expect(refused.json.error.how_to_fix).toContain('--max-amount 10');
+    const paid = await cli(alice.home, 'confirm', refused.json.error.transaction_id, '--max-amount', '10');
+    expect(paid.json.status).toBe('completed');
+  });
+
+  test('a withdrawal is held to the address and amount the agent gave, not to the confirm answer', async () => {
+    const mine = (await generateKeyPairSigner()).address;
+    const thief = (await generateKeyPairSigner()).address;
+    const w = await cli(alice.home, 'withdraw', '3', mine, '--reason', 'cold storage');
+    expect(w.code).toBe(5);
+    await owner.call('owner', 'approve', { approval_id: w.json.approval_id });
+    // A consistent lie: the answer and the message both pay the thief (the daemon's own builder).
+    proxy.lie = async (action, _p, data) => {
+      if (action !== 'confirm_withdrawal') return data;
+      const { messageBytes } = await buildUsdcTransfer({
+        wallet: alice.address, mint: world.simnet.mint, recipientOwner: thief, amount: 3_000_000n, fee: 100_000n,
+        treasuryOwner: world.services.feePayer.address, feePayer: world.services.feePayer.address, createRecipientAta: true,
+        blockhash: await world.services.chain.getLatestBlockhash(),
+      });
+      return { ...data, message: Buffer.from(messageBytes).toString('base64'), summary: { ...data.summary, to_address: thief } };
+    };
+    const completes = proxy.count('frost_sign_complete');
+    const refused = await cli(alice.home, 'withdraw', 'confirm', w.json.withdrawal_id).finally(() => {
+      proxy.lie = null;
+    });
+    expect(refused.json.error.code).toBe('CLIENT_CUSTODY_CHECK');
+    expect(refused.json.error.message).toContain(mine);
+    expect(proxy.count('frost_sign_complete')).toBe(completes);
+    const done = await cli(alice.home, 'withdraw', 'confirm', w.json.withdrawal_id);
+    expect(done.json.status).toBe('completed');
+    expect(await world.balance(mine)).toBe(3_000_000n);
+  });
+});
+
+describe('profiles made before pins', () => {
+  test('get them on first use from what the server answers then (source first_use), and pay', async () => {
+    const old = await world.agent('Old Timer');
+    world.claim(old.walletId, 'old-owner@example.com');
+    await world.fund(old.address, 10_000_000n);
+    const path = join(old.home, 'default.json');
+    const { custody: _pins, ...before } = JSON.parse(readFileSync(path, 'utf8'));
+    writeFileSync(path, JSON.stringify(before));
+    expect((await cli(old.home, 'pay', bob.username, '1')).json.status).toBe('completed');
+    const pins = new ProfileStore(old.home).load('default').custody!;
+    expect(pins).toMatchObject({ source: 'first_use', mint: world.simnet.mint, max_amount: '100' });
+    expect(pins.payees[bob.username]?.address).toBe(bob.address);
+  });
+});
