@@ -83,7 +83,7 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
       recordIntent(p, intent.transaction_id, intentOf(expect), new Date());
     });
     if (intent.status !== 'pre_approved' || flags['no-confirm']) return finish(ctx, intent, `Payment ${intent.status}.`);
-    const result = await confirmSignSubmit(api, profile, intent.transaction_id, { expect, acceptNewFees: flags['accept-fees'], save, progress: (s) => progress(ctx, s) });
+    const result = await confirmSignSubmit(api, profile, intent.transaction_id, { expect, acceptNewFees: flags['accept-fees'], save, progress: (s) => progress(ctx, s), cancelOnRefusal: true });
     if (result.status === 'completed') progress(ctx, 'completed');
     return finish(ctx, result, `Payment ${result.status}.`);
   },

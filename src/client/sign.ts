@@ -168,12 +168,27 @@ export interface SignOptions {
   save?: SaveProfile;
   progress?: (step: string) => void;
   wait?: boolean;
+  /**
+   * The intent was created by this same command (pay): when the client refuses to sign it, it is
+   * cancelled, so a refused payment holds no budget, paylink or account-setup reservation.
+   */
+  cancelOnRefusal?: boolean;
 }
 
 /**
  * confirm → check → frost_sign_init → share → frost_sign_complete → submit_signed_tx (wait).
  * Returns the final transaction view.
  */
+/** Cancels an intent the client refused to sign; true when it is cancelled (a failure leaves it to expire). */
+async function cancelRefused(api: ApiClient, transactionId: string): Promise<boolean> {
+  try {
+    await api.call('bot', 'cancel_payment', { transaction_id: transactionId });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function confirmSignSubmit(api: ApiClient, profile: ProfileData, transactionId: string, opts: SignOptions = {}): Promise<Record<string, unknown>> {
   const progress = opts.progress ?? (() => {});
   const pins = opts.acceptNewFees ? await acceptNewFees(api, profile, opts.save) : await pinsOf(api, profile, opts.save);
@@ -182,9 +197,12 @@ export async function confirmSignSubmit(api: ApiClient, profile: ProfileData, tr
     const recorded = pins.intents[transactionId];
     const expect = opts.expect ?? (recorded ? expectationOf(recorded) : {});
     const kind = opts.confirmAction === 'confirm_withdrawal' ? 'withdrawal' : 'payment';
-    const payee = await checkMessage(profile, pins, confirmed, expect, kind).catch((err: unknown) => {
+    const payee = await checkMessage(profile, pins, confirmed, expect, kind).catch(async (err: unknown) => {
       // The refusal names the transaction: the agent may cancel it, or confirm it with other words.
-      if (err instanceof CustodyCheckError) err.details.transaction_id = transactionId;
+      if (err instanceof CustodyCheckError) {
+        err.details.transaction_id = transactionId;
+        if (opts.cancelOnRefusal) err.details.cancelled = await cancelRefused(api, transactionId);
+      }
       throw err;
     });
     const payeeKind = payee ? await pinKind(api, pins, payee) : null;

@@ -51,9 +51,10 @@ async function confirmAndSubmit(
   confirmAction: string,
   expect: Expectation | undefined,
   acceptNewFees: boolean,
+  cancelOnRefusal = false,
 ): Promise<Record<string, unknown>> {
   try {
-    return await confirmSignSubmit(api, profile, transactionId, { confirmAction, expect, acceptNewFees, save: saver(s), progress: (step) => s.progress(step) });
+    return await confirmSignSubmit(api, profile, transactionId, { confirmAction, expect, acceptNewFees, save: saver(s), progress: (step) => s.progress(step), cancelOnRefusal });
   } catch (err) {
     if (err instanceof ApiError && err.errorCode === 'ALREADY_COMPLETED') {
       return api.call<Record<string, unknown>>('bot', 'submit_signed_tx', { transaction_id: transactionId });
@@ -106,7 +107,7 @@ export const payTool: ToolHandler = async (s, args) => {
     recordIntent(p, String(intent.transaction_id), intentOf(expect), new Date());
   });
   if (intent.status !== 'pre_approved' || confirm === false) return { ...intent, idempotency_key: idempotencyKey };
-  const result = await confirmAndSubmit(s, api, profile, String(intent.transaction_id), 'confirm_payment', expect, accept_new_fees === true);
+  const result = await confirmAndSubmit(s, api, profile, String(intent.transaction_id), 'confirm_payment', expect, accept_new_fees === true, true);
   return { ...result, idempotency_key: idempotencyKey };
 };
 

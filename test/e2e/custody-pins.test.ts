@@ -82,7 +82,10 @@ describe('payee pins', () => {
     const completes = proxy.count('frost_sign_complete');
     const refused = await cli(alice.home, 'pay', merchant.username, '1');
     expect(refused.code).toBe(1);
-    expect(refused.json.error).toMatchObject({ code: 'CLIENT_CUSTODY_CHECK', username: merchant.username, pinned_address: merchant.payout, offered_address: moved });
+    expect(refused.json.error).toMatchObject({ code: 'CLIENT_CUSTODY_CHECK', username: merchant.username, pinned_address: merchant.payout, offered_address: moved, cancelled: true });
+    // The refused intent was cancelled: it holds no budget and no account-setup fee for the new address.
+    const cancelled = await alice.api.call<any>('bot', 'list_payments', { status: 'cancelled' });
+    expect(cancelled.items.map((t: any) => t.transaction_id)).toContain(refused.json.error.transaction_id);
     expect(refused.json.error.how_to_fix).toContain('--accept-new-address');
     expect(proxy.count('frost_sign_complete')).toBe(completes);
     const accepted = await cli(alice.home, 'pay', merchant.username, '1', '--accept-new-address');
