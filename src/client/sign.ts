@@ -199,11 +199,13 @@ export async function confirmSignSubmit(api: ApiClient, profile: ProfileData, tr
     const kind = opts.confirmAction === 'confirm_withdrawal' ? 'withdrawal' : 'payment';
     const payee = await checkMessage(profile, pins, confirmed, expect, kind).catch(async (err: unknown) => {
       // The refusal names the transaction: the agent may cancel it, or confirm it with other words.
-      if (err instanceof CustodyCheckError) {
-        err.details.transaction_id = transactionId;
-        if (opts.cancelOnRefusal) err.details.cancelled = await cancelRefused(api, transactionId);
-      }
-      throw err;
+      if (!(err instanceof CustodyCheckError)) throw err;
+      err.details.transaction_id = transactionId;
+      if (!opts.cancelOnRefusal || !(await cancelRefused(api, transactionId))) throw err;
+      throw new CustodyCheckError(err.message, {
+        howToFix: `${err.howToFix} This payment was cancelled (it holds nothing): where a flag is named, run the same pay command again with it, not confirm.`,
+        details: { ...err.details, cancelled: true },
+      });
     });
     const payeeKind = payee ? await pinKind(api, pins, payee) : null;
     progress('signing (FROST round with the server)');

@@ -164,7 +164,8 @@ describe('a lying server gets no share', () => {
       expect(proxy.count('frost_sign_complete')).toBe(completes);
       const shown = await cli('fees');
       expect(shown.json).toMatchObject({ pinned: { payment_bps: 50 }, published: { payment_bps: 200 } });
-      const accepted = await cli('confirm', res.json.error.transaction_id, '--accept-fees');
+      expect(res.json.error.cancelled).toBe(true);
+      const accepted = await cli('pay', bob.username, '5', '--accept-fees');
       expect(accepted.json.status).toBe('completed');
       expect((await cli('fees')).json.pinned.payment_bps).toBe(200);
     } finally {

@@ -113,7 +113,8 @@ describe('ceilings and the agent’s own words', () => {
     expect(proxy.count('frost_sign_complete')).toBe(completes);
     expect(await world.balance(alice.address)).toBe(a0);
     expect(refused.json.error.how_to_fix).toContain('--max-amount 10');
-    const paid = await cli(alice.home, 'confirm', refused.json.error.transaction_id, '--max-amount', '10');
+    expect(refused.json.error.cancelled).toBe(true);
+    const paid = await cli(alice.home, 'pay', '--request', link.request_id, '--max-amount', '10');
     expect(paid.json.status).toBe('completed');
   });
 
