@@ -76,6 +76,11 @@ export interface ChainPort {
    */
   sendRawTransaction(wire: Uint8Array): Promise<string>;
   getSignatureStatuses(sigs: string[]): Promise<(SignatureStatus | null)[]>;
+  /**
+   * One getSignatureStatuses call (at most 256 signatures) with the slot of the node view that
+   * answered it, so an absence can be trusted only from a view at or past a known height.
+   */
+  getSignatureStatusesAt(sigs: string[]): Promise<{ contextSlot: bigint; statuses: (SignatureStatus | null)[] }>;
   getSignaturesForAddress(address: Address, opts?: { until?: string; before?: string; limit?: number }): Promise<AddressSignature[]>;
   /** Null when the cluster does not know (or no longer keeps) the transaction. */
   getTokenTransfersOf(signature: string): Promise<TokenTransfers | null>;
@@ -184,6 +189,15 @@ export function createRpcChainPort(rpcUrl: string, opts: { timeoutMs?: number } 
         }
       }
       return out;
+    },
+
+    async getSignatureStatusesAt(sigs) {
+      if (sigs.length > STATUS_BATCH) throw new RangeError(`at most ${STATUS_BATCH} signatures, got ${sigs.length}`);
+      const { context, value } = await call('getSignatureStatuses', rpc.getSignatureStatuses(sigs as Signature[], { searchTransactionHistory: true }));
+      return {
+        contextSlot: context.slot,
+        statuses: value.map((s) => (s === null ? null : { slot: s.slot, err: plain(s.err), confirmationStatus: s.confirmationStatus ?? null })),
+      };
     },
 
     async getSignaturesForAddress(address, o = {}) {
