@@ -1,17 +1,48 @@
 /**
- * `agent-wallet simnet [--port N] [--data-dir DIR] [--slot-ms MS]`: the embedded chain alone, for
- * tools that want a local Solana JSON-RPC with USDC (kit clients, `solana -u localhost`).
+ * `agent-wallet simnet [--port N] [--data-dir DIR] [--slot-ms MS] [provider faults]`: the embedded
+ * chain alone, for tools that want a local Solana JSON-RPC with USDC (kit clients,
+ * `solana -u localhost`). The fault flags make it behave like a hosted provider on a congested
+ * mainnet, so a chain client can be tested offline; `simnet_setFaults` changes them later.
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parsePort, UsageError } from './usage.ts';
 
+const USAGE =
+  'usage: agent-wallet simnet [--port N] [--data-dir DIR] [--slot-ms MS] [--congestion-floor MICROLAMPORTS] [--rate-limit RPS [--no-retry-after]] [--status-lag-slots N]';
+
+/** A whole number ≥ 1 from a flag, or undefined when the flag is absent. */
+function count(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be a whole number ≥ 1, got "${value}"`);
+  return n;
+}
+
 export async function simnetCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: { port: { type: 'string' }, 'data-dir': { type: 'string' }, 'slot-ms': { type: 'string' } }, strict: true, allowPositionals: true });
-  if (positionals.length > 0) throw new UsageError('usage: agent-wallet simnet [--port N] [--data-dir DIR] [--slot-ms MS]');
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'slot-ms': { type: 'string' },
+      'congestion-floor': { type: 'string' },
+      'rate-limit': { type: 'string' },
+      'no-retry-after': { type: 'boolean' },
+      'status-lag-slots': { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (positionals.length > 0) throw new UsageError(USAGE);
   const slotMs = values['slot-ms'] === undefined ? 400 : Number(values['slot-ms']);
   if (!Number.isInteger(slotMs) || slotMs < 10) throw new UsageError('--slot-ms must be a whole number of milliseconds ≥ 10');
+  const floor = count('--congestion-floor', values['congestion-floor']);
+  const rps = count('--rate-limit', values['rate-limit']);
+  if (values['no-retry-after'] === true && rps === undefined) throw new UsageError('--no-retry-after needs --rate-limit');
+  const statusLagSlots = count('--status-lag-slots', values['status-lag-slots']);
+  const port = parsePort('--port', values.port) ?? 8899;
   const dataDir = resolve(values['data-dir'] ?? './data');
   // The compiled binary unpacks LiteSVM's native addon into TMPDIR: keep it private and exec-allowed.
   const tmp = join(dataDir, 'tmp');
@@ -22,9 +53,21 @@ export async function simnetCommand(argv: string[]): Promise<number> {
     process.once('SIGTERM', done);
     process.once('SIGINT', done);
   });
-  const { startSimnet } = await import('../simnet/index.ts');
-  const simnet = await startSimnet({ port: parsePort('--port', values.port) ?? 8899, stateFile: join(dataDir, 'simnet', 'state.bin'), slotMs });
-  process.stdout.write(`${JSON.stringify({ msg: 'simnet started', rpc_url: simnet.url, usdc_mint: simnet.mint, network: 'simnet (presents as devnet)', state_file: join(dataDir, 'simnet', 'state.bin') })}\n`);
+  const { faultsJson, startSimnet } = await import('../simnet/index.ts');
+  const stateFile = join(dataDir, 'simnet', 'state.bin');
+  const simnet = await startSimnet({
+    port,
+    stateFile,
+    slotMs,
+    ...(floor === undefined ? {} : { congestionFloor: BigInt(floor) }),
+    ...(rps === undefined ? {} : { rateLimit: { rps, retryAfter: values['no-retry-after'] !== true } }),
+    ...(statusLagSlots === undefined ? {} : { statusLagSlots }),
+  });
+  // Only the faults that are on, so the line says at a glance what this simnet will do to callers.
+  const faults = Object.fromEntries(Object.entries(faultsJson(simnet.faults())).filter(([, v]) => v !== null));
+  process.stdout.write(
+    `${JSON.stringify({ msg: 'simnet started', rpc_url: simnet.url, usdc_mint: simnet.mint, network: 'simnet (presents as devnet)', state_file: stateFile, faults })}\n`,
+  );
   await signalled;
   await simnet.stop();
   return 0;

@@ -55,8 +55,10 @@ Operator commands (work while the daemon runs; --data-dir defaults to ./data):
                                    simnet USDC (and SOL) from the running daemon
   agent-wallet admin catalog add URL --name N --description D [--tag T]… | list | remove URL | verify
                                    the public x402 catalog (entries are probed and re-verified daily)
-  agent-wallet simnet [--port N] [--data-dir DIR]
-                                   the embedded Solana chain alone (JSON-RPC, USDC at the devnet mint)
+  agent-wallet simnet [--port N] [--data-dir DIR] [--slot-ms MS] [--congestion-floor MICROLAMPORTS]
+                     [--rate-limit RPS [--no-retry-after]] [--status-lag-slots N]
+                                   the embedded Solana chain alone (JSON-RPC, USDC at the devnet mint);
+                                   the fault flags make it act as a hosted provider on a busy mainnet
 
   agent-wallet version             print the version (also --version)
   agent-wallet help                this text

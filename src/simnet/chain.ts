@@ -8,13 +8,14 @@
  * observe a half-applied state. Signing (async, WebCrypto) happens before `submit`.
  */
 import { FailedTransactionMetadata, LiteSVM, TransactionMetadata } from 'litesvm';
-import { getBase64Decoder, type Address, type EncodedAccount, type Signature } from '@solana/kit';
+import { getBase64Decoder, getBase64Encoder, type Address, type EncodedAccount, type Signature } from '@solana/kit';
 import { BLOCKHASH_VALIDITY, BlockhashWindow } from './blockhashes.ts';
+import { computeUnitPrice, FeeMarket, RECENT_FEE_SLOTS, writableAccounts } from './fees.ts';
 import { MEMO_PROGRAM_ADDRESSES } from './instructions.ts';
 import { Ledger, type LedgerEntry, type TokenBalanceJson } from './ledger.ts';
 import { fieldlessError, outcomeOf, type Outcome } from './outcome.ts';
 import { decodeMint, decodeTokenAccount, uiTokenAmount } from './tokens.ts';
-import { verifySignatures, withBlockhash, type DecodedTransaction } from './wire.ts';
+import { decodeWire, verifySignatures, withBlockhash, type DecodedTransaction } from './wire.ts';
 
 /** What the cluster charges per signature, used where LiteSVM reports no fee. */
 const LAMPORTS_PER_SIGNATURE = 5000n;
@@ -53,6 +54,8 @@ function rejectedBeforeExecution(name: string): Outcome {
 export class Chain {
   /** Set when state worth saving changed (a landed transaction, a written account). */
   dirty = false;
+  /** Compute-unit prices of recent landed transactions (getRecentPrioritizationFees). */
+  readonly fees = new FeeMarket();
 
   private constructor(
     private readonly svm: LiteSVM,
@@ -77,8 +80,21 @@ export class Chain {
    */
   static restore(snapshot: ChainSnapshot, elapsedBlocks: bigint, nowMs: number): Chain {
     const chain = new Chain(LiteSVM.fromBytes(snapshot.svm), new BlockhashWindow(snapshot.blockhashes), new Ledger(snapshot.ledger), snapshot.height);
+    chain.rebuildFees();
     chain.advance(elapsedBlocks > 0n ? elapsedBlocks : 1n, nowMs);
     return chain;
+  }
+
+  /** The fee market is not persisted: it is rebuilt from the ledger's transactions of the last 150 slots. */
+  private rebuildFees(): void {
+    const entries = this.ledger.all();
+    const oldest = Number(this.height) - RECENT_FEE_SLOTS;
+    let start = entries.length;
+    while (start > 0 && (entries[start - 1]?.slot ?? 0) > oldest) start--;
+    for (const entry of entries.slice(start)) {
+      const d = decodeWire(new Uint8Array(getBase64Encoder().encode(entry.wire)));
+      this.fees.record(entry.slot, computeUnitPrice(d.message), writableAccounts(d.message));
+    }
   }
 
   /** One block: a new blockhash, the slot and the Clock sysvar's wall time moved on. */
@@ -146,13 +162,20 @@ export class Chain {
    */
   submit(d: DecodedTransaction, opts: { skipPreflight: boolean }): SubmitResult {
     if (!opts.skipPreflight) {
-      if (!verifySignatures(d)) return { status: 'rejected', signature: d.signature, kind: 'signature' };
-      const sim = this.simulate(d, { replaceRecentBlockhash: false });
-      if (sim.outcome.err !== null) return { status: 'rejected', signature: d.signature, kind: 'preflight', outcome: sim.outcome };
+      const refused = this.preflight(d);
+      if (refused !== null) return refused;
     }
     const early = this.checkBeforeExecution(d);
     if (early !== null) return { status: 'dropped', signature: d.signature, reason: early.err as string };
     return this.execute(d);
+  }
+
+  /** sendTransaction's preflight: signatures, then a simulation; the rejection, or null when it passes. */
+  preflight(d: DecodedTransaction): SubmitResult | null {
+    if (!verifySignatures(d)) return { status: 'rejected', signature: d.signature, kind: 'signature' };
+    const sim = this.simulate(d, { replaceRecentBlockhash: false });
+    if (sim.outcome.err !== null) return { status: 'rejected', signature: d.signature, kind: 'preflight', outcome: sim.outcome };
+    return null;
   }
 
   /** simulateTransaction; signatures are not checked here (the RPC layer does when asked). */
@@ -219,6 +242,7 @@ export class Chain {
       memo: memoOf(d),
     };
     this.ledger.add(entry);
+    this.fees.record(entry.slot, computeUnitPrice(d.message), writableAccounts(d.message));
     this.dirty = true;
     return { status: 'landed', signature: d.signature, entry };
   }

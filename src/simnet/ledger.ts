@@ -46,6 +46,8 @@ export interface SignaturePage {
   before?: string;
   until?: string;
   limit: number;
+  /** Entries of later slots are skipped (a lagging node has not seen them). */
+  maxSlot?: number;
 }
 
 /** Append-only list of landed transactions with lookups by signature and by account. */
@@ -85,7 +87,7 @@ export class Ledger {
 
   /**
    * Transactions that reference `address`, newest first, starting after `before` and stopping
-   * at `until` (both exclusive). An unknown `before` yields nothing, as on a real node.
+   * at `until` (both exclusive), none later than `maxSlot`. An unknown `before` yields nothing, as on a real node.
    */
   signaturesFor(address: string, page: SignaturePage): LedgerEntry[] {
     const list = this.byAddress.get(address) ?? [];
@@ -101,7 +103,7 @@ export class Ledger {
       const index = list[i] ?? -1;
       if (stop !== undefined && index <= stop) break;
       const entry = this.entries[index];
-      if (entry !== undefined) out.push(entry);
+      if (entry !== undefined && (page.maxSlot === undefined || entry.slot <= page.maxSlot)) out.push(entry);
     }
     return out;
   }

@@ -10,15 +10,22 @@ import { DEVNET_GENESIS_HASH } from '../solana/networks.ts';
 import type { Chain, SubmitResult } from './chain.ts';
 import { accountEncoding, encodeAccount, encodeTransaction, TRANSACTION_ENCODINGS, type DataSlice } from './encode.ts';
 import type { Faucet } from './faucet.ts';
+import type { ChainFaults, FaultPatch, FaultSettings } from './faults.ts';
+import { computeUnitPrice } from './fees.ts';
 import { invalidParam, invalidParams, RpcError } from './rpc-error.ts';
+import type { CallStats } from './stats.ts';
 import { decodeTokenAccount, TOKEN_2022_PROGRAM_ADDRESS, uiTokenAmount } from './tokens.ts';
 import { decodeEncoded, decodeWire, verifySignatures, WireError, type DecodedTransaction } from './wire.ts';
 
-/** What a handler may use: the chain, the faucet, and facts about the caller. */
+/** What a handler may use: the chain, the faucet, the provider faults and counters, and facts about the caller. */
 export interface RpcContext {
   chain: Chain;
   faucet: Faucet;
-  /** True when the caller connected from a loopback address (gates `simnet_faucet`). */
+  faults: Readonly<ChainFaults>;
+  stats: CallStats;
+  /** Fault switching for `simnet_setFaults`: applies the patch, returns every fault's setting. */
+  control: { setFaults(patch: FaultPatch): FaultSettings };
+  /** True when the caller connected from a loopback address (gates `simnet_faucet` and the control methods). */
   loopback: boolean;
   log: (entry: Record<string, unknown>) => void;
 }
@@ -31,9 +38,24 @@ const SLOTS_PER_EPOCH = 432_000n;
 const MAX_SIGNATURES_PER_QUERY = 1000;
 const MAX_STATUS_QUERIES = 256;
 const MAX_MULTIPLE_ACCOUNTS = 100;
+/** getRecentPrioritizationFees' cap on addresses (MAX_TX_ACCOUNT_LOCKS). */
+const MAX_FEE_ACCOUNTS = 128;
+const DROPPED_BELOW_FLOOR = 'priced below the congestion floor';
 
-function withContext(ctx: RpcContext, value: unknown): { context: { apiVersion: string; slot: bigint }; value: unknown } {
-  return { context: { apiVersion: API_VERSION, slot: ctx.chain.blockHeight() }, value };
+function withContext(ctx: RpcContext, value: unknown, slot = ctx.chain.blockHeight()): { context: { apiVersion: string; slot: bigint }; value: unknown } {
+  return { context: { apiVersion: API_VERSION, slot }, value };
+}
+
+/** The slot a lagging node's status queries see: the chain's height less the lag fault's slots. */
+function statusSlot(ctx: RpcContext): bigint {
+  const height = ctx.chain.blockHeight();
+  const lag = BigInt(ctx.faults.statusLagSlots ?? 0);
+  return height > lag ? height - lag : 0n;
+}
+
+/** Whether a landed entry is visible at `slot` (a lagging node has not seen later ones). */
+function visible(entry: { slot: number }, slot: bigint): boolean {
+  return BigInt(entry.slot) <= slot;
 }
 
 function config(params: unknown[], index: number): Record<string, unknown> {
@@ -60,6 +82,15 @@ function u64(value: unknown, what: string): bigint {
   throw invalidParams(`invalid ${what}: expected a u64`);
 }
 
+/** Honours `minContextSlot`: the real node's -32016 when the answering view is older. Returns the view's slot. */
+function contextSlot(cfg: Record<string, unknown>, slot: bigint): bigint {
+  if (cfg.minContextSlot === undefined || cfg.minContextSlot === null) return slot;
+  if (slot < u64(cfg.minContextSlot, 'minContextSlot')) {
+    throw new RpcError(-32016, 'Minimum context slot has not been reached', { contextSlot: slot });
+  }
+  return slot;
+}
+
 function dataSlice(cfg: Record<string, unknown>): DataSlice | undefined {
   const s = cfg.dataSlice as { offset?: unknown; length?: unknown } | undefined;
   if (s === undefined) return undefined;
@@ -82,9 +113,9 @@ function decodeTransactionParam(params: unknown[], cfg: Record<string, unknown>)
   }
 }
 
-function statusOf(ctx: RpcContext, signature: unknown): unknown {
+function statusOf(ctx: RpcContext, signature: unknown, slot: bigint): unknown {
   const entry = typeof signature === 'string' ? ctx.chain.ledger.get(signature) : undefined;
-  if (entry === undefined) return null;
+  if (entry === undefined || !visible(entry, slot)) return null;
   return {
     slot: BigInt(entry.slot),
     confirmations: null,
@@ -115,6 +146,36 @@ function sendResult(ctx: RpcContext, result: SubmitResult): string {
         fee: null,
       });
   }
+}
+
+/**
+ * sendTransaction. Preflight runs as usual; then, under the congestion fault, a transaction
+ * priced below the floor is answered with its signature but never lands, as an overloaded
+ * leader drops it. The same bytes land if re-sent once the fault is off.
+ */
+function send(params: unknown[], ctx: RpcContext): string {
+  const cfg = config(params, 1);
+  const d = decodeTransactionParam(params, cfg);
+  const floor = ctx.faults.congestionFloor;
+  if (floor !== null) {
+    const refused = cfg.skipPreflight === true ? null : ctx.chain.preflight(d);
+    if (refused !== null) return sendResult(ctx, refused);
+    const price = computeUnitPrice(d.message);
+    if (price < floor) {
+      ctx.stats.dropped++;
+      ctx.log({ event: 'simnet.tx_dropped', signature: d.signature, reason: DROPPED_BELOW_FLOOR, price: price.toString(), floor: floor.toString() });
+      return d.signature;
+    }
+    return sendResult(ctx, ctx.chain.submit(d, { skipPreflight: true }));
+  }
+  return sendResult(ctx, ctx.chain.submit(d, { skipPreflight: cfg.skipPreflight === true }));
+}
+
+function prioritizationFees(params: unknown[], ctx: RpcContext): unknown {
+  const list = params[0] ?? [];
+  if (!Array.isArray(list)) throw invalidParams('expected an array of account addresses');
+  if (list.length > MAX_FEE_ACCOUNTS) throw invalidParams(`Too many inputs provided; max ${MAX_FEE_ACCOUNTS}`);
+  return ctx.chain.fees.recent(ctx.chain.blockHeight(), list.map(address), ctx.faults.congestionFloor);
 }
 
 function simulate(params: unknown[], ctx: RpcContext): unknown {
@@ -197,7 +258,7 @@ export const METHODS: Readonly<Record<string, Handler>> = {
   getVersion: () => ({ 'solana-core': API_VERSION, 'feature-set': 0 }),
   getGenesisHash: () => DEVNET_GENESIS_HASH,
   getSlot: (_p, ctx) => ctx.chain.blockHeight(),
-  getBlockHeight: (_p, ctx) => ctx.chain.blockHeight(),
+  getBlockHeight: (p, ctx) => contextSlot(config(p, 0), ctx.chain.blockHeight()),
   getEpochInfo: (_p, ctx) => {
     const slot = ctx.chain.blockHeight();
     return {
@@ -209,19 +270,25 @@ export const METHODS: Readonly<Record<string, Handler>> = {
       transactionCount: BigInt(ctx.chain.ledger.all().length),
     };
   },
-  getLatestBlockhash: (_p, ctx) => withContext(ctx, ctx.chain.latestBlockhash()),
+  getLatestBlockhash: (p, ctx) => withContext(ctx, ctx.chain.latestBlockhash(), contextSlot(config(p, 0), ctx.chain.blockHeight())),
   isBlockhashValid: (p, ctx) => withContext(ctx, ctx.chain.isBlockhashValid(text(p, 0, 'a blockhash'))),
   getMinimumBalanceForRentExemption: (p, ctx) => ctx.chain.minimumBalanceForRentExemption(u64(p[0], 'data length')),
   getFeeForMessage: feeForMessage,
+  getRecentPrioritizationFees: prioritizationFees,
 
   getBalance: (p, ctx) => withContext(ctx, ctx.chain.account(address(p[0]))?.lamports ?? 0n),
-  getAccountInfo: (p, ctx) => withContext(ctx, accountValue(ctx, address(p[0]), config(p, 1))),
+  getAccountInfo: (p, ctx) => {
+    const cfg = config(p, 1);
+    const slot = contextSlot(cfg, ctx.chain.blockHeight());
+    return withContext(ctx, accountValue(ctx, address(p[0]), cfg), slot);
+  },
   getMultipleAccounts: (p, ctx) => {
     const list = p[0];
     if (!Array.isArray(list)) throw invalidParams('expected an array of addresses');
     if (list.length > MAX_MULTIPLE_ACCOUNTS) throw invalidParams(`Too many inputs provided; max ${MAX_MULTIPLE_ACCOUNTS}`);
     const cfg = config(p, 1);
-    return withContext(ctx, list.map((a: unknown) => accountValue(ctx, address(a), cfg)));
+    const slot = contextSlot(cfg, ctx.chain.blockHeight());
+    return withContext(ctx, list.map((a: unknown) => accountValue(ctx, address(a), cfg)), slot);
   },
   getTokenAccountBalance: (p, ctx) => {
     const account = ctx.chain.account(address(p[0]));
@@ -233,17 +300,14 @@ export const METHODS: Readonly<Record<string, Handler>> = {
   },
   getTokenAccountsByOwner: tokenAccountsByOwner,
 
-  sendTransaction: (p, ctx) => {
-    const cfg = config(p, 1);
-    const d = decodeTransactionParam(p, cfg);
-    return sendResult(ctx, ctx.chain.submit(d, { skipPreflight: cfg.skipPreflight === true }));
-  },
+  sendTransaction: send,
   simulateTransaction: simulate,
   getSignatureStatuses: (p, ctx) => {
     const list = p[0];
     if (!Array.isArray(list)) throw invalidParams('expected an array of signatures');
     if (list.length > MAX_STATUS_QUERIES) throw invalidParams(`Too many inputs provided; max ${MAX_STATUS_QUERIES}`);
-    return withContext(ctx, list.map((s: unknown) => statusOf(ctx, s)));
+    const slot = contextSlot(config(p, 1), statusSlot(ctx));
+    return withContext(ctx, list.map((s: unknown) => statusOf(ctx, s, slot)), slot);
   },
   getTransaction: (p, ctx) => {
     const signature = text(p, 0, 'a signature');
@@ -254,7 +318,7 @@ export const METHODS: Readonly<Record<string, Handler>> = {
     const max = cfg.maxSupportedTransactionVersion;
     if (max !== undefined && max !== null && typeof max !== 'number') throw invalidParams('maxSupportedTransactionVersion must be a number');
     const entry = ctx.chain.ledger.get(signature);
-    return entry === undefined ? null : encodeTransaction(entry, encoding, typeof max === 'number' ? max : undefined);
+    return entry === undefined || !visible(entry, statusSlot(ctx)) ? null : encodeTransaction(entry, encoding, typeof max === 'number' ? max : undefined);
   },
   getSignaturesForAddress: (p, ctx) => {
     const who = address(p[0]);
@@ -264,7 +328,8 @@ export const METHODS: Readonly<Record<string, Handler>> = {
       throw invalidParams(`Invalid limit; max ${MAX_SIGNATURES_PER_QUERY}`);
     }
     const bound = (v: unknown) => (typeof v === 'string' ? v : undefined);
-    return ctx.chain.ledger.signaturesFor(who, { limit, before: bound(cfg.before), until: bound(cfg.until) }).map((e) => ({
+    const maxSlot = Number(statusSlot(ctx));
+    return ctx.chain.ledger.signaturesFor(who, { limit, before: bound(cfg.before), until: bound(cfg.until), maxSlot }).map((e) => ({
       signature: e.signature,
       slot: BigInt(e.slot),
       err: e.err,
