@@ -166,8 +166,10 @@ function tooLarge(err: unknown): boolean {
 /**
  * One look at every pending transaction. The height is read FIRST: a transaction that lands after
  * that read shows in the statuses read after it, so it can never be taken for expired. An absence
- * counts only from a status answer whose context slot is at or past that height (a lagging node
- * may not know a landed signature yet). A status below the configured commitment (`processed`) is
+ * counts only from a status answer whose context slot is past lastValidBlockHeight: a lagging node
+ * (a load-balanced RPC answering from behind) may not know a landed signature yet, and its view
+ * must itself be past expiry. (Slots are never fewer than blocks, so on a cluster with skipped
+ * slots this refuses a view that is certainly too old; the height-first order does the rest.) A status below the configured commitment (`processed`) is
  * not an outcome: it is waited on, and re-sent like any other if it disappears. Bytes still valid
  * are re-sent when their last send is REBROADCAST_MS old; a transaction first seen by this process
  * (after a restart) waits one interval, so a restart does not re-send everything at once.
@@ -205,7 +207,8 @@ async function record(services: Services, tx: TxRow, { status, contextSlot }: Se
     return;
   }
   if (status) return;
-  if (tx.last_valid_block_height !== null && height > tx.last_valid_block_height && contextSlot >= height) {
+  const lastValid = tx.last_valid_block_height;
+  if (lastValid !== null && height > lastValid && contextSlot > lastValid) {
     // Expired AND absent: these bytes can never land. Back to confirmable for a new message.
     const backTo = tx.approval_id ? 'approved' : 'pre_approved';
     const signature = tx.signature!;
