@@ -2,8 +2,8 @@
  * Sending signed transactions and recording their outcome (DESIGN §5). The signed bytes were
  * stored before the first broadcast; they are re-sent, never re-signed, while their blockhash is
  * valid. Only when the chain's block height has passed lastValidBlockHeight AND the signature is
- * unknown to a node view at or past that height may the transaction go back to confirmable for a
- * new message and a new signing round.
+ * unknown to a node view past that height may the transaction go back to confirmable for a new
+ * message and a new signing round. Only a status at the configured commitment is an outcome.
  *
  * One look covers every pending transaction: the block height once, then all signatures in one
  * getSignatureStatuses call per 256. The confirmation job looks every ~2 s; agents waiting in
@@ -65,7 +65,7 @@ export async function broadcast(services: Services, tx: TxRow): Promise<void> {
   } catch (err) {
     if (err instanceof ChainRejectedError) {
       // Already processed: it landed; the status lookup records it. Blockhash not found: it may have
-      // expired; expiry is decided by block height in settle(), never by this error alone.
+      // expired; expiry is decided by block height in confirmPending(), never by this error alone.
       if (err.kind === 'already_processed' || err.kind === 'blockhash_not_found') return;
       if (err.kind === 'simulation_failed' || err.kind === 'signature_failure') {
         services.db.transaction(() => failTx(services, tx, `Solana refused the transaction: ${err.reason}`)).immediate();
