@@ -55,6 +55,10 @@ test(`with unpriced transactions dropped, ${PAYMENTS} of ${PAYMENTS} concurrent 
     const perPayment = stats.total / PAYMENTS;
     console.log(`congestion e2e: ${PAYMENTS}/${PAYMENTS} completed in ${elapsed} ms; ${stats.total} RPC calls (${perPayment} per payment): ${JSON.stringify(stats.calls)}`);
     expect(perPayment).toBeLessThanOrEqual(5);
+    // Shared between the concurrent payments, not fetched by each: the fee estimate, the blockhash, the status look.
+    expect(stats.calls.getRecentPrioritizationFees).toBeLessThanOrEqual(2);
+    expect(stats.calls.getLatestBlockhash).toBeLessThanOrEqual(2);
+    expect(stats.calls.getSignatureStatuses).toBeLessThan(PAYMENTS);
   } finally {
     world.simnet.setCongestion(null);
   }
