@@ -38,6 +38,8 @@ const PASS_LIMIT = 2_560;
 /** Per daemon: when each pending transaction's bytes last went out, the look in flight, the waiters. */
 interface Watch {
   lastSent: Map<string, number>;
+  /** The slot at which this process first saw the block height past a pending transaction's lastValidBlockHeight. */
+  expiredAt: Map<string, bigint>;
   inFlight: Promise<void> | null;
   lastLookAt: number;
   waiters: number;
@@ -49,7 +51,7 @@ const watches = new WeakMap<Services, Watch>();
 function watchOf(services: Services): Watch {
   let w = watches.get(services);
   if (!w) {
-    w = { lastSent: new Map(), inFlight: null, lastLookAt: 0, waiters: 0, wake: [], looping: false };
+    w = { lastSent: new Map(), expiredAt: new Map(), inFlight: null, lastLookAt: 0, waiters: 0, wake: [], looping: false };
     watches.set(services, w);
   }
   return w;
@@ -164,12 +166,13 @@ function tooLarge(err: unknown): boolean {
 }
 
 /**
- * One look at every pending transaction. The height is read FIRST: a transaction that lands after
- * that read shows in the statuses read after it, so it can never be taken for expired. An absence
- * counts only from a status answer whose context slot is past lastValidBlockHeight: a lagging node
- * (a load-balanced RPC answering from behind) may not know a landed signature yet, and its view
- * must itself be past expiry. (Slots are never fewer than blocks, so on a cluster with skipped
- * slots this refuses a view that is certainly too old; the height-first order does the rest.) A status below the configured commitment (`processed`) is
+ * One look at every pending transaction. The height is read FIRST, with the slot of the view that
+ * reported it: a transaction that lands after that read shows in the statuses read after it, so it
+ * can never be taken for expired. An absence counts only from a status answer whose context slot
+ * is at or after the slot where this process first saw the height past the transaction's
+ * lastValidBlockHeight: a lagging node (a load-balanced RPC answering from behind) may not know a
+ * landed signature yet, and a view that old proves nothing. Once the lagging view catches up to
+ * that slot, the absence counts, so a lasting lag delays a re-sign but never stalls it. A status below the configured commitment (`processed`) is
  * not an outcome: it is waited on, and re-sent like any other if it disappears. Bytes still valid
  * are re-sent when their last send is REBROADCAST_MS old; a transaction first seen by this process
  * (after a restart) waits one interval, so a restart does not re-send everything at once.
@@ -178,14 +181,14 @@ export async function confirmPending(services: Services): Promise<void> {
   const w = watchOf(services);
   const txs = pendingTxs(services.db, PASS_LIMIT).filter((t) => t.signature !== null && t.signed_tx !== null);
   const pendingIds = new Set(txs.map((t) => t.transaction_id));
-  for (const id of w.lastSent.keys()) if (!pendingIds.has(id)) w.lastSent.delete(id);
+  for (const map of [w.lastSent, w.expiredAt]) for (const id of map.keys()) if (!pendingIds.has(id)) map.delete(id);
   if (txs.length === 0) return;
-  const height = await services.chain.getBlockHeight();
+  const tip = await services.chain.getBlockHeightAndSlot();
   const seen = await lookUp(services, txs.map((t) => t.signature!));
   w.lastLookAt = Date.now();
   for (const [i, tx] of txs.entries()) {
     try {
-      await record(services, tx, seen[i]!, height);
+      await record(services, tx, seen[i]!, tip);
     } catch (err) {
       if (err instanceof ChainUnavailableError) throw err;
       services.log.warn('confirmation check failed', { transaction_id: tx.transaction_id, error: (err as Error).message });
@@ -193,7 +196,8 @@ export async function confirmPending(services: Services): Promise<void> {
   }
 }
 
-async function record(services: Services, tx: TxRow, { status, contextSlot }: Seen, height: bigint): Promise<void> {
+async function record(services: Services, tx: TxRow, { status, contextSlot }: Seen, tip: { blockHeight: bigint; slot: bigint }): Promise<void> {
+  const w = watchOf(services);
   if (status && reached(status, services.config.solana.commitment)) {
     crashPoint('confirmation_seen');
     services.db
@@ -203,13 +207,21 @@ async function record(services: Services, tx: TxRow, { status, contextSlot }: Se
       })
       .immediate();
     crashPoint('completion_recorded');
-    watchOf(services).lastSent.delete(tx.transaction_id);
+    w.lastSent.delete(tx.transaction_id);
     return;
   }
   if (status) return;
   const lastValid = tx.last_valid_block_height;
-  if (lastValid !== null && height > lastValid && contextSlot > lastValid) {
-    // Expired AND absent: these bytes can never land. Back to confirmable for a new message.
+  if (lastValid !== null && tip.blockHeight > lastValid) {
+    // Expired: these bytes can land no more, but a view that has not reached the slot where this
+    // process saw the expiry (a lagging node) may not know they already landed. Wait for one that has.
+    let expiredAt = w.expiredAt.get(tx.transaction_id);
+    if (expiredAt === undefined) {
+      expiredAt = tip.slot;
+      w.expiredAt.set(tx.transaction_id, expiredAt);
+    }
+    if (contextSlot < expiredAt) return;
+    // Expired AND absent: back to confirmable for a new message.
     const backTo = tx.approval_id ? 'approved' : 'pre_approved';
     const signature = tx.signature!;
     services.db
@@ -223,10 +235,10 @@ async function record(services: Services, tx: TxRow, { status, contextSlot }: Se
         });
       })
       .immediate();
-    watchOf(services).lastSent.delete(tx.transaction_id);
+    w.lastSent.delete(tx.transaction_id);
+    w.expiredAt.delete(tx.transaction_id);
     return;
   }
-  const w = watchOf(services);
   const last = w.lastSent.get(tx.transaction_id);
   if (last === undefined) w.lastSent.set(tx.transaction_id, Date.now());
   else if (Date.now() - last >= REBROADCAST_MS) await broadcast(services, tx);

@@ -64,6 +64,11 @@ export interface TokenTransfers {
 export interface ChainPort {
   getLatestBlockhash(): Promise<{ blockhash: string; lastValidBlockHeight: bigint }>;
   getBlockHeight(): Promise<bigint>;
+  /**
+   * The block height and the slot of the one node view that reported it (getEpochInfo), so a later
+   * answer's context slot can be compared with the slot at which that height was seen.
+   */
+  getBlockHeightAndSlot(): Promise<{ blockHeight: bigint; slot: bigint }>;
   /** Base units in ATA(owner, mint); 0n when that account does not exist. */
   getTokenBalance(owner: Address, mint: Address): Promise<bigint>;
   tokenAccountExists(owner: Address, mint: Address): Promise<boolean>;
@@ -153,6 +158,11 @@ export function createRpcChainPort(rpcUrl: string, opts: { timeoutMs?: number } 
 
     getBlockHeight() {
       return call('getBlockHeight', rpc.getBlockHeight({ commitment: COMMITMENT }));
+    },
+
+    async getBlockHeightAndSlot() {
+      const info = await call('getEpochInfo', rpc.getEpochInfo({ commitment: COMMITMENT }));
+      return { blockHeight: info.blockHeight, slot: info.absoluteSlot };
     },
 
     async getTokenBalance(owner, mint) {

@@ -1,6 +1,7 @@
 /**
  * The batched confirmation look against the real app and simnet, counted with simnet's own call
- * statistics: one block height and one getSignatureStatuses per look however many transactions
+ * statistics: one block height (getEpochInfo: height and slot of one view) and one
+ * getSignatureStatuses per look however many transactions
  * are pending, the same bytes re-sent at most every REBROADCAST_MS, waiting agents sharing one
  * look, and completion only at the configured commitment.
  */
@@ -42,7 +43,7 @@ describe('the confirmation job', () => {
     const firstSeen = Date.now();
     await confirmPending(world.services);
     // First sight (as after a restart): looked at, nothing re-sent yet.
-    expect(world.simnet.stats().calls).toEqual({ getBlockHeight: 1, getSignatureStatuses: 1 });
+    expect(world.simnet.stats().calls).toEqual({ getEpochInfo: 1, getSignatureStatuses: 1 });
 
     let passes = 1;
     const deadline = Date.now() + 20_000;
@@ -54,7 +55,7 @@ describe('the confirmation job', () => {
     }
     for (const id of ids) expect(getTx(world.services.db, id)!.status).toBe('completed');
     const stats = world.simnet.stats();
-    expect(stats.calls.getBlockHeight).toBe(passes);
+    expect(stats.calls.getEpochInfo).toBe(passes);
     expect(stats.calls.getSignatureStatuses).toBe(passes);
     expect(stats.calls.sendTransaction).toBe(10);
     expect(stats.total).toBe(2 * passes + 10);
@@ -79,7 +80,7 @@ describe('agents waiting in submit_signed_tx', () => {
     const ticks = Math.ceil(elapsed / WAIT_TICK_MS) + 1;
     expect(stats.calls.sendTransaction).toBe(10);
     expect(stats.calls.getSignatureStatuses).toBeLessThanOrEqual(ticks);
-    expect(stats.calls.getBlockHeight).toBeLessThanOrEqual(ticks);
+    expect(stats.calls.getEpochInfo).toBeLessThanOrEqual(ticks);
     // Polling each would have been at least one status call per transaction.
     expect(stats.calls.getSignatureStatuses).toBeLessThan(10);
   });

@@ -131,13 +131,20 @@ describe('the height race (issue 21.1)', () => {
     expect(resignEvents(txId)).toBe(0);
   });
 
-  test('a lag shorter than the time past expiry still lets a truly absent payment go back for a new signing', async () => {
+  test('a lasting lag delays the re-sign of a truly absent payment until the lagging view has seen the expiry, but does not stall it', async () => {
     const txId = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: 3 });
     const signed = getTx(world.services.db, txId)!;
     world.simnet.setStatusLag(20);
     try {
-      await untilHeightPast(signed.last_valid_block_height! + 40n);
+      await untilHeightPast(signed.last_valid_block_height!);
+      // The first look past expiry asks a view 20 slots behind it: not proof of absence yet.
       await confirmPending(world.services);
+      expect(getTx(world.services.db, txId)!.status).toBe('pending');
+      const deadline = Date.now() + 10_000;
+      while (getTx(world.services.db, txId)!.status === 'pending' && Date.now() < deadline) {
+        await Bun.sleep(20);
+        await confirmPending(world.services);
+      }
       expect(getTx(world.services.db, txId)!.status).toBe('pre_approved');
       expect(resignEvents(txId)).toBe(1);
     } finally {
