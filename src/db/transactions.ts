@@ -27,6 +27,8 @@ export interface TxRow {
   idempotency_key: string | null;
   message: Uint8Array | null;
   last_valid_block_height: bigint | null;
+  /** Micro-lamports per compute unit of the current (or, after an expiry reset, the last signed) message. */
+  priority_fee: bigint | null;
   signed_tx: Uint8Array | null;
   signature: string | null;
   error: string | null;
@@ -101,14 +103,11 @@ export function moveTx(db: Database, transactionId: string, from: readonly TxSta
   );
 }
 
-/** Stores the message built for signing (replacing an unsigned expired one). */
-export function setTxMessage(db: Database, transactionId: string, message: Uint8Array, lastValidBlockHeight: bigint, now: number): void {
-  db.query('UPDATE transactions SET message = ?, last_valid_block_height = ?, updated_at = ? WHERE transaction_id = ? AND signed_tx IS NULL').run(
-    message,
-    lastValidBlockHeight,
-    now,
-    transactionId,
-  );
+/** Stores the message built for signing (replacing an unsigned expired one) and, when given, its compute-unit price. */
+export function setTxMessage(db: Database, transactionId: string, message: Uint8Array, lastValidBlockHeight: bigint, now: number, priorityFee: bigint | null = null): void {
+  db.query(
+    'UPDATE transactions SET message = ?, last_valid_block_height = ?, priority_fee = COALESCE(?, priority_fee), updated_at = ? WHERE transaction_id = ? AND signed_tx IS NULL',
+  ).run(message, lastValidBlockHeight, priorityFee, now, transactionId);
 }
 
 /** Records the signed bytes and moves the transaction to pending, before the first broadcast. */

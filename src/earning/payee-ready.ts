@@ -3,13 +3,24 @@
  * the official `@solana/pay` client refuses a recipient whose system account does not exist or
  * that has no USDC token account. A wallet address is a FROST group key that never holds SOL, so
  * the operator's fee payer funds it with the rent-exempt minimum and creates its USDC token account
- * (idempotent), in one transaction it signs alone.
+ * (idempotent), in one transaction it signs alone, with a measured compute budget and the current
+ * priority fee like every message the daemon builds.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { AccountRole, type Address, type Instruction } from '@solana/kit';
 import { getTransferSolInstructionDataEncoder } from '@solana-program/system';
 import { usdcAta } from '../solana/ata.ts';
-import { createAtaIdempotentInstruction, SYSTEM_PROGRAM_ADDRESS } from '../solana/instructions.ts';
+import { ChainRejectedError } from '../solana/errors.ts';
+import {
+  computeUnitLimitInstruction,
+  computeUnitPriceInstruction,
+  createAtaIdempotentInstruction,
+  CU_BUDGET,
+  SYSTEM_PROGRAM_ADDRESS,
+} from '../solana/instructions.ts';
+import { recentBlockhash } from '../payments/blockhash.ts';
+import { currentPriorityFee } from '../payments/priority-fee.ts';
+import { REBROADCAST_MS } from '../payments/settle.ts';
 import { assembleSignedTransaction, compileMessage, transactionSignature } from '../solana/transfer.ts';
 import type { Services } from '../services.ts';
 
@@ -44,28 +55,46 @@ export function ensurePayeeReady(services: Services, owner: Address): Promise<vo
   return pending;
 }
 
+/** The setup message's instructions: compute budget (measured, instructions.ts), rent for the account, its token account. */
+export function payeeSetupInstructions(p: {
+  feePayer: Address;
+  owner: Address;
+  ata: Address;
+  mint: Address;
+  fundAccount: boolean;
+  createTokenAccount: boolean;
+  price: bigint;
+}): Instruction[] {
+  const limit = CU_BUDGET.computeBudget + (p.fundAccount ? CU_BUDGET.systemTransfer : 0) + (p.createTokenAccount ? CU_BUDGET.createAta : 0);
+  const instructions: Instruction[] = [computeUnitLimitInstruction(limit), computeUnitPriceInstruction(p.price)];
+  if (p.fundAccount) {
+    instructions.push({
+      programAddress: SYSTEM_PROGRAM_ADDRESS,
+      accounts: [
+        { address: p.feePayer, role: AccountRole.WRITABLE_SIGNER },
+        { address: p.owner, role: AccountRole.WRITABLE },
+      ],
+      data: getTransferSolInstructionDataEncoder().encode({ amount: RENT_EXEMPT_EMPTY_ACCOUNT }),
+    });
+  }
+  if (p.createTokenAccount) instructions.push(createAtaIdempotentInstruction({ payer: p.feePayer, ata: p.ata, owner: p.owner, mint: p.mint }));
+  return instructions;
+}
+
 async function setUp(services: Services, owner: Address): Promise<void> {
   const mint = services.config.usdcMint as Address;
   const feePayer = services.feePayer.address;
   const [accountExists, tokenAccountExists] = await Promise.all([services.chain.accountExists(owner), services.chain.tokenAccountExists(owner, mint)]);
   if (accountExists && tokenAccountExists) return;
-  const instructions: Instruction[] = [];
-  if (!accountExists) {
-    instructions.push({
-      programAddress: SYSTEM_PROGRAM_ADDRESS,
-      accounts: [
-        { address: feePayer, role: AccountRole.WRITABLE_SIGNER },
-        { address: owner, role: AccountRole.WRITABLE },
-      ],
-      data: getTransferSolInstructionDataEncoder().encode({ amount: RENT_EXEMPT_EMPTY_ACCOUNT }),
-    });
-  }
-  if (!tokenAccountExists) instructions.push(createAtaIdempotentInstruction({ payer: feePayer, ata: await usdcAta(owner, mint), owner, mint }));
-  const messageBytes = compileMessage(feePayer, await services.chain.getLatestBlockhash(), instructions);
+  const ata = await usdcAta(owner, mint);
+  const [blockhash, price] = await Promise.all([recentBlockhash(services.chain), currentPriorityFee(services, [feePayer, owner, ata])]);
+  const instructions = payeeSetupInstructions({ feePayer, owner, ata, mint, fundAccount: !accountExists, createTokenAccount: !tokenAccountExists, price });
+  const messageBytes = compileMessage(feePayer, blockhash, instructions);
   const wire = assembleSignedTransaction(messageBytes, { [feePayer]: ed25519.sign(messageBytes, services.feePayer.keypairBytes.subarray(0, 32)) });
   const signature = transactionSignature(wire);
   await services.chain.sendRawTransaction(wire);
-  const deadline = Date.now() + CONFIRM_TIMEOUT_MS;
+  let sentAt = Date.now();
+  const deadline = sentAt + CONFIRM_TIMEOUT_MS;
   for (;;) {
     const [status] = await services.chain.getSignatureStatuses([signature]);
     if (status) {
@@ -74,6 +103,14 @@ async function setUp(services: Services, owner: Address): Promise<void> {
       return;
     }
     if (Date.now() > deadline) throw new Error(`setting up payee ${owner}: transaction ${signature} not seen within ${CONFIRM_TIMEOUT_MS} ms`);
+    // A congested leader may have dropped it: the same signed bytes again, as payments are re-sent.
+    if (Date.now() - sentAt >= REBROADCAST_MS) {
+      sentAt = Date.now();
+      await services.chain.sendRawTransaction(wire).catch((err: unknown) => {
+        // Landed meanwhile (the next status read says so), or expired (the deadline says so).
+        if (!(err instanceof ChainRejectedError && (err.kind === 'already_processed' || err.kind === 'blockhash_not_found'))) throw err;
+      });
+    }
     await Bun.sleep(200);
   }
 }

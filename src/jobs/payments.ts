@@ -1,35 +1,25 @@
 /**
  * The payment jobs: confirmations (pending → completed / failed, re-send while valid, back to
- * confirmable after expiry AND absence), the 48-hour intent expiry, and the idempotency-key
+ * confirmable after expiry AND absence; one batched look per cadence, settle.ts), the 48-hour intent expiry, and the idempotency-key
  * purge. Each tick works from the database, so a restart resumes where the last one stopped.
  */
 import { closeApproval } from '../db/approvals.ts';
 import { appendEvent } from '../db/events.ts';
 import { purgeIdempotencyKeys } from '../db/idempotency.ts';
 import { closeOpenSessions } from '../db/sign-sessions.ts';
-import { expiredIntents, moveTx, pendingTxs } from '../db/transactions.ts';
-import { settle } from '../payments/settle.ts';
-import { ChainUnavailableError } from '../solana/errors.ts';
+import { expiredIntents, moveTx } from '../db/transactions.ts';
+import { confirmPending, confirmPendingPass } from '../payments/settle.ts';
 import type { Services } from '../services.ts';
 import type { JobDef } from './runner.ts';
 
 /** Idempotency keys are remembered 72 h, longer than the 48 h life of an intent (DESIGN §3). */
 const IDEMPOTENCY_RETENTION_MS = 72 * 60 * 60 * 1000;
 
-/**
- * One pass of the confirmation job; exported for tests. An unreachable chain ends the pass (the
- * runner backs off); any other failure is logged for that transaction and the pass goes on.
- */
-export async function confirmPending(services: Services): Promise<void> {
-  for (const tx of pendingTxs(services.db)) {
-    try {
-      await settle(services, tx.transaction_id, { rebroadcast: true });
-    } catch (err) {
-      if (err instanceof ChainUnavailableError) throw err;
-      services.log.warn('confirmation check failed', { transaction_id: tx.transaction_id, error: (err as Error).message });
-    }
-  }
-}
+/** How often the confirmation job looks at the pending transactions (one height + one batched status call). */
+export const CONFIRMATION_CADENCE_SECONDS = 2;
+
+/** One pass of the confirmation job, for tests: an unreachable chain ends it with ChainUnavailableError. */
+export { confirmPending };
 
 /** One pass of the expiry job: each expired intent moves once, with one event. */
 export function expireIntents(services: Services): number {
@@ -51,7 +41,13 @@ export function expireIntents(services: Services): number {
 
 export function paymentJobs(services: Services): JobDef[] {
   return [
-    { name: 'confirmations', schedule: { everySeconds: 1 }, run: () => confirmPending(services), runAtStart: true },
+    // A pass is skipped when agents waiting in submit_signed_tx looked at everything within the last half cadence.
+    {
+      name: 'confirmations',
+      schedule: { everySeconds: CONFIRMATION_CADENCE_SECONDS },
+      run: () => confirmPendingPass(services, (CONFIRMATION_CADENCE_SECONDS * 1000) / 2),
+      runAtStart: true,
+    },
     { name: 'intent-expiry', schedule: { everySeconds: 60 }, run: () => void expireIntents(services), runAtStart: true },
     {
       name: 'idempotency-purge',

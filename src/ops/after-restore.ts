@@ -21,7 +21,7 @@ import { watchCursor } from '../db/watch.ts';
 import { allWalletAddresses } from '../db/wallets.ts';
 import { appendAudit } from '../db/events.ts';
 import { getTx, hasSignature, insertTx, setTxSigned } from '../db/transactions.ts';
-import { settle } from '../payments/settle.ts';
+import { confirmPending } from '../payments/settle.ts';
 import { treasuryOf } from '../payments/message.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { signaturesSince } from '../solana/history.ts';
@@ -113,7 +113,8 @@ export async function reconcileAfterRestore(services: Services, readWire: Landed
         db.transaction(() => recordRecovered(services, { txId, walletId: senderId, signature: s.signature, wire: landed.wire, transfers, ata: out.account, treasuryAta, reference: memo?.reference ?? null, backupCreatedAt: marker.backup_created_at })).immediate();
         recoveredFromChain.push(txId);
       }
-      const after = await settle(services, txId, { rebroadcast: false });
+      await confirmPending(services);
+      const after = getTx(db, txId);
       log.info('restore: a transfer that landed after the backup is recorded', { transaction_id: txId, signature: s.signature, status: after?.status });
     }
   }
@@ -158,7 +159,7 @@ export async function reconcileAfterRestore(services: Services, readWire: Landed
 /**
  * A transfer out of one of our wallets whose intent the backup does not hold: recorded as a
  * payment with what the chain shows (recipient, amount, platform fee), signed with the landed
- * bytes, so settle() completes it like any other. Inside a write transaction.
+ * bytes, so the confirmation pass completes it like any other. Inside a write transaction.
  */
 function recordRecovered(
   services: Services,

@@ -2,18 +2,36 @@
  * Building the exact message a confirmable transaction is signed over. A message is built once
  * and reused while its blockhash is valid; a new one is built only when the stored one was never
  * signed and its blockhash expired. Signed messages are never replaced here (DESIGN §5).
+ * The compute-unit price is the current estimate; after a signed message expired unlanded (the
+ * row keeps its price but lost its message) the next one offers an escalated price.
  */
 import type { Address } from '@solana/kit';
 import { AppError } from '../api/errors.ts';
 import { getTx, setTxMessage, type TxRow } from '../db/transactions.ts';
 import { referenceKeysOf } from '../db/paylinks.ts';
+import { escalatedFee } from '../domain/priority-fee.ts';
+import { usdcAta } from '../solana/ata.ts';
 import { buildUsdcTransfer } from '../solana/transfer.ts';
+import { recentBlockhash } from './blockhash.ts';
+import { currentPriorityFee } from './priority-fee.ts';
 import { planRecipientAccount } from './recipient-account.ts';
 import type { Services } from '../services.ts';
 
 /** The operator's fee recipient. */
 export function treasuryOf(services: Services): Address {
   return (services.config.solana.treasury || services.feePayer.address) as Address;
+}
+
+/**
+ * A transaction's price never goes down: a first message takes the estimate; one replacing an
+ * unsigned expired message keeps at least that message's price; one after a signed message expired
+ * unlanded (its message was cleared, its price kept) escalates from that price.
+ */
+function priceFor(tx: TxRow, estimate: bigint, cap: bigint): bigint {
+  const previous = tx.priority_fee;
+  if (previous === null) return estimate;
+  if (tx.message === null) return escalatedFee(previous, estimate, cap);
+  return previous > estimate ? previous : estimate;
 }
 
 /** Returns the transaction with a current message, building one when needed. */
@@ -26,14 +44,21 @@ export async function ensureMessage(services: Services, walletAddress: string, t
   if (!tx.to_address) throw new AppError('INTERNAL_ERROR', 'The transaction has no recipient address.');
   // Only the payment holding the recipient's setup fee creates its account (its fee is dropped when the account exists).
   const plan = await planRecipientAccount(services, tx);
-  const blockhash = await services.chain.getLatestBlockhash();
+  const mint = services.config.usdcMint as Address;
+  const treasury = treasuryOf(services);
+  const writable = await Promise.all([usdcAta(walletAddress as Address, mint), usdcAta(tx.to_address as Address, mint), usdcAta(treasury, mint)]);
+  const [blockhash, estimate] = await Promise.all([
+    recentBlockhash(services.chain),
+    currentPriorityFee(services, [services.feePayer.address, ...writable]),
+  ]);
+  const price = priceFor(tx, estimate, BigInt(services.config.solana.priority_fee_cap_micro_lamports));
   const built = await buildUsdcTransfer({
     wallet: walletAddress as Address,
-    mint: services.config.usdcMint as Address,
+    mint,
     recipientOwner: tx.to_address as Address,
     amount: tx.amount,
     fee: plan.tx.fee + plan.tx.setup_fee,
-    treasuryOwner: treasuryOf(services),
+    treasuryOwner: treasury,
     feePayer: services.feePayer.address,
     createRecipientAta: plan.createAccount,
     // A paylink payment carries the paylink's Solana Pay reference key, as a Solana Pay wallet's would.
@@ -42,9 +67,12 @@ export async function ensureMessage(services: Services, walletAddress: string, t
     // slot would otherwise be the same bytes, and the fee payer's (deterministic) signature — the
     // Solana transaction id — would collide, so the second could never land.
     memo: tx.reference ? `${tx.reference} ${tx.transaction_id}` : tx.transaction_id,
+    computeUnitPrice: price,
     blockhash,
   });
-  services.db.transaction(() => setTxMessage(services.db, tx.transaction_id, built.messageBytes, built.lastValidBlockHeight, services.now().getTime())).immediate();
+  services.db
+    .transaction(() => setTxMessage(services.db, tx.transaction_id, built.messageBytes, built.lastValidBlockHeight, services.now().getTime(), price))
+    .immediate();
   const fresh = getTx(services.db, tx.transaction_id);
   if (!fresh) throw new AppError('NOT_FOUND', 'Transaction not found.');
   return fresh;

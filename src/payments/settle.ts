@@ -2,15 +2,22 @@
  * Sending signed transactions and recording their outcome (DESIGN §5). The signed bytes were
  * stored before the first broadcast; they are re-sent, never re-signed, while their blockhash is
  * valid. Only when the chain's block height has passed lastValidBlockHeight AND the signature is
- * unknown may the transaction go back to confirmable for a new message and a new signing round.
+ * unknown to a node view past that height may the transaction go back to confirmable for a new
+ * message and a new signing round. Only a status at the configured commitment is an outcome.
+ *
+ * One look covers every pending transaction: the block height once, then all signatures in one
+ * getSignatureStatuses call per 256. The confirmation job looks every ~2 s; agents waiting in
+ * submit_signed_tx share a faster look (one per WAIT_TICK_MS however many wait), never a poll each.
  */
+import { isSolanaError, SOLANA_ERROR__JSON_RPC__INVALID_PARAMS, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR } from '@solana/kit';
 import { AppError } from '../api/errors.ts';
 import { appendEvent } from '../db/events.ts';
-import { getTx, hasSignature, insertTx, moveTx, resetExpiredSigning, type TxRow } from '../db/transactions.ts';
+import { getTx, hasSignature, insertTx, moveTx, pendingTxs, resetExpiredSigning, type TxRow } from '../db/transactions.ts';
 import { getWallet } from '../db/wallets.ts';
 import { newId } from '../contract/ids.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { ChainRejectedError, ChainUnavailableError } from '../solana/errors.ts';
+import type { SignatureStatus } from '../solana/port.ts';
 import type { Services } from '../services.ts';
 import { crashPoint } from '../crash-points.ts';
 import { forgetBalance } from './balance-cache.ts';
@@ -19,16 +26,48 @@ import { recordAgentPaylinkPayment } from '../earning/scan.ts';
 
 const PREFIX: Record<string, string> = { payment: 'payment', withdrawal: 'withdrawal', x402: 'payment' };
 
+/** The same signed bytes go out again at most this often while they wait to land. */
+export const REBROADCAST_MS = 2_000;
+/** How often the shared look runs while any agent waits in submit_signed_tx. */
+export const WAIT_TICK_MS = 400;
+/** Signatures per getSignatureStatuses call (the RPC's cap). */
+const STATUS_BATCH = 256;
+/** Pending transactions looked at per pass, oldest first. */
+const PASS_LIMIT = 2_560;
+
+/** Per daemon: when each pending transaction's bytes last went out, the look in flight, the waiters. */
+interface Watch {
+  lastSent: Map<string, number>;
+  /** The slot at which this process first saw the block height past a pending transaction's lastValidBlockHeight. */
+  expiredAt: Map<string, bigint>;
+  inFlight: Promise<void> | null;
+  lastLookAt: number;
+  waiters: number;
+  wake: (() => void)[];
+  looping: boolean;
+}
+const watches = new WeakMap<Services, Watch>();
+
+function watchOf(services: Services): Watch {
+  let w = watches.get(services);
+  if (!w) {
+    w = { lastSent: new Map(), expiredAt: new Map(), inFlight: null, lastLookAt: 0, waiters: 0, wake: [], looping: false };
+    watches.set(services, w);
+  }
+  return w;
+}
+
 /** Broadcasts the stored bytes. Rejections that prove the bytes can never land mark it failed. */
 export async function broadcast(services: Services, tx: TxRow): Promise<void> {
   if (!tx.signed_tx) return;
+  watchOf(services).lastSent.set(tx.transaction_id, Date.now());
   try {
     await services.chain.sendRawTransaction(tx.signed_tx);
     crashPoint('broadcast_sent');
   } catch (err) {
     if (err instanceof ChainRejectedError) {
       // Already processed: it landed; the status lookup records it. Blockhash not found: it may have
-      // expired; expiry is decided by block height in settle(), never by this error alone.
+      // expired; expiry is decided by block height in confirmPending(), never by this error alone.
       if (err.kind === 'already_processed' || err.kind === 'blockhash_not_found') return;
       if (err.kind === 'simulation_failed' || err.kind === 'signature_failure') {
         services.db.transaction(() => failTx(services, tx, `Solana refused the transaction: ${err.reason}`)).immediate();
@@ -92,12 +131,74 @@ function completeTx(services: Services, tx: TxRow): void {
   if (tx.payment_request_id) recordAgentPaylinkPayment(services, tx, now);
 }
 
-/** Looks the signature up once and records what the chain says. Returns the fresh row. */
-export async function settle(services: Services, txId: string, opts: { rebroadcast: boolean }): Promise<TxRow | null> {
-  const tx = getTx(services.db, txId);
-  if (!tx || tx.status !== 'pending' || !tx.signature || !tx.signed_tx) return tx;
-  const [status] = await services.chain.getSignatureStatuses([tx.signature]);
-  if (status) {
+/** Whether `status` has reached the configured commitment. A null level is how older nodes report a rooted (finalized) status. */
+function reached(status: SignatureStatus, commitment: 'confirmed' | 'finalized'): boolean {
+  const level = status.confirmationStatus;
+  if (level === null || level === 'finalized') return true;
+  return commitment === 'confirmed' && level === 'confirmed';
+}
+
+type Seen = { status: SignatureStatus | null; contextSlot: bigint };
+
+/** The statuses of `sigs`, 256 a call; a batch the provider refuses as too large is split in two. */
+async function lookUp(services: Services, sigs: string[]): Promise<Seen[]> {
+  const out: Seen[] = [];
+  for (let i = 0; i < sigs.length; i += STATUS_BATCH) out.push(...(await lookUpBatch(services, sigs.slice(i, i + STATUS_BATCH))));
+  return out;
+}
+
+async function lookUpBatch(services: Services, sigs: string[]): Promise<Seen[]> {
+  try {
+    const { contextSlot, statuses } = await services.chain.getSignatureStatusesAt(sigs);
+    return statuses.map((status) => ({ status, contextSlot }));
+  } catch (err) {
+    if (sigs.length < 2 || !tooLarge(err)) throw err;
+    const half = Math.ceil(sigs.length / 2);
+    return [...(await lookUpBatch(services, sigs.slice(0, half))), ...(await lookUpBatch(services, sigs.slice(half)))];
+  }
+}
+
+/** A provider's answer to a list longer than it takes: invalid params ("too many inputs") or HTTP 413. */
+function tooLarge(err: unknown): boolean {
+  const cause = err instanceof ChainUnavailableError ? err.cause : undefined;
+  if (isSolanaError(cause, SOLANA_ERROR__JSON_RPC__INVALID_PARAMS)) return true;
+  return isSolanaError(cause, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR) && cause.context.statusCode === 413;
+}
+
+/**
+ * One look at every pending transaction. The height is read FIRST, with the slot of the view that
+ * reported it: a transaction that lands after that read shows in the statuses read after it, so it
+ * can never be taken for expired. An absence counts only from a status answer whose context slot
+ * is at or after the slot where this process first saw the height past the transaction's
+ * lastValidBlockHeight: a lagging node (a load-balanced RPC answering from behind) may not know a
+ * landed signature yet, and a view that old proves nothing. Once the lagging view catches up to
+ * that slot, the absence counts, so a lasting lag delays a re-sign but never stalls it. A status below the configured commitment (`processed`) is
+ * not an outcome: it is waited on, and re-sent like any other if it disappears. Bytes still valid
+ * are re-sent when their last send is REBROADCAST_MS old; a transaction first seen by this process
+ * (after a restart) waits one interval, so a restart does not re-send everything at once.
+ */
+export async function confirmPending(services: Services): Promise<void> {
+  const w = watchOf(services);
+  const txs = pendingTxs(services.db, PASS_LIMIT).filter((t) => t.signature !== null && t.signed_tx !== null);
+  const pendingIds = new Set(txs.map((t) => t.transaction_id));
+  for (const map of [w.lastSent, w.expiredAt]) for (const id of map.keys()) if (!pendingIds.has(id)) map.delete(id);
+  if (txs.length === 0) return;
+  const tip = await services.chain.getBlockHeightAndSlot();
+  const seen = await lookUp(services, txs.map((t) => t.signature!));
+  w.lastLookAt = Date.now();
+  for (const [i, tx] of txs.entries()) {
+    try {
+      await record(services, tx, seen[i]!, tip);
+    } catch (err) {
+      if (err instanceof ChainUnavailableError) throw err;
+      services.log.warn('confirmation check failed', { transaction_id: tx.transaction_id, error: (err as Error).message });
+    }
+  }
+}
+
+async function record(services: Services, tx: TxRow, { status, contextSlot }: Seen, tip: { blockHeight: bigint; slot: bigint }): Promise<void> {
+  const w = watchOf(services);
+  if (status && reached(status, services.config.solana.commitment)) {
     crashPoint('confirmation_seen');
     services.db
       .transaction(() => {
@@ -106,13 +207,23 @@ export async function settle(services: Services, txId: string, opts: { rebroadca
       })
       .immediate();
     crashPoint('completion_recorded');
-    return getTx(services.db, txId);
+    w.lastSent.delete(tx.transaction_id);
+    return;
   }
-  const height = await services.chain.getBlockHeight();
-  if (tx.last_valid_block_height !== null && height > tx.last_valid_block_height) {
-    // Expired AND absent: these bytes can never land. Back to confirmable for a new message.
+  if (status) return;
+  const lastValid = tx.last_valid_block_height;
+  if (lastValid !== null && tip.blockHeight > lastValid) {
+    // Expired: these bytes can land no more, but a view that has not reached the slot where this
+    // process saw the expiry (a lagging node) may not know they already landed. Wait for one that has.
+    let expiredAt = w.expiredAt.get(tx.transaction_id);
+    if (expiredAt === undefined) {
+      expiredAt = tip.slot;
+      w.expiredAt.set(tx.transaction_id, expiredAt);
+    }
+    if (contextSlot < expiredAt) return;
+    // Expired AND absent: back to confirmable for a new message.
     const backTo = tx.approval_id ? 'approved' : 'pre_approved';
-    const signature = tx.signature;
+    const signature = tx.signature!;
     services.db
       .transaction(() => {
         if (!resetExpiredSigning(services.db, tx.transaction_id, signature, backTo, services.now().getTime())) return;
@@ -124,10 +235,74 @@ export async function settle(services: Services, txId: string, opts: { rebroadca
         });
       })
       .immediate();
-    return getTx(services.db, txId);
+    w.lastSent.delete(tx.transaction_id);
+    w.expiredAt.delete(tx.transaction_id);
+    return;
   }
-  if (opts.rebroadcast) await broadcast(services, tx);
-  return getTx(services.db, txId);
+  const last = w.lastSent.get(tx.transaction_id);
+  if (last === undefined) w.lastSent.set(tx.transaction_id, Date.now());
+  else if (Date.now() - last >= REBROADCAST_MS) await broadcast(services, tx);
+}
+
+/** The look in flight, or a new one: concurrent callers share one. */
+function sharedLook(services: Services): Promise<void> {
+  const w = watchOf(services);
+  w.inFlight ??= confirmPending(services).finally(() => {
+    w.inFlight = null;
+  });
+  return w.inFlight;
+}
+
+/**
+ * The confirmation job's pass: skipped when a look ran less than `minGapMs` ago (agents waiting
+ * in submit_signed_tx keep looking faster), else one shared look.
+ */
+export function confirmPendingPass(services: Services, minGapMs: number): Promise<void> {
+  if (Date.now() - watchOf(services).lastLookAt < minGapMs) return Promise.resolve();
+  return sharedLook(services);
+}
+
+/** Runs the shared look every WAIT_TICK_MS while anyone waits, waking every waiter after each. */
+function ensureWaitLoop(services: Services): void {
+  const w = watchOf(services);
+  if (w.looping) return;
+  w.looping = true;
+  void (async () => {
+    try {
+      while (w.waiters > 0) {
+        await Bun.sleep(WAIT_TICK_MS);
+        try {
+          await sharedLook(services);
+        } catch (err) {
+          if (!(err instanceof ChainUnavailableError)) services.log.warn('confirmation look failed', { error: (err as Error).message });
+        }
+        for (const wake of w.wake.splice(0)) wake();
+      }
+    } finally {
+      w.looping = false;
+    }
+  })();
+}
+
+/** Waits until the transaction leaves `pending` or `deadline` (ms since epoch) passes; returns the fresh row. */
+async function waitForOutcome(services: Services, txId: string, deadline: number): Promise<TxRow | null> {
+  const w = watchOf(services);
+  w.waiters++;
+  ensureWaitLoop(services);
+  try {
+    for (;;) {
+      const row = getTx(services.db, txId);
+      if (!row || row.status !== 'pending' || Date.now() >= deadline) return row;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await new Promise<void>((resolve) => {
+        w.wake.push(resolve);
+        timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+      });
+      clearTimeout(timer);
+    }
+  } finally {
+    w.waiters--;
+  }
 }
 
 /** submit_signed_tx: broadcast the stored bytes (idempotent) and optionally wait for the outcome. */
@@ -147,15 +322,5 @@ export async function submit(services: Services, tx: TxRow, waitMs: number): Pro
     }
     throw err;
   }
-  const deadline = Date.now() + waitMs;
-  let current = getTx(services.db, tx.transaction_id) ?? tx;
-  for (;;) {
-    try {
-      current = (await settle(services, tx.transaction_id, { rebroadcast: false })) ?? current;
-    } catch (err) {
-      if (!(err instanceof ChainUnavailableError)) throw err;
-    }
-    if (current.status !== 'pending' || Date.now() >= deadline) return current;
-    await Bun.sleep(Math.min(250, Math.max(0, deadline - Date.now())));
-  }
+  return (await waitForOutcome(services, tx.transaction_id, Date.now() + waitMs)) ?? tx;
 }

@@ -12,6 +12,7 @@ import { MessageDecodeError } from './errors.ts';
 import {
   COMPUTE_BUDGET_PROGRAM_ADDRESS,
   CREATE_ATA_IDEMPOTENT,
+  MAX_ACCEPTED_COMPUTE_UNIT_LIMIT,
   MEMO_PROGRAM_ADDRESS,
   SET_COMPUTE_UNIT_LIMIT,
   SET_COMPUTE_UNIT_PRICE,
@@ -162,8 +163,9 @@ function decodeOrReason(bytes: Uint8Array): DecodedMessage | string {
  * Accepts only the `buildUsdcTransfer` layout for this intent: at most one idempotent creation of
  * ATA(recipientOwner, mint) paid by the fee payer; first transferChecked = exactly `amount` from
  * ATA(wallet) to ATA(recipientOwner) with exactly `references` appended; optional second
- * transferChecked ≤ `maxFee` to ATA(treasuryOwner); at most one compute-unit limit, one price and
- * one memo; nothing else. The fee payer must be `feePayer` and never the wallet.
+ * transferChecked ≤ `maxFee` to ATA(treasuryOwner); at most one compute-unit limit (≤
+ * MAX_ACCEPTED_COMPUTE_UNIT_LIMIT), one price and one memo; nothing else — a compute-budget
+ * instruction other than these two (heap frame, loaded-data limit) is of an unknown kind and refused. The fee payer must be `feePayer` and never the wallet.
  */
 export async function checkTransfer(
   bytes: Uint8Array,
@@ -218,6 +220,8 @@ export async function checkTransfer(
       }
     } else if (count > 1) {
       return refuse(`${at}: a second ${ix.kind} instruction`);
+    } else if (ix.kind === 'computeUnitLimit' && ix.units > MAX_ACCEPTED_COMPUTE_UNIT_LIMIT) {
+      return refuse(`${at}: compute unit limit ${ix.units} exceeds ${MAX_ACCEPTED_COMPUTE_UNIT_LIMIT}`);
     }
   }
   if (seen.transferChecked === 0) return refuse('the message transfers nothing');

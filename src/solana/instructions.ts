@@ -31,6 +31,36 @@ export const X402_DEFAULT_COMPUTE_UNIT_PRICE = 1n;
 /** x402 facilitators refuse a price above 5 lamports per compute unit (in micro-lamports). */
 export const X402_MAX_COMPUTE_UNIT_PRICE = 5_000_000n;
 
+/**
+ * Compute-unit budgets per instruction, summed per message by `computeUnitBudget` (transfer.ts)
+ * and the payee setup. Measured on simnet (LiteSVM 1.5, `computeUnitsConsumed` of each message
+ * kind landed with a FROST-signed wallet; test/solana/compute-budget.test.ts repeats the
+ * measurement and fails when a kind consumes more than its budget):
+ *   transferChecked 105 CU (+~10 per reference key); CreateIdempotent 18,130 CU creating the
+ *   account, 6,042 CU when it exists; Memo v2 379 CU + ~1 CU per byte beyond ~30 (871 at 566 bytes);
+ *   system transfer 150 CU; each compute-budget instruction 150 CU.
+ * Simnet's token program is the lean p-token build; the classic SPL Token program still serving
+ * some clusters spends ~6,200 CU on a transferChecked and ~25,000 on a creating CreateIdempotent,
+ * so each budget covers the larger of the two figures plus about 20%.
+ */
+export const CU_BUDGET = {
+  computeBudget: 300,
+  transferChecked: 7_500,
+  perReference: 50,
+  createAta: 30_000,
+  memoBase: 1_000,
+  memoPerByte: 2,
+  systemTransfer: 300,
+} as const;
+
+/**
+ * The largest SetComputeUnitLimit a wallet accepts in a message this service builds (checkTransfer).
+ * Our largest kind (ATA creation + fee + the longest memo) budgets under 50,000 CU; 200,000 is the
+ * runtime's default allowance per instruction, so a higher limit can only come from a message we did
+ * not build, and would let the fee payer be charged a priority fee for ~4× the work it needs.
+ */
+export const MAX_ACCEPTED_COMPUTE_UNIT_LIMIT = 200_000;
+
 const U64_MAX = (1n << 64n) - 1n;
 
 /** `transferChecked` with `authority` as a read-only signer and `extraAccounts` appended read-only (Solana Pay references). */

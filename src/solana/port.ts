@@ -66,6 +66,11 @@ export interface TokenTransfers {
 export interface ChainPort {
   getLatestBlockhash(): Promise<{ blockhash: string; lastValidBlockHeight: bigint }>;
   getBlockHeight(): Promise<bigint>;
+  /**
+   * The block height and the slot of the one node view that reported it (getEpochInfo), so a later
+   * answer's context slot can be compared with the slot at which that height was seen.
+   */
+  getBlockHeightAndSlot(): Promise<{ blockHeight: bigint; slot: bigint }>;
   /** Base units in ATA(owner, mint); 0n when that account does not exist. */
   getTokenBalance(owner: Address, mint: Address): Promise<bigint>;
   tokenAccountExists(owner: Address, mint: Address): Promise<boolean>;
@@ -78,6 +83,11 @@ export interface ChainPort {
    */
   sendRawTransaction(wire: Uint8Array): Promise<string>;
   getSignatureStatuses(sigs: string[]): Promise<(SignatureStatus | null)[]>;
+  /**
+   * One getSignatureStatuses call (at most 256 signatures) with the slot of the node view that
+   * answered it, so an absence can be trusted only from a view at or past a known height.
+   */
+  getSignatureStatusesAt(sigs: string[]): Promise<{ contextSlot: bigint; statuses: (SignatureStatus | null)[] }>;
   getSignaturesForAddress(address: Address, opts?: { until?: string; before?: string; limit?: number }): Promise<AddressSignature[]>;
   /** Null when the cluster does not know (or no longer keeps) the transaction. */
   getTokenTransfersOf(signature: string): Promise<TokenTransfers | null>;
@@ -186,6 +196,11 @@ export function createRpcChainPort(rpcUrl: string, opts: ChainPortOptions = {}):
       return call('getBlockHeight', rpc.getBlockHeight({ commitment: COMMITMENT }));
     },
 
+    async getBlockHeightAndSlot() {
+      const info = await call('getEpochInfo', rpc.getEpochInfo({ commitment: COMMITMENT }));
+      return { blockHeight: info.blockHeight, slot: info.absoluteSlot };
+    },
+
     async getTokenBalance(owner, mint) {
       return (await tokenAccount(owner, mint))?.amount ?? 0n;
     },
@@ -220,6 +235,15 @@ export function createRpcChainPort(rpcUrl: string, opts: ChainPortOptions = {}):
         }
       }
       return out;
+    },
+
+    async getSignatureStatusesAt(sigs) {
+      if (sigs.length > STATUS_BATCH) throw new RangeError(`at most ${STATUS_BATCH} signatures, got ${sigs.length}`);
+      const { context, value } = await call('getSignatureStatuses', rpc.getSignatureStatuses(sigs as Signature[], { searchTransactionHistory: true }));
+      return {
+        contextSlot: context.slot,
+        statuses: value.map((s) => (s === null ? null : { slot: s.slot, err: plain(s.err), confirmationStatus: s.confirmationStatus ?? null })),
+      };
     },
 
     async getSignaturesForAddress(address, o = {}) {

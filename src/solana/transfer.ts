@@ -28,6 +28,7 @@ import {
   computeUnitLimitInstruction,
   computeUnitPriceInstruction,
   createAtaIdempotentInstruction,
+  CU_BUDGET,
   memoInstruction,
   transferCheckedInstruction,
   X402_DEFAULT_COMPUTE_UNIT_LIMIT,
@@ -47,9 +48,22 @@ export const MAX_TRANSACTION_BYTES = 1232;
 
 const SIGNATURE_BYTES = 64;
 
+/** The compute-unit limit of a `buildUsdcTransfer` message of this shape (budgets in instructions.ts). */
+export function computeUnitBudget(kind: { createRecipientAta: boolean; fee: boolean; references: number; memoBytes: number | null }): number {
+  return (
+    CU_BUDGET.computeBudget +
+    (kind.createRecipientAta ? CU_BUDGET.createAta : 0) +
+    CU_BUDGET.transferChecked + kind.references * CU_BUDGET.perReference +
+    (kind.fee ? CU_BUDGET.transferChecked : 0) +
+    (kind.memoBytes === null ? 0 : CU_BUDGET.memoBase + kind.memoBytes * CU_BUDGET.memoPerByte)
+  );
+}
+
 /**
  * A wallet-to-wallet (or withdrawal / merchant) USDC payment, laid out as DESIGN §5 fixes:
- * [CreateIdempotent ATA(recipientOwner) paid by feePayer, when `createRecipientAta`]
+ * SetComputeUnitLimit (the measured budget of this shape) + SetComputeUnitPrice (`computeUnitPrice`
+ * micro-lamports, paid by the fee payer)
+ * + [CreateIdempotent ATA(recipientOwner) paid by feePayer, when `createRecipientAta`]
  * + transferChecked `amount` ATA(wallet) → ATA(recipientOwner), with `references` appended read-only
  * + transferChecked `fee` ATA(wallet) → ATA(treasuryOwner), when fee > 0
  * + Memo, when given. Version 0, fee payer = the operator's key, so the wallet never needs SOL.
@@ -66,6 +80,8 @@ export async function buildUsdcTransfer(p: {
   createRecipientAta: boolean;
   references?: Address[];
   memo?: string;
+  /** Micro-lamports per compute unit; 0 when omitted. */
+  computeUnitPrice?: bigint;
   blockhash: RecentBlockhash;
 }): Promise<{ messageBytes: Uint8Array; lastValidBlockHeight: bigint }> {
   if (p.amount <= 0n) throw new RangeError(`amount ${p.amount} must be positive`);
@@ -76,13 +92,20 @@ export async function buildUsdcTransfer(p: {
     usdcAta(p.recipientOwner, p.mint),
     usdcAta(p.treasuryOwner, p.mint),
   ]);
-  const instructions: Instruction[] = [];
+  const references = p.references ?? [];
+  const limit = computeUnitBudget({
+    createRecipientAta: p.createRecipientAta,
+    fee: p.fee > 0n,
+    references: references.length,
+    memoBytes: p.memo === undefined ? null : new TextEncoder().encode(p.memo).length,
+  });
+  const instructions: Instruction[] = [computeUnitLimitInstruction(limit), computeUnitPriceInstruction(p.computeUnitPrice ?? 0n)];
   if (p.createRecipientAta) {
     instructions.push(createAtaIdempotentInstruction({ payer: p.feePayer, ata: destination, owner: p.recipientOwner, mint: p.mint }));
   }
   instructions.push(
     transferCheckedInstruction({
-      source, mint: p.mint, destination, authority: p.wallet, amount: p.amount, decimals: USDC_DECIMALS, extraAccounts: p.references,
+      source, mint: p.mint, destination, authority: p.wallet, amount: p.amount, decimals: USDC_DECIMALS, extraAccounts: references,
     }),
   );
   if (p.fee > 0n) {

@@ -54,7 +54,7 @@ describe('migrations', () => {
     const migrated = openDatabase(path, { network: 'simnet' });
     try {
       expect(migrated.query<{ user_version: bigint }, []>('PRAGMA user_version').get()?.user_version).toBe(BigInt(SCHEMA_VERSION));
-      expect(SCHEMA_VERSION).toBe(4);
+      expect(SCHEMA_VERSION).toBe(5);
       const row = migrated.query<Record<string, unknown>, []>('SELECT * FROM payment_requests').get()!;
       expect(row).toMatchObject({ request_id: 'req_old', wallet_id: 'wal_old', merchant_id: null, status: 'paid', paid_amount: 5000000n, reference: 'order-1', paid_at: 2n });
       expect(migrated.query('SELECT count(*) AS n FROM payment_request_rejections').get()).toEqual({ n: 1n });
@@ -71,7 +71,9 @@ describe('migrations', () => {
       migrated.run("UPDATE transactions SET status = 'failed' WHERE transaction_id = 'txn_c'");
       expect(spend()).toEqual({ total: 3_010_000n, outstanding: 0n });
       expect(buckets()).toEqual([{ bucket: 0n, category: 'wallet', spend: 1n, cost: 3_010_000n, n: 1n }]);
-      // Schema 4: the deposit watch's state replaces deposit_cursors; the cursor carries over, the amount is read afresh.
+      // Schema 4: a transaction remembers the priority fee of its last message (escalated on a re-sign).
+      expect(migrated.query<{ name: string }, []>('PRAGMA table_info(transactions)').all().map((c) => c.name)).toContain('priority_fee');
+      // Schema 5: the deposit watch's state replaces deposit_cursors; the cursor carries over, the amount is read afresh.
       const address = migrated.query<{ address: string }, []>("SELECT address FROM wallets WHERE wallet_id = 'wal_old'").get()!.address;
       expect(migrated.query('SELECT owner, amount, checked_at, last_signature FROM token_watch').all()).toEqual([{ owner: address, amount: null, checked_at: null, last_signature: 'sigCursor' }]);
       expect(migrated.query("SELECT name FROM sqlite_master WHERE name = 'deposit_cursors'").all()).toEqual([]);

@@ -42,6 +42,7 @@ class ScriptedChain {
         return stop === -1 ? all : all.slice(0, stop);
       },
       getTokenTransfersOf: async (s: string) => this.transfers.get(s) ?? null,
+      getRecentPrioritizationFees: async () => [0n, 5_000n],
     } as unknown as ChainPort;
   }
 
@@ -80,8 +81,10 @@ describe('creating a paylink', () => {
     const msg = decodeMessage(wire.subarray(1 + 64 * wire[0]!));
     expect(msg.feePayer).toBe(w.services.feePayer.address);
     expect(msg.signers).toEqual([w.services.feePayer.address]);
-    expect(msg.instructions.map((i) => i.kind)).toEqual(['unknown', 'createAtaIdempotent']); // System transfer, then the token account
-    expect(msg.instructions[1]).toMatchObject({ owner: shop.address, payer: w.services.feePayer.address });
+    // Compute budget (price: the 75th percentile of [0, 5000]), System transfer, then the token account.
+    expect(msg.instructions.map((i) => i.kind)).toEqual(['computeUnitLimit', 'computeUnitPrice', 'unknown', 'createAtaIdempotent']);
+    expect(msg.instructions[1]).toEqual({ kind: 'computeUnitPrice', microLamports: 5_000n });
+    expect(msg.instructions[3]).toMatchObject({ owner: shop.address, payer: w.services.feePayer.address });
     await create({ description: 'Noodles', amount: 4 });
     expect(chain.sent).toHaveLength(1);
   });

@@ -5,7 +5,6 @@ import { commit } from '../../src/frost/party.ts';
 import { encodeCommitments } from '../../src/frost/wire.ts';
 import { confirmPending } from '../../src/jobs/payments.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
-import { settle } from '../../src/payments/settle.ts';
 import { usdcAta } from '../../src/solana/ata.ts';
 import { getTx } from '../../src/db/transactions.ts';
 import { agentKey, signWithoutSubmit } from '../helpers/signing.ts';
@@ -65,7 +64,8 @@ describe('confirmation job', () => {
     const signed = getTx(world.services.db, txId)!;
     const before = await landed();
     // While its blockhash is valid: still pending, and a new signing round is refused.
-    expect((await settle(world.services, txId, { rebroadcast: false }))!.status).toBe('pending');
+    await confirmPending(world.services);
+    expect(getTx(world.services.db, txId)!.status).toBe('pending');
     const key = agentKey(alice.profile);
     let refused: unknown;
     try {
@@ -77,7 +77,8 @@ describe('confirmation job', () => {
     expect((refused as ApiError).errorCode).toBe('INVALID_STATUS');
     // Let the blockhash expire without sending: back to confirmable, with an event.
     await until(() => world.services.chain.getBlockHeight(), (h) => h > signed.last_valid_block_height!);
-    const reset = await settle(world.services, txId, { rebroadcast: false });
+    await confirmPending(world.services);
+    const reset = getTx(world.services.db, txId);
     expect(reset!.status).toBe('pre_approved');
     expect(reset!.signature).toBeNull();
     // The old bytes can no longer land.

@@ -10,6 +10,7 @@ import { USDC_DECIMALS } from '../../src/solana/networks.ts';
 import {
   assembleSignedTransaction,
   buildUsdcTransfer,
+  computeUnitBudget,
   buildX402Transfer,
   signatureSlots,
   transactionSignature,
@@ -21,7 +22,7 @@ describe('buildUsdcTransfer', () => {
     const c = cast();
     const references = [randomAddress(), randomAddress()];
     const built = await buildUsdcTransfer({
-      ...c, amount: 12_500_000n, fee: 62_500n, createRecipientAta: true, references, memo: 'order #42 ✓', blockhash: BLOCKHASH,
+      ...c, amount: 12_500_000n, fee: 62_500n, createRecipientAta: true, references, memo: 'order #42 ✓', computeUnitPrice: 25_000n, blockhash: BLOCKHASH,
     });
     expect(built.lastValidBlockHeight).toBe(BLOCKHASH.lastValidBlockHeight);
     const [source, destination, treasury] = await Promise.all([
@@ -33,6 +34,8 @@ describe('buildUsdcTransfer', () => {
       blockhash: BLOCKHASH.blockhash,
       signers: [c.feePayer, c.wallet],
       instructions: [
+        { kind: 'computeUnitLimit', units: computeUnitBudget({ createRecipientAta: true, fee: true, references: 2, memoBytes: 13 }) },
+        { kind: 'computeUnitPrice', microLamports: 25_000n },
         { kind: 'createAtaIdempotent', payer: c.feePayer, ata: destination, owner: c.recipientOwner, mint: c.mint },
         { kind: 'transferChecked', source, mint: c.mint, destination, authority: c.wallet, amount: 12_500_000n, decimals: USDC_DECIMALS, extraAccounts: references },
         { kind: 'transferChecked', source, mint: c.mint, destination: treasury, authority: c.wallet, amount: 62_500n, decimals: USDC_DECIMALS, extraAccounts: [] },
@@ -41,12 +44,14 @@ describe('buildUsdcTransfer', () => {
     });
   });
 
-  it('omits the ATA creation, the fee transfer and the memo when not asked for', async () => {
+  it('omits the ATA creation, the fee transfer and the memo when not asked for; the compute budget is always there', async () => {
     const c = cast();
     const built = await buildUsdcTransfer({ ...c, amount: 1n, fee: 0n, createRecipientAta: false, blockhash: BLOCKHASH });
     const decoded = decodeMessage(built.messageBytes);
-    expect(decoded.instructions.map((i) => i.kind)).toEqual(['transferChecked']);
-    expect(decoded.instructions[0]).toMatchObject({ amount: 1n, extraAccounts: [] });
+    expect(decoded.instructions.map((i) => i.kind)).toEqual(['computeUnitLimit', 'computeUnitPrice', 'transferChecked']);
+    expect(decoded.instructions[0]).toEqual({ kind: 'computeUnitLimit', units: computeUnitBudget({ createRecipientAta: false, fee: false, references: 0, memoBytes: null }) });
+    expect(decoded.instructions[1]).toEqual({ kind: 'computeUnitPrice', microLamports: 0n });
+    expect(decoded.instructions[2]).toMatchObject({ amount: 1n, extraAccounts: [] });
   });
 
   it('refuses a wallet that would pay the fee, and non-positive amounts', async () => {

@@ -6,6 +6,7 @@
  */
 import merchantPaylinks from './0001_merchant_paylinks.sql' with { type: 'text' };
 import walletSpend from './0002_wallet_spend.sql' with { type: 'text' };
-import tokenWatch from './0006_token_watch.sql' with { type: 'text' };
+import priorityFee from './0003_priority_fee.sql' with { type: 'text' };
+import tokenWatch from './0004_token_watch.sql' with { type: 'text' };
 
-export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, tokenWatch];
+export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch];

@@ -1,0 +1,132 @@
+/**
+ * The batched confirmation look against the real app and simnet, counted with simnet's own call
+ * statistics: one block height (getEpochInfo: height and slot of one view) and one
+ * getSignatureStatuses per look however many transactions
+ * are pending, the same bytes re-sent at most every REBROADCAST_MS, waiting agents sharing one
+ * look, and completion only at the configured commitment.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { confirmPending } from '../../src/jobs/payments.ts';
+import { REBROADCAST_MS, WAIT_TICK_MS } from '../../src/payments/settle.ts';
+import { getTx } from '../../src/db/transactions.ts';
+import type { ChainPort, SignatureStatus } from '../../src/solana/port.ts';
+import { signWithoutSubmit } from '../helpers/signing.ts';
+import { startWorld, type Agent, type World } from '../helpers/world.ts';
+
+let world: World;
+let alice: Agent;
+let bob: Agent;
+
+beforeAll(async () => {
+  world = await startWorld();
+  alice = await world.agent('Alice');
+  bob = await world.agent('Bob');
+  world.claim(alice.walletId, 'owner@example.com');
+  world.claim(bob.walletId, 'owner@example.com');
+  await world.fund(alice.address, 100_000_000n);
+  await world.fund(bob.address, 0n);
+});
+afterAll(() => world.stop());
+
+const calls = (method: string): number => world.simnet.stats().calls[method] ?? 0;
+
+async function signedPayments(n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) ids.push(await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: 0.01 }));
+  return ids;
+}
+
+describe('the confirmation job', () => {
+  test('ten pending transactions cost one block height and one status call per pass, and each is re-sent once, one interval after it was first seen', async () => {
+    const ids = await signedPayments(10);
+    world.simnet.resetStats();
+    const firstSeen = Date.now();
+    await confirmPending(world.services);
+    // First sight (as after a restart): looked at, nothing re-sent yet.
+    expect(world.simnet.stats().calls).toEqual({ getEpochInfo: 1, getSignatureStatuses: 1 });
+
+    let passes = 1;
+    const deadline = Date.now() + 20_000;
+    while (ids.some((id) => getTx(world.services.db, id)!.status === 'pending') && Date.now() < deadline) {
+      await Bun.sleep(50);
+      await confirmPending(world.services);
+      passes++;
+      if (calls('sendTransaction') === 0) expect(Date.now() - firstSeen).toBeLessThan(REBROADCAST_MS + 1_000);
+    }
+    for (const id of ids) expect(getTx(world.services.db, id)!.status).toBe('completed');
+    const stats = world.simnet.stats();
+    expect(stats.calls.getEpochInfo).toBe(passes);
+    expect(stats.calls.getSignatureStatuses).toBe(passes);
+    expect(stats.calls.sendTransaction).toBe(10);
+    expect(stats.total).toBe(2 * passes + 10);
+  });
+
+  test('a pass with nothing pending makes no call', async () => {
+    world.simnet.resetStats();
+    await confirmPending(world.services);
+    expect(world.simnet.stats().total).toBe(0);
+  });
+});
+
+describe('agents waiting in submit_signed_tx', () => {
+  test('ten concurrent waits share one look per tick instead of polling each', async () => {
+    const ids = await signedPayments(10);
+    world.simnet.resetStats();
+    const started = Date.now();
+    const done = await Promise.all(ids.map((id) => alice.api.call<{ status: string }>('bot', 'submit_signed_tx', { transaction_id: id, wait: true })));
+    const elapsed = Date.now() - started;
+    expect(done.map((d) => d.status)).toEqual(Array(10).fill('completed'));
+    const stats = world.simnet.stats();
+    const ticks = Math.ceil(elapsed / WAIT_TICK_MS) + 1;
+    expect(stats.calls.sendTransaction).toBe(10);
+    expect(stats.calls.getSignatureStatuses).toBeLessThanOrEqual(ticks);
+    expect(stats.calls.getEpochInfo).toBeLessThanOrEqual(ticks);
+    // Polling each would have been at least one status call per transaction.
+    expect(stats.calls.getSignatureStatuses).toBeLessThan(10);
+  });
+});
+
+describe('completion at the configured commitment', () => {
+  test('a processed status is not completion; a signature that disappears after processed is re-sent, not recorded', async () => {
+    const [id] = await signedPayments(1);
+    const tx = getTx(world.services.db, id!)!;
+    const real = world.services.chain;
+    // A node view that reports the landed signature as `processed` only, then forgets it (a dropped fork).
+    let view: 'processed' | 'dropped' = 'processed';
+    const processedOnly: ChainPort = {
+      ...real,
+      async getSignatureStatusesAt(sigs) {
+        const { contextSlot, statuses } = await real.getSignatureStatusesAt(sigs);
+        const shown = statuses.map((s): SignatureStatus | null => (s === null || view === 'dropped' ? null : { ...s, confirmationStatus: 'processed' }));
+        return { contextSlot, statuses: shown };
+      },
+    };
+    world.services.chain = processedOnly;
+    try {
+      await real.sendRawTransaction(tx.signed_tx!);
+      const landedDeadline = Date.now() + 10_000;
+      while ((await real.getSignatureStatuses([tx.signature!]))[0] === null && Date.now() < landedDeadline) await Bun.sleep(50);
+      await confirmPending(world.services);
+      await confirmPending(world.services);
+      expect(getTx(world.services.db, id!)!.status).toBe('pending');
+
+      view = 'dropped';
+      world.simnet.resetStats();
+      const deadline = Date.now() + REBROADCAST_MS + 5_000;
+      while (calls('sendTransaction') === 0 && Date.now() < deadline) {
+        await Bun.sleep(50);
+        await confirmPending(world.services);
+      }
+      expect(calls('sendTransaction')).toBe(1);
+      const after = getTx(world.services.db, id!)!;
+      expect(after.status).toBe('pending');
+      expect(after.signature).toBe(tx.signature);
+    } finally {
+      world.services.chain = real;
+    }
+    await confirmPending(world.services);
+    const done = getTx(world.services.db, id!)!;
+    expect(done.status).toBe('completed');
+    expect(done.signature).toBe(tx.signature);
+  });
+});
