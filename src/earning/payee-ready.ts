@@ -10,6 +10,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { AccountRole, type Address, type Instruction } from '@solana/kit';
 import { getTransferSolInstructionDataEncoder } from '@solana-program/system';
 import { usdcAta } from '../solana/ata.ts';
+import { AppError } from '../api/errors.ts';
 import { ChainRejectedError } from '../solana/errors.ts';
 import {
   computeUnitLimitInstruction,
@@ -102,7 +103,13 @@ async function setUp(services: Services, owner: Address): Promise<void> {
       services.log.info('payee prepared for Solana Pay', { owner, funded_account: !accountExists, created_token_account: !tokenAccountExists, signature });
       return;
     }
-    if (Date.now() > deadline) throw new Error(`setting up payee ${owner}: transaction ${signature} not seen within ${CONFIRM_TIMEOUT_MS} ms`);
+    if (Date.now() > deadline) {
+      throw new AppError('SERVICE_UNAVAILABLE', `The transaction that sets up ${owner}'s USDC account did not land within ${CONFIRM_TIMEOUT_MS / 1000} s (the cluster may be congested); nothing was charged.`, {
+        headers: { 'Retry-After': '10' },
+        howToFix: 'Retry in a few seconds. If it persists, the operator should check the fee payer and solana.priority_fee_cap_micro_lamports against current fees.',
+        details: { signature },
+      });
+    }
     // A congested leader may have dropped it: the same signed bytes again, as payments are re-sent.
     if (Date.now() - sentAt >= REBROADCAST_MS) {
       sentAt = Date.now();

@@ -71,7 +71,10 @@ export async function planRecipientAccount(services: Services, tx: TxRow): Promi
   const owner = tx.to_address as Address;
   const mint = services.config.usdcMint as Address;
   // Unless a payment signed while the wallet was unclaimed is creating it (its fee must not pay for nothing).
-  if (operatorCreatesAccount(services, owner) && !setupFeeHolder(services.db, owner, tx.transaction_id)?.signed_tx) await ensurePayeeReady(services, owner);
+  // A payment needs only the token account (the system account matters to Solana Pay wallets, set up at claim).
+  if (operatorCreatesAccount(services, owner) && !setupFeeHolder(services.db, owner, tx.transaction_id)?.signed_tx && !(await recipientAccountExists(services, owner, mint))) {
+    await ensurePayeeReady(services, owner);
+  }
   const deadline = Date.now() + ACCOUNT_WAIT_MS;
   for (let first = true; ; first = false) {
     const holder = tx.setup_fee > 0n ? null : setupFeeHolder(services.db, owner, tx.transaction_id);
