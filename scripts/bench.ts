@@ -8,11 +8,15 @@
  *                raw SQLite insert with the same durability; p99 at 200 req/s    goal ≥ 0.5, p99 ≤ 10 ms
  *   payments/s   16 agents paying end to end (pay, confirm, FROST round, submit,
  *                wait for the chain) vs the in-process FROST signing floor        goal ≥ 100/s
+ *   FROST        the server's and the agent's signing work per signature on our path vs noble's
+ *                `ed25519_FROST` API, and in plain noble Ed25519 signatures       goal ≤ 25 signatures, agent ≤ 5 ms
  */
 import { ApiClient } from '../src/client/api.ts';
 import { confirmSignSubmit } from '../src/client/sign.ts';
 import type { ProfileData } from '../src/client/profile.ts';
-import { ed25519_FROST } from '@noble/curves/ed25519.js';
+import { ed25519, ed25519_FROST } from '@noble/curves/ed25519.js';
+import { AGENT_ID, aggregate, commit, commitmentList, decodeCommitments, dkgRound1, dkgRound2, dkgRound3, encodeCommitments, SERVER_ID, signShare } from '../src/frost/index.ts';
+import { ed25519Verifies } from '../src/frost/native-ed25519.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SERVERS = new URL('./bench-servers.ts', import.meta.url).pathname;
@@ -169,6 +173,74 @@ async function benchPayments(): Promise<void> {
   }
 }
 
+/**
+ * The FROST work of one signature, in this process, interleaved so a drifting VM slows every side
+ * alike. Server (what frost_sign_init and frost_sign_complete do): decode the agent's commitments
+ * from JSON, commit; decode both from the session row, sign, aggregate, verify under the address.
+ * noble's API: commit, signShare, aggregate and the noble Ed25519 check the coordinator used to make.
+ * Agent: commit, decode the server's commitments, sign. The other party's work is done by noble
+ * outside the timed spans, so nothing it computes is in our caches — as across real processes.
+ */
+async function benchFrost(): Promise<void> {
+  const a1 = dkgRound1(AGENT_ID);
+  const s1 = dkgRound1(SERVER_ID);
+  const toServer = dkgRound2(a1.state, s1.pkg).forOther;
+  const toAgent = dkgRound2(s1.state, a1.pkg).forOther;
+  const agent = dkgRound3(a1.state, s1.pkg, toAgent);
+  const server = dkgRound3(s1.state, a1.pkg, toServer);
+  const agentSecret = agent.keyPackage.reveal().secret;
+  const serverSecret = server.keyPackage.reveal().secret;
+  const pub = server.publicPackage;
+  const overHttp = (c: Parameters<typeof encodeCommitments>[0]) => JSON.parse(JSON.stringify(encodeCommitments(c)));
+  const plainKey = ed25519.utils.randomSecretKey();
+  const spent = { ours: 0, noble: 0, agent: 0, plain: 0 };
+  const timed = <T>(side: keyof typeof spent, step: () => T): T => {
+    const t = performance.now();
+    const out = step();
+    spent[side] += performance.now() - t;
+    return out;
+  };
+  let n = 0;
+  const deadline = performance.now() + SECONDS * 1000;
+  for (; performance.now() < deadline; n++) {
+    const msg = new Uint8Array(300).fill(n & 0xff);
+    // Our server path.
+    let peer = ed25519_FROST.commit(agentSecret);
+    const init = timed('ours', () => ({ agent: decodeCommitments(overHttp(peer.commitments), AGENT_ID), server: commit(server.keyPackage) }));
+    let agentShare = ed25519_FROST.signShare(agentSecret, pub, peer.nonces, [peer.commitments, init.server.commitments], msg);
+    timed('ours', () => {
+      const list = commitmentList(decodeCommitments(overHttp(init.agent), AGENT_ID), decodeCommitments(overHttp(init.server.commitments), SERVER_ID));
+      const serverShare = signShare(server.keyPackage, init.server.nonces, list, msg);
+      const sig = aggregate(pub, list, msg, { [AGENT_ID]: agentShare, [SERVER_ID]: serverShare });
+      if (!ed25519Verifies(sig, msg, agent.groupKey)) throw new Error('bench: signature does not verify');
+    });
+    // noble's API for the same steps.
+    peer = ed25519_FROST.commit(agentSecret);
+    const nobleRound = timed('noble', () => ed25519_FROST.commit(serverSecret));
+    const nobleList = [peer.commitments, nobleRound.commitments];
+    agentShare = ed25519_FROST.signShare(agentSecret, pub, peer.nonces, nobleList, msg);
+    timed('noble', () => {
+      const serverShare = ed25519_FROST.signShare(serverSecret, pub, nobleRound.nonces, nobleList, msg);
+      const sig = ed25519_FROST.aggregate(pub, nobleList, msg, { [AGENT_ID]: agentShare, [SERVER_ID]: serverShare });
+      if (!ed25519.verify(sig, msg, agent.groupKey, { zip215: false })) throw new Error('bench: signature does not verify');
+    });
+    // Our agent path against a server whose commitments this process has never seen.
+    const serverPeer = ed25519_FROST.commit(serverSecret);
+    const serverWire = overHttp(serverPeer.commitments);
+    timed('agent', () => {
+      const own = commit(agent.keyPackage);
+      signShare(agent.keyPackage, own.nonces, commitmentList(own.commitments, decodeCommitments(serverWire, SERVER_ID)), msg);
+    });
+    timed('plain', () => ed25519.sign(msg, plainKey));
+  }
+  const per = (side: keyof typeof spent) => spent[side] / n;
+  const signatures = per('ours') / per('plain');
+  rows.push(`${'server FROST per signature'.padEnd(34)} ours ${per('ours').toFixed(2)} ms vs noble's API ${per('noble').toFixed(2)} ms (${(per('noble') / per('ours')).toFixed(1)}× less), ${n} signatures`);
+  rows.push(`${'  in plain noble Ed25519 signatures'.padEnd(34)} ${signatures.toFixed(1)} (one signature ${per('plain').toFixed(2)} ms; noble's API ${(per('noble') / per('plain')).toFixed(1)}); goal ≤ 25: ${signatures <= 25 ? 'met' : 'NOT MET'}`);
+  rows.push(`${'agent FROST per signature'.padEnd(34)} ${per('agent').toFixed(2)} ms (goal ≤ 5 ms: ${per('agent') <= 5 ? 'met' : 'NOT MET'})`);
+}
+
+await benchFrost();
 await benchPing();
 await benchPayments();
 console.log(`${'benchmark'.padEnd(34)} ${'value'.padStart(9)} ${''.padEnd(6)} ${'baseline'.padStart(9)}   ratio   goal`);

@@ -27,6 +27,10 @@ export class Lru<K, V> {
     if (this.#entries.size > this.#capacity) this.#entries.delete(this.#entries.keys().next().value as K);
   }
 
+  delete(key: K): void {
+    this.#entries.delete(key);
+  }
+
   get size(): number {
     return this.#entries.size;
   }

@@ -18,7 +18,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { mulAddUnsafe } from '@noble/curves/abstract/curve.js';
 import type { FrostPublic, FrostSecret, Identifier, NonceCommitments, Nonces } from '@noble/curves/abstract/frost.js';
 import { bytesToNumberLE } from '@noble/curves/utils.js';
-import { sha512 } from '@noble/hashes/sha2.js';
+import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { baseElement, decodeElement, type Element } from './group.ts';
 import { Lru } from './lru.ts';
@@ -158,6 +158,15 @@ function scalarBytes(bytes: Uint8Array, what: string): bigint {
 }
 
 /**
+ * The commitments `commit` computed, by a SHA-256 digest of their nonces (one-way: the nonces carry
+ * 252 bits of entropy each). `signShare` must check that the list holds its own nonces' commitments;
+ * when this process made them, a lookup replaces two base-point multiplications. Used once.
+ */
+const NONCE_DIGEST = utf8ToBytes('agent-wallet frost nonce commitments v1');
+const ownCommitments = new Lru<string, string>(4096);
+const nonceDigest = (hiding: Uint8Array, binding: Uint8Array) => bytesToHex(sha256(concatBytes(NONCE_DIGEST, hiding, binding)));
+
+/**
  * §5.1 commit: hiding and binding nonces H3(random(32) ‖ SerializeScalar(sk)) and their
  * commitments. `rng` is replaceable for the vectors and the differential test only.
  */
@@ -166,10 +175,10 @@ export function commit(secret: FrostSecret, rng: (n: number) => Uint8Array = ran
   const skBytes = Fn.toBytes(sk);
   const hiding = H3(concatBytes(rng(32), skBytes));
   const binding = H3(concatBytes(rng(32), skBytes));
-  return {
-    nonces: { hiding: Fn.toBytes(hiding), binding: Fn.toBytes(binding) } as Nonces,
-    commitments: { identifier: secret.identifier, hiding: baseElement(hiding), binding: baseElement(binding) } as NonceCommitments,
-  };
+  const nonces = { hiding: Fn.toBytes(hiding), binding: Fn.toBytes(binding) } as Nonces;
+  const commitments = { identifier: secret.identifier, hiding: baseElement(hiding), binding: baseElement(binding) } as NonceCommitments;
+  ownCommitments.set(nonceDigest(nonces.hiding, nonces.binding), bytesToHex(concatBytes(commitments.hiding, commitments.binding)));
+  return { nonces, commitments };
 }
 
 /**
@@ -184,9 +193,9 @@ export function signShare(secret: FrostSecret, pub: FrostPublic, nonces: Nonces,
   const own = list.find((c) => c.identifier === secret.identifier);
   if (!own) throw new Error('missing signer commitment');
   // The coordinator chose the list: it must hold the commitments of exactly these nonces.
-  if (bytesToHex(own.hiding) !== bytesToHex(baseElement(d)) || bytesToHex(own.binding) !== bytesToHex(baseElement(e))) {
-    throw new Error('incorrect signer commitment');
-  }
+  const digest = nonceDigest(nonces.hiding, nonces.binding);
+  const expected = ownCommitments.get(digest) ?? bytesToHex(concatBytes(baseElement(d), baseElement(e)));
+  if (bytesToHex(concatBytes(own.hiding, own.binding)) !== expected) throw new Error('incorrect signer commitment');
   const sk = scalarBytes(secret.signingShare, 'secret.signingShare');
   const s = session(decodedKey(pub), list, message);
   const x = identifierScalar(secret.identifier);
@@ -194,6 +203,7 @@ export function signShare(secret: FrostSecret, pub: FrostPublic, nonces: Nonces,
   const z = Fn.add(Fn.add(d, Fn.mul(e, s.bindingFactors.get(secret.identifier)!)), Fn.mul(Fn.mul(lambda, sk), s.challenge));
   nonces.hiding.fill(0);
   nonces.binding.fill(0);
+  ownCommitments.delete(digest);
   return Fn.toBytes(z);
 }
 

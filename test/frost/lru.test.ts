@@ -20,6 +20,13 @@ describe('Lru', () => {
     expect([cache.get('a'), cache.size]).toEqual([2, 1]);
   });
 
+  test('delete forgets an entry', () => {
+    const cache = new Lru<string, number>(2);
+    cache.set('a', 1);
+    cache.delete('a');
+    expect([cache.get('a'), cache.size]).toEqual([undefined, 0]);
+  });
+
   test('refuses a capacity that is not a positive integer', () => {
     expect(() => new Lru(0)).toThrow(RangeError);
     expect(() => new Lru(1.5)).toThrow(RangeError);
