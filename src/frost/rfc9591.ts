@@ -66,9 +66,8 @@ function checkSigners(pub: FrostPublic, count: number): void {
   if (count < min || count > max) throw new Error(`Wrong number of commitments=${count}`);
 }
 
-/** A key's public package, decoded and validated once. */
+/** A key's public package, validated once: the group key (kept encoded, as every hash takes it) and the verifying shares. */
 interface DecodedKey {
-  groupKey: Element;
   groupKeyBytes: Uint8Array;
   verifyingShares: ReadonlyMap<Identifier, Element>;
 }
@@ -84,7 +83,8 @@ function decodedKey(pub: FrostPublic): DecodedKey {
   if (key === undefined) {
     const shares = new Map<Identifier, Element>();
     for (const id of ids) shares.set(id, decodeElement(pub.verifyingShares[id]!, 'verifying share'));
-    key = { groupKey: decodeElement(groupKeyBytes, 'group key'), groupKeyBytes: Uint8Array.from(groupKeyBytes), verifyingShares: shares };
+    decodeElement(groupKeyBytes, 'group key');
+    key = { groupKeyBytes: Uint8Array.from(groupKeyBytes), verifyingShares: shares };
     keys.set(cacheKey, key);
   }
   return key;
