@@ -9,7 +9,6 @@
  *                      one message yields at most one signature: never two landable transfers.
  */
 import type { Database } from 'bun:sqlite';
-import { ed25519 } from '@noble/curves/ed25519.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { getAddressEncoder, type Address } from '@solana/kit';
 import { AppError, invalid } from '../api/errors.ts';
@@ -25,6 +24,7 @@ import { commitmentList } from './commitments.ts';
 import { walletKeyPackage } from './coordinator-dkg.ts';
 import { FrostProtocolError, FrostWireError } from './errors.ts';
 import { AGENT_ID, SERVER_ID } from './ids.ts';
+import { ed25519Sign, ed25519Verifies } from './native-ed25519.ts';
 import { aggregate, commit, signShare, verifyShare } from './party.ts';
 import { open, seal } from './seal.ts';
 import { Secret } from './secret.ts';
@@ -163,7 +163,7 @@ export function completeSigning(
         const culprit = !verifyShare(pub, list, message, AGENT_ID, agentShare) ? 'the agent share does not verify for this message and these commitments' : (err as Error).message;
         return { ok: false, error: invalid('/signature_share', culprit, 'Sign exactly the message returned by confirm with the nonces committed in frost_sign_init; start a new round with frost_sign_init.') };
       }
-      if (!ed25519.verify(signature, message, new Uint8Array(getAddressEncoder().encode(walletAddress as Address)))) {
+      if (!ed25519Verifies(signature, message, new Uint8Array(getAddressEncoder().encode(walletAddress as Address)))) {
         consumeNonces(deps.db, session.sign_session_id, 'failed', agentShare);
         return { ok: false, error: new AppError('INTERNAL_ERROR', 'The aggregated signature does not verify.') };
       }
@@ -171,7 +171,7 @@ export function completeSigning(
       // which adds its own signature later (the bytes stay partially signed here).
       const signatures: Record<string, Uint8Array> = { [walletAddress]: signature };
       const slots = signatureSlots(message);
-      if (slots.includes(deps.feePayer.address)) signatures[deps.feePayer.address] = ed25519.sign(message, deps.feePayer.keypairBytes.subarray(0, 32));
+      if (slots.includes(deps.feePayer.address)) signatures[deps.feePayer.address] = ed25519Sign(message, deps.feePayer.keypairBytes);
       const wireTx = assembleSignedTransaction(message, signatures);
       const txSignature = slots.every((a) => a in signatures) ? transactionSignature(wireTx) : null;
       consumeNonces(deps.db, session.sign_session_id, 'used', agentShare);

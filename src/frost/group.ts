@@ -6,6 +6,7 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import type { Identifier } from './ids.ts';
+import { Lru } from './lru.ts';
 
 /** Length of a serialized element (RFC 9591 §6.1: Ne = 32). */
 export const ELEMENT_BYTES = 32;
@@ -15,16 +16,28 @@ export const SCALAR_BYTES = 32;
 const Point = ed25519.Point;
 const Fn = Point.Fn;
 
-/** Why `bytes` is not a valid FROST element, or `null` when it is one. */
-export function elementProblem(bytes: Uint8Array): string | null {
-  if (bytes.length !== ELEMENT_BYTES) return `must be ${ELEMENT_BYTES} bytes`;
-  let p: InstanceType<typeof Point>;
+/** A decoded element of the prime-order subgroup (noble's extended point). */
+export type Element = InstanceType<typeof Point>;
+
+/**
+ * Elements already decoded and checked, by encoding. Validation is a pure function of the 32 bytes,
+ * so a hit is as good as re-checking: a commitment is decoded and subgroup-checked once, not again
+ * by the commitment list, the share and the aggregate (nor by the next request of its session).
+ */
+const validated = new Lru<string, Element>(8192);
+
+function decode(bytes: Uint8Array): Element | string {
+  if (!(bytes instanceof Uint8Array) || bytes.length !== ELEMENT_BYTES) return `must be ${ELEMENT_BYTES} bytes`;
+  const key = bytesToHex(bytes);
+  const known = validated.get(key);
+  if (known !== undefined) return known;
+  let p: Element;
   try {
     p = Point.fromBytes(bytes);
   } catch {
     return 'is not a point on Ed25519';
   }
-  if (bytesToHex(p.toBytes()) !== bytesToHex(bytes)) return 'is not a canonical point encoding';
+  if (bytesToHex(p.toBytes()) !== key) return 'is not a canonical point encoding';
   if (p.is0()) return 'is the identity point';
   try {
     p.assertValidity();
@@ -32,7 +45,34 @@ export function elementProblem(bytes: Uint8Array): string | null {
     return 'is not a point on Ed25519';
   }
   if (!p.isTorsionFree()) return 'is not in the prime-order subgroup';
-  return null;
+  validated.set(key, p);
+  return p;
+}
+
+/** Why `bytes` is not a valid FROST element, or `null` when it is one. */
+export function elementProblem(bytes: Uint8Array): string | null {
+  const result = decode(bytes);
+  return typeof result === 'string' ? result : null;
+}
+
+/** The element `bytes` encodes (RFC 9591 §3.1 DeserializeElement); throws naming the problem. */
+export function decodeElement(bytes: Uint8Array, what = 'element'): Element {
+  const result = decode(bytes);
+  if (typeof result === 'string') throw new Error(`${what} ${result}`);
+  return result;
+}
+
+/**
+ * Encodes `scalar·B` for a non-zero secret scalar with noble's constant-time precomputed base
+ * multiplication, and records it as validated: a multiple of the base point by a non-zero scalar
+ * below L is in the prime-order subgroup and not the identity, so our own commitments are never
+ * decoded again.
+ */
+export function baseElement(scalar: bigint): Uint8Array {
+  const p = Point.BASE.multiply(scalar);
+  const bytes = p.toBytes();
+  validated.set(bytesToHex(bytes), p);
+  return bytes;
 }
 
 /** Why `bytes` is not a canonical scalar (little-endian, below L), or `null` when it is one. */
@@ -56,7 +96,7 @@ export function verifyingShareFor(commitments: readonly Uint8Array[], id: Identi
   let power = Fn.ONE;
   let sum = Point.ZERO;
   for (const c of commitments) {
-    sum = sum.add(Point.fromBytes(c).multiplyUnsafe(power));
+    sum = sum.add(decodeElement(c).multiplyUnsafe(power));
     power = Fn.mul(power, x);
   }
   return sum.toBytes();

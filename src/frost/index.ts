@@ -1,7 +1,10 @@
 /**
  * FROST(Ed25519, SHA-512) 2-of-2 building blocks shared by the server's coordinator and the agent's
  * client library: identities, protocol steps, wire formats, secret boxing and sealing at rest.
- * No I/O anywhere; only `dkgRound1`, `commit` and `seal` draw randomness.
+ * No I/O anywhere; only `dkgRound1`, `commit` and `seal` draw randomness. The caches that make
+ * signing cheap (validated elements, decoded keys, sessions, native verification keys) are bounded
+ * and hold public values, plus one-way digests of nonces (rfc9591.ts) and the fee payer's native
+ * signing key (native-ed25519.ts).
  */
 export { AGENT_ID, assertParticipant, otherParty, participantName, PARTICIPANTS, SERVER_ID, SIGNERS } from './ids.ts';
 export type { Identifier } from './ids.ts';
