@@ -142,6 +142,10 @@ function envValue(raw: string, schema: TSchema, keyPath: string): unknown {
     if (!/^-?[0-9]+$/.test(raw.trim())) throw new ConfigError(keyPath, `expected an integer, got "${raw}"`);
     return Number(raw.trim());
   }
+  if (type === 'number') {
+    if (!/^-?[0-9]+(\.[0-9]+)?$/.test(raw.trim())) throw new ConfigError(keyPath, `expected a number, got "${raw}"`);
+    return Number(raw.trim());
+  }
   if (type === 'array') return raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
   if (type === 'boolean') return raw === 'true' || raw === '1';
   return raw;

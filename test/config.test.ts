@@ -80,4 +80,18 @@ describe('config', () => {
     const main = loadConfig({ dataDir: tempDir() }, { AGENT_WALLET_SOLANA_NETWORK: 'mainnet' });
     expect(main.usdcMint).toBe('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v');
   });
+
+  test('the RPC request budget defaults per network, reads fractions from the environment, and 0 means unlimited', () => {
+    const custom = { AGENT_WALLET_SOLANA_NETWORK: 'custom', AGENT_WALLET_SOLANA_RPC_URL: 'https://rpc.example.com', AGENT_WALLET_SOLANA_USDC_MINT: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU' };
+    expect(loadConfig({ dataDir: tempDir() }, {}).rpcMaxRps).toBe(0);
+    expect(loadConfig({ dataDir: tempDir() }, { AGENT_WALLET_SOLANA_NETWORK: 'mainnet' }).rpcMaxRps).toBe(8);
+    expect(loadConfig({ dataDir: tempDir() }, custom).rpcMaxRps).toBe(10);
+    expect(loadConfig({ dataDir: tempDir() }, { ...custom, AGENT_WALLET_SOLANA_RPC_MAX_RPS: '2.5' }).rpcMaxRps).toBe(2.5);
+    expect(loadConfig({ dataDir: tempDir() }, { ...custom, AGENT_WALLET_SOLANA_RPC_MAX_RPS: '0' }).rpcMaxRps).toBe(0);
+    expect(configError(() => loadConfig({ dataDir: tempDir() }, { ...custom, AGENT_WALLET_SOLANA_RPC_MAX_RPS: 'fast' })).keyPath).toBe('solana.rpc_max_rps');
+    const failover = loadConfig({ dataDir: tempDir() }, { ...custom, AGENT_WALLET_SOLANA_RPC_URLS: 'https://a.example.com, https://b.example.com' });
+    expect(failover.rpcFallbackUrls).toEqual(['https://a.example.com', 'https://b.example.com']);
+    expect(configError(() => loadConfig({ dataDir: tempDir() }, { ...custom, AGENT_WALLET_SOLANA_RPC_URLS: 'ftp://x' })).keyPath).toBe('solana.rpc_urls');
+    expect(configError(() => loadConfig({ dataDir: tempDir() }, { AGENT_WALLET_SOLANA_RPC_URLS: 'https://a.example.com' })).keyPath).toBe('solana.rpc_urls');
+  });
 });
