@@ -14,10 +14,8 @@
 import { join } from 'node:path';
 import { ApiClient } from '../src/client/api.ts';
 import { openDatabase } from '../src/db/open.ts';
-import { markClaimed } from '../src/db/wallets.ts';
-import { DEVNET_USDC } from '../src/solana/networks.ts';
 import { insertBulkWallets } from '../test/helpers/bulk-wallets.ts';
-import { runCli, startDaemonProcess, type DaemonProcess } from '../test/helpers/daemon.ts';
+import { claimInLedger, customChainEnv, runCli, startDaemonProcess, type DaemonProcess } from '../test/helpers/daemon.ts';
 import { tempDir } from '../test/helpers/services.ts';
 
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 20);
@@ -61,13 +59,7 @@ const resetStats = () => rpc('simnet_resetStats');
 const setFaults = (faults: Record<string, unknown>) => rpc('simnet_setFaults', [faults]);
 const faucet = (owner: string, usdc: bigint, lamports?: bigint) => rpc<string>('simnet_faucet', lamports === undefined ? [owner, Number(usdc)] : [owner, Number(usdc), Number(lamports)]);
 
-const chainEnv = (extra: Record<string, string> = {}) => ({
-  AGENT_WALLET_SOLANA_NETWORK: 'custom',
-  AGENT_WALLET_SOLANA_RPC_URL: chainUrl,
-  AGENT_WALLET_SOLANA_USDC_MINT: DEVNET_USDC,
-  AGENT_WALLET_LOG_LEVEL: 'warn',
-  ...extra,
-});
+const chainEnv = (extra: Record<string, string> = {}) => customChainEnv(chainUrl, extra);
 
 async function withLedger<T>(dataDir: string, fn: (db: ReturnType<typeof openDatabase>) => Promise<T> | T): Promise<T> {
   const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'custom' });
@@ -121,14 +113,7 @@ async function agentOn(daemon: DaemonProcess, name: string): Promise<Agent> {
   const home = join(tempDir('aw-bench-rpc-agent-'), 'home');
   const reg = await runCli(['register', '--name', name, '--server', daemon.url, '--home', home, '--json']);
   if (reg.code !== 0) throw new Error(`register failed: ${reg.stderr}`);
-  await withLedger(daemon.dataDir, (db) =>
-    db
-      .transaction(() => {
-        db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_bench', 'bench@example.com', 1)");
-        markClaimed(db, reg.json.wallet_id, 'own_bench', Date.now());
-      })
-      .immediate(),
-  );
+  claimInLedger(daemon.dataDir, [reg.json.wallet_id]);
   const profile = JSON.parse(await Bun.file(join(home, 'default.json')).text());
   return { home, username: reg.json.username, address: reg.json.address, api: new ApiClient(daemon.url, profile.api_key) };
 }

@@ -15,19 +15,16 @@ import { commit, signShare } from '../../src/frost/party.ts';
 import { Secret } from '../../src/frost/secret.ts';
 import type { KeyPackage } from '../../src/frost/types.ts';
 import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../../src/frost/wire.ts';
-import { openDatabase } from '../../src/db/open.ts';
-import { markClaimed } from '../../src/db/wallets.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { usdcAta } from '../../src/solana/ata.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
-import { DEVNET_USDC } from '../../src/solana/networks.ts';
-import { startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
+import { claimInLedger, customChainEnv, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 
 let simnet: Simnet;
 let daemon: DaemonProcess;
 const dataDir = join(tempDir('aw-crash-'), 'data');
-const env = () => ({ AGENT_WALLET_SOLANA_NETWORK: 'custom', AGENT_WALLET_SOLANA_RPC_URL: simnet.url, AGENT_WALLET_SOLANA_USDC_MINT: DEVNET_USDC });
+const env = () => customChainEnv(simnet.url);
 
 beforeAll(async () => {
   simnet = await startSimnet({ port: 0, slotMs: 400 });
@@ -40,17 +37,7 @@ afterAll(async () => {
   await simnet.stop();
 });
 
-function claim(walletId: string): void {
-  const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'custom' });
-  try {
-    db.transaction(() => {
-      db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_crash', 'owner@example.com', 1)");
-      markClaimed(db, walletId, 'own_crash', Date.now());
-    }).immediate();
-  } finally {
-    db.close();
-  }
-}
+const claim = (walletId: string): void => claimInLedger(dataDir, [walletId]);
 
 test('kill -9 after signing and before submitting, restart, submit: exactly one landed transfer', async () => {
   const a = await registerWallet(new ApiClient(daemon.url), { name: 'Crash A' });

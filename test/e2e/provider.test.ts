@@ -10,23 +10,17 @@ import { join } from 'node:path';
 import type { Address } from '@solana/kit';
 import { ApiClient } from '../../src/client/api.ts';
 import { openDatabase } from '../../src/db/open.ts';
-import { markClaimed } from '../../src/db/wallets.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { DEVNET_USDC } from '../../src/solana/networks.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
 import { insertBulkWallets } from '../helpers/bulk-wallets.ts';
-import { runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
+import { claimInLedger, customChainEnv, runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 
 let simnet: Simnet;
 let daemon: DaemonProcess;
 const dataDir = join(tempDir('aw-provider-'), 'data');
-const env = (extra: Record<string, string> = {}) => ({
-  AGENT_WALLET_SOLANA_NETWORK: 'custom',
-  AGENT_WALLET_SOLANA_RPC_URL: simnet.url,
-  AGENT_WALLET_SOLANA_USDC_MINT: DEVNET_USDC,
-  ...extra,
-});
+const env = (extra: Record<string, string> = {}) => customChainEnv(simnet.url, extra);
 
 interface Agent {
   home: string;
@@ -37,27 +31,11 @@ interface Agent {
 }
 const agents: Agent[] = [];
 
-function withDb<T>(fn: (db: ReturnType<typeof openDatabase>) => T): T {
-  const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'custom' });
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
-
 async function registerAgent(name: string): Promise<Agent> {
   const home = join(tempDir('aw-provider-agent-'), 'home');
   const reg = await runCli(['register', '--name', name, '--server', daemon.url, '--home', home, '--json']);
   expect(reg.code).toBe(0);
-  withDb((db) =>
-    db
-      .transaction(() => {
-        db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_provider', 'owner@example.com', 1)");
-        markClaimed(db, reg.json.wallet_id, 'own_provider', Date.now());
-      })
-      .immediate(),
-  );
+  claimInLedger(dataDir, [reg.json.wallet_id]);
   const profile = JSON.parse(await Bun.file(join(home, 'default.json')).text());
   return { home, walletId: reg.json.wallet_id, address: reg.json.address, username: reg.json.username, api: new ApiClient(daemon.url, profile.api_key) };
 }

@@ -10,14 +10,11 @@ import { join } from 'node:path';
 import type { Address } from '@solana/kit';
 import { ApiClient } from '../../src/client/api.ts';
 import { registerWallet } from '../../src/client/register.ts';
-import { openDatabase } from '../../src/db/open.ts';
-import { markClaimed } from '../../src/db/wallets.ts';
 import { CONFIRMATION_CADENCE_SECONDS } from '../../src/jobs/payments.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { usdcAta } from '../../src/solana/ata.ts';
-import { DEVNET_USDC } from '../../src/solana/networks.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
-import { startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
+import { claimInLedger, customChainEnv, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 import { signWithoutSubmit } from '../helpers/signing.ts';
 
@@ -26,7 +23,7 @@ const PENDING = 5;
 let simnet: Simnet;
 let daemon: DaemonProcess;
 const dataDir = join(tempDir('aw-restart-'), 'data');
-const env = () => ({ AGENT_WALLET_SOLANA_NETWORK: 'custom', AGENT_WALLET_SOLANA_RPC_URL: simnet.url, AGENT_WALLET_SOLANA_USDC_MINT: DEVNET_USDC });
+const env = () => customChainEnv(simnet.url);
 
 beforeAll(async () => {
   // 400 ms blocks: a blockhash stays valid about a minute, longer than this test.
@@ -40,17 +37,7 @@ afterAll(async () => {
   await simnet.stop();
 });
 
-function claim(walletId: string): void {
-  const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'custom' });
-  try {
-    db.transaction(() => {
-      db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_restart', 'owner@example.com', 1)");
-      markClaimed(db, walletId, 'own_restart', Date.now());
-    }).immediate();
-  } finally {
-    db.close();
-  }
-}
+const claim = (walletId: string): void => claimInLedger(dataDir, [walletId]);
 
 const calls = (method: string): number => simnet.stats().calls[method] ?? 0;
 

@@ -1,5 +1,8 @@
 /** A real daemon in a child process (port 0, temp data dir, simnet on a free port) and a CLI runner. */
 import { join } from 'node:path';
+import { openDatabase } from '../../src/db/open.ts';
+import { markClaimed } from '../../src/db/wallets.ts';
+import { DEVNET_USDC, type NetworkName } from '../../src/solana/networks.ts';
 import { tempDir } from './services.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
@@ -99,4 +102,22 @@ export async function runCli(args: string[], env: Record<string, string> = {}): 
     // Not JSON output.
   }
   return { code, stdout, stderr, json };
+}
+
+/** The environment of a daemon on network "custom" in front of the chain at `rpcUrl` (a simnet standing in for a cluster). */
+export function customChainEnv(rpcUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { AGENT_WALLET_SOLANA_NETWORK: 'custom', AGENT_WALLET_SOLANA_RPC_URL: rpcUrl, AGENT_WALLET_SOLANA_USDC_MINT: DEVNET_USDC, ...extra };
+}
+
+/** Stands in for the claim flow (owner-browser.test.ts drives the real one): the wallets become owner@example.com's, in the data dir's ledger. */
+export function claimInLedger(dataDir: string, walletIds: string[], network: NetworkName = 'custom'): void {
+  const db = openDatabase(join(dataDir, 'wallet.db'), { network });
+  try {
+    db.transaction(() => {
+      db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_test', 'owner@example.com', 1)");
+      for (const id of walletIds) markClaimed(db, id, 'own_test', Date.now());
+    }).immediate();
+  } finally {
+    db.close();
+  }
 }

@@ -5,14 +5,13 @@ import { join } from 'node:path';
 import type { Address } from '@solana/kit';
 import { loadFeePayer } from '../../src/secret-files.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
-import { DEVNET_USDC } from '../../src/solana/networks.ts';
-import { runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
+import { runCli, customChainEnv, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 
 let simnet: Simnet;
 let daemon: DaemonProcess;
 const dataDir = join(tempDir('aw-doctor-'), 'data');
-const env = () => ({ AGENT_WALLET_SOLANA_NETWORK: 'custom', AGENT_WALLET_SOLANA_RPC_URL: simnet.url, AGENT_WALLET_SOLANA_USDC_MINT: DEVNET_USDC });
+const env = () => customChainEnv(simnet.url);
 
 beforeAll(async () => {
   simnet = await startSimnet({ port: 0, slotMs: 200 });
