@@ -19,7 +19,6 @@ import {
   CU_BUDGET,
   SYSTEM_PROGRAM_ADDRESS,
 } from '../solana/instructions.ts';
-import { recentBlockhash } from '../payments/blockhash.ts';
 import { currentPriorityFee } from '../payments/priority-fee.ts';
 import { REBROADCAST_MS } from '../payments/settle.ts';
 import { assembleSignedTransaction, compileMessage, transactionSignature } from '../solana/transfer.ts';
@@ -88,7 +87,7 @@ async function setUp(services: Services, owner: Address): Promise<void> {
   const [accountExists, tokenAccountExists] = await Promise.all([services.chain.accountExists(owner), services.chain.tokenAccountExists(owner, mint)]);
   if (accountExists && tokenAccountExists) return;
   const ata = await usdcAta(owner, mint);
-  const [blockhash, price] = await Promise.all([recentBlockhash(services.chain), currentPriorityFee(services, [feePayer, owner, ata])]);
+  const [blockhash, price] = await Promise.all([services.chain.getLatestBlockhash(), currentPriorityFee(services, [feePayer, owner, ata])]);
   const instructions = payeeSetupInstructions({ feePayer, owner, ata, mint, fundAccount: !accountExists, createTokenAccount: !tokenAccountExists, price });
   const messageBytes = compileMessage(feePayer, blockhash, instructions);
   const wire = assembleSignedTransaction(messageBytes, { [feePayer]: ed25519.sign(messageBytes, services.feePayer.keypairBytes.subarray(0, 32)) });

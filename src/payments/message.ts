@@ -12,7 +12,6 @@ import { referenceKeysOf } from '../db/paylinks.ts';
 import { escalatedFee } from '../domain/priority-fee.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { buildUsdcTransfer } from '../solana/transfer.ts';
-import { recentBlockhash } from './blockhash.ts';
 import { currentPriorityFee } from './priority-fee.ts';
 import { planRecipientAccount } from './recipient-account.ts';
 import type { Services } from '../services.ts';
@@ -48,7 +47,7 @@ export async function ensureMessage(services: Services, walletAddress: string, t
   const treasury = treasuryOf(services);
   const writable = await Promise.all([usdcAta(walletAddress as Address, mint), usdcAta(tx.to_address as Address, mint), usdcAta(treasury, mint)]);
   const [blockhash, estimate] = await Promise.all([
-    recentBlockhash(services.chain),
+    services.chain.getLatestBlockhash(),
     currentPriorityFee(services, [services.feePayer.address, ...writable]),
   ]);
   const price = priceFor(tx, estimate, BigInt(services.config.solana.priority_fee_cap_micro_lamports));

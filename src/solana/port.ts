@@ -117,8 +117,13 @@ const ACCOUNTS_BATCH = 100;
 const PRIORITY_FEE_ACCOUNTS = 128;
 /** Where an SPL token account keeps its amount (u64 LE): after the mint and owner keys. */
 const TOKEN_AMOUNT_OFFSET = 64;
-/** Concurrent payments share one recent blockhash for this long (it stays valid for ~60 s). */
-const BLOCKHASH_SHARE_MS = 1_000;
+/**
+ * Messages built at about the same time share one recent blockhash for this long: concurrent
+ * payments cost one getLatestBlockhash between them. A blockhash stays valid for 150 blocks (about
+ * a minute), so this costs a message at most one block of its life; messages stay distinct
+ * because each carries its transaction id in the memo.
+ */
+const BLOCKHASH_SHARE_MS = 400;
 const COMMITMENT = 'confirmed';
 
 export interface ChainPortOptions {
