@@ -1,8 +1,8 @@
 /**
  * Claiming a wallet (DESIGN §7). The owner enters the claim code and an e-mail (claim page or the
- * public `claim` action); a right code mails a one-time magic link (15 minutes); following it
- * claims the wallet for the owner with that e-mail (created on first claim) and starts a browser
- * session. Five wrong codes in a row lock the wallet's claim for 15 minutes. The code is compared
+ * public `claim` action); a right code mails a one-time magic link (15 minutes); opening it only
+ * shows its page, and that page's button claims the wallet for the owner with that e-mail
+ * (created on first claim) and starts a browser session. Five wrong codes in a row lock the wallet's claim for 15 minutes. The code is compared
  * as SHA-256 of its normalised form, in constant time.
  */
 import { sha256 } from '@noble/hashes/sha2.js';

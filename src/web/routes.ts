@@ -2,8 +2,8 @@
  * The web pages (DESIGN §7): claim, magic-link landing, sign-in, owner dashboard, API tokens and
  * the confirmation page of approval links, plus the stylesheet. A mailed link's GET spends
  * nothing (mail scanners open links before the person does): it shows one button, and the POST
- * of that button, with the same token and a CSRF token, claims, signs in or decides. Server-rendered; the flows work
- * without JavaScript. The pages are a thin layer over the functions the API actions use
+ * of that button, with the same token and a CSRF token, claims, signs in or decides.
+ * Server-rendered; the flows work without JavaScript. The pages are a thin layer over the functions the API actions use
  * (src/actions/owner.ts, src/actions/claim.ts), so both answer alike. Every POST carries a CSRF
  * token; form bodies are read with a size cap (routes use `parse: 'none'`).
  */
