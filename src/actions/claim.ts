@@ -1,8 +1,8 @@
 /**
  * Claiming a wallet (DESIGN §7). The owner enters the claim code and an e-mail (claim page or the
- * public `claim` action); a right code mails a one-time magic link (15 minutes); following it
- * claims the wallet for the owner with that e-mail (created on first claim) and starts a browser
- * session. Five wrong codes in a row lock the wallet's claim for 15 minutes. The code is compared
+ * public `claim` action); a right code mails a one-time magic link (15 minutes); opening it only
+ * shows its page, and that page's button claims the wallet for the owner with that e-mail
+ * (created on first claim) and starts a browser session. Five wrong codes in a row lock the wallet's claim for 15 minutes. The code is compared
  * as SHA-256 of its normalised form, in constant time.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -22,9 +22,10 @@ import {
   insertSession,
   recordClaimFailure,
   useMagicLink,
+  type MagicLinkRow,
 } from '../db/owners.ts';
 import { setupFeeHolder } from '../db/transactions.ts';
-import { getWallet, markClaimed } from '../db/wallets.ts';
+import { getWallet, markClaimed, type WalletRow } from '../db/wallets.ts';
 import { ensurePayeeReady } from '../earning/payee-ready.ts';
 import { sameHash } from '../domain/api-keys.ts';
 import { checkEmail, maskEmail, normalizeClaimCode } from '../domain/identity.ts';
@@ -143,6 +144,38 @@ export function requestLogin(services: Services, rawEmail: string): { email: str
 /** Why a magic link did not work. */
 export type LinkFailure = 'unknown' | 'used' | 'expired' | 'claimed';
 
+type LinkCheck = { ok: true; link: MagicLinkRow; wallet: WalletRow | null } | { ok: false; reason: LinkFailure; walletId: string | null };
+
+function checkMagicLink(db: Services['db'], hash: Uint8Array, now: number): LinkCheck {
+  const link = getMagicLink(db, hash);
+  if (!link || !sameHash(link.link_hash, hash)) return { ok: false, reason: 'unknown', walletId: null };
+  if (link.used_at !== null) return { ok: false, reason: 'used', walletId: link.wallet_id };
+  if (Number(link.expires_at) <= now) return { ok: false, reason: 'expired', walletId: link.wallet_id };
+  const wallet = link.wallet_id ? getWallet(db, link.wallet_id) : null;
+  if (link.purpose === 'claim' && (!wallet || wallet.status === 'claimed')) return { ok: false, reason: 'claimed', walletId: link.wallet_id };
+  return { ok: true, link, wallet };
+}
+
+/** What a live magic link would do, for the page that asks to confirm it. */
+export type MagicLinkInfo =
+  | { ok: true; purpose: 'claim'; emailMasked: string; wallet: { wallet_id: string; name: string; username: string } }
+  | { ok: true; purpose: 'login'; emailMasked: string }
+  | { ok: false; reason: LinkFailure; walletId: string | null };
+
+/**
+ * Reads a magic link and spends nothing: mail scanners open links before the person does, so
+ * only the confirming POST (`followMagicLink`) may use it.
+ */
+export function magicLinkInfo(services: Services, token: string): MagicLinkInfo {
+  if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'unknown', walletId: null };
+  const state = checkMagicLink(services.db, hashToken(token), services.now().getTime());
+  if (!state.ok) return state;
+  const { link, wallet } = state;
+  const emailMasked = maskEmail(link.email);
+  if (link.purpose === 'claim' && wallet) return { ok: true, purpose: 'claim', emailMasked, wallet: { wallet_id: wallet.wallet_id, name: wallet.name, username: wallet.username } };
+  return { ok: true, purpose: 'login', emailMasked };
+}
+
 export type FollowResult = { ok: true; ownerId: string; walletId: string | null; claimed: boolean } | { ok: false; reason: LinkFailure; walletId: string | null };
 
 /**
@@ -157,12 +190,9 @@ export function followMagicLink(services: Services, token: string, session: { ha
   const now = services.now().getTime();
   const result = db
     .transaction((): FollowResult => {
-      const link = getMagicLink(db, hash);
-      if (!link || !sameHash(link.link_hash, hash)) return { ok: false, reason: 'unknown', walletId: null };
-      if (link.used_at !== null) return { ok: false, reason: 'used', walletId: link.wallet_id };
-      if (Number(link.expires_at) <= now) return { ok: false, reason: 'expired', walletId: link.wallet_id };
-      const wallet = link.wallet_id ? getWallet(db, link.wallet_id) : null;
-      if (link.purpose === 'claim' && (!wallet || wallet.status === 'claimed')) return { ok: false, reason: 'claimed', walletId: link.wallet_id };
+      const state = checkMagicLink(db, hash, now);
+      if (!state.ok) return state;
+      const { link, wallet } = state;
       if (!useMagicLink(db, hash, now)) return { ok: false, reason: 'used', walletId: link.wallet_id };
       const { owner } = ensureOwner(db, link.email, newId('owner'), now);
       let claimed = false;

@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '../log.ts';
 import { loadFeePayer, loadMasterKey } from '../secret-files.ts';
 import { createApp } from '../api/app.ts';
 import { Metrics } from '../api/metrics.ts';
-import { MAX_BODY_BYTES } from '../api/dispatch.ts';
+import { SERVER_BODY_CAP } from '../api/body.ts';
 import { JobRunner } from '../jobs/runner.ts';
 import { maintenanceJob } from '../jobs/maintenance.ts';
 import { paymentJobs } from '../jobs/payments.ts';
@@ -133,7 +133,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   try {
     // Elysia's listen keeps the Bun server on the app, so handlers can read the client IP.
     // idleTimeout: Bun's default (10 s) would cut the 30 s long polls of approval_status and events.
-    app.listen({ hostname: config.server.host, port: config.server.port, maxRequestBodySize: MAX_BODY_BYTES * 2, tls, idleTimeout: 60 });
+    app.listen({ hostname: config.server.host, port: config.server.port, maxRequestBodySize: SERVER_BODY_CAP, tls, idleTimeout: 60 });
     if (!app.server) throw new Error('the server did not start');
     server = app.server;
   } catch (err) {

@@ -27,7 +27,7 @@ export function claimMail(to: string, wallet: WalletRef, url: string, minutes: n
         '',
         `the claim code of the agent wallet "${wallet.name}" (@${wallet.username}) was entered together with this e-mail address.`,
         '',
-        `Open this link within ${minutes} minutes to claim the wallet and open your owner dashboard:`,
+        `Open this link within ${minutes} minutes and press its button to claim the wallet and open your owner dashboard:`,
         '',
         url,
         '',
@@ -46,7 +46,7 @@ export function loginMail(to: string, url: string, minutes: number): OutgoingMai
     to,
     subject: 'Your sign-in link for the agent wallet dashboard',
     body: text(
-      ['Hello,', '', `open this link within ${minutes} minutes to sign in to your owner dashboard:`, '', url, '', 'The link works once. If you did not ask for it, ignore this mail.'],
+      ['Hello,', '', `open this link within ${minutes} minutes and press its button to sign in to your owner dashboard:`, '', url, '', 'The link works once. If you did not ask for it, ignore this mail.'],
     ),
     links,
   };

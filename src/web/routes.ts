@@ -1,13 +1,15 @@
 /**
  * The web pages (DESIGN §7): claim, magic-link landing, sign-in, owner dashboard, API tokens and
- * the confirmation page of approval links, plus the stylesheet. Server-rendered; the flows work
- * without JavaScript. The pages are a thin layer over the functions the API actions use
+ * the confirmation page of approval links, plus the stylesheet. A mailed link's GET spends
+ * nothing (mail scanners open links before the person does): it shows one button, and the POST
+ * of that button, with the same token and a CSRF token, claims, signs in or decides.
+ * Server-rendered; the flows work without JavaScript. The pages are a thin layer over the functions the API actions use
  * (src/actions/owner.ts, src/actions/claim.ts), so both answer alike. Every POST carries a CSRF
  * token; form bodies are read with a size cap (routes use `parse: 'none'`).
  */
 import { Elysia } from 'elysia';
 import type { Address } from '@solana/kit';
-import { claimInfo, followMagicLink, MAGIC_LINK_MINUTES, requestLogin, startClaim, type LinkFailure } from '../actions/claim.ts';
+import { claimInfo, followMagicLink, MAGIC_LINK_MINUTES, magicLinkInfo, requestLogin, startClaim, type LinkFailure } from '../actions/claim.ts';
 import {
   decideAsOwner,
   desiredRails,
@@ -50,6 +52,7 @@ import {
   claimSent,
   loginForm,
   loginSent,
+  magicLinkPage,
   railsFormValues,
   rotatedKeyPage,
   tokensPage,
@@ -308,12 +311,25 @@ export function webRoutes(services: Services) {
       .get(
         '/login/:token',
         page(services, ({ request, params }) => {
+          const link = magicLinkInfo(services, params.token!);
+          if (!link.ok) return linkFailurePage(link.reason, link.walletId);
+          const csrf = anonymousCsrf(services, request);
+          const title = link.purpose === 'claim' ? `Claim ${link.wallet.name}` : 'Sign in';
+          return withCookie(pageResponse(200, title, magicLinkPage(link, params.token!, csrf.token, MAGIC_LINK_MINUTES), {}, { 'X-Robots-Tag': 'noindex' }), csrf.setCookie);
+        }),
+      )
+      .post(
+        '/login/:token',
+        page(services, async ({ request, params }) => {
+          const form = await readForm(request);
+          if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
           const session = newSession(services, request);
           const result = followMagicLink(services, params.token!, { hash: session.hash, expiresAt: session.expiresAt });
           if (!result.ok) return linkFailurePage(result.reason, result.walletId);
           const target = result.claimed && result.walletId ? `/dashboard/wallets/${result.walletId}?done=claimed` : '/dashboard';
           return redirect(target, { 'Set-Cookie': session.setCookie });
         }),
+        noParse,
       )
       .post(
         '/logout',

@@ -9,6 +9,7 @@
  *   that the form must repeat. Compared in constant time.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
+import { bodyWithin } from '../api/body.ts';
 import { deleteSession, findSession, getOwner } from '../db/owners.ts';
 import { sameHash } from '../domain/api-keys.ts';
 import { hashToken, newToken, TOKEN_PATTERN } from '../mail/links.ts';
@@ -121,9 +122,7 @@ export class FormError extends Error {
 export async function readForm(request: Request): Promise<URLSearchParams> {
   const type = request.headers.get('content-type') ?? '';
   if (!type.toLowerCase().startsWith('application/x-www-form-urlencoded')) throw new FormError(415, 'The form must be sent as application/x-www-form-urlencoded.');
-  const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > MAX_FORM_BYTES) throw new FormError(413, 'The form is too large.');
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > MAX_FORM_BYTES) throw new FormError(413, 'The form is too large.');
+  const bytes = await bodyWithin(request, MAX_FORM_BYTES);
+  if (bytes === null) throw new FormError(413, 'The form is too large.');
   return new URLSearchParams(new TextDecoder().decode(bytes));
 }

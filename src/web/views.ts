@@ -107,6 +107,27 @@ export function loginSent(email: string, minutes: number): SafeHtml {
 <p class="notice" role="status">If <strong>${email}</strong> owns wallets here, a sign-in link is on its way. It works once, for ${minutes} minutes.</p>`;
 }
 
+/**
+ * The page a mailed claim or sign-in link opens: one button, nothing spent yet (mail scanners
+ * open links too). The button posts the same link with the page's CSRF token.
+ */
+export function magicLinkPage(link: { purpose: 'claim'; emailMasked: string; wallet: { name: string; username: string } } | { purpose: 'login'; emailMasked: string }, token: string, csrf: string, minutes: number): SafeHtml {
+  const form = (label: string) => html`<form method="post" action="/login/${token}" class="actions">
+  ${csrfField(csrf)}
+  <button type="submit">${label}</button>
+</form>`;
+  if (link.purpose === 'claim') {
+    return html`<h1>Claim “${link.wallet.name}”</h1>
+<p>You are about to become the owner of the agent wallet <span class="mono">@${link.wallet.username}</span> as <strong>${link.emailMasked}</strong>, and open your dashboard.</p>
+${form(`Claim “${link.wallet.name}”`)}
+<p class="muted">The link works once, within ${minutes} minutes of being sent. Opening it did nothing yet: only the button claims the wallet.</p>`;
+  }
+  return html`<h1>Sign in</h1>
+<p>Sign in to your owner dashboard as <strong>${link.emailMasked}</strong>.</p>
+${form('Sign in')}
+<p class="muted">The link works once, within ${minutes} minutes of being sent. Opening it did nothing yet: only the button signs you in.</p>`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Dashboard
 

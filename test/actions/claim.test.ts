@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { listMail, type MailLink } from '../../src/db/mail.ts';
 import { getWallet } from '../../src/db/wallets.ts';
+import { followLink } from '../helpers/links.ts';
 import { call } from '../helpers/services.ts';
 import { addWallet, botCall, ownerWorld, type OwnerWorld } from './fixtures.ts';
 
@@ -15,7 +16,8 @@ function lastLink(w: OwnerWorld, label: string): string {
   return new URL(link.url).pathname;
 }
 
-const follow = (w: OwnerWorld, path: string) => w.app.handle(new Request(`http://localhost${path}`));
+/** Opens the link and presses its button, as the owner does. */
+const follow = (w: OwnerWorld, path: string) => followLink((r) => w.app.handle(r), `http://localhost${path}`);
 
 describe('claim_info', () => {
   test('shows name, username and status, with the pledged e-mail masked (GET, no auth)', async () => {

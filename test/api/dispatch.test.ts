@@ -62,9 +62,10 @@ describe('envelope paths', () => {
     expect(body.error.message).toContain('UTF-8');
   });
 
-  test('a body over 64 KiB is refused before parsing', async () => {
+  test('a body over 64 KiB is refused before parsing, with 413', async () => {
     const res = await call(app, '/v1/bot', { action: 'ping', pad: 'x'.repeat(70 * 1024) });
-    expectError(res, 400, 'VALIDATION_ERROR');
+    expectError(res, 413, 'VALIDATION_ERROR');
+    expect(res.body.error.field).toBe('(body)');
     expect(res.body.error.message).toContain('64 KiB');
   });
 

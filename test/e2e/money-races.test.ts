@@ -18,6 +18,7 @@ import { commit, signShare } from '../../src/frost/party.ts';
 import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../../src/frost/wire.ts';
 import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
 import { errorOf } from '../helpers/errors.ts';
+import { followLink } from '../helpers/links.ts';
 import { agentKey, signWithoutSubmit } from '../helpers/signing.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
@@ -130,8 +131,8 @@ describe('racing payments to a recipient without a USDC token account', () => {
     await new ApiClient(world.url).call('public', 'claim', { wallet_id: response.wallet_id, claim_code: response.claim_code, email: 'linked@example.com' });
     const mail = listMail(world.services.db, 50).find((m) => m.kind === 'claim' && m.to_addr === 'linked@example.com');
     const link = new URL(JSON.parse(mail!.links)[0].url);
-    const page = await fetch(new URL(link.pathname, world.url), { redirect: 'manual' });
-    expect(page.status).toBe(303);
+    const landing = await followLink(fetch, new URL(link.pathname, world.url).href);
+    expect(landing.status).toBe(303);
     const deadline = Date.now() + 15_000;
     while (!(await world.services.chain.tokenAccountExists(address, world.simnet.mint))) {
       if (Date.now() > deadline) throw new Error('the claimed wallet has no USDC token account 15 s after its claim');

@@ -1,7 +1,8 @@
 /**
  * The owner side end to end in a real browser: a real daemon process on simnet, a wallet
  * registered with the real CLI, the claim page in headless Chromium, the magic link read from
- * the outbox with `agent-wallet admin mail --json`, the dashboard's guard-rails form, the agent's
+ * the outbox with `agent-wallet admin mail --json` (opened twice by a "mail scanner" first, which
+ * spends nothing; the link's page has one button that claims), the dashboard's guard-rails form, the agent's
  * my_limits, a real `pay` above approval_above, and the approval from the page.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
@@ -75,10 +76,18 @@ test.skipIf(!haveChromium)(
     await page.getByRole('button', { name: 'Send me the claim link' }).click();
     await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
 
-    // Follow the magic link from the outbox.
+    // A mail scanner opens the magic link twice before the owner does: nothing is spent.
     const claimMail = await mailTo(d.dataDir, 'owner@example.com', 'claim');
-    await page.goto(claimMail.links[0]!.url);
-    expect(new URL(page.url()).pathname).toBe(`/dashboard/wallets/${walletId}`);
+    const claimLink = claimMail.links[0]!.url;
+    for (let i = 0; i < 2; i++) expect((await fetch(claimLink, { redirect: 'manual' })).status).toBe(200);
+    expect(await new ApiClient(d.url).call<any>('public', 'claim_info', { wallet_id: walletId })).toMatchObject({ status: 'unclaimed' });
+
+    // The owner follows it: one button, whose POST claims the wallet.
+    await page.goto(claimLink);
+    expect(new URL(page.url()).pathname).toBe(new URL(claimLink).pathname);
+    await page.screenshot({ path: SCREENSHOT.replace('dashboard', 'claim-link') });
+    await page.getByRole('button', { name: 'Claim “Shopping Agent”' }).click();
+    await page.waitForURL((u) => u.pathname === `/dashboard/wallets/${walletId}`);
     expect(await page.getByRole('status').first().textContent()).toContain('The wallet is yours');
     const cookies = await browser!.cookies();
     expect(cookies.find((c) => c.name === 'aw_session')).toMatchObject({ httpOnly: true, sameSite: 'Lax' });
@@ -140,7 +149,8 @@ test.skipIf(!haveChromium)(
     await page.getByRole('button', { name: 'Send me the claim link' }).click();
     await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
     await page.goto((await mailTo(d.dataDir, email, 'claim')).links[0]!.url);
-    expect(new URL(page.url()).pathname).toBe(`/dashboard/wallets/${walletId}`);
+    await page.getByRole('button', { name: 'Claim “Key Agent”' }).click();
+    await page.waitForURL((u) => u.pathname === `/dashboard/wallets/${walletId}`);
     // Exports need a claimed wallet; the page lists the new one after a reload.
     const file = join(tempDir('aw-owner-keys-wlt-'), 'agent.wlt');
     const exported = await cli('export', file);

@@ -74,8 +74,10 @@ export async function call(
 /** Serves `createApp(services)` on a free loopback port, for tests that need real HTTP in process. */
 export async function startTestServer(services: Services): Promise<{ url: string; stop: () => Promise<void> }> {
   const { createApp } = await import('../../src/api/app.ts');
+  const { SERVER_BODY_CAP } = await import('../../src/api/body.ts');
   const app = createApp(services);
-  app.listen({ hostname: '127.0.0.1', port: 0 });
+  // The daemon's cap (src/daemon/serve.ts), so tests see every oversized body answered as it would.
+  app.listen({ hostname: '127.0.0.1', port: 0, maxRequestBodySize: SERVER_BODY_CAP });
   const url = `http://127.0.0.1:${app.server!.port}/v1`;
   return { url, stop: async () => void (await app.stop()) };
 }

@@ -10,6 +10,7 @@ import { queueMail } from '../../src/mail/outbox.ts';
 import { addWallet, ownerCall, ownerWorld } from '../actions/fixtures.ts';
 import { createApp } from '../../src/api/app.ts';
 import { runCli } from '../helpers/daemon.ts';
+import { followLink } from '../helpers/links.ts';
 import { memoryLogger, tempDir, testServices } from '../helpers/services.ts';
 
 interface Received {
@@ -175,7 +176,7 @@ describe('housekeeping', () => {
     startClaim(w.services, wallet.walletId, wallet.code, 'owner@example.com');
     await deliverDueMail(w.services, transportFor(w.services));
     const link = new URL(JSON.parse(listMail(w.services.db, 1)[0]!.links)[0].url).pathname;
-    expect((await w.app.handle(new Request(`http://localhost${link}`))).status).toBe(303);
+    expect((await followLink((r) => w.app.handle(r), `http://localhost${link}`)).status).toBe(303);
     const count = (table: string) => Number((w.services.db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: bigint }).n);
     const tables = ['owner_sessions', 'magic_links', 'mail_outbox'];
     expect(ownerHousekeeping(w.services)).toBe(0);

@@ -37,8 +37,9 @@ async function claimedInBrowser(w: OwnerWorld, email: string, name = 'Helper Bot
   const page = await b.request(`/claim/${wallet.walletId}`);
   const sent = await b.request(`/claim/${wallet.walletId}`, { csrf: Browser.csrf(page.text), claim_code: wallet.code, email });
   expect(sent.status).toBe(200);
-  const link = (JSON.parse(listMail(w.services.db, 1)[0]!.links) as MailLink[])[0]!;
-  const landing = await b.request(new URL(link.url).pathname);
+  const link = new URL((JSON.parse(listMail(w.services.db, 1)[0]!.links) as MailLink[])[0]!.url).pathname;
+  const confirm = await b.request(link);
+  const landing = await b.request(link, { csrf: Browser.csrf(confirm.text) });
   expect(landing.status).toBe(303);
   return { b, wallet };
 }
@@ -224,7 +225,10 @@ describe('dashboard', () => {
     expect(sent.status).toBe(200);
     const mail = listMail(w.services.db, 1)[0]!;
     expect(mail).toMatchObject({ kind: 'login', to_addr: 'o@example.com' });
-    const landing = await b.request(new URL((JSON.parse(mail.links) as MailLink[])[0]!.url).pathname);
+    const link = new URL((JSON.parse(mail.links) as MailLink[])[0]!.url).pathname;
+    const confirm = await b.request(link);
+    expect(confirm.text).toContain('Sign in to your owner dashboard as <strong>o***@example.com</strong>');
+    const landing = await b.request(link, { csrf: Browser.csrf(confirm.text) });
     expect(landing.location).toBe('/dashboard');
     expect((await b.request('/dashboard')).status).toBe(200);
   });
