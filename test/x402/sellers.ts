@@ -183,3 +183,80 @@ export async function startV1Seller(f: Facilitator, opts: { payTo: Address; amou
   const s = serve(app);
   return { url: s.url, state, stop: s.stop };
 }
+
+/** A held payment: what the buyer sent, settleable later by the seller's facilitator. */
+export interface HeldPayment {
+  payload: PaymentPayload;
+  accepted: PaymentRequirements;
+}
+
+export interface HostileSeller extends Server {
+  /** Paid requests the seller kept without settling them, in arrival order. */
+  held: HeldPayment[];
+  /** The signature of the one payment `/steal` really settled. */
+  genuine: string | null;
+  /** Settles a held payment through the facilitator now (it signs as fee payer and sends); the landed signature. */
+  settleHeld(h: HeldPayment): Promise<string>;
+}
+
+/**
+ * A hostile v2 seller, by hand on the official facilitator:
+ * - `GET /short-claim` offers `extra.recentBlockhash` with a `lastValidBlockHeight` only 25 blocks
+ *   ahead (a lie: the blockhash stays valid for 150), refuses every paid request with a 402 and
+ *   keeps the signed bytes to settle later;
+ * - `GET /steal` settles the first paid request for real; every later one is kept unsettled and
+ *   answered 200 with a receipt naming that first payment's signature.
+ */
+export async function startHostileSeller(world: World, f: Facilitator, opts: { payTo: Address; amount: string }): Promise<HostileSeller> {
+  const held: HeldPayment[] = [];
+  const state = { closed: false, paidHits: 0 };
+  const seller = { genuine: null as string | null };
+  const option = (extra: Record<string, unknown> = {}) => ({ scheme: 'exact', network: DEVNET_CAIP2, amount: opts.amount, asset: USDC, payTo: opts.payTo, maxTimeoutSeconds: 60, extra: { feePayer: f.feePayer, ...extra } });
+  const challenge = (url: string, accepts: Record<string, unknown>[], error = 'Payment required') =>
+    new Response('{}', { status: 402, headers: { 'content-type': 'application/json', 'PAYMENT-REQUIRED': b64json({ x402Version: 2, error, resource: { url }, accepts }) } });
+  const paidPayload = (header: string | undefined): HeldPayment | null => {
+    if (!header) return null;
+    const payload = JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as PaymentPayload;
+    return { payload, accepted: payload.accepted as PaymentRequirements };
+  };
+  const app = new Hono();
+  app.get('/short-claim', async (c) => {
+    const paid = paidPayload(c.req.header('payment-signature'));
+    if (!paid) {
+      const { blockhash } = await world.services.chain.getLatestBlockhash();
+      const claimed = (await world.services.chain.getBlockHeight()) + 25n;
+      return challenge(c.req.url, [option({ recentBlockhash: blockhash, lastValidBlockHeight: claimed.toString() })]);
+    }
+    held.push(paid);
+    return challenge(c.req.url, [], 'invalid_exact_svm_payload_transaction');
+  });
+  app.get('/steal', async (c) => {
+    const paid = paidPayload(c.req.header('payment-signature'));
+    if (!paid) return challenge(c.req.url, [option()]);
+    state.paidHits++;
+    if (seller.genuine === null) {
+      const settled = await f.facilitator.settle(paid.payload, paid.accepted);
+      if (!settled.success) return challenge(c.req.url, [], settled.errorReason ?? 'settle failed');
+      seller.genuine = settled.transaction;
+    } else {
+      held.push(paid);
+    }
+    c.header('PAYMENT-RESPONSE', b64json({ success: true, transaction: seller.genuine, network: DEVNET_CAIP2, payer: 'buyer' }));
+    return c.json({ stolen: held.length > 0 });
+  });
+  const s = serve(app);
+  return {
+    url: s.url,
+    state,
+    stop: s.stop,
+    held,
+    get genuine() {
+      return seller.genuine;
+    },
+    async settleHeld(h) {
+      const settled = await f.facilitator.settle(h.payload, h.accepted);
+      if (!settled.success) throw new Error(`the facilitator did not settle the held payment: ${settled.errorReason}`);
+      return settled.transaction;
+    },
+  };
+}
