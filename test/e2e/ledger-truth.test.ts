@@ -228,7 +228,7 @@ describe('rules at signing time are the rules', () => {
     const mails = () => (world.services.db.query("SELECT count(*) AS n FROM mail_outbox WHERE kind = 'approval' AND to_addr = ?").get(`truth-${n - 1}@example.com`) as { n: bigint }).n;
     const mails0 = mails();
     await owner.call('owner', 'set_guard_rails', { wallet_id: agent.walletId, rails: { approval_above: '1' } });
-    const held = await errorOf(confirmSignSubmit(agent.api, agent.profile, intent.transaction_id));
+    const held = await errorOf(agent.api.call('bot', 'frost_sign_init', { transaction_id: intent.transaction_id, commitments: encodeCommitments(commit(agentKey(agent.profile)).commitments) }));
     expect(held.errorCode).toBe('AWAITING_APPROVAL');
     const tx = getTx(world.services.db, intent.transaction_id)!;
     expect(tx).toMatchObject({ status: 'awaiting_approval', signed_tx: null });
