@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Address } from '@solana/kit';
-import type { ApiClient } from '../../src/client/api.ts';
+import { ApiClient } from '../../src/client/api.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { payPurchase, x402Fetch } from '../../src/client/x402.ts';
 import { outstandingOut, getTx } from '../../src/db/transactions.ts';
@@ -127,6 +127,30 @@ describe('x402 outcome from the chain only', () => {
     expect(getPurchaseById(world.services.db, second.fetch_id!)!.status).toBe('failed');
     expect(outstandingOut(world.services.db, agent.walletId)).toBe(0n);
     expect(await world.balance(agent.address)).toBe(5_000_000n - 10_000n);
+    await expectLedgerIsChain(agent);
+  }, 60_000);
+});
+
+describe('the height is read before the look (issue 21)', () => {
+  test('a transfer that lands between the height read and the look, answered from a node already past expiry, is found, not released', async () => {
+    const { agent } = await freshAgent();
+    const r = await x402Fetch(agent.api, agent.profile, { url: `${hostile.url}/short-claim` });
+    expect(r.outcome).toBe('unknown');
+    const tx = getTx(world.services.db, r.prepared.transaction_id as string)!;
+    const chain = world.services.chain;
+    const realHeight = chain.getBlockHeight;
+    // The height comes from a node past the expiry; the seller lands the bytes just as it is read.
+    chain.getBlockHeight = async () => {
+      await hostile.settleHeld(hostile.held.at(-1)!);
+      return tx.last_valid_block_height! + 1n;
+    };
+    try {
+      await resolveUnknownPurchases(world.services);
+    } finally {
+      chain.getBlockHeight = realHeight;
+    }
+    expect(getPurchaseById(world.services.db, r.fetch_id!)!.status).toBe('completed');
+    expect(getTx(world.services.db, tx.transaction_id)!.status).toBe('completed');
     await expectLedgerIsChain(agent);
   }, 60_000);
 });
@@ -292,5 +316,22 @@ describe('transfers between our own wallets are recorded on both sides', () => {
     } finally {
       await seller.stop();
     }
+  }, 30_000);
+
+  test('a merchant whose payout address is one of our wallets: the merchant sees the payment and the wallet records it', async () => {
+    const { agent } = await freshAgent();
+    const { agent: bob } = await freshAgent(0n);
+    await world.fund(bob.address, 0n);
+    await scanDeposits(world.services);
+    const shop = await new ApiClient(world.url).call<any>('merchant', 'register', { name: 'Bob Shop', username: `bob-shop-${n}`, payout_address: bob.address });
+    const intent = await agent.api.call<any>('bot', 'pay', { to: `bob-shop-${n}`, amount: 1, reference: 'order-1' });
+    const done = await confirmSignSubmit(agent.api, agent.profile, intent.transaction_id);
+    expect(done.status).toBe('completed');
+    await scanDeposits(world.services);
+    expect((await new ApiClient(world.url, shop.api_key).call<any>('merchant', 'verify', { reference: 'order-1' })).paid).toBe(true);
+    const incoming = await bob.api.call<any>('bot', 'transactions', {});
+    expect(incoming.items).toEqual([expect.objectContaining({ direction: 'in', amount: 1, signature: done.signature })]);
+    await expectLedgerIsChain(bob);
+    await expectLedgerIsChain(agent);
   }, 30_000);
 });
