@@ -14,8 +14,12 @@
  *              the agent must not pay twice. Unknown outcomes are resolved from the chain.
  *
  * Money invariants: the message is signed at most once (coordinator-sign refuses a second
- * signing); a transaction is released (failed) only when the chain shows no transfer AND its
- * blockhash has expired, so the signed bytes can no longer land.
+ * signing); the message carries our own blockhash, never one the seller suggests; a landed
+ * transaction is this purchase's only when it carries the wallet's signature of this message (a
+ * seller's receipt is never taken at its word); a transaction is released (failed) only when our
+ * own view of the chain, its height read before the look, shows no transfer AND the blockhash
+ * expired, so the signed bytes can no longer land. The outcome sweep (resolveUnknownPurchases)
+ * also ends signed purchases nobody settled, and looks again at recent releases.
  */
 import { getBase58Decoder, getTransactionDecoder, type Address } from '@solana/kit';
 import { AppError, invalid } from '../api/errors.ts';
@@ -437,7 +441,7 @@ function fail(services: Services, p: PurchaseRow, reason: string, response?: str
   }).immediate();
 }
 
-function markUnknown(services: Services, p: PurchaseRow, reason: string, set: { response?: string; signature?: string } = {}): void {
+function markUnknown(services: Services, p: PurchaseRow, reason: string, set: { response?: string } = {}): void {
   const now = services.now().getTime();
   services.db.transaction(() => movePurchase(services.db, p.fetch_id, ['settling', 'unknown'], 'unknown', now, { error: reason, ...set })).immediate();
 }
