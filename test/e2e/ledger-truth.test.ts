@@ -18,7 +18,7 @@ import { resolveUnknownPurchases } from '../../src/x402/purchase.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { agentKey } from '../helpers/signing.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
-import { sellerAddress, startFacilitator, startHostileSeller, startV2Seller, type Facilitator, type HostileSeller, type Server } from '../x402/sellers.ts';
+import { failedTransactionListing, sellerAddress, startFacilitator, startHostileSeller, startV2Seller, type Facilitator, type HostileSeller, type Server } from '../x402/sellers.ts';
 import { commit, signShare } from '../../src/frost/party.ts';
 import { commitmentList } from '../../src/frost/commitments.ts';
 import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../../src/frost/wire.ts';
@@ -129,6 +129,18 @@ describe('x402 outcome from the chain only', () => {
     expect(await world.balance(agent.address)).toBe(5_000_000n - 10_000n);
     await expectLedgerIsChain(agent);
   }, 60_000);
+  test('a receipt naming a failed transaction that merely lists the wallet does not release the purchase; the held bytes landing later complete it', async () => {
+    const { agent } = await freshAgent();
+    hostile.fakeReceipt = await failedTransactionListing(world, agent.address);
+    const r = await x402Fetch(agent.api, agent.profile, { url: `${hostile.url}/fake-receipt` });
+    expect(r.outcome).toBe('unknown');
+    expect(getTx(world.services.db, r.prepared.transaction_id as string)!.status).toBe('pending');
+    const landed = await hostile.settleHeld(hostile.held.at(-1)!);
+    await resolveUnknownPurchases(world.services);
+    expect(getPurchaseById(world.services.db, r.fetch_id!)).toMatchObject({ status: 'completed', signature: landed });
+    expect(await world.balance(agent.address)).toBe(5_000_000n - 10_000n);
+    await expectLedgerIsChain(agent);
+  }, 60_000);
 });
 
 describe('the height is read before the look (issue 21)', () => {
@@ -156,34 +168,42 @@ describe('the height is read before the look (issue 21)', () => {
 });
 
 describe('nothing reserved forever: a signed, never settled x402 purchase ends with its blockhash', () => {
-  test('absent from the chain → released', async () => {
+  /** Signed, never sent to the seller: one stays absent, the other's bytes are landed by whoever held them. Both wait for one expiry. */
+  let absent: { agent: Agent; fetchId: string; txId: string };
+  let landed: { agent: Agent; fetchId: string; txId: string; signature: string };
+  const signedOnly = async () => {
     const { agent } = await freshAgent();
     const prepared = await agent.api.call<any>('bot', 'x402_prepare', { url: `${honest.url}/paid` });
     await payPurchase(signOnly(agent.api), agent.profile, prepared.fetch_id, prepared);
-    const tx = getTx(world.services.db, prepared.transaction_id)!;
-    expect(tx.status).toBe('pending');
-    expect(outstandingOut(world.services.db, agent.walletId)).toBe(10_000n);
+    return { agent, fetchId: prepared.fetch_id as string, txId: prepared.transaction_id as string };
+  };
+  beforeAll(async () => {
+    absent = await signedOnly();
+    const held = await signedOnly();
+    landed = { ...held, signature: await sellerSettlesStoredBytes(held.fetchId) };
+  });
 
+  test('absent from the chain → released', async () => {
+    const tx = getTx(world.services.db, absent.txId)!;
+    expect(tx.status).toBe('pending');
+    expect(outstandingOut(world.services.db, absent.agent.walletId)).toBe(10_000n);
+
+    await heightPast(getTx(world.services.db, landed.txId)!.last_valid_block_height!);
     await heightPast(tx.last_valid_block_height!);
     expect(await resolveUnknownPurchases(world.services)).toBeGreaterThanOrEqual(1);
-    expect(getPurchaseById(world.services.db, prepared.fetch_id)!.status).toBe('failed');
+    expect(getPurchaseById(world.services.db, absent.fetchId)!.status).toBe('failed');
     expect(getTx(world.services.db, tx.transaction_id)!.status).toBe('failed');
-    expect(outstandingOut(world.services.db, agent.walletId)).toBe(0n);
-    await expectLedgerIsChain(agent);
+    expect(outstandingOut(world.services.db, absent.agent.walletId)).toBe(0n);
+    await expectLedgerIsChain(absent.agent);
   }, 60_000);
 
   test('landed by whoever held the bytes → completed', async () => {
-    const { agent } = await freshAgent();
-    const prepared = await agent.api.call<any>('bot', 'x402_prepare', { url: `${honest.url}/paid` });
-    await payPurchase(signOnly(agent.api), agent.profile, prepared.fetch_id, prepared);
-    const landed = await sellerSettlesStoredBytes(prepared.fetch_id);
-    const tx = getTx(world.services.db, prepared.transaction_id)!;
-    await heightPast(tx.last_valid_block_height!);
+    await heightPast(getTx(world.services.db, landed.txId)!.last_valid_block_height!);
     await resolveUnknownPurchases(world.services);
-    expect(getPurchaseById(world.services.db, prepared.fetch_id)).toMatchObject({ status: 'completed', signature: landed });
-    expect(getTx(world.services.db, tx.transaction_id)).toMatchObject({ status: 'completed', signature: landed });
-    expect(outstandingOut(world.services.db, agent.walletId)).toBe(0n);
-    await expectLedgerIsChain(agent);
+    expect(getPurchaseById(world.services.db, landed.fetchId)).toMatchObject({ status: 'completed', signature: landed.signature });
+    expect(getTx(world.services.db, landed.txId)).toMatchObject({ status: 'completed', signature: landed.signature });
+    expect(outstandingOut(world.services.db, landed.agent.walletId)).toBe(0n);
+    await expectLedgerIsChain(landed.agent);
   }, 60_000);
 
   test('a purchase released on a view the chain then contradicts is completed by the sweep, its budget charged again', async () => {

@@ -13,7 +13,7 @@
  *
  * Last, the issue-20 steps at random — x402 purchases from honest and hostile sellers (a short
  * lastValidBlockHeight claim whose bytes the seller lands later, a receipt naming another
- * purchase), withdrawals to our own wallets, rails changed between confirm and signing — with
+ * purchase or a failed transaction), withdrawals to our own wallets, rails changed between confirm and signing — with
  * the ledger checked against chain balances after every step (ledgerChainViolations).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
@@ -32,7 +32,7 @@ import { resolveUnknownPurchases } from '../../src/x402/purchase.ts';
 import { commit } from '../../src/frost/party.ts';
 import { encodeCommitments } from '../../src/frost/wire.ts';
 import { agentKey } from '../helpers/signing.ts';
-import { sellerAddress, startFacilitator, startHostileSeller, startV2Seller } from '../x402/sellers.ts';
+import { failedTransactionListing, sellerAddress, startFacilitator, startHostileSeller, startV2Seller } from '../x402/sellers.ts';
 
 let world: World;
 let agents: Agent[];
@@ -330,6 +330,7 @@ test('issue-20 steps at random (hostile x402 sellers, withdrawals to our own wal
     const crew: Agent[] = [];
     for (let i = 0; i < 3; i++) crew.push(await world.agent(`Crew ${i}`, { claimBy: 'owner@example.com' }));
     for (const a of crew) await world.fund(a.address, 20_000_000n);
+    hostile.fakeReceipt = await failedTransactionListing(world, crew[0]!.address);
     const payTo0 = await world.balance(payTo);
     const done: Record<string, number> = {};
     const others = (a: Agent) => crew.filter((c) => c !== a);
@@ -338,6 +339,7 @@ test('issue-20 steps at random (hostile x402 sellers, withdrawals to our own wal
       'x402 honest': (a) => x402Fetch(a.api, a.profile, { url: `${honest.url}/paid` }),
       'x402 stolen receipt': (a) => x402Fetch(a.api, a.profile, { url: `${hostile.url}/steal` }),
       'x402 short claim': (a) => x402Fetch(a.api, a.profile, { url: `${hostile.url}/short-claim` }),
+      'x402 receipt naming a failed transaction': (a) => x402Fetch(a.api, a.profile, { url: `${hostile.url}/fake-receipt` }),
       'seller lands held bytes': async () => {
         const held = hostile.held.splice(0, hostile.held.length);
         // Bytes past their blockhash cannot land any more: the facilitator refuses them.
