@@ -123,7 +123,12 @@ export function unresolvedPurchases(db: Database, q: { staleSettlingBefore: numb
 /** Whether any purchase could need the sweep (so an idle daemon does not read the height for nothing). */
 export function anyUnsettledPurchase(db: Database, failedSince: number): boolean {
   return (
-    db.query("SELECT 1 FROM x402_purchases WHERE status IN ('open', 'signed', 'settling', 'unknown') OR (status = 'failed' AND updated_at >= ?) LIMIT 1").get(failedSince) !== null
+    db
+      .query(
+        `SELECT 1 FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
+         WHERE p.status IN ('settling', 'unknown') OR (p.status IN ('open', 'signed') AND t.status = 'pending') OR (p.status = 'failed' AND p.updated_at >= ?) LIMIT 1`,
+      )
+      .get(failedSince) !== null
   );
 }
 
