@@ -13,7 +13,7 @@ import { toUsdcNumber } from '../domain/money.ts';
 import { completeSigning, startSigning } from '../frost/coordinator-sign.ts';
 import { assertAffordable, createIntent, decideIntent, quote, setupHeldQuote } from '../payments/intent.ts';
 import { ensureMessage, treasuryOf } from '../payments/message.ts';
-import { applyRecheck, recheckRails } from '../payments/recheck.ts';
+import { applyRecheck, refuseUnlessRailsAllow } from '../payments/recheck.ts';
 import { isSolanaAddress, resolveRecipient } from '../payments/recipient.ts';
 import { submit } from '../payments/settle.ts';
 import { txView } from '../payments/views.ts';
@@ -212,7 +212,7 @@ export const paymentActions = implement(PAYMENTS, {
     const wallet = callerWallet(ctx);
     const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
     if (tx.status === 'awaiting_approval' || tx.status === 'completed' || tx.status === 'expired') assertConfirmable(tx);
-    if (recheckRails(ctx.services, tx).verdict === 'reject') applyRecheck(ctx.services, tx);
+    applyRecheck(ctx.services, tx);
     return { transaction_id: tx.transaction_id, ...startSigning(ctx.services, tx, wallet.server_key, p.commitments) };
   },
 
@@ -225,8 +225,7 @@ export const paymentActions = implement(PAYMENTS, {
         // Inside the signing transaction: a paylink paid meanwhile (by Solana Pay) is never paid again.
         const closed = paylinkClosed(ctx.services, current);
         if (closed) return closed;
-        const { verdict, decision } = recheckRails(ctx.services, current);
-        return verdict === 'reject' ? new AppError('INVALID_STATUS', `The guard rails now block this payment: ${decision.reason}`, { details: { rule: decision.rule } }) : null;
+        return refuseUnlessRailsAllow(ctx.services, current);
       },
     });
     crashPoint('signed_stored');

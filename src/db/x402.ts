@@ -101,13 +101,35 @@ export function movePurchase(
   );
 }
 
-/** Purchases whose outcome is not known yet (sent, then a timeout or a crash), oldest first. */
-export function unresolvedPurchases(db: Database, staleSettlingBefore: number, limit = 100): PurchaseRow[] {
+/**
+ * Purchases the outcome sweep looks at, oldest first: outcomes not known yet (sent, then a timeout
+ * or a crash); signed bytes never settled whose blockhash has expired by our view (`height`), so
+ * nothing holds a reservation forever; and purchases released since `failedSince`, in case a
+ * lagging view took a landed transfer for absent.
+ */
+export function unresolvedPurchases(db: Database, q: { staleSettlingBefore: number; height: bigint; failedSince: number }, limit = 100): PurchaseRow[] {
   return db
-    .query<PurchaseRow, [number, number]>(
-      "SELECT * FROM x402_purchases WHERE status = 'unknown' OR (status = 'settling' AND settle_started_at < ?) ORDER BY updated_at LIMIT ?",
+    .query<PurchaseRow, [number, bigint, number, number]>(
+      `SELECT p.* FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
+       WHERE p.status = 'unknown'
+          OR (p.status = 'settling' AND p.settle_started_at < ?)
+          OR (p.status IN ('open', 'signed') AND t.status = 'pending' AND t.last_valid_block_height < ?)
+          OR (p.status = 'failed' AND t.status = 'failed' AND t.signed_tx IS NOT NULL AND p.updated_at >= ?)
+       ORDER BY p.updated_at LIMIT ?`,
     )
-    .all(staleSettlingBefore, limit);
+    .all(q.staleSettlingBefore, q.height, q.failedSince, limit);
+}
+
+/** Whether any purchase could need the sweep (so an idle daemon does not read the height for nothing). */
+export function anyUnsettledPurchase(db: Database, failedSince: number): boolean {
+  return (
+    db
+      .query(
+        `SELECT 1 FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
+         WHERE p.status IN ('settling', 'unknown') OR (p.status IN ('open', 'signed') AND t.status = 'pending') OR (p.status = 'failed' AND p.updated_at >= ?) LIMIT 1`,
+      )
+      .get(failedSince) !== null
+  );
 }
 
 /**

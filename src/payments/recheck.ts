@@ -1,10 +1,10 @@
 /**
  * Guard rails at signing time. Rails that tighten apply at once (DESIGN §5), so a payment
- * created under looser rails is checked again before the server takes part in signing it. Its
- * budget was reserved when it was created, so only the per-payment rules are evaluated here
- * (with no other usage counted).
+ * created under looser rails is checked again at confirm and when the server takes part in
+ * signing it. Its budget was reserved when it was created, so only the per-payment rules are
+ * evaluated here (with no other usage counted). The recipient is resolved as the intent resolved
+ * it, so a rule naming a username applies to a payment addressed by that wallet's address.
  */
-import type { Address } from '@solana/kit';
 import { loadEffectiveRails } from '../db/guard-rails.ts';
 import { moveTx, setTxApprovalId, type TxRow } from '../db/transactions.ts';
 import { AppError } from '../api/errors.ts';
@@ -12,33 +12,34 @@ import { newId } from '../contract/ids.ts';
 import { getApproval, insertApproval } from '../db/approvals.ts';
 import { appendEvent } from '../db/events.ts';
 import { queueApprovalMail } from '../mail/approval-mail.ts';
-import { decide, emptyUsage, type Category, type Decision } from '../domain/guardrails.ts';
+import { decide, emptyUsage, type Decision } from '../domain/guardrails.ts';
 import type { Services } from '../services.ts';
+import { railsRecipientOf } from './recipient.ts';
 
+export type Verdict = 'ok' | 'reject' | 'needs_approval';
 
 /** 'reject': a hard rule now blocks it; 'needs_approval': a pre-approved intent now needs the owner. */
-export function recheckRails(services: Services, tx: TxRow, host?: string): { verdict: 'ok' | 'reject' | 'needs_approval'; decision: Decision } {
+export function recheckRails(services: Services, tx: TxRow, host?: string): { verdict: Verdict; decision: Decision } {
   const now = services.now();
   const rails = loadEffectiveRails(services.db, tx.wallet_id, now);
-  const decision = decide(
-    rails,
-    { category: (tx.category ?? 'wallet') as Category, amount: tx.amount + tx.fee + tx.setup_fee, recipient: { username: tx.counterparty ?? undefined, address: (tx.to_address ?? '') as Address }, host },
-    emptyUsage(),
-    now,
-  );
+  const { category, username, address } = railsRecipientOf(services.db, tx);
+  const decision = decide(rails, { category, amount: tx.amount + tx.fee + tx.setup_fee, recipient: { username, address }, host }, emptyUsage(), now);
   if (decision.outcome === 'rejected') return { verdict: 'reject', decision };
   if (decision.outcome === 'awaiting_approval' && tx.status === 'pre_approved') return { verdict: 'needs_approval', decision };
   return { verdict: 'ok', decision };
 }
 
 /**
- * Re-applies the guard rails before the server takes part in signing; a rail tightened since
- * the intent was created moves it to rejected or awaiting_approval (with its approval).
+ * Re-applies the guard rails; a rail tightened since the intent was created moves it to rejected,
+ * or to awaiting_approval with its approval and the owner's mail, and returns the error to answer
+ * with (null when the rails still allow it). Synchronous: inside the signing transaction its
+ * writes join that transaction, elsewhere they commit on their own.
  */
-export function applyRecheck(services: Services, tx: TxRow, host?: string): void {
+export function refuseUnlessRailsAllow(services: Services, tx: TxRow, host?: string): AppError | null {
   const { verdict, decision } = recheckRails(services, tx, host);
-  if (verdict === 'ok') return;
+  if (verdict === 'ok') return null;
   const now = services.now().getTime();
+  const what = tx.type === 'withdrawal' ? 'withdrawal' : tx.type === 'x402' ? 'purchase' : 'payment';
   if (verdict === 'reject') {
     services.db
       .transaction(() => {
@@ -47,7 +48,7 @@ export function applyRecheck(services: Services, tx: TxRow, host?: string): void
         }
       })
       .immediate();
-    throw new AppError('INVALID_STATUS', `The guard rails now block this payment: ${decision.reason}`, { howToFix: 'Ask the owner to change the guard rails, then create a new payment.', details: { rule: decision.rule } });
+    return new AppError('INVALID_STATUS', `The guard rails now block this ${what}: ${decision.reason}`, { howToFix: 'Ask the owner to change the guard rails, then create a new payment.', details: { rule: decision.rule } });
   }
   const approvalId = newId('approval');
   services.db
@@ -59,5 +60,11 @@ export function applyRecheck(services: Services, tx: TxRow, host?: string): void
       queueApprovalMail(services, getApproval(services.db, approvalId)!);
     })
     .immediate();
-  throw new AppError('AWAITING_APPROVAL', `The guard rails changed: ${decision.reason}`, { howToFix: `Wait for the owner: poll approval_status with approval_id ${approvalId}.`, details: { approval_id: approvalId } });
+  return new AppError('AWAITING_APPROVAL', `The guard rails changed: ${decision.reason}`, { howToFix: `Wait for the owner: poll approval_status with approval_id ${approvalId}, then confirm again.`, details: { approval_id: approvalId } });
+}
+
+/** refuseUnlessRailsAllow, thrown. */
+export function applyRecheck(services: Services, tx: TxRow, host?: string): void {
+  const refused = refuseUnlessRailsAllow(services, tx, host);
+  if (refused) throw refused;
 }

@@ -3,7 +3,9 @@ import type { Database } from 'bun:sqlite';
 import { getAddressEncoder, isAddress, type Address } from '@solana/kit';
 import { AppError } from '../api/errors.ts';
 import { findByUsername, findMerchantByPayoutAddress, findWalletByAddress } from '../db/directory.ts';
-import type { WalletRow } from '../db/wallets.ts';
+import type { TxRow } from '../db/transactions.ts';
+import { getWallet, type WalletRow } from '../db/wallets.ts';
+import { getMerchant } from '../db/merchants.ts';
 import type { Category } from '../domain/guardrails.ts';
 
 export interface Recipient {
@@ -62,4 +64,27 @@ export function resolveRecipient(db: Database, payer: WalletRow, to: string): Re
   }
   if (r.address === payer.address) throw invalidRecipient('A wallet cannot pay itself.', 'Pay another wallet, merchant or address.');
   return r;
+}
+
+/**
+ * The recipient as the rails saw it when the intent was made, for the re-checks: a payment's
+ * address is resolved again like resolveRecipient does (one of our wallets or merchants → its
+ * username and category), so a rule naming that username applies however the payment was
+ * addressed. Withdrawals and x402 purchases were decided by address (and host) only.
+ */
+export function railsRecipientOf(
+  db: Database,
+  tx: Pick<TxRow, 'type' | 'category' | 'to_address' | 'to_wallet_id' | 'to_merchant_id'>,
+): { category: Category; username?: string; address: Address } {
+  const address = (tx.to_address ?? '') as Address;
+  const stored = (tx.category ?? 'wallet') as Category;
+  if (tx.type !== 'payment' || address === '') return { category: stored, address };
+  // Paid by username: the wallet or merchant the intent named.
+  if (tx.to_wallet_id) return { category: 'wallet', username: getWallet(db, tx.to_wallet_id)?.username, address };
+  if (tx.to_merchant_id) return { category: 'merchant', username: getMerchant(db, tx.to_merchant_id)?.username, address };
+  const wallet = findWalletByAddress(db, address);
+  if (wallet) return { category: 'wallet', username: wallet.username, address };
+  const merchant = findMerchantByPayoutAddress(db, address);
+  if (merchant) return { category: 'merchant', username: merchant.username, address };
+  return { category: stored, address };
 }

@@ -13,7 +13,7 @@ import { isSolanaError, SOLANA_ERROR__JSON_RPC__INVALID_PARAMS, SOLANA_ERROR__RP
 import { AppError } from '../api/errors.ts';
 import { appendEvent } from '../db/events.ts';
 import { getTx, hasSignature, insertTx, moveTx, pendingTxs, resetExpiredSigning, type TxRow } from '../db/transactions.ts';
-import { getWallet } from '../db/wallets.ts';
+import { getWallet, getWalletByAddress } from '../db/wallets.ts';
 import { newId } from '../contract/ids.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { ChainRejectedError, ChainUnavailableError } from '../solana/errors.ts';
@@ -23,6 +23,7 @@ import { crashPoint } from '../crash-points.ts';
 import { forgetBalance } from './balance-cache.ts';
 import { recordMerchantPayment } from '../webhooks/outbox.ts';
 import { recordAgentPaylinkPayment } from '../earning/scan.ts';
+import { fulfilFromDeposit } from '../earning/funding.ts';
 
 const PREFIX: Record<string, string> = { payment: 'payment', withdrawal: 'withdrawal', x402: 'payment' };
 
@@ -100,35 +101,47 @@ function completeTx(services: Services, tx: TxRow): void {
   });
   // A merchant's payment.received event and its webhook message, in this same transaction.
   if (tx.to_merchant_id) recordMerchantPayment(services, tx, now);
-  // The recipient's row, unless another writer already recorded this signature for it (the unique
-  // index would otherwise fail the whole completion and leave the payment pending forever).
-  if (tx.to_wallet_id && !(tx.signature && hasSignature(services.db, tx.to_wallet_id, tx.signature))) {
-    const sender = getWallet(services.db, tx.wallet_id);
-    const inId = newId('transaction');
-    insertTx(services.db, {
-      transaction_id: inId,
-      wallet_id: tx.to_wallet_id,
-      type: 'payment',
-      direction: 'in',
-      status: 'completed',
-      amount: tx.amount,
-      counterparty: sender?.username ?? sender?.address ?? null,
-      note: tx.note,
-      reference: tx.reference,
-      payment_request_id: tx.payment_request_id,
-      signature: tx.signature,
-      completed_at: now,
-      now,
-    });
-    appendEvent(services.db, {
-      walletId: tx.to_wallet_id,
-      type: 'payment.received',
-      data: { transaction_id: inId, amount: toUsdcNumber(tx.amount), from: sender?.username ?? null, note: tx.note, reference: tx.reference, signature: tx.signature },
-      now,
-    });
-  }
+  recordIncoming(services, tx, tx.signature, now);
   // A paylink paid by this payment is marked paid (once), in this same transaction.
   if (tx.payment_request_id) recordAgentPaylinkPayment(services, tx, now);
+}
+
+/**
+ * The recipient's side of a landed transfer to one of our wallets, however it was addressed
+ * (a username, the wallet's address, a withdrawal, an x402 payTo, a merchant payout that is a
+ * wallet): its incoming row, payment.received and the fund requests it covers. The deposit watch
+ * skips our own outgoing signatures, so this is the only writer for them; a signature another
+ * writer already recorded for the recipient is not recorded again (the unique index would
+ * otherwise fail the whole completion). Call inside the completing transaction.
+ */
+export function recordIncoming(services: Services, tx: TxRow, signature: string | null, now: number): void {
+  const toWalletId = tx.to_wallet_id ?? (tx.to_address ? (getWalletByAddress(services.db, tx.to_address)?.wallet_id ?? null) : null);
+  if (!toWalletId || toWalletId === tx.wallet_id || (signature && hasSignature(services.db, toWalletId, signature))) return;
+  forgetBalance(tx.to_address);
+  const sender = getWallet(services.db, tx.wallet_id);
+  const inId = newId('transaction');
+  insertTx(services.db, {
+    transaction_id: inId,
+    wallet_id: toWalletId,
+    type: 'payment',
+    direction: 'in',
+    status: 'completed',
+    amount: tx.amount,
+    counterparty: sender?.username ?? sender?.address ?? null,
+    note: tx.note,
+    reference: tx.reference,
+    payment_request_id: tx.payment_request_id,
+    signature,
+    completed_at: now,
+    now,
+  });
+  appendEvent(services.db, {
+    walletId: toWalletId,
+    type: 'payment.received',
+    data: { transaction_id: inId, amount: toUsdcNumber(tx.amount), from: sender?.username ?? null, note: tx.note, reference: tx.reference, signature },
+    now,
+  });
+  fulfilFromDeposit(services, toWalletId, tx.amount, inId, now);
 }
 
 /** Whether `status` has reached the configured commitment. A null level is how older nodes report a rooted (finalized) status. */

@@ -60,6 +60,8 @@ export interface TokenTransfers {
   deltas: TokenDelta[];
   /** All account keys, static then loaded (lookup tables), as the RPC lists them. */
   accountKeys: Address[];
+  /** The transaction's signatures (base58) in signer order; the first is its id. */
+  signatures: string[];
 }
 
 /** What the rest of the daemon may ask of the chain. Every method throws ChainUnavailableError when the RPC cannot answer. */
@@ -291,7 +293,7 @@ export function createRpcChainPort(rpcUrl: string, opts: ChainPortOptions = {}):
         if (account === undefined || e.owner === undefined || e.post === e.pre) continue;
         deltas.push({ owner: e.owner, mint: e.mint, account, delta: e.post - e.pre });
       }
-      return { slot: tx.slot, blockTime: tx.blockTime ?? null, err: plain(tx.meta?.err ?? null), deltas, accountKeys };
+      return { slot: tx.slot, blockTime: tx.blockTime ?? null, err: plain(tx.meta?.err ?? null), deltas, accountKeys, signatures: [...tx.transaction.signatures] };
     },
 
     async simulate(wire) {

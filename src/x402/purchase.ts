@@ -14,10 +14,14 @@
  *              the agent must not pay twice. Unknown outcomes are resolved from the chain.
  *
  * Money invariants: the message is signed at most once (coordinator-sign refuses a second
- * signing); a transaction is released (failed) only when the chain shows no transfer AND its
- * blockhash has expired, so the signed bytes can no longer land.
+ * signing); the message carries our own blockhash, never one the seller suggests; a landed
+ * transaction is this purchase's only when it carries the wallet's signature of this message (a
+ * seller's receipt is never taken at its word); a transaction is released (failed) only when our
+ * own view of the chain, its height read before the look, shows no transfer AND the blockhash
+ * expired, so the signed bytes can no longer land. The outcome sweep (resolveUnknownPurchases)
+ * also ends signed purchases nobody settled, and looks again at recent releases.
  */
-import type { Address } from '@solana/kit';
+import { getBase58Decoder, getTransactionDecoder, type Address } from '@solana/kit';
 import { AppError, invalid } from '../api/errors.ts';
 import type { ActionContext } from '../actions/registry.ts';
 import type { Config } from '../config.ts';
@@ -27,6 +31,7 @@ import { appendEvent } from '../db/events.ts';
 import { getTx, isOwnOutgoing, moveTx, setTxMessage, type TxRow } from '../db/transactions.ts';
 import { getWallet, type WalletRow } from '../db/wallets.ts';
 import {
+  anyUnsettledPurchase,
   completeX402Tx,
   getPurchaseById,
   insertPurchase,
@@ -39,8 +44,9 @@ import { open, seal } from '../frost/seal.ts';
 import { completeSigning, startSigning } from '../frost/coordinator-sign.ts';
 import { queueApprovalMail } from '../mail/approval-mail.ts';
 import { createIntent, quote } from '../payments/intent.ts';
-import { applyRecheck, recheckRails } from '../payments/recheck.ts';
+import { applyRecheck, refuseUnlessRailsAllow } from '../payments/recheck.ts';
 import { forgetBalance } from '../payments/balance-cache.ts';
+import { recordIncoming } from '../payments/settle.ts';
 import type { Services } from '../services.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
@@ -328,10 +334,9 @@ async function ensureMessage(services: Services, wallet: WalletRow, p: PurchaseR
   const option = accepted(p);
   const mint = services.config.usdcMint as Address;
   if (!(await services.chain.tokenAccountExists(option.payTo as Address, mint))) throw noTokenAccount(option.payTo);
-  const blockhash =
-    option.recentBlockhash && option.lastValidBlockHeight !== null && height + BLOCKHASH_MARGIN <= option.lastValidBlockHeight
-      ? { blockhash: option.recentBlockhash, lastValidBlockHeight: option.lastValidBlockHeight }
-      : await services.chain.getLatestBlockhash();
+  // Our own blockhash, never one the seller suggests: its expiry height decides when an absent
+  // payment is released, so it must be the chain's word, not the seller's.
+  const blockhash = await services.chain.getLatestBlockhash();
   // The seller's memo when it asks for one; otherwise a random nonce, as the reference client
   // adds, so two purchases of the same price in the same block are two distinct messages.
   const memo = option.memo ?? Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('hex');
@@ -387,10 +392,7 @@ export async function confirm(services: Services, wallet: WalletRow, p: Purchase
 export function signComplete(services: Services, wallet: WalletRow, p: PurchaseRow, share: unknown, sessionId?: string) {
   const result = completeSigning(services, p.transaction_id, wallet.address, wallet.server_key, share, {
     sessionId,
-    recheck: (current) => {
-      const { verdict, decision } = recheckRails(services, current, p.host);
-      return verdict === 'reject' ? new AppError('INVALID_STATUS', `The guard rails now block this purchase: ${decision.reason}`, { details: { rule: decision.rule } }) : null;
-    },
+    recheck: (current) => refuseUnlessRailsAllow(services, current, p.host),
   });
   const now = services.now().getTime();
   services.db.transaction(() => movePurchase(services.db, p.fetch_id, ['open'], 'signed', now)).immediate();
@@ -412,8 +414,10 @@ function complete(services: Services, p: PurchaseRow, signature: string, respons
     const tx = getTx(db, p.transaction_id)!;
     const landed = completeX402Tx(db, p.transaction_id, signature, now);
     forgetBalance(getWallet(db, p.wallet_id)?.address);
-    movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'unknown'], 'completed', now, { signature, error: null, ...(response ? { response } : {}) });
+    // From failed too: a purchase released on a view the chain later contradicts is paid after all.
+    movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'unknown', 'failed'], 'completed', now, { signature, error: null, ...(response ? { response } : {}) });
     if (!landed) return;
+    recordIncoming(services, tx, signature, now);
     const http = response ? (JSON.parse(response) as StoredResponse).status : null;
     appendEvent(db, {
       walletId: p.wallet_id,
@@ -437,29 +441,40 @@ function fail(services: Services, p: PurchaseRow, reason: string, response?: str
   }).immediate();
 }
 
-function markUnknown(services: Services, p: PurchaseRow, reason: string, set: { response?: string; signature?: string } = {}): void {
+function markUnknown(services: Services, p: PurchaseRow, reason: string, set: { response?: string } = {}): void {
   const now = services.now().getTime();
   services.db.transaction(() => movePurchase(services.db, p.fetch_id, ['settling', 'unknown'], 'unknown', now, { error: reason, ...set })).immediate();
 }
 
-/** Whether the landed transaction `signature` is this purchase's transfer: wallet −amount, payTo +amount in our mint. */
-async function isOurTransfer(services: Services, p: PurchaseRow, walletAddress: string, signature: string): Promise<'yes' | 'no' | 'failed' | 'absent'> {
+/** Our wallet's signature in the stored bytes (base58): only a transaction carrying it is this purchase's transfer. */
+function ourSignature(tx: TxRow, walletAddress: string): string | null {
+  if (!tx.signed_tx) return null;
+  const signature = getTransactionDecoder().decode(tx.signed_tx).signatures[walletAddress as Address];
+  return signature ? getBase58Decoder().decode(signature) : null;
+}
+
+type Found = 'yes' | 'no' | 'failed' | 'absent';
+
+/**
+ * Whether the landed transaction `signature` is this purchase's transfer: it carries `mine`, the
+ * wallet's signature of our exact message (so neither another purchase at the same price nor a
+ * transaction that merely lists the wallet counts). 'failed': our bytes landed and failed, so
+ * they can never land again.
+ */
+async function isOurTransfer(services: Services, mine: string, signature: string): Promise<Found> {
   const t = await services.chain.getTokenTransfersOf(signature);
   if (t === null) return 'absent';
-  const mint = services.config.usdcMint;
-  const out = t.deltas.some((d) => d.owner === walletAddress && d.mint === mint && d.delta === -p.amount);
-  const into = t.deltas.some((d) => d.owner === p.pay_to && d.mint === mint && d.delta === p.amount);
-  if (t.err !== null) return t.accountKeys.includes(walletAddress as Address) ? 'failed' : 'no';
-  return out && into ? 'yes' : 'no';
+  if (!t.signatures.includes(mine)) return 'no';
+  return t.err === null ? 'yes' : 'failed';
 }
 
 /** Waits briefly for the seller's receipt signature to land; the facilitator confirmed it before answering. */
-async function receiptOnChain(services: Services, p: PurchaseRow, walletAddress: string, signature: string): Promise<'yes' | 'no' | 'failed' | 'absent'> {
+async function receiptOnChain(services: Services, mine: string, signature: string): Promise<Found> {
   const deadline = Date.now() + RECEIPT_WAIT_MS;
   for (;;) {
-    let found: 'yes' | 'no' | 'failed' | 'absent';
+    let found: Found;
     try {
-      found = await isOurTransfer(services, p, walletAddress, signature);
+      found = await isOurTransfer(services, mine, signature);
     } catch (err) {
       if (!(err instanceof ChainUnavailableError)) throw err;
       found = 'absent';
@@ -469,41 +484,48 @@ async function receiptOnChain(services: Services, p: PurchaseRow, walletAddress:
   }
 }
 
+/** Our transfer among the wallet's recent transactions, by our signature in it. */
+async function findOnChain(services: Services, p: PurchaseRow, walletAddress: string, mine: string): Promise<{ found: 'yes' | 'failed'; signature: string } | null> {
+  const mint = services.config.usdcMint as Address;
+  const recent = await services.chain.getSignaturesForAddress(await usdcAta(walletAddress as Address, mint), { limit: SCAN_LIMIT });
+  const since = Number(p.created_at) / 1000 - 300;
+  for (const s of recent) {
+    if ((s.blockTime !== null && Number(s.blockTime) < since) || isOwnOutgoing(services.db, s.signature)) continue;
+    const found = await isOurTransfer(services, mine, s.signature);
+    if (found === 'yes' || found === 'failed') return { found, signature: s.signature };
+  }
+  return null;
+}
+
 /**
- * Looks an unknown outcome up on chain: the seller's receipt signature if we have one, else our
- * transfer among the wallet's recent transactions (matched by mint, amount, wallet and payTo).
- * Found → completed. Absent AND the blockhash expired → failed (released). Else still unknown.
+ * Looks an outcome up on chain. The block height is read FIRST (or given by the sweep, read
+ * before this look): a transfer that lands after that read shows in the look that follows, so it
+ * is never taken for expired. Our transfer found → completed; found failed → failed. Absent AND
+ * past the blockhash's lastValidBlockHeight by our own view → failed (released). Else unknown.
  */
-export async function resolveOutcome(services: Services, p: PurchaseRow): Promise<'completed' | 'failed' | 'unknown'> {
+export async function resolveOutcome(services: Services, p: PurchaseRow, height?: bigint): Promise<'completed' | 'failed' | 'unknown'> {
   const tx = getTx(services.db, p.transaction_id)!;
   if (tx.status === 'completed' && tx.signature) {
     complete(services, p, tx.signature);
     return 'completed';
   }
-  if (tx.status !== 'pending' && tx.status !== 'failed') {
+  const wallet = getWallet(services.db, p.wallet_id)!;
+  const mine = ourSignature(tx, wallet.address);
+  if ((tx.status !== 'pending' && tx.status !== 'failed') || !mine) {
     fail(services, p, tx.error ?? `the payment is ${tx.status}`);
     return 'failed';
   }
-  const wallet = getWallet(services.db, p.wallet_id)!;
-  if (p.signature) {
-    const found = await isOurTransfer(services, p, wallet.address, p.signature);
-    if (found === 'yes') {
-      complete(services, p, p.signature);
-      return 'completed';
-    }
+  const tip = height ?? (await services.chain.getBlockHeight());
+  const found = await findOnChain(services, p, wallet.address, mine);
+  if (found?.found === 'yes') {
+    complete(services, p, found.signature);
+    return 'completed';
   }
-  const mint = services.config.usdcMint as Address;
-  const recent = await services.chain.getSignaturesForAddress(await usdcAta(wallet.address as Address, mint), { limit: SCAN_LIMIT });
-  const since = Number(p.created_at) / 1000 - 300;
-  for (const s of recent) {
-    if (s.err !== null || (s.blockTime !== null && Number(s.blockTime) < since) || isOwnOutgoing(services.db, s.signature)) continue;
-    if ((await isOurTransfer(services, p, wallet.address, s.signature)) === 'yes') {
-      complete(services, p, s.signature);
-      return 'completed';
-    }
+  if (found?.found === 'failed') {
+    fail(services, p, `the payment transaction ${found.signature} failed on chain`);
+    return 'failed';
   }
-  const height = await services.chain.getBlockHeight();
-  if (tx.last_valid_block_height !== null && height > tx.last_valid_block_height) {
+  if (tx.last_valid_block_height !== null && tip > tx.last_valid_block_height) {
     fail(services, p, 'the payment never landed and its blockhash expired: nothing was paid');
     return 'failed';
   }
@@ -578,18 +600,19 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
     truncated: res.truncated,
     payment_response: payment,
   } satisfies StoredResponse);
-  if (payment?.transaction) {
-    const found = await receiptOnChain(services, p, wallet.address, payment.transaction);
-    if (found === 'yes') complete(services, p, payment.transaction, response);
-    else if (found === 'failed') fail(services, p, `the payment transaction ${payment.transaction} failed on chain`, response);
-    else markUnknown(services, p, `the seller's receipt ${payment.transaction} is not (yet) our transfer on chain`, { response, signature: payment.transaction });
-  } else {
-    // No receipt. Even a refusal (402) is not final while the signed bytes can still land (the
+  // A receipt is believed only for a transaction carrying our own signature of this message.
+  const mine = ourSignature(tx, wallet.address);
+  const receipt = payment?.transaction && mine ? await receiptOnChain(services, mine, payment.transaction) : null;
+  if (receipt === 'yes') complete(services, p, payment!.transaction!, response);
+  else if (receipt === 'failed') fail(services, p, `the payment transaction ${payment!.transaction} failed on chain`, response);
+  else {
+    // No receipt we can believe. Even a refusal (402) is not final while the signed bytes can still land (the
     // seller holds them; its facilitator could still sign and send): the purchase stays unknown,
     // the money reserved, until the chain shows the transfer or the blockhash has expired.
     const refused = res.status === 402 ? parsePaymentRequired(res.headers, res.body) : null;
-    const reason =
-      res.status === 402
+    const reason = payment?.transaction
+      ? `the seller's receipt ${payment.transaction} is not (yet) our transfer on chain; it is released once its blockhash expires unused`
+      : res.status === 402
         ? `the seller refused the payment (${payment?.errorReason ?? refused?.error ?? 'no reason given'}); it is released once its blockhash expires unused`
         : `the seller answered HTTP ${res.status} without a payment receipt`;
     markUnknown(services, p, reason, { response });
@@ -603,12 +626,24 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
   return storedOutcome(p, getTx(db, p.transaction_id)!, false);
 }
 
-/** One pass of the resolution job: unknown outcomes (and settles that died mid-flight) looked up on chain. */
+/** How long a released purchase is looked for again, in case a lagging view took it for absent. */
+const RELOOK_FAILED_MS = 120_000;
+
+/**
+ * One pass of the outcome sweep: unknown outcomes, settles that died mid-flight, signed bytes
+ * never settled once their blockhash expired (released if absent, completed if present), and
+ * recent releases, each looked up on chain. The height is read once, before any look.
+ */
 export async function resolveUnknownPurchases(services: Services): Promise<number> {
+  const now = services.now().getTime();
+  if (!anyUnsettledPurchase(services.db, now - RELOOK_FAILED_MS)) return 0;
+  const height = await services.chain.getBlockHeight();
   let resolved = 0;
-  for (const p of unresolvedPurchases(services.db, services.now().getTime() - staleSettlingMs(services.config))) {
+  for (const p of unresolvedPurchases(services.db, { staleSettlingBefore: now - staleSettlingMs(services.config), height, failedSince: now - RELOOK_FAILED_MS })) {
+    const before = p.status;
     try {
-      if ((await resolveOutcome(services, p)) !== 'unknown') resolved++;
+      const outcome = await resolveOutcome(services, p, height);
+      if (outcome !== 'unknown' && outcome !== before) resolved++;
     } catch (err) {
       services.log.warn('x402 outcome lookup failed', { fetch_id: p.fetch_id, error: (err as Error).message });
     }

@@ -3,7 +3,8 @@
  *
  * - v2: the 402 carries `PAYMENT-REQUIRED: base64(JSON {x402Version: 2, resource, accepts: [...]})`,
  *   each option `{scheme, network (CAIP-2), amount (atomic string), asset, payTo, maxTimeoutSeconds,
- *   extra: {feePayer, recentBlockhash?, lastValidBlockHeight?, memo?}}`; the buyer retries with
+ *   extra: {feePayer, memo?, …}}` (a blockhash the seller suggests is not used: the buyer builds on
+ *   its own view of the chain, so expiry is its own to judge); the buyer retries with
  *   `PAYMENT-SIGNATURE: base64(JSON {x402Version: 2, resource, accepted, payload: {transaction}})`
  *   where `accepted` is the option exactly as offered; the seller answers `PAYMENT-RESPONSE`.
  * - v1: the 402 body is `{x402Version: 1, accepts: [...]}` with `maxAmountRequired` and network
@@ -57,8 +58,6 @@ export interface ChosenOption extends X402Option {
   feePayer: string;
   /** The seller's memo the transfer must carry (extra.memo), if any. */
   memo: string | null;
-  recentBlockhash: string | null;
-  lastValidBlockHeight: bigint | null;
 }
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -187,11 +186,7 @@ function checkOption(o: X402Option): { ok: true; option: ChosenOption } | { ok: 
     if (Buffer.byteLength(o.extra.memo) > MAX_MEMO_BYTES) return { ok: false, reason: `extra.memo is longer than ${MAX_MEMO_BYTES} bytes` };
     memo = o.extra.memo;
   }
-  const recentBlockhash = isAddress32(o.extra.recentBlockhash) ? o.extra.recentBlockhash : null;
-  const lvbh = o.extra.lastValidBlockHeight;
-  const lastValidBlockHeight =
-    typeof lvbh === 'string' && /^[0-9]{1,20}$/.test(lvbh) ? BigInt(lvbh) : typeof lvbh === 'number' && Number.isSafeInteger(lvbh) && lvbh >= 0 ? BigInt(lvbh) : null;
-  return { ok: true, option: { ...o, amountAtomic, feePayer, memo, recentBlockhash, lastValidBlockHeight } };
+  return { ok: true, option: { ...o, amountAtomic, feePayer, memo } };
 }
 
 /**

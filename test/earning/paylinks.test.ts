@@ -149,6 +149,7 @@ describe('a scan of the reference key (what an open checkout page asks for)', ()
         { owner: shop.address as Address, mint: otherMint, account: randomAddress(), delta: 20_000_000n },
       ],
       accountKeys: [payer, link.reference_key],
+      signatures: ['sigWrongMint'],
     });
     await scanPaylink(w.services, link.request_id);
     w.advance(11_000);
@@ -166,6 +167,7 @@ describe('a scan of the reference key (what an open checkout page asks for)', ()
         { owner: shop.address as Address, mint, account: ata, delta: 20_000_000n },
       ],
       accountKeys: [payer, ata, link.reference_key],
+      signatures: ['sigGood'],
     });
     w.advance(11_000);
     await scanPaylink(w.services, link.request_id);

@@ -40,6 +40,7 @@ function transfer(amount: bigint, o: { mint?: Address; to?: Address; blockTime?:
       { owner: PAYEE, mint, account: o.to ?? PAYEE_ATA, delta: amount },
     ],
     accountKeys: [PAYER, PAYER_ATA, o.to ?? PAYEE_ATA, mint, 'Ref1111111111111111111111111111111111111111' as Address],
+    signatures: ['sig1111'],
   };
 }
 

@@ -10,6 +10,11 @@
  * moneyViolations (./money-invariants.ts) against what the chain did; and the check itself is
  * shown to catch a build that charges the setup fee per message or lets a paylink be paid twice,
  * by making those faults on chain with a plain Solana client.
+ *
+ * Last, the issue-20 steps at random — x402 purchases from honest and hostile sellers (a short
+ * lastValidBlockHeight claim whose bytes the seller lands later, a receipt naming another
+ * purchase or a failed transaction), withdrawals to our own wallets, rails changed between confirm and signing — with
+ * the ledger checked against chain balances after every step (ledgerChainViolations).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { generateKeyPairSigner, type Address } from '@solana/kit';
@@ -21,7 +26,13 @@ import { expireIntents } from '../../src/jobs/payments.ts';
 import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
 import { rng } from '../helpers/random.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
-import { moneyViolations, observeLanded, observePaylinkPayments, type Rules } from './money-invariants.ts';
+import { ledgerChainViolations, moneyViolations, observeLanded, observePaylinkPayments, type Books, type Rules } from './money-invariants.ts';
+import { x402Fetch } from '../../src/client/x402.ts';
+import { resolveUnknownPurchases } from '../../src/x402/purchase.ts';
+import { commit } from '../../src/frost/party.ts';
+import { encodeCommitments } from '../../src/frost/wire.ts';
+import { agentKey } from '../helpers/signing.ts';
+import { failedTransactionListing, sellerAddress, startFacilitator, startHostileSeller, startV2Seller } from '../x402/sellers.ts';
 
 let world: World;
 let agents: Agent[];
@@ -29,7 +40,8 @@ let owner: ApiClient;
 let externals: Address[];
 
 beforeAll(async () => {
-  world = await startWorld();
+  // Loopback sellers for the x402 steps.
+  world = await startWorld({ env: { AGENT_WALLET_OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost' } });
   agents = [];
   for (let i = 0; i < 6; i++) agents.push(await world.agent(`Agent ${i}`));
   for (const a of agents) owner = world.claim(a.walletId, 'owner@example.com');
@@ -304,3 +316,78 @@ test('the check catches, on chain, a build that charges the setup fee in every m
   // Our claimed wallets' payers never pay a setup fee, even for the one account created.
   expect(moneyViolations({ landed: landed.slice(0, 1), recipients: [{ address: victim, created: true, ours: true }], paylinks: [] }, RULES)).toHaveLength(1);
 }, 60_000);
+
+test('issue-20 steps at random (hostile x402 sellers, withdrawals to our own wallets, rails changed between confirm and signing): ledger = chain after every step', async () => {
+  const seed = Number(process.env.CONSERVATION_SEED ?? Date.now() % 1_000_000);
+  const r = rng(seed + 2);
+  // The first test moved the clock 49 h a quiet point; purchases are matched to the chain's block times.
+  world.clock.offsetMs = 0;
+  const facilitator = await startFacilitator(world);
+  const payTo = await sellerAddress(world);
+  const hostile = await startHostileSeller(world, facilitator, { payTo, amount: '10000' });
+  const honest = await startV2Seller(world, facilitator, { payTo });
+  try {
+    const crew: Agent[] = [];
+    for (let i = 0; i < 3; i++) crew.push(await world.agent(`Crew ${i}`, { claimBy: 'owner@example.com' }));
+    for (const a of crew) await world.fund(a.address, 20_000_000n);
+    hostile.fakeReceipt = await failedTransactionListing(world, crew[0]!.address);
+    const payTo0 = await world.balance(payTo);
+    const done: Record<string, number> = {};
+    const others = (a: Agent) => crew.filter((c) => c !== a);
+
+    const steps: Record<string, (a: Agent) => Promise<unknown>> = {
+      'x402 honest': (a) => x402Fetch(a.api, a.profile, { url: `${honest.url}/paid` }),
+      'x402 stolen receipt': (a) => x402Fetch(a.api, a.profile, { url: `${hostile.url}/steal` }),
+      'x402 short claim': (a) => x402Fetch(a.api, a.profile, { url: `${hostile.url}/short-claim` }),
+      'x402 receipt naming a failed transaction': (a) => x402Fetch(a.api, a.profile, { url: `${hostile.url}/fake-receipt` }),
+      'seller lands held bytes': async () => {
+        const held = hostile.held.splice(0, hostile.held.length);
+        // Bytes past their blockhash cannot land any more: the facilitator refuses them.
+        for (const h of held) await hostile.settleHeld(h).catch(() => undefined);
+      },
+      'withdrawal to our wallet': async (a) => {
+        const w = await a.api.call<any>('bot', 'withdraw', { to_address: pick(r, others(a)).address, amount: Number(BigInt(1 + Math.floor(r() * 50)) * 10_000n) / 1e6, reason: 'sibling' });
+        await owner.call('owner', 'approve', { approval_id: w.approval_id });
+        return confirmSignSubmit(a.api, a.profile, w.transaction_id, { confirmAction: 'confirm_withdrawal' });
+      },
+      'rails changed between confirm and signing': async (a) => {
+        const intent = await a.api.call<any>('bot', 'pay', { to: pick(r, others(a)).address, amount: 1 });
+        await a.api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id });
+        await owner.call('owner', 'set_guard_rails', { wallet_id: a.walletId, rails: r() < 0.5 ? { approval_above: '0.5' } : { blocked_recipients: crew.map((c) => c.username) } });
+        try {
+          await a.api.call('bot', 'frost_sign_init', { transaction_id: intent.transaction_id, commitments: encodeCommitments(commit(agentKey(a.profile)).commitments) });
+          throw new Error(`seed ${seed}: frost_sign_init signed under rails that forbid it`);
+        } catch (err) {
+          if (!(err instanceof ApiError) || !['AWAITING_APPROVAL', 'INVALID_STATUS'].includes(err.errorCode)) throw err;
+          await owner.call('owner', 'set_guard_rails', { wallet_id: a.walletId, rails: {} });
+          if (err.errorCode === 'AWAITING_APPROVAL') {
+            await owner.call('owner', r() < 0.5 ? 'approve' : 'reject', { approval_id: err.details.approval_id });
+            if (getTxStatus(intent.transaction_id) === 'approved') return confirmSignSubmit(a.api, a.profile, intent.transaction_id);
+          }
+        }
+      },
+    };
+    const names = Object.keys(steps);
+    for (let i = 0; i < 40; i++) {
+      const name = pick(r, names);
+      const a = pick(r, crew);
+      await steps[name]!(a);
+      done[name] = (done[name] ?? 0) + 1;
+      await resolveUnknownPurchases(world.services);
+      await scanDeposits(world.services);
+      const books: Books[] = [];
+      for (const c of crew) books.push({ account: c.username, ledger: ledgerOf(c.walletId), chain: await world.balance(c.address) });
+      const sold = world.services.db.query("SELECT coalesce(sum(amount), 0) AS s FROM transactions WHERE type = 'x402' AND status = 'completed' AND to_address = ?").get(payTo) as { s: bigint };
+      books.push({ account: `seller ${payTo}`, ledger: sold.s, chain: (await world.balance(payTo)) - payTo0 });
+      expect({ seed, step: i, violations: ledgerChainViolations(`${name} by ${a.username}`, books) }).toEqual({ seed, step: i, violations: [] });
+    }
+    console.log(`issue-20 steps, seed ${seed}:`, done);
+  } finally {
+    await hostile.stop();
+    await honest.stop();
+  }
+}, 90_000);
+
+function getTxStatus(id: string): string {
+  return (world.services.db.query('SELECT status FROM transactions WHERE transaction_id = ?').get(id) as { status: string }).status;
+}

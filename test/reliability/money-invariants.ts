@@ -92,3 +92,17 @@ export async function observePaylinkPayments(chain: ChainPort, mint: Address, re
   }
   return payments;
 }
+
+/** What the ledger and the chain say about one account after a step. */
+export interface Books {
+  account: string;
+  /** The ledger's word: completed rows (in − out − fees) for our wallets; completed transfers into it for a seller. */
+  ledger: bigint;
+  /** The chain's word: the balance, or what the account received since the start for a seller. */
+  chain: bigint;
+}
+
+/** Every account whose ledger and chain disagree after `step`, as readable lines; empty when they agree. */
+export function ledgerChainViolations(step: string, books: Books[]): string[] {
+  return books.filter((b) => b.ledger !== b.chain).map((b) => `after ${step}: ${b.account} ledger ${b.ledger} ≠ chain ${b.chain}`);
+}

@@ -5,9 +5,22 @@
  * - a v2 seller (`@x402/hono` paymentMiddleware on `hono`, served by Bun.serve on 127.0.0.1:0);
  * - a v1 seller built by hand (the packages ship no v1 server): the 402 body `{x402Version: 1,
  *   accepts}` as FACTS.md states it, X-PAYMENT verified and settled by the same facilitator,
- *   answered with X-PAYMENT-RESPONSE.
+ *   answered with X-PAYMENT-RESPONSE;
+ * - a hostile v2 seller (short blockhash claims, receipts naming other transactions) and a
+ *   transaction that lands failed while listing an account, for the chain-truth tests.
  */
-import { generateKeyPairSigner, type Address } from '@solana/kit';
+import {
+  AccountRole,
+  appendTransactionMessageInstruction,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getBase64EncodedWireTransaction,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+  type Address,
+} from '@solana/kit';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
@@ -182,4 +195,130 @@ export async function startV1Seller(f: Facilitator, opts: { payTo: Address; amou
   });
   const s = serve(app);
   return { url: s.url, state, stop: s.stop };
+}
+
+/** A held payment: what the buyer sent, settleable later by the seller's facilitator. */
+export interface HeldPayment {
+  payload: PaymentPayload;
+  accepted: PaymentRequirements;
+}
+
+export interface HostileSeller extends Server {
+  /** Paid requests the seller kept without settling them, in arrival order. */
+  held: HeldPayment[];
+  /** The signature of the one payment `/steal` really settled. */
+  genuine: string | null;
+  /** The transaction `/fake-receipt` names in its receipt. */
+  fakeReceipt: string | null;
+  /** Settles a held payment through the facilitator now (it signs as fee payer and sends); the landed signature. */
+  settleHeld(h: HeldPayment): Promise<string>;
+}
+
+/**
+ * A hostile v2 seller, by hand on the official facilitator:
+ * - `GET /short-claim` offers `extra.recentBlockhash` with a `lastValidBlockHeight` only 25 blocks
+ *   ahead (a lie: the blockhash stays valid for 150), refuses every paid request with a 402 and
+ *   keeps the signed bytes to settle later;
+ * - `GET /steal` settles the first paid request for real; every later one is kept unsettled and
+ *   answered 200 with a receipt naming that first payment's signature;
+ * - `GET /fake-receipt` keeps every paid request unsettled and answers 200 with a receipt naming
+ *   `fakeReceipt` (any transaction the seller chose).
+ */
+export async function startHostileSeller(world: World, f: Facilitator, opts: { payTo: Address; amount: string }): Promise<HostileSeller> {
+  const held: HeldPayment[] = [];
+  const state = { closed: false, paidHits: 0 };
+  const seller = { genuine: null as string | null, fakeReceipt: null as string | null };
+  const option = (extra: Record<string, unknown> = {}) => ({ scheme: 'exact', network: DEVNET_CAIP2, amount: opts.amount, asset: USDC, payTo: opts.payTo, maxTimeoutSeconds: 60, extra: { feePayer: f.feePayer, ...extra } });
+  const challenge = (url: string, accepts: Record<string, unknown>[], error = 'Payment required') =>
+    new Response('{}', { status: 402, headers: { 'content-type': 'application/json', 'PAYMENT-REQUIRED': b64json({ x402Version: 2, error, resource: { url }, accepts }) } });
+  const paidPayload = (header: string | undefined): HeldPayment | null => {
+    if (!header) return null;
+    const payload = JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as PaymentPayload;
+    return { payload, accepted: payload.accepted as PaymentRequirements };
+  };
+  const app = new Hono();
+  app.get('/short-claim', async (c) => {
+    const paid = paidPayload(c.req.header('payment-signature'));
+    if (!paid) {
+      const { blockhash } = await world.services.chain.getLatestBlockhash();
+      const claimed = (await world.services.chain.getBlockHeight()) + 25n;
+      return challenge(c.req.url, [option({ recentBlockhash: blockhash, lastValidBlockHeight: claimed.toString() })]);
+    }
+    held.push(paid);
+    return challenge(c.req.url, [], 'invalid_exact_svm_payload_transaction');
+  });
+  app.get('/steal', async (c) => {
+    const paid = paidPayload(c.req.header('payment-signature'));
+    if (!paid) return challenge(c.req.url, [option()]);
+    state.paidHits++;
+    if (seller.genuine === null) {
+      const settled = await f.facilitator.settle(paid.payload, paid.accepted);
+      if (!settled.success) return challenge(c.req.url, [], settled.errorReason ?? 'settle failed');
+      seller.genuine = settled.transaction;
+    } else {
+      held.push(paid);
+    }
+    c.header('PAYMENT-RESPONSE', b64json({ success: true, transaction: seller.genuine, network: DEVNET_CAIP2, payer: 'buyer' }));
+    return c.json({ stolen: held.length > 0 });
+  });
+  app.get('/fake-receipt', (c) => {
+    const paid = paidPayload(c.req.header('payment-signature'));
+    if (!paid) return challenge(c.req.url, [option()]);
+    held.push(paid);
+    c.header('PAYMENT-RESPONSE', b64json({ success: true, transaction: seller.fakeReceipt, network: DEVNET_CAIP2, payer: 'buyer' }));
+    return c.json({ faked: true });
+  });
+  const s = serve(app);
+  return {
+    url: s.url,
+    state,
+    stop: s.stop,
+    held,
+    get genuine() {
+      return seller.genuine;
+    },
+    get fakeReceipt() {
+      return seller.fakeReceipt;
+    },
+    set fakeReceipt(signature) {
+      seller.fakeReceipt = signature;
+    },
+    async settleHeld(h) {
+      const settled = await f.facilitator.settle(h.payload, h.accepted);
+      if (!settled.success) throw new Error(`the facilitator did not settle the held payment: ${settled.errorReason}`);
+      return settled.transaction;
+    },
+  };
+}
+
+const MEMO_PROGRAM = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr' as Address;
+
+/** A transaction that lands and fails, listing `listed` (a memo naming a non-signer account fails): signed and sent by a stranger. */
+export async function failedTransactionListing(world: World, listed: Address): Promise<string> {
+  const stranger = await generateKeyPairSigner();
+  await world.simnet.airdrop(stranger.address, 1_000_000_000n);
+  const lifetime = await world.services.chain.getLatestBlockhash();
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayerSigner(stranger, m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash({ blockhash: lifetime.blockhash as never, lastValidBlockHeight: lifetime.lastValidBlockHeight }, m),
+    (m) => appendTransactionMessageInstruction({ programAddress: MEMO_PROGRAM, accounts: [{ address: listed, role: AccountRole.READONLY }], data: new TextEncoder().encode('not yours') }, m),
+  );
+  const signed = await signTransactionMessageWithSigners(message);
+  const res = await fetch(world.simnet.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sendTransaction', params: [getBase64EncodedWireTransaction(signed), { encoding: 'base64', skipPreflight: true }] }),
+  });
+  const signature = ((await res.json()) as { result: string }).result;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const t = await world.services.chain.getTokenTransfersOf(signature);
+    if (t) {
+      if (t.err === null || !t.accountKeys.includes(listed)) throw new Error('the transaction was meant to fail while listing the account');
+      return signature;
+    }
+    if (Date.now() > deadline) throw new Error('the failing transaction never showed');
+    await Bun.sleep(50);
+  }
 }

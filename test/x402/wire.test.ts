@@ -28,7 +28,7 @@ describe('reading a 402', () => {
     const req = parsePaymentRequired(headers, none)!;
     expect(req).toMatchObject({ version: 2, resource: { url: 'https://api.example.com/joke' }, error: 'Payment required' });
     const chosen = chooseOption(req, TARGET);
-    expect(chosen.ok && chosen.option).toMatchObject({ amountAtomic: 10000n, payTo: PAY_TO, feePayer: FEE_PAYER, lastValidBlockHeight: 152n, memo: null });
+    expect(chosen.ok && chosen.option).toMatchObject({ amountAtomic: 10000n, payTo: PAY_TO, feePayer: FEE_PAYER, memo: null });
   });
 
   test('v1: the JSON body with maxAmountRequired and network names', () => {
