@@ -31,6 +31,8 @@ const PREFIX: Record<string, string> = { payment: 'payment', withdrawal: 'withdr
 export const REBROADCAST_MS = 2_000;
 /** How often the shared look runs while any agent waits in submit_signed_tx. */
 export const WAIT_TICK_MS = 400;
+/** The first look for submitted bytes comes this soon, so concurrent submits still share it. */
+export const FIRST_LOOK_MS = 50;
 /** Signatures per getSignatureStatuses call (the RPC's cap). */
 const STATUS_BATCH = 256;
 /** Pending transactions looked at per pass, oldest first. */
@@ -46,13 +48,15 @@ interface Watch {
   waiters: number;
   wake: (() => void)[];
   looping: boolean;
+  /** The outcomes-only look due FIRST_LOOK_MS after a submit, shared by the submits of that moment. */
+  firstLook: Promise<void> | null;
 }
 const watches = new WeakMap<Services, Watch>();
 
 function watchOf(services: Services): Watch {
   let w = watches.get(services);
   if (!w) {
-    w = { lastSent: new Map(), expiredAt: new Map(), inFlight: null, lastLookAt: 0, waiters: 0, wake: [], looping: false };
+    w = { lastSent: new Map(), expiredAt: new Map(), inFlight: null, lastLookAt: 0, waiters: 0, wake: [], looping: false, firstLook: null };
     watches.set(services, w);
   }
   return w;
@@ -209,21 +213,36 @@ export async function confirmPending(services: Services): Promise<void> {
   }
 }
 
+/** Records a status at the configured commitment as the transaction's outcome; false when it is not one yet. */
+function recordOutcome(services: Services, tx: TxRow, status: SignatureStatus | null): boolean {
+  if (!status || !reached(status, services.config.solana.commitment)) return false;
+  crashPoint('confirmation_seen');
+  services.db
+    .transaction(() => {
+      if (status.err !== null) failTx(services, tx, `the transaction failed on chain: ${JSON.stringify(status.err)}`);
+      else completeTx(services, tx);
+    })
+    .immediate();
+  crashPoint('completion_recorded');
+  watchOf(services).lastSent.delete(tx.transaction_id);
+  return true;
+}
+
+/**
+ * A look that only records outcomes: the statuses of every pending transaction, no height, so no
+ * expiry and no re-send. It is the first look after a submit, made at once: a transaction that
+ * landed with its send (simnet, a quick cluster) is recorded without waiting a tick, for one call.
+ */
+async function outcomesOnly(services: Services): Promise<void> {
+  const txs = pendingTxs(services.db, PASS_LIMIT).filter((t) => t.signature !== null && t.signed_tx !== null);
+  if (txs.length === 0) return;
+  const seen = await lookUp(services, txs.map((t) => t.signature!));
+  for (const [i, tx] of txs.entries()) recordOutcome(services, tx, seen[i]!.status);
+}
+
 async function record(services: Services, tx: TxRow, { status, contextSlot }: Seen, tip: { blockHeight: bigint; slot: bigint }): Promise<void> {
   const w = watchOf(services);
-  if (status && reached(status, services.config.solana.commitment)) {
-    crashPoint('confirmation_seen');
-    services.db
-      .transaction(() => {
-        if (status.err !== null) failTx(services, tx, `the transaction failed on chain: ${JSON.stringify(status.err)}`);
-        else completeTx(services, tx);
-      })
-      .immediate();
-    crashPoint('completion_recorded');
-    w.lastSent.delete(tx.transaction_id);
-    return;
-  }
-  if (status) return;
+  if (recordOutcome(services, tx, status) || status) return;
   const lastValid = tx.last_valid_block_height;
   if (lastValid !== null && tip.blockHeight > lastValid) {
     // Expired: these bytes can land no more, but a view that has not reached the slot where this
@@ -275,6 +294,22 @@ export function confirmPendingPass(services: Services, minGapMs: number): Promis
   return sharedLook(services);
 }
 
+/** An outcomes-only look FIRST_LOOK_MS from now, unless one is already due (submits of one moment share it); wakes the waiters. */
+function scheduleFirstLook(services: Services): void {
+  const w = watchOf(services);
+  w.firstLook ??= (async () => {
+    await Bun.sleep(FIRST_LOOK_MS);
+    try {
+      await outcomesOnly(services);
+    } catch (err) {
+      if (!(err instanceof ChainUnavailableError)) services.log.warn('confirmation look failed', { error: (err as Error).message });
+    } finally {
+      w.firstLook = null;
+      for (const wake of w.wake.splice(0)) wake();
+    }
+  })();
+}
+
 /** Runs the shared look every WAIT_TICK_MS while anyone waits, waking every waiter after each. */
 function ensureWaitLoop(services: Services): void {
   const w = watchOf(services);
@@ -301,6 +336,7 @@ function ensureWaitLoop(services: Services): void {
 async function waitForOutcome(services: Services, txId: string, deadline: number): Promise<TxRow | null> {
   const w = watchOf(services);
   w.waiters++;
+  scheduleFirstLook(services);
   ensureWaitLoop(services);
   try {
     for (;;) {
