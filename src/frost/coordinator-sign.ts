@@ -28,7 +28,7 @@ import { ed25519Sign, ed25519Verifies } from './native-ed25519.ts';
 import { aggregate, commit, signShare, verifyShare } from './party.ts';
 import { open, seal } from './seal.ts';
 import { Secret } from './secret.ts';
-import type { SigningNonces } from './types.ts';
+import type { SigningCommitments, SigningNonces } from './types.ts';
 import { decodeCommitments, decodeSignatureShare, encodeCommitments, type CommitmentsWire } from './wire.ts';
 
 /** A signing session lives 2 minutes. */
@@ -63,15 +63,23 @@ export interface SignInitResult {
   expires_at: string;
 }
 
-/** frost_sign_init: commits the server to a fresh nonce pair for the stored message of `tx`. */
-export function startSigning(deps: SignDeps, tx: TxRow, walletServerKey: Uint8Array, agentCommitmentsJson: unknown): SignInitResult {
-  const message = signable(tx);
-  let agent;
+/** The agent's round-one commitments from the wire, decoded and checked once (VALIDATION_ERROR naming the field). */
+export function agentCommitments(json: unknown): SigningCommitments {
   try {
-    agent = decodeCommitments(agentCommitmentsJson, AGENT_ID, 'commitments');
+    return decodeCommitments(json, AGENT_ID, 'commitments');
   } catch (err) {
     wire(err, '/commitments');
   }
+}
+
+/** frost_sign_init: commits the server to a fresh nonce pair for the stored message of `tx`. */
+export function startSigning(deps: SignDeps, tx: TxRow, walletServerKey: Uint8Array, agentCommitmentsJson: unknown): SignInitResult {
+  return openSigningSession(deps, tx, walletServerKey, agentCommitments(agentCommitmentsJson));
+}
+
+/** The round-one step itself, for commitments already decoded (the fast path decodes them before the intent exists). */
+export function openSigningSession(deps: SignDeps, tx: TxRow, walletServerKey: Uint8Array, agent: SigningCommitments): SignInitResult {
+  const message = signable(tx);
   const key = walletKeyPackage(deps.masterKey, tx.wallet_id, walletServerKey);
   const { nonces, commitments } = commit(key);
   const id = newId('signSession');
