@@ -58,7 +58,7 @@ const cli = (agent: Agent, ...args: string[]) => runCli([...args, '--server', wo
 const setRails = (rails: Record<string, unknown>) => owner.call('owner', 'set_guard_rails', { wallet_id: alice.walletId, rails });
 
 describe('the server side of the fast path', () => {
-  test('pay with commitments answers with the message, summary and signing round; frost_sign_complete with submit and wait answers completed', async () => {
+  test('pay with commitments answers with the message, summary and signing round; frost_sign_complete with submit and wait answers completed, and a retry the same transaction', async () => {
     const round = new AgentRound(alice.profile);
     const answer = await alice.api.call<RoundAnswer & { transaction_id: string; status: string; sign_expires_at: string }>('bot', 'pay', { to: bob.username, amount: '1', commitments: round.commitments });
     expect(answer.status).toBe('pre_approved');
@@ -69,10 +69,18 @@ describe('the server side of the fast path', () => {
     expect(Object.keys(answer.server_commitments as object).sort()).toEqual(['binding', 'hiding', 'identifier']);
     expect(Date.parse(answer.sign_expires_at)).toBeGreaterThan(Date.now());
     expect(sessionsOf(answer.transaction_id)).toBe(1n);
-    const done = await completePay(alice.api, alice.profile, answer as unknown as Record<string, unknown>, round, { expect: { amount: 1_000_000n, username: bob.username } });
-    expect(done).toMatchObject({ transaction_id: answer.transaction_id, status: 'completed' });
+    const share = round.share(answer.server_commitments, new Uint8Array(Buffer.from(answer.message, 'base64')));
     // The nonces signed once; they never sign again.
     expect(() => round.share(answer.server_commitments, new Uint8Array(8))).toThrow('used once');
+    const complete = () => alice.api.call<Record<string, unknown>>('bot', 'frost_sign_complete', { transaction_id: answer.transaction_id, sign_session_id: answer.sign_session_id, signature_share: share, submit: true, wait: true });
+    const done = await complete();
+    expect(done).toMatchObject({ transaction_id: answer.transaction_id, status: 'completed' });
+    expect(done.signature).toBeString();
+    // An identical retry answers with the same transaction: the stored bytes, never a second signature.
+    expect(await complete()).toMatchObject({ status: 'completed', signature: done.signature });
+    const again = await errorOf(alice.api.call('bot', 'confirm_payment', { transaction_id: answer.transaction_id, commitments: new AgentRound(alice.profile).commitments }));
+    expect(again.errorCode).toBe('ALREADY_COMPLETED');
+    expect(sessionsOf(answer.transaction_id)).toBe(1n);
   });
 
   test('a replayed pay returns the intent as created: no second session, no second server commitments', async () => {
