@@ -10,7 +10,7 @@ import { markFeedRead, readFeed } from './feed.ts';
 import { getWalletTx, listTxs, moveTx, type TxRow, type TxType } from '../db/transactions.ts';
 import { closeOpenSessions } from '../db/sign-sessions.ts';
 import { toUsdcNumber } from '../domain/money.ts';
-import { agentCommitments, completeSigning, openSigningSession, startSigning } from '../frost/coordinator-sign.ts';
+import { agentCommitments, completeSigning, prepareRound, recordRound, startSigning, type SignInitResult } from '../frost/coordinator-sign.ts';
 import type { SigningCommitments } from '../frost/types.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
 import { assertAffordable, createIntent, decideIntent, quote, setupHeldQuote } from '../payments/intent.ts';
@@ -90,13 +90,13 @@ function assertPaylinkStillOpen(services: Services, tx: TxRow): void {
 }
 
 /** The confirm step shared by payments and withdrawals: the message to sign and what it does. */
-export async function confirmTx(services: Services, walletAddress: string, tx: TxRow) {
+export async function confirmTx(services: Services, walletAddress: string, tx: TxRow, withNewMessage?: (stored: TxRow) => void) {
   assertConfirmable(tx);
   if (tx.status !== 'pending') {
     assertPaylinkStillOpen(services, tx);
     applyRecheck(services, tx);
   }
-  const ready = await ensureMessage(services, walletAddress, tx);
+  const ready = await ensureMessage(services, walletAddress, tx, withNewMessage);
   if (!ready.message) throw new AppError('INTERNAL_ERROR', 'No message was built.');
   return {
     transaction_id: ready.transaction_id,
@@ -129,9 +129,14 @@ export async function confirmTx(services: Services, walletAddress: string, tx: T
  * signed opens no round (its bytes are re-sent, never signed again).
  */
 export async function confirmAndOpenRound(services: Services, wallet: { wallet_id: string; address: string; server_key: Uint8Array }, tx: TxRow, agent: SigningCommitments) {
-  const confirmed = await confirmTx(services, wallet.address, tx);
+  const prepared = prepareRound(services, tx.wallet_id, wallet.server_key, agent);
+  // A message built now is stored with the round in one SQLite transaction (one fsync less).
+  let round: SignInitResult | null = null;
+  const confirmed = await confirmTx(services, wallet.address, tx, (stored) => {
+    round = recordRound(services, prepared, stored);
+  });
   if (confirmed.signed) return confirmed;
-  const round = openSigningSession(services, ownTx(services, wallet.wallet_id, tx.transaction_id, SIGNABLE_TYPES), wallet.server_key, agent);
+  round ??= services.db.transaction(() => recordRound(services, prepared, ownTx(services, wallet.wallet_id, tx.transaction_id, SIGNABLE_TYPES))).immediate();
   return {
     ...confirmed,
     // The bytes the session is bound to (a concurrent confirm may have rebuilt an expired message).
