@@ -5,7 +5,9 @@
  *   bare        Bun.serve answering the ping JSON: the ceiling of the HTTP stack
  *   app         the full app (dispatcher, auth, rate limits, metrics, logs) on a file ledger
  *   raw-insert  Bun.serve inserting one row per request into SQLite with the ledger's durability
- *   world       the full app + the embedded simnet + claimed, funded agents
+ *   world       the full app + claimed, funded agents, on the embedded simnet or (BENCH_EXTERNAL_RPC)
+ *               on a simnet in another process
+ *   simnet      a standalone simnet, so the chain's CPU is not the daemon's
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -110,6 +112,10 @@ if (mode === 'bare') {
   }
   console.log(`READY ${app.server?.port}`);
   console.log(JSON.stringify(profiles));
+} else if (mode === 'simnet') {
+  const { startSimnet } = await import('../src/simnet/index.ts');
+  const simnet = await startSimnet({ port: 0, slotMs: 400 });
+  console.log(`READY ${simnet.port}`);
 } else {
   console.error(`unknown mode ${mode}`);
   process.exit(2);

@@ -10,7 +10,9 @@ import { markFeedRead, readFeed } from './feed.ts';
 import { getWalletTx, listTxs, moveTx, type TxRow, type TxType } from '../db/transactions.ts';
 import { closeOpenSessions } from '../db/sign-sessions.ts';
 import { toUsdcNumber } from '../domain/money.ts';
-import { completeSigning, startSigning } from '../frost/coordinator-sign.ts';
+import { agentCommitments, completeSigning, prepareRound, recordRound, startSigning, type SignInitResult } from '../frost/coordinator-sign.ts';
+import type { SigningCommitments } from '../frost/types.ts';
+import { ChainUnavailableError } from '../solana/errors.ts';
 import { assertAffordable, createIntent, decideIntent, quote, setupHeldQuote } from '../payments/intent.ts';
 import { ensureMessage, treasuryOf } from '../payments/message.ts';
 import { applyRecheck, refuseUnlessRailsAllow } from '../payments/recheck.ts';
@@ -88,13 +90,13 @@ function assertPaylinkStillOpen(services: Services, tx: TxRow): void {
 }
 
 /** The confirm step shared by payments and withdrawals: the message to sign and what it does. */
-export async function confirmTx(services: Services, walletAddress: string, tx: TxRow) {
+export async function confirmTx(services: Services, walletAddress: string, tx: TxRow, withNewMessage?: (stored: TxRow) => void) {
   assertConfirmable(tx);
   if (tx.status !== 'pending') {
     assertPaylinkStillOpen(services, tx);
     applyRecheck(services, tx);
   }
-  const ready = await ensureMessage(services, walletAddress, tx);
+  const ready = await ensureMessage(services, walletAddress, tx, withNewMessage);
   if (!ready.message) throw new AppError('INTERNAL_ERROR', 'No message was built.');
   return {
     transaction_id: ready.transaction_id,
@@ -119,6 +121,48 @@ export async function confirmTx(services: Services, walletAddress: string, tx: T
     },
     next_step: ready.signed_tx ? 'already signed: call submit_signed_tx' : 'check the message, then frost_sign_init with your commitments',
   };
+}
+
+/**
+ * The fast path (DESIGN §6.2): the confirm answer plus the signing round frost_sign_init would open
+ * for the agent's commitments — same nonce sealing, single use and expiry. A transaction already
+ * signed opens no round (its bytes are re-sent, never signed again).
+ */
+export async function confirmAndOpenRound(services: Services, wallet: { wallet_id: string; address: string; server_key: Uint8Array }, tx: TxRow, agent: SigningCommitments) {
+  const prepared = prepareRound(services, tx.wallet_id, wallet.server_key, agent);
+  // A message built now is stored with the round in one SQLite transaction (one fsync less).
+  let round: SignInitResult | null = null;
+  const confirmed = await confirmTx(services, wallet.address, tx, (stored) => {
+    round = recordRound(services, prepared, stored);
+  });
+  if (confirmed.signed) return confirmed;
+  round ??= services.db.transaction(() => recordRound(services, prepared, ownTx(services, wallet.wallet_id, tx.transaction_id, SIGNABLE_TYPES))).immediate();
+  return {
+    ...confirmed,
+    // The bytes the session is bound to (a concurrent confirm may have rebuilt an expired message).
+    message: round.message,
+    sign_session_id: round.sign_session_id,
+    server_commitments: round.server_commitments,
+    sign_expires_at: round.expires_at,
+    next_step: 'check the message, then frost_sign_complete with your share for these commitments (submit: true sends it)',
+  };
+}
+
+/**
+ * pay with commitments: a pre_approved intent answers with its signing round too. The intent and
+ * its idempotent answer (the intent alone: a replay opens no second round) are committed first,
+ * so a round that cannot open now leaves the payment to confirm_payment, with the reason.
+ */
+async function withRound(services: Services, wallet: { wallet_id: string; address: string; server_key: Uint8Array }, view: ReturnType<typeof txView>, agent: SigningCommitments | null) {
+  // A payment that waits for the owner (or was refused) opens no session.
+  if (!agent || view.status !== 'pre_approved') return view;
+  try {
+    return { ...view, ...(await confirmAndOpenRound(services, wallet, ownTx(services, wallet.wallet_id, view.transaction_id), agent)) };
+  } catch (err) {
+    const reason = err instanceof AppError ? err : err instanceof ChainUnavailableError ? new AppError('SERVICE_UNAVAILABLE', 'The Solana RPC is unreachable; the message was not built.') : null;
+    if (!reason) throw err;
+    return { ...view, signing_error: reason.toEnvelope().error, next_step: 'the intent exists: finish it with confirm_payment (with commitments) once the signing_error is resolved' };
+  }
 }
 
 const TYPE_FILTERS: Record<string, { types?: TxType[]; direction?: 'in' | 'out'; withFee?: boolean }> = {
@@ -178,8 +222,10 @@ export const paymentActions = implement(PAYMENTS, {
 
   pay: async (ctx, p) => {
     const wallet = callerWallet(ctx);
+    // Malformed commitments are refused before anything is created.
+    const agent = p.commitments === undefined ? null : agentCommitments(p.commitments);
     // A paylink names the payee, the amount (unless open) and the reference (src/earning/agent-pay.ts).
-    if (p.payment_request_id !== undefined) return payPaylink(ctx, wallet, { ...p, payment_request_id: p.payment_request_id });
+    if (p.payment_request_id !== undefined) return withRound(ctx.services, wallet, await payPaylink(ctx, wallet, { ...p, payment_request_id: p.payment_request_id }), agent);
     if (p.to === undefined) throw invalid('/to', 'is required (or payment_request_id)', 'Send to (a username or Solana address) and amount.');
     if (p.amount === undefined) throw invalid('/amount', 'is required', 'Send amount as a decimal USDC value, e.g. 12.5.');
     const recipient = resolveRecipient(ctx.services.db, wallet, p.to);
@@ -200,12 +246,14 @@ export const paymentActions = implement(PAYMENTS, {
       })
       .immediate();
     crashPoint('intent_committed');
-    return txView(tx);
+    return withRound(ctx.services, wallet, txView(tx), agent);
   },
 
   confirm_payment: async (ctx, p) => {
     const wallet = callerWallet(ctx);
-    return confirmTx(ctx.services, wallet.address, ownTx(ctx.services, wallet.wallet_id, p.transaction_id));
+    const agent = p.commitments === undefined ? null : agentCommitments(p.commitments);
+    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id);
+    return agent ? confirmAndOpenRound(ctx.services, wallet, tx, agent) : confirmTx(ctx.services, wallet.address, tx);
   },
 
   frost_sign_init: (ctx, p) => {
@@ -216,7 +264,7 @@ export const paymentActions = implement(PAYMENTS, {
     return { transaction_id: tx.transaction_id, ...startSigning(ctx.services, tx, wallet.server_key, p.commitments) };
   },
 
-  frost_sign_complete: (ctx, p) => {
+  frost_sign_complete: async (ctx, p) => {
     const wallet = callerWallet(ctx);
     const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
     const result = completeSigning(ctx.services, tx.transaction_id, wallet.address, wallet.server_key, p.signature_share, {
@@ -229,7 +277,9 @@ export const paymentActions = implement(PAYMENTS, {
       },
     });
     crashPoint('signed_stored');
-    return { ...result, next_step: 'send it with submit_signed_tx (wait=true to wait for the chain)' };
+    if (!p.submit) return { ...result, next_step: 'send it with submit_signed_tx (wait=true to wait for the chain)' };
+    // The fast path: the stored signed bytes are sent exactly as submit_signed_tx sends them.
+    return txView(await submit(ctx.services, ownTx(ctx.services, wallet.wallet_id, tx.transaction_id, SIGNABLE_TYPES), p.wait ? 30_000 : 0));
   },
 
   submit_signed_tx: async (ctx, p) => {

@@ -9,7 +9,8 @@ import { createIntent, quote } from '../payments/intent.ts';
 import { isSolanaAddress } from '../payments/recipient.ts';
 import { txView } from '../payments/views.ts';
 import type { Services } from '../services.ts';
-import { confirmTx, ownTx } from './payments.ts';
+import { confirmAndOpenRound, confirmTx, ownTx } from './payments.ts';
+import { agentCommitments } from '../frost/coordinator-sign.ts';
 import { amountParam } from './params.ts';
 import { callerWallet } from './wallet.ts';
 import { implement } from './registry.ts';
@@ -52,7 +53,9 @@ export const withdrawalActions = implement(WITHDRAWALS, {
 
   confirm_withdrawal: async (ctx, p) => {
     const wallet = callerWallet(ctx);
-    return confirmTx(ctx.services, wallet.address, ownTx(ctx.services, wallet.wallet_id, p.transaction_id, ['withdrawal']));
+    const agent = p.commitments === undefined ? null : agentCommitments(p.commitments);
+    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, ['withdrawal']);
+    return agent ? confirmAndOpenRound(ctx.services, wallet, tx, agent) : confirmTx(ctx.services, wallet.address, tx);
   },
 
   get_withdrawal: (ctx, p) => {

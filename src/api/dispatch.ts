@@ -202,6 +202,13 @@ function idempotencyKey(headers: Headers): string | null {
   return key;
 }
 
+/** What identifies an idempotent request: its params without those the contract says a retry may change. */
+function requestHash(entry: RegisteredAction, params: Record<string, unknown>): Uint8Array {
+  const ignored = entry.contract.idempotencyIgnores;
+  const kept = ignored ? Object.fromEntries(Object.entries(params).filter(([k]) => !ignored.includes(k))) : params;
+  return sha256(new TextEncoder().encode(toJson(kept)));
+}
+
 /** Runs an idempotent action under a fresh claim and remembers its answer. */
 async function runIdempotent(
   deps: DispatchDeps,
@@ -254,7 +261,7 @@ export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<
     const idem = entry.contract.idempotent ? idempotencyKey(call.request.headers) : null;
     if (idem) {
       const scope = { principal: principalKey(principal), action: entry.name, key: idem };
-      const claim = claimIdempotencyKey(services.db, { ...scope, hash: sha256(new TextEncoder().encode(toJson(valid))), now: services.now().getTime(), staleMs: STALE_CLAIM_MS });
+      const claim = claimIdempotencyKey(services.db, { ...scope, hash: requestHash(entry, valid), now: services.now().getTime(), staleMs: STALE_CLAIM_MS });
       if (claim.state === 'replay') {
         response = new Response(claim.response, { status: claim.status, headers: { 'Content-Type': JSON_TYPE, 'Idempotent-Replayed': 'true', ...baseHeaders } });
       } else if (claim.state === 'conflict') {

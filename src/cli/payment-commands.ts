@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../client/api.ts';
 import { recordIntent, usernameOf } from '../client/custody.ts';
 import { pinsOf, updatePins } from '../client/pins.ts';
-import { confirmSignSubmit, expectationOf, intentOf, type Expectation } from '../client/sign.ts';
+import { AgentRound, completePay, confirmSignSubmit, expectationOf, intentOf, type Expectation } from '../client/sign.ts';
 import { saver } from './custody-commands.ts';
 import { parseUsdc } from '../domain/money.ts';
 import { commandFlags, profileClient, type CliContext } from './context.ts';
@@ -77,13 +77,15 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
     // A key per logical payment: a retry of this command with the same key never pays twice.
     const idempotencyKey = flags['idempotency-key'] ?? randomUUID();
     progress(ctx, `created payment intent (idempotency key ${idempotencyKey})`);
-    const intent = await api.call<Record<string, any>>('bot', 'pay', params, { idempotencyKey });
+    // Round one rides on pay (two round trips): a pre_approved answer opens the signing round.
+    const round = flags['no-confirm'] ? null : new AgentRound(profile);
+    const intent = await api.call<Record<string, any>>('bot', 'pay', round ? { ...params, commitments: round.commitments } : params, { idempotencyKey });
     // Kept until signed, so a confirm after the owner's approval holds the server to the same words.
     updatePins(profile, save, (p) => {
       recordIntent(p, intent.transaction_id, intentOf(expect), new Date());
     });
-    if (intent.status !== 'pre_approved' || flags['no-confirm']) return finish(ctx, intent, `Payment ${intent.status}.`);
-    const result = await confirmSignSubmit(api, profile, intent.transaction_id, { expect, acceptNewFees: flags['accept-fees'], save, progress: (s) => progress(ctx, s), cancelOnRefusal: true });
+    if (intent.status !== 'pre_approved' || !round) return finish(ctx, intent, `Payment ${intent.status}.`);
+    const result = await completePay(api, profile, intent, round, { expect, acceptNewFees: flags['accept-fees'], save, progress: (s) => progress(ctx, s), cancelOnRefusal: true });
     if (result.status === 'completed') progress(ctx, 'completed');
     return finish(ctx, result, `Payment ${result.status}.`);
   },

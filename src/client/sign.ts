@@ -12,8 +12,8 @@ import { commitmentList } from '../frost/commitments.ts';
 import { AGENT_ID, SERVER_ID } from '../frost/ids.ts';
 import { commit, signShare } from '../frost/party.ts';
 import { Secret } from '../frost/secret.ts';
-import type { KeyPackage } from '../frost/types.ts';
-import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../frost/wire.ts';
+import type { KeyPackage, SigningCommitments, SigningNonces } from '../frost/types.ts';
+import { decodeCommitments, encodeCommitments, encodeSignatureShare, type CommitmentsWire, type SignatureShareWire } from '../frost/wire.ts';
 import { checkTransfer, decodeMessage } from '../solana/decode.ts';
 import { formatUsdc, parseUsdc } from '../domain/money.ts';
 import type { ApiClient } from './api.ts';
@@ -175,10 +175,6 @@ export interface SignOptions {
   cancelOnRefusal?: boolean;
 }
 
-/**
- * confirm → check → frost_sign_init → share → frost_sign_complete → submit_signed_tx (wait).
- * Returns the final transaction view.
- */
 /** Cancels an intent the client refused to sign; true when it is cancelled (a failure leaves it to expire). */
 async function cancelRefused(api: ApiClient, transactionId: string): Promise<boolean> {
   try {
@@ -189,41 +185,94 @@ async function cancelRefused(api: ApiClient, transactionId: string): Promise<boo
   }
 }
 
-export async function confirmSignSubmit(api: ApiClient, profile: ProfileData, transactionId: string, opts: SignOptions = {}): Promise<Record<string, unknown>> {
-  const progress = opts.progress ?? (() => {});
-  const pins = opts.acceptNewFees ? await acceptNewFees(api, profile, opts.save) : await pinsOf(api, profile, opts.save);
-  const confirmed = await api.call<ConfirmResponse>('bot', opts.confirmAction ?? 'confirm_payment', { transaction_id: transactionId });
-  if (!confirmed.signed) {
-    const recorded = pins.intents[transactionId];
-    const expect = opts.expect ?? (recorded ? expectationOf(recorded) : {});
-    const kind = opts.confirmAction === 'confirm_withdrawal' ? 'withdrawal' : 'payment';
-    const payee = await checkMessage(profile, pins, confirmed, expect, kind).catch(async (err: unknown) => {
-      // The refusal names the transaction: the agent may cancel it, or confirm it with other words.
-      if (!(err instanceof CustodyCheckError)) throw err;
-      err.details.transaction_id = transactionId;
-      if (!opts.cancelOnRefusal || !(await cancelRefused(api, transactionId))) throw err;
-      throw new CustodyCheckError(err.message, {
-        howToFix: `${err.howToFix} This payment was cancelled (it holds nothing): where a flag is named, run the same pay command again with it, not confirm.`,
-        details: { ...err.details, cancelled: true },
-      });
-    });
-    const payeeKind = payee ? await pinKind(api, pins, payee) : null;
-    progress('signing (FROST round with the server)');
-    const key = new Secret(decodeSecretState(Buffer.from(profile.key_package, 'base64')) as KeyPackage);
-    const { nonces, commitments } = commit(key);
-    const init = await api.call<{ sign_session_id: string; server_commitments: unknown; message: string }>('bot', 'frost_sign_init', {
-      transaction_id: transactionId,
-      commitments: encodeCommitments(commitments),
-    });
-    if (init.message !== confirmed.message) throw new CustodyCheckError('the server asked to sign a different message than the one checked; refused');
-    const list = commitmentList(commitments, decodeCommitments(init.server_commitments, SERVER_ID));
-    const share = signShare(key, nonces, list, new Uint8Array(Buffer.from(confirmed.message, 'base64')));
-    await api.call('bot', 'frost_sign_complete', { transaction_id: transactionId, sign_session_id: init.sign_session_id, signature_share: encodeSignatureShare(AGENT_ID, share) });
-    updatePins(profile, opts.save, (p) => {
-      if (payee && payeeKind) recordPaid(p.payees, payee.username, payee.address, payeeKind, new Date());
-      delete p.intents[transactionId];
-    });
+/**
+ * The agent's round one: fresh nonces whose commitments travel with pay / confirm_payment /
+ * confirm_withdrawal. The nonces sign at most one message; an answer that opens no signing session
+ * (the payment waits for the owner, a replayed pay) leaves them unused, and they are dropped.
+ */
+export class AgentRound {
+  readonly commitments: CommitmentsWire;
+  readonly #key: Secret<KeyPackage>;
+  readonly #own: SigningCommitments;
+  #nonces: Secret<SigningNonces> | null;
+
+  constructor(profile: ProfileData) {
+    this.#key = new Secret(decodeSecretState(Buffer.from(profile.key_package, 'base64')) as KeyPackage);
+    const { nonces, commitments } = commit(this.#key);
+    this.#nonces = nonces;
+    this.#own = commitments;
+    this.commitments = encodeCommitments(commitments);
   }
+
+  /** The agent's share of `message` for the server's commitments; the nonces are spent by it. */
+  share(serverCommitments: unknown, message: Uint8Array): SignatureShareWire {
+    const nonces = this.#nonces;
+    if (!nonces) throw new Error('these nonces already signed: a FROST nonce pair is used once');
+    this.#nonces = null;
+    return encodeSignatureShare(AGENT_ID, signShare(this.#key, nonces, commitmentList(this.#own, decodeCommitments(serverCommitments, SERVER_ID)), message));
+  }
+}
+
+/** What pay / confirm_* answer with the agent's commitments: the confirm fields and, when signing can go ahead, the round. */
+export interface RoundAnswer extends ConfirmResponse {
+  sign_session_id?: string;
+  server_commitments?: unknown;
+}
+
+/**
+ * confirm (with the agent's commitments) → check → share → frost_sign_complete with submit and
+ * wait: two round trips. Returns the final transaction view.
+ */
+export async function confirmSignSubmit(api: ApiClient, profile: ProfileData, transactionId: string, opts: SignOptions = {}): Promise<Record<string, unknown>> {
+  const pins = opts.acceptNewFees ? await acceptNewFees(api, profile, opts.save) : await pinsOf(api, profile, opts.save);
+  const round = new AgentRound(profile);
+  const answer = await api.call<RoundAnswer>('bot', opts.confirmAction ?? 'confirm_payment', { transaction_id: transactionId, commitments: round.commitments });
+  return signRound(api, profile, pins, transactionId, answer, round, opts);
+}
+
+/**
+ * Finishes a pay that carried `round`'s commitments: signs the round its answer opened, or — an
+ * answer with none (a replayed pay returns the intent alone; a message that could not be built
+ * then) — confirms with fresh nonces.
+ */
+export async function completePay(api: ApiClient, profile: ProfileData, intent: Record<string, unknown>, round: AgentRound, opts: SignOptions = {}): Promise<Record<string, unknown>> {
+  const transactionId = String(intent.transaction_id);
+  if (typeof intent.sign_session_id !== 'string') return confirmSignSubmit(api, profile, transactionId, opts);
+  const pins = opts.acceptNewFees ? await acceptNewFees(api, profile, opts.save) : await pinsOf(api, profile, opts.save);
+  return signRound(api, profile, pins, transactionId, intent as unknown as RoundAnswer, round, opts);
+}
+
+/** Check → share → frost_sign_complete + submit; an already signed transaction is re-sent, never signed again. */
+async function signRound(api: ApiClient, profile: ProfileData, pins: Pins, transactionId: string, answer: RoundAnswer, round: AgentRound, opts: SignOptions): Promise<Record<string, unknown>> {
+  const progress = opts.progress ?? (() => {});
+  const wait = opts.wait ?? true;
+  if (answer.signed) {
+    progress('submitted to Solana');
+    return api.call<Record<string, unknown>>('bot', 'submit_signed_tx', { transaction_id: transactionId, wait });
+  }
+  if (typeof answer.sign_session_id !== 'string') throw new CustodyCheckError('the server answered without a signing session; refusing to continue');
+  const recorded = pins.intents[transactionId];
+  const expect = opts.expect ?? (recorded ? expectationOf(recorded) : {});
+  const kind = opts.confirmAction === 'confirm_withdrawal' ? 'withdrawal' : 'payment';
+  // The check runs before the agent's share exists: a refused message gets nothing.
+  const payee = await checkMessage(profile, pins, answer, expect, kind).catch(async (err: unknown) => {
+    // The refusal names the transaction: the agent may cancel it, or confirm it with other words.
+    if (!(err instanceof CustodyCheckError)) throw err;
+    err.details.transaction_id = transactionId;
+    if (!opts.cancelOnRefusal || !(await cancelRefused(api, transactionId))) throw err;
+    throw new CustodyCheckError(err.message, {
+      howToFix: `${err.howToFix} This payment was cancelled (it holds nothing): where a flag is named, run the same pay command again with it, not confirm.`,
+      details: { ...err.details, cancelled: true },
+    });
+  });
+  const payeeKind = payee ? await pinKind(api, pins, payee) : null;
+  progress('signing (FROST round with the server)');
+  const share = round.share(answer.server_commitments, new Uint8Array(Buffer.from(answer.message, 'base64')));
+  const done = await api.call<Record<string, unknown>>('bot', 'frost_sign_complete', { transaction_id: transactionId, sign_session_id: answer.sign_session_id, signature_share: share, submit: true, wait });
+  updatePins(profile, opts.save, (p) => {
+    if (payee && payeeKind) recordPaid(p.payees, payee.username, payee.address, payeeKind, new Date());
+    delete p.intents[transactionId];
+  });
   progress('submitted to Solana');
-  return api.call<Record<string, unknown>>('bot', 'submit_signed_tx', { transaction_id: transactionId, wait: opts.wait ?? true });
+  return done;
 }

@@ -17,6 +17,8 @@ export interface ContractAction<P extends TSchema = TSchema> {
   allowUnclaimed?: boolean;
   /** Honours X-Idempotency-Key / Idempotency-Key (DESIGN §3). */
   idempotent?: boolean;
+  /** Params left out of the idempotency request hash: a retry may send new ones (fresh signing commitments). */
+  idempotencyIgnores?: readonly string[];
   /** Changes nothing: safe to retry, served on GET for /public, MCP readOnlyHint. */
   readOnly?: boolean;
   /** Moves money or cannot be undone: MCP destructiveHint. */

@@ -7,6 +7,12 @@ import { Amount, Id, Limit, Offset, Params } from './common.ts';
 import { action } from './action.ts';
 import { Commitments } from './wallet.ts';
 
+/** The agent's round-one commitments carried by pay / confirm_payment / confirm_withdrawal (the fast path, DESIGN §6.2). */
+export const FastCommitments = T.Object(Commitments.properties, {
+  additionalProperties: false,
+  description: "the agent's FROST round-one commitments, as frost_sign_init takes them: when the transaction can be signed now, the answer opens the signing round",
+});
+
 /** Parameters of `events`, on /bot and /merchant alike. */
 export const FeedParams = Params({
   types: T.Optional(T.Array(T.String({ maxLength: 64 }), { maxItems: 30 })),
@@ -49,14 +55,19 @@ export const PAYMENTS = {
       payment_request_id: T.Optional(Id('paymentRequest')),
       note: T.Optional(T.String({ maxLength: 500 })),
       reference: T.Optional(T.String({ minLength: 1, maxLength: 100 })),
+      commitments: T.Optional(FastCommitments),
     }),
-    summary: 'Creates a payment intent (to and amount, or payment_request_id); returns transaction_id and status pre_approved, awaiting_approval or rejected.',
+    // A retry may carry fresh commitments (a new signing round): the intent is the same request.
+    idempotencyIgnores: ['commitments'],
+    summary:
+      'Creates a payment intent (to and amount, or payment_request_id); returns transaction_id and status pre_approved, awaiting_approval or rejected. With commitments and status pre_approved, also the message to sign, its summary and the server commitments (sign_session_id): one round trip instead of confirm_payment + frost_sign_init.',
   }),
   confirm_payment: action({
     endpoint: 'bot',
     auth: 'bot',
-    params: Params({ transaction_id: TxId }),
-    summary: 'Builds the Solana message of a pre_approved or approved payment and returns it for signing, with a summary to check.',
+    params: Params({ transaction_id: TxId, commitments: T.Optional(FastCommitments) }),
+    summary:
+      'Builds the Solana message of a pre_approved or approved payment and returns it for signing, with a summary to check. With commitments, also opens the signing round (as frost_sign_init) in the same answer.',
   }),
   frost_sign_init: action({
     endpoint: 'bot',
@@ -72,8 +83,10 @@ export const PAYMENTS = {
       transaction_id: TxId,
       sign_session_id: T.Optional(Id('signSession')),
       signature_share: T.Object({ identifier: T.String({ pattern: '^[0-9a-f]{64}$' }), share: T.String({ pattern: '^[0-9a-f]{64}$' }) }, { additionalProperties: false }),
+      submit: T.Optional(T.Boolean({ description: 'also send the signed transaction to Solana, as submit_signed_tx, and answer with the transaction' })),
+      wait: T.Optional(T.Boolean({ description: 'with submit: wait up to 30 s for the chain outcome' })),
     }),
-    summary: 'Signing round 2: takes the agent signature share; the server aggregates and stores the signed transaction.',
+    summary: 'Signing round 2: takes the agent signature share; the server aggregates and stores the signed transaction (with submit: true, also sends it).',
   }),
   submit_signed_tx: action({
     endpoint: 'bot',

@@ -2,6 +2,7 @@
 import { Type as T } from '@sinclair/typebox';
 import { Amount, Id, Params, SolanaAddress } from './common.ts';
 import { action } from './action.ts';
+import { FastCommitments } from './payments.ts';
 
 export const WITHDRAWALS = {
   withdraw: action({
@@ -15,8 +16,9 @@ export const WITHDRAWALS = {
   confirm_withdrawal: action({
     endpoint: 'bot',
     auth: 'bot',
-    params: Params({ transaction_id: Id('transaction', 'transaction_id of the withdrawal') }),
-    summary: 'After owner approval: builds the Solana message of the withdrawal for signing (then frost_sign_init / frost_sign_complete / submit_signed_tx).',
+    params: Params({ transaction_id: Id('transaction', 'transaction_id of the withdrawal'), commitments: T.Optional(FastCommitments) }),
+    summary:
+      'After owner approval: builds the Solana message of the withdrawal for signing (then frost_sign_init / frost_sign_complete / submit_signed_tx; with commitments, the answer opens the signing round as frost_sign_init).',
   }),
   get_withdrawal: action({
     endpoint: 'bot',

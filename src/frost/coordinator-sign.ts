@@ -28,7 +28,7 @@ import { ed25519Sign, ed25519Verifies } from './native-ed25519.ts';
 import { aggregate, commit, signShare, verifyShare } from './party.ts';
 import { open, seal } from './seal.ts';
 import { Secret } from './secret.ts';
-import type { SigningNonces } from './types.ts';
+import type { SigningCommitments, SigningNonces } from './types.ts';
 import { decodeCommitments, decodeSignatureShare, encodeCommitments, type CommitmentsWire } from './wire.ts';
 
 /** A signing session lives 2 minutes. */
@@ -63,36 +63,61 @@ export interface SignInitResult {
   expires_at: string;
 }
 
-/** frost_sign_init: commits the server to a fresh nonce pair for the stored message of `tx`. */
-export function startSigning(deps: SignDeps, tx: TxRow, walletServerKey: Uint8Array, agentCommitmentsJson: unknown): SignInitResult {
-  const message = signable(tx);
-  let agent;
+/** The agent's round-one commitments from the wire, decoded and checked once (VALIDATION_ERROR naming the field). */
+export function agentCommitments(json: unknown): SigningCommitments {
   try {
-    agent = decodeCommitments(agentCommitmentsJson, AGENT_ID, 'commitments');
+    return decodeCommitments(json, AGENT_ID, 'commitments');
   } catch (err) {
     wire(err, '/commitments');
   }
-  const key = walletKeyPackage(deps.masterKey, tx.wallet_id, walletServerKey);
-  const { nonces, commitments } = commit(key);
+}
+
+/** frost_sign_init: commits the server to a fresh nonce pair for the stored message of `tx`. */
+export function startSigning(deps: SignDeps, tx: TxRow, walletServerKey: Uint8Array, agentCommitmentsJson: unknown): SignInitResult {
+  return openSigningSession(deps, tx, walletServerKey, agentCommitments(agentCommitmentsJson));
+}
+
+/** The round-one step itself, for commitments already decoded (the fast path decodes them before the intent exists). */
+export function openSigningSession(deps: SignDeps, tx: TxRow, walletServerKey: Uint8Array, agent: SigningCommitments): SignInitResult {
+  const round = prepareRound(deps, tx.wallet_id, walletServerKey, agent);
+  return deps.db.transaction(() => recordRound(deps, round, tx)).immediate();
+}
+
+/** The server's nonces for one round, committed and sealed, before the message is known; recorded once or dropped. */
+export interface PreparedRound {
+  id: string;
+  agent: SigningCommitments;
+  server: SigningCommitments;
+  sealedNonces: Uint8Array;
+}
+
+/** Commits the server to fresh nonces for `agent`'s round (nonces are independent of the message they later sign). */
+export function prepareRound(deps: SignDeps, walletId: string, walletServerKey: Uint8Array, agent: SigningCommitments): PreparedRound {
+  const { nonces, commitments } = commit(walletKeyPackage(deps.masterKey, walletId, walletServerKey));
   const id = newId('signSession');
+  return { id, agent, server: commitments, sealedNonces: seal(deps.masterKey, encodeSecretState(nonces.reveal()), AAD.signNonces(id)) };
+}
+
+/**
+ * Records a prepared round for the stored message of `tx` (as read in the caller's SQLite
+ * transaction: the fast path records it in the same one that stores a new message).
+ */
+export function recordRound(deps: SignDeps, round: PreparedRound, tx: TxRow): SignInitResult {
+  const message = signable(tx);
   const now = deps.now().getTime();
-  deps.db
-    .transaction(() => {
-      // A newer round supersedes older open ones: their nonces are destroyed unused.
-      closeOpenSessions(deps.db, tx.transaction_id);
-      insertSignSession(deps.db, {
-        sign_session_id: id,
-        transaction_id: tx.transaction_id,
-        message_hash: sha256(message),
-        agent_commitments: JSON.stringify(encodeCommitments(agent)),
-        server_commitments: JSON.stringify(encodeCommitments(commitments)),
-        nonces: seal(deps.masterKey, encodeSecretState(nonces.reveal()), AAD.signNonces(id)),
-        now,
-        expires_at: now + SIGN_SESSION_TTL_MS,
-      });
-    })
-    .immediate();
-  return { sign_session_id: id, server_commitments: encodeCommitments(commitments), message: Buffer.from(message).toString('base64'), expires_at: new Date(now + SIGN_SESSION_TTL_MS).toISOString() };
+  // A newer round supersedes older open ones: their nonces are destroyed unused.
+  closeOpenSessions(deps.db, tx.transaction_id);
+  insertSignSession(deps.db, {
+    sign_session_id: round.id,
+    transaction_id: tx.transaction_id,
+    message_hash: sha256(message),
+    agent_commitments: JSON.stringify(encodeCommitments(round.agent)),
+    server_commitments: JSON.stringify(encodeCommitments(round.server)),
+    nonces: round.sealedNonces,
+    now,
+    expires_at: now + SIGN_SESSION_TTL_MS,
+  });
+  return { sign_session_id: round.id, server_commitments: encodeCommitments(round.server), message: Buffer.from(message).toString('base64'), expires_at: new Date(now + SIGN_SESSION_TTL_MS).toISOString() };
 }
 
 export interface SignCompleteResult {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiClient, ApiError } from '../client/api.ts';
 import { ProfileError } from '../client/profile.ts';
 import { registerWallet, type RegisterParams } from '../client/register.ts';
-import { confirmSignSubmit, expectationOf, intentOf, type Expectation } from '../client/sign.ts';
+import { AgentRound, completePay, confirmSignSubmit, expectationOf, intentOf, type Expectation } from '../client/sign.ts';
 import { recordIntent, usernameOf } from '../client/custody.ts';
 import { pinsOf, updatePins, type SaveProfile } from '../client/pins.ts';
 import { exportWallet, importWallet, parseWalletFile } from '../client/wallet-file.ts';
@@ -51,10 +51,14 @@ async function confirmAndSubmit(
   confirmAction: string,
   expect: Expectation | undefined,
   acceptNewFees: boolean,
-  cancelOnRefusal = false,
 ): Promise<Record<string, unknown>> {
+  return completedOr(api, transactionId, () => confirmSignSubmit(api, profile, transactionId, { confirmAction, expect, acceptNewFees, save: saver(s), progress: (step) => s.progress(step) }));
+}
+
+/** Runs `sign`; a transaction that completed meanwhile (a retry) answers with its final view instead. */
+async function completedOr(api: ApiClient, transactionId: string, sign: () => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
   try {
-    return await confirmSignSubmit(api, profile, transactionId, { confirmAction, expect, acceptNewFees, save: saver(s), progress: (step) => s.progress(step), cancelOnRefusal });
+    return await sign();
   } catch (err) {
     if (err instanceof ApiError && err.errorCode === 'ALREADY_COMPLETED') {
       return api.call<Record<string, unknown>>('bot', 'submit_signed_tx', { transaction_id: transactionId });
@@ -101,13 +105,16 @@ export const payTool: ToolHandler = async (s, args) => {
   expect.createdAt = new Date().toISOString();
   await pinsOf(api, profile, saver(s));
   s.progress(`creating payment intent (idempotency key ${idempotencyKey})`);
-  const intent = await api.call<Record<string, unknown>>('bot', 'pay', params, { idempotencyKey });
+  // Round one rides on pay (two round trips): a pre_approved answer opens the signing round.
+  const round = confirm === false ? null : new AgentRound(profile);
+  const intent = await api.call<Record<string, unknown>>('bot', 'pay', round ? { ...params, commitments: round.commitments } : params, { idempotencyKey });
   // Kept until signed, so confirm_payment after the owner's approval holds the server to the same words.
   updatePins(profile, saver(s), (p) => {
     recordIntent(p, String(intent.transaction_id), intentOf(expect), new Date());
   });
-  if (intent.status !== 'pre_approved' || confirm === false) return { ...intent, idempotency_key: idempotencyKey };
-  const result = await confirmAndSubmit(s, api, profile, String(intent.transaction_id), 'confirm_payment', expect, accept_new_fees === true, true);
+  if (intent.status !== 'pre_approved' || !round) return { ...intent, idempotency_key: idempotencyKey };
+  const opts = { expect, acceptNewFees: accept_new_fees === true, save: saver(s), progress: (step: string) => s.progress(step), cancelOnRefusal: true };
+  const result = await completedOr(api, String(intent.transaction_id), () => completePay(api, profile, intent, round, opts));
   return { ...result, idempotency_key: idempotencyKey };
 };
 

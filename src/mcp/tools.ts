@@ -93,6 +93,8 @@ export const TOOL_ROWS: readonly ToolRow[] = [
   {
     name: 'pay',
     action: 'pay',
+    // The client's own FROST round one, never the model's.
+    omit: ['commitments'],
     extend: { confirm: T.Optional(T.Boolean({ default: true, description: 'false: only create the intent; confirm it later with confirm_payment' })), ...CUSTODY_ARGS },
     run: payTool,
     description:
@@ -101,6 +103,7 @@ export const TOOL_ROWS: readonly ToolRow[] = [
   {
     name: 'confirm_payment',
     action: 'confirm_payment',
+    omit: ['commitments'],
     extend: CUSTODY_ARGS,
     run: confirmTool('confirm_payment'),
     hints: { destructiveHint: true },
@@ -119,6 +122,7 @@ export const TOOL_ROWS: readonly ToolRow[] = [
   {
     name: 'confirm_withdrawal',
     action: 'confirm_withdrawal',
+    omit: ['commitments'],
     extend: { accept_new_fees: AcceptNewFees },
     run: confirmTool('confirm_withdrawal'),
     hints: { destructiveHint: true },

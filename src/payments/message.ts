@@ -33,8 +33,11 @@ function priceFor(tx: TxRow, estimate: bigint, cap: bigint): bigint {
   return previous > estimate ? previous : estimate;
 }
 
-/** Returns the transaction with a current message, building one when needed. */
-export async function ensureMessage(services: Services, walletAddress: string, tx: TxRow): Promise<TxRow> {
+/**
+ * Returns the transaction with a current message, building one when needed. `withNew` runs inside
+ * the SQLite transaction that stores a new message, on the row as stored (one commit, not two).
+ */
+export async function ensureMessage(services: Services, walletAddress: string, tx: TxRow, withNew?: (stored: TxRow) => void): Promise<TxRow> {
   if (tx.signed_tx) return tx;
   if (tx.message && tx.last_valid_block_height !== null) {
     const height = await services.chain.getBlockHeight();
@@ -70,7 +73,10 @@ export async function ensureMessage(services: Services, walletAddress: string, t
     blockhash,
   });
   services.db
-    .transaction(() => setTxMessage(services.db, tx.transaction_id, built.messageBytes, built.lastValidBlockHeight, services.now().getTime(), price))
+    .transaction(() => {
+      setTxMessage(services.db, tx.transaction_id, built.messageBytes, built.lastValidBlockHeight, services.now().getTime(), price);
+      if (withNew) withNew(getTx(services.db, tx.transaction_id)!);
+    })
     .immediate();
   const fresh = getTx(services.db, tx.transaction_id);
   if (!fresh) throw new AppError('NOT_FOUND', 'Transaction not found.');

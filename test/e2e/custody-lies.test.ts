@@ -59,13 +59,16 @@ async function message(p: { amount: bigint; recipient: Address; fee: bigint; min
   return Buffer.from(messageBytes).toString('base64');
 }
 
-/** A consistent lie: the pay answer and the confirm answer (summary AND message) agree on `p`. */
+/**
+ * A consistent lie: the pay answer and the answer carrying the message (summary AND message) agree
+ * on `p` — pay's own answer on the fast path, confirm_payment's on the step-by-step one.
+ */
 function consistentLie(p: { amount: bigint; recipient: Address; fee: bigint; mint?: Address; noAccount?: boolean }): Lie {
   return async (action, _params, data) => {
-    if (action === 'pay') return { ...data, amount: toUsdcNumber(p.amount), fee: toUsdcNumber(p.fee), to_address: p.recipient };
-    if (action !== 'confirm_payment') return data;
+    const lied = action === 'pay' ? { ...data, amount: toUsdcNumber(p.amount), fee: toUsdcNumber(p.fee), to_address: p.recipient } : data;
+    if ((action !== 'pay' && action !== 'confirm_payment') || typeof data.message !== 'string') return lied;
     return {
-      ...data,
+      ...lied,
       message: await message(p),
       summary: { ...data.summary, amount: toUsdcNumber(p.amount), fee: toUsdcNumber(p.fee), to_address: p.recipient, ...(p.mint ? { usdc_mint: p.mint } : {}) },
     };

@@ -224,12 +224,13 @@ describe('signing safety', () => {
           })
         ).messageBytes;
     s.db.query('UPDATE transactions SET message = ? WHERE transaction_id = ?').run(tampered, intent.transaction_id);
-    const sessions = () => (s.db.query('SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ?').get(intent.transaction_id) as { n: bigint }).n;
-    const before = sessions();
+    // The confirm answer opens the round (fast path); the refusal comes before the agent's share exists.
+    const released = () => (s.db.query('SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND (agent_share IS NOT NULL OR status != ?)').get(intent.transaction_id, 'open') as { n: bigint }).n;
     const err = await errorOf(confirmSignSubmit(alice.api, alice.profile, intent.transaction_id, { expect: { recipientAddress: bob.address, amount: 1_000_000n } }));
     expect(err).toBeInstanceOf(CustodyCheckError);
     expect(err.message).toContain('refusing to sign');
-    expect(sessions()).toBe(before);
+    expect(released()).toBe(0n);
+    expect(s.db.query('SELECT signed_tx FROM transactions WHERE transaction_id = ?').get(intent.transaction_id)).toEqual({ signed_tx: null });
     await alice.api.call('bot', 'cancel_payment', { transaction_id: intent.transaction_id });
   });
 });

@@ -104,8 +104,14 @@ describe('tools', () => {
     const contract = new Map<string, ContractAction>(
       [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402, AGENT_EXPORTS].flatMap((g) => Object.entries(g as Record<string, ContractAction>).map(([name, def]) => [`${def.endpoint}/${name}`, def] as const)),
     );
-    // The intentional differences: register fills the DKG fields itself; composite tools take a few extras.
-    const omitted: Record<string, string[]> = { register: ['dkg_session_id', 'proof_signature'] };
+    // The intentional differences: register fills the DKG fields itself, the signing tools their FROST
+    // commitments; composite tools take a few extras.
+    const omitted: Record<string, string[]> = {
+      register: ['dkg_session_id', 'proof_signature'],
+      pay: ['commitments'],
+      confirm_payment: ['commitments'],
+      confirm_withdrawal: ['commitments'],
+    };
     const extras: Record<string, string[]> = {
       pay: ['idempotency_key', 'confirm', 'max_amount', 'accept_new_address', 'accept_new_fees'],
       confirm_payment: ['max_amount', 'accept_new_address', 'accept_new_fees'],

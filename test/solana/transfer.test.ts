@@ -122,6 +122,17 @@ describe('assembleSignedTransaction', () => {
     expect(full.subarray(1, 65)).toEqual(feeSig);
   });
 
+  it('reads the signer slots from the header alone, as a full decode names them', async () => {
+    const c = cast();
+    const built = [
+      (await buildUsdcTransfer({ ...c, amount: 5n, fee: 1n, createRecipientAta: true, blockhash: BLOCKHASH })).messageBytes,
+      (await buildX402Transfer({ wallet: c.wallet, mint: c.mint, payTo: randomAddress(), amount: 1n, feePayer: c.feePayer, blockhash: BLOCKHASH })).messageBytes,
+    ];
+    for (const bytes of built) expect(signatureSlots(bytes)).toEqual(decodeMessage(bytes).signers);
+    expect(() => signatureSlots(built[0]!.subarray(0, 40))).toThrow('malformed message header');
+    expect(() => signatureSlots(new Uint8Array([0x80, 0, 0, 0, 0]))).toThrow('malformed message header');
+  });
+
   it('refuses a signature from an address the message does not ask for, or of the wrong length', async () => {
     const c = cast();
     const { messageBytes } = await buildUsdcTransfer({ ...c, amount: 5n, fee: 0n, createRecipientAta: false, blockhash: BLOCKHASH });
