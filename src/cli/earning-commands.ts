@@ -63,7 +63,7 @@ function expiresIn(value: string | undefined): number | string | undefined {
 /** `request create|get|list|cancel|send` for an agent's or a merchant's paylinks. */
 export async function requestCommand(ctx: CliContext, target: RequestTarget): Promise<number> {
   const usage = requestUsage(target);
-  const { flags, positional } = commandFlags(ctx.args, {
+  const { flags, positional } = commandFlags(ctx, {
     description: 'string',
     amount: 'string',
     item: 'strings',
@@ -124,8 +124,7 @@ export const EARNING_COMMANDS: Record<string, Command> = {
   request: (ctx) => requestCommand(ctx, { endpoint: 'bot', prefix: 'agent-wallet', api: () => profileClient(ctx).api }),
 
   'fund-request': async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { reason: 'string', 'idempotency-key': 'string' });
-    if (positional.length !== 1 || !flags.reason) throw new UsageError('usage: agent-wallet fund-request AMOUNT --reason R [--idempotency-key K]');
+    const { flags, positional } = commandFlags(ctx, { reason: 'string', 'idempotency-key': 'string' });
     const { api } = profileClient(ctx);
     // A key per logical request: a retry of this command never asks the owner twice.
     const res = await api.call<Record<string, unknown>>('bot', 'request_funds', { amount: positional[0], reason: flags.reason }, { idempotencyKey: flags['idempotency-key'] ?? randomUUID() });
@@ -134,8 +133,7 @@ export const EARNING_COMMANDS: Record<string, Command> = {
   },
 
   'fund-requests': async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { status: 'string', limit: 'string', offset: 'string' });
-    if (positional.length > 0) throw new UsageError('usage: agent-wallet fund-requests [--status open|fulfilled|declined] [--limit N] [--offset N]');
+    const { flags } = commandFlags(ctx, { status: 'string', limit: 'string', offset: 'string' });
     const { api } = profileClient(ctx);
     printData(ctx, await api.call('bot', 'list_fund_requests', { status: flags.status, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) }));
     return EXIT.ok;
