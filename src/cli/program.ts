@@ -64,13 +64,14 @@ export function buildProgram(done: (code: number) => void, json: boolean): Comma
     });
   helpFooter(simnet, ['agent-wallet simnet --port 8899 --rate-limit 10 --congestion-floor 1000'], ['ok', 'error', 'usage']);
 
-  program
+  const version = program
     .command('version')
     .description('print the version (also --version)')
     .action(() => {
       process.stdout.write(`${VERSION}\n`);
       done(0);
     });
+  helpFooter(version, ['agent-wallet version'], ['ok']);
 
   const completion = program
     .command('completion')
