@@ -39,11 +39,18 @@ export function collect(value: string, previous: string[] | undefined): string[]
   return [...(previous ?? []), value];
 }
 
-/** The long flag names of a command family: a body serving `withdraw` and `withdraw confirm` reads both's. */
+/**
+ * The long flag names a body may read: one body serves a command family (`withdraw` and
+ * `withdraw confirm`; `request create` and `request list`), so the family's group and all it holds.
+ */
 function familyFlags(cmd: CommandUnknownOpts): Set<string> {
-  const top = cmd.parent?.parent ? cmd.parent : cmd;
   const names = new Set<string>();
-  for (const c of [top, ...top.commands]) for (const o of c.options) if (o.long) names.add(o.long.slice(2));
+  const add = (c: CommandUnknownOpts, deep: boolean) => {
+    for (const o of c.options) if (o.long) names.add(o.long.slice(2));
+    if (deep) for (const sub of c.commands) add(sub as CommandUnknownOpts, true);
+  };
+  for (let c = cmd.parent; c; c = c.parent) add(c, false);
+  add(cmd.parent?.parent ? cmd.parent : cmd, true);
   return names;
 }
 
