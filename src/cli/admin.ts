@@ -1,13 +1,7 @@
 /**
- * `agent-wallet admin …` (DESIGN §11): local administration on the data directory. Commands open
- * the data dir's `wallet.db` directly; busy_timeout makes that safe while the daemon runs.
- *
- *   admin mail [--limit N] [--json] [--data-dir DIR]          the mail outbox, newest first, with links
- *   admin owner-token EMAIL [--label L] [--json] [--data-dir DIR]
- *                                                             mints an owner API token (creates the owner if missing)
- *   admin faucet ADDRESS AMOUNT [--sol N] [--data-dir DIR]    simnet USDC/SOL from the running daemon
- *   admin backup / restore / mark-restored                    backups safe for custody (admin-backup.ts)
- *   admin doctor [--json] [--data-dir DIR]                    health checks, exit 1 on any problem (admin-doctor.ts)
+ * `agent-wallet admin mail` and `admin owner-token` (DESIGN §11), and the error handling every
+ * admin command shares. Commands open the data dir's `wallet.db` directly; busy_timeout makes
+ * that safe while the daemon runs. The command tree (flags, help) is in admin-program.ts.
  */
 import type { Database } from 'bun:sqlite';
 import { existsSync } from 'node:fs';
