@@ -54,7 +54,8 @@ export function addEventsCommands(parent: Command, done: Done, prefix: string, t
 
 /** `request create|get|list|cancel|send` of an agent or a merchant, with the body of earning-commands.ts. */
 export function addRequestCommands(parent: Command, done: Done, prefix: string, target: (ctx: CliContext) => Promise<number>): void {
-  const request = parent.command('request').description('paylinks: a checkout page and Solana Pay QR that anyone can pay');
+  // The group takes the global flags too: `request --json create …` reads as before commander.
+  const request = withGlobals(parent.command('request').description('paylinks: a checkout page and Solana Pay QR that anyone can pay'));
   helpFooter(request, [`${prefix} request create --description "Logo design" --amount 25`], AGENT_EXITS);
   const sub = (name: string, summary: string, example: string, args: (c: CommandUnknownOpts) => CommandUnknownOpts) =>
     helpFooter(args(agent(request as unknown as Command, name, summary)).action(clientAction(done, async () => target, [name])), [`${prefix} request ${example}`], AGENT_EXITS);
@@ -174,7 +175,7 @@ export function addAgentCommands(program: Command, done: Done): void {
   );
   cmd(wd as unknown as Command, 'get', 'a withdrawal and its status', withdrawal, ['agent-wallet withdraw get wd_123'], AGENT_EXITS, 'withdraw', ['get'])((c) => c.argument('<withdrawalId>', 'the withdrawal'));
 
-  const x = program.command('x402').description('call paid (HTTP 402) APIs and pay them in USDC under the guard rails');
+  const x = withGlobals(program.command('x402').description('call paid (HTTP 402) APIs and pay them in USDC under the guard rails')) as unknown as Command;
   helpFooter(x, ['agent-wallet x402 fetch https://api.example.com/joke --max-amount 0.05'], AGENT_EXITS);
   cmd(x, 'fetch', 'call a URL; pay its 402 price when the guard rails allow; print the answer', x402, ['agent-wallet x402 fetch https://api.example.com/joke --max-amount 0.05'], [
     'ok',

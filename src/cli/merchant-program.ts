@@ -11,7 +11,8 @@ async function merchantBody(name: string, ctx: CliContext): Promise<number> {
 }
 
 export function addMerchantCommands(program: Command, done: Done): void {
-  const merchant = program.command('merchant').description('merchant account calls; the key is kept in <home>/merchants/<profile>.json');
+  // The group takes the global flags too: `merchant --json info` reads as before commander.
+  const merchant = withGlobals(program.command('merchant').description('merchant account calls; the key is kept in <home>/merchants/<profile>.json')) as unknown as Command;
   helpFooter(merchant, ['agent-wallet merchant register --name "Cafe" --username cafe --payout-address 9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin'], AGENT_EXITS);
   const sub = (name: string, summary: string, example: string, setup: (c: CommandUnknownOpts) => CommandUnknownOpts = (c) => c) => {
     const c = withGlobals(merchant.command(name).description(summary)) as unknown as CommandUnknownOpts;

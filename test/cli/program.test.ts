@@ -8,6 +8,7 @@ import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import { buildProgram } from '../../src/cli/program.ts';
 import { VERSION } from '../../src/version.ts';
 import { runCli } from '../helpers/daemon.ts';
+import { tempDir } from '../helpers/services.ts';
 
 function everyCommand(cmd: CommandUnknownOpts, path: string[] = []): { path: string[]; cmd: CommandUnknownOpts }[] {
   return cmd.commands.filter((c) => c.name() !== 'help').flatMap((c) => [{ path: [...path, c.name()], cmd: c as CommandUnknownOpts }, ...everyCommand(c as CommandUnknownOpts, [...path, c.name()])]);
@@ -96,6 +97,17 @@ describe('usage errors: exit 2 with a suggestion', () => {
     expect(fund.stderr).toContain("required option '--reason <text>' not specified");
     expect((await runCli(['admin'])).code).toBe(2);
     expect((await runCli(['merchant', 'frobnicate'])).code).toBe(2);
+  });
+});
+
+describe('global flags', () => {
+  test('apply after a group name as after the command (merchant --json info, withdraw --json get ID)', async () => {
+    const home = tempDir('aw-cli-globals-');
+    for (const args of [['merchant', '--json', 'info', '--home', home], ['withdraw', '--json', '--home', home, 'get', 'wd_1'], ['balance', '--home', home, '--json']]) {
+      const res = await runCli(args);
+      expect(res.code).toBe(4);
+      expect(res.json.error.code).toBe('CLIENT_PROFILE');
+    }
   });
 });
 
