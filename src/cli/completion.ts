@@ -49,14 +49,15 @@ complete -o default -F _agent_wallet agent-wallet
 `;
 }
 
+/** Fish: the condition in double quotes (paths hold no `$` or `"`), words and descriptions in single quotes. */
 function fish(nodes: Node[]): string {
   const paths = nodes.map((n) => quote(n.path)).join(' ');
   const lines = nodes.flatMap((n) => [
     ...n.subcommands.map((s) => {
       const child = nodes.find((c) => c.path === (n.path ? `${n.path} ${s}` : s));
-      return `complete -c agent-wallet -f -n ${quote(`__agent_wallet_at ${quote(n.path)}`)} -a ${quote(s)} -d ${quote(child?.summary ?? 'help for a command')}`;
+      return `complete -c agent-wallet -f -n "__agent_wallet_at ${quote(n.path)}" -a ${quote(s)} -d ${quote(child?.summary ?? 'help for a command')}`;
     }),
-    ...n.flags.map((f) => `complete -c agent-wallet -n ${quote(`__agent_wallet_at ${quote(n.path)}`)} -l ${quote(f.name.slice(2))} -d ${quote(f.summary)}`),
+    ...n.flags.map((f) => `complete -c agent-wallet -n "__agent_wallet_at ${quote(n.path)}" -l ${quote(f.name.slice(2))} -d ${quote(f.summary)}`),
   ]);
   return `# agent-wallet completion for fish: agent-wallet completion fish > ~/.config/fish/completions/agent-wallet.fish
 set -g __agent_wallet_paths ${paths}

@@ -137,7 +137,8 @@ describe('completion', () => {
     expect(zsh.stdout).toContain('bashcompinit');
     const fish = await runCli(['completion', 'fish']);
     expect(fish.code).toBe(0);
-    expect(fish.stdout).toContain("complete -c agent-wallet -f -n '__agent_wallet_at '\\'''\\''' -a 'history'");
+    expect(fish.stdout).toContain(`complete -c agent-wallet -f -n "__agent_wallet_at ''" -a 'history'`);
+    expect(fish.stdout).toContain(`complete -c agent-wallet -n "__agent_wallet_at 'admin catalog add'" -l 'name'`);
     const bad = await runCli(['completion', 'tcsh']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('bash, zsh, fish');
