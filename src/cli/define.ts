@@ -72,3 +72,27 @@ export function inputOf(cmd: CommandUnknownOpts, prefix: string[] = []): Command
   }
   return { args: [...prefix, ...cmd.args], flags, declared: familyFlags(cmd) };
 }
+
+/**
+ * `program` as the registrations see it when only `wants` commands can run: any other top-level
+ * command is declared by name and summary only (all the overview and "did you mean" read) and the
+ * rest of its declaration goes to a sink, so a start builds one command's tree, not all ~80 (~10 ms).
+ */
+export function onlyTree<C extends CommandUnknownOpts>(program: C, wants: (name: string) => boolean): C {
+  // Any property of the sink, and any call of one, is the sink again.
+  const sink: object = new Proxy(() => sink, { get: () => sink });
+  const command = (nameAndArgs: string) => {
+    const declared = program.command(nameAndArgs);
+    if (wants(declared.name())) return declared;
+    return new Proxy(sink, {
+      get: (_, property) =>
+        property === 'description'
+          ? (summary: string) => {
+              declared.description(summary);
+              return sink;
+            }
+          : sink,
+    });
+  };
+  return new Proxy(program, { get: (target, property, receiver) => (property === 'command' ? command : Reflect.get(target, property, receiver)) });
+}

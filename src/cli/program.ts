@@ -7,14 +7,17 @@ import { Command, CommanderError, Option } from '@commander-js/extra-typings';
 import { VERSION } from '../version.ts';
 import { addAdminCommands } from './admin-program.ts';
 import { addAgentCommands } from './agent-program.ts';
-import { EXIT_CODES, helpFooter } from './define.ts';
+import { EXIT_CODES, helpFooter, onlyTree } from './define.ts';
 import { addMerchantCommands } from './merchant-program.ts';
 import { parsePort, UsageError } from './usage.ts';
 
 const ALL_EXITS = Object.keys(EXIT_CODES) as (keyof typeof EXIT_CODES)[];
 
-/** Builds the program; `done` receives the exit code of the command that ran. */
-export function buildProgram(done: (code: number) => void, json: boolean): Command {
+/**
+ * Builds the program; `done` receives the exit code of the command that ran. Only the top-level
+ * commands `wants` names are declared in full (see onlyTree); the others by name and summary.
+ */
+export function buildProgram(done: (code: number) => void, json: boolean, wants: (name: string) => boolean = () => true): Command {
   const program = new Command('agent-wallet')
     .description('USDC wallets on Solana for AI agents, under 2-of-2 FROST custody.\nAgent commands take --server URL, --profile NAME, --json and --home DIR after their name.')
     .version(VERSION, '-v, --version', 'print the version')
@@ -29,9 +32,10 @@ export function buildProgram(done: (code: number) => void, json: boolean): Comma
         if (!json) write(t);
       },
     });
+  const tree = onlyTree(program, wants);
   helpFooter(program, ['agent-wallet serve', 'agent-wallet register --name "Research bot" --owner-email me@example.com', 'agent-wallet pay alice 5', 'agent-wallet help pay'], ALL_EXITS);
 
-  const serve = program
+  const serve = tree
     .command('serve')
     .description('run the daemon: HTTP API, web pages, jobs, FROST coordinator, SQLite ledger (default: simnet, 127.0.0.1:8787, ./data)')
     .option('--config <file>', 'config file (env AGENT_WALLET_CONFIG; default <data-dir>/config.toml)')
@@ -44,11 +48,11 @@ export function buildProgram(done: (code: number) => void, json: boolean): Comma
     });
   helpFooter(serve, ['agent-wallet serve --data-dir /var/lib/agent-wallet --port 8787'], ['ok', 'error', 'usage']);
 
-  addAgentCommands(program, done);
-  addMerchantCommands(program, done);
-  addAdminCommands(program, done);
+  addAgentCommands(tree, done);
+  addMerchantCommands(tree, done);
+  addAdminCommands(tree, done);
 
-  const simnet = program
+  const simnet = tree
     .command('simnet')
     .description('the embedded Solana chain alone (JSON-RPC, USDC at the devnet mint); the fault flags make it act as a hosted provider on a busy mainnet')
     .option('--port <n>', 'RPC port (default 8899)')
@@ -64,7 +68,7 @@ export function buildProgram(done: (code: number) => void, json: boolean): Comma
     });
   helpFooter(simnet, ['agent-wallet simnet --port 8899 --rate-limit 10 --congestion-floor 1000'], ['ok', 'error', 'usage']);
 
-  const version = program
+  const version = tree
     .command('version')
     .description('print the version (also --version)')
     .action(() => {
@@ -73,7 +77,7 @@ export function buildProgram(done: (code: number) => void, json: boolean): Comma
     });
   helpFooter(version, ['agent-wallet version'], ['ok']);
 
-  const completion = program
+  const completion = tree
     .command('completion')
     .description('print a shell completion script')
     .addArgument(program.createArgument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish'] as const))
@@ -86,13 +90,26 @@ export function buildProgram(done: (code: number) => void, json: boolean): Comma
   return program;
 }
 
+/** The top-level commands this command line can run: all for the overview and completion, none for --version. */
+function wanted(argv: string[]): (name: string) => boolean {
+  const [first, second] = argv;
+  if (first === '--version' || first === '-v') return () => false;
+  if (first === undefined || first.startsWith('-') || first === 'completion' || (first === 'help' && second === undefined)) return () => true;
+  const name = first === 'help' ? second : first;
+  return (n) => n === name;
+}
+
 /** Runs `agent-wallet ARGV`; resolves to the exit code. Usage errors are exit 2 (with --json: the envelope). */
 export async function runProgram(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   let code = 0;
-  const program = buildProgram((c) => {
-    code = c;
-  }, json);
+  const program = buildProgram(
+    (c) => {
+      code = c;
+    },
+    json,
+    wanted(argv),
+  );
   if (argv.length === 0) {
     program.outputHelp();
     return 0;
