@@ -128,7 +128,6 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
   events: (ctx) => eventsCommand(ctx, { endpoint: 'bot', prefix: 'agent-wallet', api: () => profileClient(ctx).api }),
 
   approvals: async (ctx) => {
-    commandFlags(ctx, {});
     const { api } = profileClient(ctx);
     printData(ctx, await api.call('bot', 'pending_approvals'));
     return EXIT.ok;
