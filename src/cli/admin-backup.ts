@@ -6,12 +6,9 @@
 import { resolve } from 'node:path';
 import { loadConfig } from '../config.ts';
 import { BackupError, createBackup, markLedgerRestored, restoreBackup } from '../ops/backup.ts';
-import { commandFlags } from './context.ts';
+import { dataDirEnv } from './admin-network.ts';
+import { commandFlags, type CommandInput } from './context.ts';
 import { UsageError } from './usage.ts';
-
-export const BACKUP_USAGE = `  agent-wallet admin backup DIR [--encrypt] [--json] [--data-dir D]
-  agent-wallet admin restore DIR --data-dir NEW [--json]
-  agent-wallet admin mark-restored --backup-time ISO_TIME [--data-dir D]`;
 
 interface Io {
   out: (text: string) => void;
@@ -24,11 +21,10 @@ function passphrase(env: Io['env']): string {
   return value;
 }
 
-export function backupCommand(args: string[], io: Io): number {
-  const { flags, positional } = commandFlags(args, { 'data-dir': 'string', encrypt: 'boolean', json: 'boolean' });
-  if (positional.length !== 1) throw new UsageError(`usage:\n${BACKUP_USAGE}`);
+export function backupCommand(input: CommandInput, io: Io): number {
+  const { flags, positional } = commandFlags(input, { 'data-dir': 'string', encrypt: 'boolean', json: 'boolean' });
   const dataDir = resolve(flags['data-dir'] ?? io.env.AGENT_WALLET_DATA_DIR ?? './data');
-  const config = loadConfig({ dataDir }, io.env);
+  const config = loadConfig({ dataDir }, dataDirEnv(dataDir, io.env));
   const manifest = createBackup(config, positional[0]!, { passphrase: flags.encrypt ? passphrase(io.env) : undefined });
   if (flags.json) io.out(`${JSON.stringify(manifest, null, 2)}\n`);
   else {
@@ -39,11 +35,10 @@ export function backupCommand(args: string[], io: Io): number {
   return 0;
 }
 
-export function restoreCommand(args: string[], io: Io): number {
-  const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean' });
-  if (positional.length !== 1 || !flags['data-dir']) throw new UsageError(`usage:\n${BACKUP_USAGE}`);
-  const manifest = restoreBackup(positional[0]!, flags['data-dir'], { passphrase: io.env.AGENT_WALLET_BACKUP_PASSPHRASE });
-  const target = resolve(flags['data-dir']);
+export function restoreCommand(input: CommandInput, io: Io): number {
+  const { flags, positional } = commandFlags(input, { 'data-dir': 'string', json: 'boolean' });
+  const manifest = restoreBackup(positional[0]!, flags['data-dir']!, { passphrase: io.env.AGENT_WALLET_BACKUP_PASSPHRASE });
+  const target = resolve(flags['data-dir']!);
   if (flags.json) io.out(`${JSON.stringify({ data_dir: target, backup_created_at: manifest.created_at, schema_version: manifest.schema_version, network: manifest.network, files: manifest.files.map((f) => f.path) }, null, 2)}\n`);
   else {
     io.out(`Restored the backup of ${manifest.created_at} into ${target}.\n`);
@@ -52,10 +47,10 @@ export function restoreCommand(args: string[], io: Io): number {
   return 0;
 }
 
-export function markRestoredCommand(args: string[], io: Io): number {
-  const { flags, positional } = commandFlags(args, { 'data-dir': 'string', 'backup-time': 'string' });
-  const time = flags['backup-time'];
-  if (positional.length !== 0 || !time || Number.isNaN(Date.parse(time))) throw new UsageError(`usage:\n${BACKUP_USAGE}`);
+export function markRestoredCommand(input: CommandInput, io: Io): number {
+  const { flags } = commandFlags(input, { 'data-dir': 'string', 'backup-time': 'string' });
+  const time = flags['backup-time']!;
+  if (Number.isNaN(Date.parse(time))) throw new UsageError(`--backup-time must be an ISO time such as 2026-01-31T12:00:00Z, got "${time}"`);
   const dataDir = resolve(flags['data-dir'] ?? io.env.AGENT_WALLET_DATA_DIR ?? './data');
   markLedgerRestored(dataDir, new Date(time).toISOString());
   io.out(`Marked ${dataDir}/wallet.db as restored from ${new Date(time).toISOString()}; the daemon reconciles it on its next start.\n`);

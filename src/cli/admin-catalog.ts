@@ -18,14 +18,9 @@ import { openDatabase } from '../db/open.ts';
 import { listCatalog, removeCatalogEntry } from '../db/x402.ts';
 import { checkName } from '../domain/identity.ts';
 import { addEntry, catalogView, normaliseTags, reverifyCatalog } from '../x402/catalog.ts';
-import { commandFlags } from './context.ts';
+import { dataDirEnv } from './admin-network.ts';
+import { commandFlags, type CommandInput } from './context.ts';
 import { UsageError } from './usage.ts';
-
-const USAGE = `usage:
-  agent-wallet admin catalog add URL --name N --description D [--tag T]… [--method M] [--json] [--data-dir DIR]
-  agent-wallet admin catalog list [--all] [--json] [--data-dir DIR]
-  agent-wallet admin catalog remove URL|ENTRY_ID [--data-dir DIR]
-  agent-wallet admin catalog verify [--json] [--data-dir DIR]`;
 
 interface CatalogIo {
   out: (text: string) => void;
@@ -37,7 +32,7 @@ async function withLedger<T>(dataDirFlag: string | undefined, env: CatalogIo['en
   const dataDir = resolve(dataDirFlag ?? env.AGENT_WALLET_DATA_DIR ?? './data');
   const path = join(dataDir, 'wallet.db');
   if (!existsSync(path)) throw new CatalogError(`no ledger at ${path}; pass the --data-dir the daemon runs with (default ./data)`);
-  const config = loadConfig({ dataDir }, env);
+  const config = loadConfig({ dataDir }, dataDirEnv(dataDir, env));
   const db = openDatabase(path, { network: config.solana.network });
   try {
     return await fn(db, config);
@@ -61,13 +56,12 @@ function line(e: ReturnType<typeof catalogView> & { status?: string; last_error?
   return `${e.name}  ${e.price} USDC  ${e.method} ${e.url}${state}\n  ${e.description}${tags}\n`;
 }
 
-const SUBCOMMANDS: Record<string, (args: string[], io: CatalogIo) => Promise<number>> = {
-  add: async (args, io) => {
-    const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean', name: 'string', description: 'string', tag: 'strings', method: 'string' });
-    if (positional.length !== 1 || !flags.name || !flags.description) throw new UsageError(USAGE);
-    const name = checkName(flags.name);
+export const CATALOG_COMMANDS: Record<'add' | 'list' | 'remove' | 'verify', (input: CommandInput, io: CatalogIo) => Promise<number>> = {
+  add: async (input, io) => {
+    const { flags, positional } = commandFlags(input, { 'data-dir': 'string', json: 'boolean', name: 'string', description: 'string', tag: 'strings', method: 'string' });
+    const name = checkName(flags.name!);
     if (!name.ok) throw new UsageError(`--name ${name.reason}`);
-    if (flags.description.length > 500) throw new UsageError('--description must be at most 500 characters');
+    if (flags.description!.length > 500) throw new UsageError('--description must be at most 500 characters');
     let tags: string[];
     try {
       tags = normaliseTags(flags.tag ?? []);
@@ -82,9 +76,8 @@ const SUBCOMMANDS: Record<string, (args: string[], io: CatalogIo) => Promise<num
     return 0;
   },
 
-  list: async (args, io) => {
-    const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean', all: 'boolean' });
-    if (positional.length > 0) throw new UsageError(USAGE);
+  list: async (input, io) => {
+    const { flags } = commandFlags(input, { 'data-dir': 'string', json: 'boolean', all: 'boolean' });
     const items = await withLedger(flags['data-dir'], io.env, (db) =>
       listCatalog(db, { includeHidden: flags.all }).map((r) => ({ entry_id: r.entry_id, status: r.status, last_error: r.last_error, checked_at: new Date(Number(r.checked_at)).toISOString(), ...catalogView(r) })),
     );
@@ -95,34 +88,26 @@ const SUBCOMMANDS: Record<string, (args: string[], io: CatalogIo) => Promise<num
     return 0;
   },
 
-  remove: async (args, io) => {
-    const { flags, positional } = commandFlags(args, { 'data-dir': 'string' });
-    if (positional.length !== 1) throw new UsageError(USAGE);
+  remove: async (input, io) => {
+    const { flags, positional } = commandFlags(input, { 'data-dir': 'string' });
     const removed = await withLedger(flags['data-dir'], io.env, (db) => db.transaction(() => removeCatalogEntry(db, positional[0]!)).immediate());
     if (!removed) throw new CatalogError(`no catalog entry ${positional[0]}`);
     io.out(`Removed ${positional[0]}.\n`);
     return 0;
   },
 
-  verify: async (args, io) => {
-    const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean' });
-    if (positional.length > 0) throw new UsageError(USAGE);
+  verify: async (input, io) => {
+    const { flags } = commandFlags(input, { 'data-dir': 'string', json: 'boolean' });
     const result = await withLedger(flags['data-dir'], io.env, (db, config) => reverifyCatalog(config, db));
     print(io, flags.json, result, () => io.out(`${result.verified} verified, ${result.hidden} hidden.\n`));
     return 0;
   },
 };
 
-/** Runs `agent-wallet admin catalog ARGS`; returns the exit code. */
-export async function catalogCommand(
-  argv: string[],
-  io: CatalogIo = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), env: process.env },
-): Promise<number> {
-  const [name, ...rest] = argv;
-  const sub = name === undefined ? undefined : SUBCOMMANDS[name];
-  if (!sub) throw new UsageError(name === undefined ? USAGE : `unknown admin catalog command "${name}"\n${USAGE}`);
+/** Runs `agent-wallet admin catalog NAME`; a refused entry is exit code 1 with the message. */
+export async function runCatalog(name: keyof typeof CATALOG_COMMANDS, input: CommandInput, io: CatalogIo): Promise<number> {
   try {
-    return await sub(rest, io);
+    return await CATALOG_COMMANDS[name](input, io);
   } catch (err) {
     if (err instanceof CatalogError || err instanceof AppError) {
       io.err(`agent-wallet admin catalog: ${err.message}\n`);
@@ -131,4 +116,22 @@ export async function catalogCommand(
     }
     throw err;
   }
+}
+
+/** Runs `agent-wallet admin catalog ARGV` in this process with `io`; returns the exit code. */
+export async function catalogCommand(argv: string[], io: CatalogIo): Promise<number> {
+  const [{ Command, CommanderError }, { addCatalogCommands }] = await Promise.all([import('@commander-js/extra-typings'), import('./admin-program.ts')]);
+  let code = 0;
+  const catalog = new Command('catalog').exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
+  addCatalogCommands(catalog, (c) => {
+    code = c;
+  }, io);
+  try {
+    await catalog.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    if (err.exitCode === 0) return 0;
+    throw new UsageError(`${err.message.replace(/^error: /, '')}; usage: agent-wallet admin catalog --help`);
+  }
+  return code;
 }

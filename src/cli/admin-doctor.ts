@@ -1,16 +1,13 @@
 /** `agent-wallet admin doctor [--data-dir D] [--json]`: exit 0 when every check passes, 1 otherwise. */
 import { resolve } from 'node:path';
 import { runDoctor } from '../ops/doctor.ts';
-import { commandFlags } from './context.ts';
-import { UsageError } from './usage.ts';
+import { dataDirEnv } from './admin-network.ts';
+import { commandFlags, type CommandInput } from './context.ts';
 
-export const DOCTOR_USAGE = '  agent-wallet admin doctor [--json] [--data-dir D]';
-
-export async function doctorCommand(args: string[], io: { out: (t: string) => void; env: Record<string, string | undefined> }): Promise<number> {
-  const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean' });
-  if (positional.length > 0) throw new UsageError(`usage:\n${DOCTOR_USAGE}`);
+export async function doctorCommand(input: CommandInput, io: { out: (t: string) => void; env: Record<string, string | undefined> }): Promise<number> {
+  const { flags } = commandFlags(input, { 'data-dir': 'string', json: 'boolean' });
   const dataDir = resolve(flags['data-dir'] ?? io.env.AGENT_WALLET_DATA_DIR ?? './data');
-  const checks = await runDoctor(dataDir, io.env);
+  const checks = await runDoctor(dataDir, dataDirEnv(dataDir, io.env));
   const ok = checks.every((c) => c.ok);
   if (flags.json) io.out(`${JSON.stringify({ ok, checks }, null, 2)}\n`);
   else {

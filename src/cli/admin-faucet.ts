@@ -6,10 +6,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseUsdc } from '../domain/money.ts';
 import { isSolanaAddress } from '../payments/recipient.ts';
-import { commandFlags } from './context.ts';
+import { commandFlags, type CommandInput } from './context.ts';
 import { UsageError } from './usage.ts';
 
-const USAGE = 'usage: agent-wallet admin faucet ADDRESS AMOUNT [--sol N] [--data-dir DIR] [--json]';
 const LAMPORTS_PER_SOL = 1_000_000_000n;
 
 /** Thrown for a faucet that cannot be reached or refuses; the message says what to do. */
@@ -17,10 +16,9 @@ export class FaucetError extends Error {
   override readonly name = 'FaucetError';
 }
 
-export async function faucetCommand(args: string[], io: { out: (t: string) => void; env: Record<string, string | undefined> }): Promise<number> {
-  const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean', sol: 'string' });
-  const [address, amount] = positional;
-  if (!address || !amount || positional.length !== 2) throw new UsageError(USAGE);
+export async function faucetCommand(input: CommandInput, io: { out: (t: string) => void; env: Record<string, string | undefined> }): Promise<number> {
+  const { flags, positional } = commandFlags(input, { 'data-dir': 'string', json: 'boolean', sol: 'string' });
+  const [address, amount] = positional as [string, string];
   if (!isSolanaAddress(address)) throw new UsageError(`${address} is not a Solana address`);
   const usdc = parseUsdc(amount);
   if (!usdc.ok) throw new UsageError(`AMOUNT ${usdc.reason}`);

@@ -1,13 +1,7 @@
 /**
- * `agent-wallet admin …` (DESIGN §11): local administration on the data directory. Commands open
- * the data dir's `wallet.db` directly; busy_timeout makes that safe while the daemon runs.
- *
- *   admin mail [--limit N] [--json] [--data-dir DIR]          the mail outbox, newest first, with links
- *   admin owner-token EMAIL [--label L] [--json] [--data-dir DIR]
- *                                                             mints an owner API token (creates the owner if missing)
- *   admin faucet ADDRESS AMOUNT [--sol N] [--data-dir DIR]    simnet USDC/SOL from the running daemon
- *   admin backup / restore / mark-restored                    backups safe for custody (admin-backup.ts)
- *   admin doctor [--json] [--data-dir DIR]                    health checks, exit 1 on any problem (admin-doctor.ts)
+ * `agent-wallet admin mail` and `admin owner-token` (DESIGN §11), and the error handling every
+ * admin command shares. Commands open the data dir's `wallet.db` directly; busy_timeout makes
+ * that safe while the daemon runs. The command tree (flags, help) is in admin-program.ts.
  */
 import type { Database } from 'bun:sqlite';
 import { existsSync } from 'node:fs';
@@ -19,35 +13,22 @@ import { openDatabase } from '../db/open.ts';
 import { ensureOwner, insertOwnerToken } from '../db/owners.ts';
 import { newApiKey } from '../domain/api-keys.ts';
 import { checkEmail, checkName } from '../domain/identity.ts';
-import { commandFlags } from './context.ts';
+import { AdminError, dataDirEnv } from './admin-network.ts';
+import { commandFlags, type CommandInput } from './context.ts';
 import { UsageError } from './usage.ts';
-import { FaucetError, faucetCommand } from './admin-faucet.ts';
-import { BACKUP_USAGE, backupCommand, markRestoredCommand, restoreCommand } from './admin-backup.ts';
-import { DOCTOR_USAGE, doctorCommand } from './admin-doctor.ts';
+import { FaucetError } from './admin-faucet.ts';
 import { BackupError } from '../ops/backup.ts';
-
-const USAGE = `usage:
-  agent-wallet admin mail [--limit N] [--json] [--data-dir DIR]
-  agent-wallet admin owner-token EMAIL [--label L] [--json] [--data-dir DIR]
-  agent-wallet admin faucet ADDRESS AMOUNT [--sol N] [--json] [--data-dir DIR]
-${BACKUP_USAGE}
-${DOCTOR_USAGE}`;
 
 interface AdminIo {
   out: (text: string) => void;
   env: Record<string, string | undefined>;
 }
 
-/** Thrown when the data dir has no ledger (exit code 1 with the message). */
-export class AdminError extends Error {
-  override readonly name = 'AdminError';
-}
-
 function withLedger<T>(dataDirFlag: string | undefined, env: AdminIo['env'], fn: (db: Database) => T): T {
   const dataDir = resolve(dataDirFlag ?? env.AGENT_WALLET_DATA_DIR ?? './data');
   const path = join(dataDir, 'wallet.db');
   if (!existsSync(path)) throw new AdminError(`no ledger at ${path}; pass the --data-dir the daemon runs with (default ./data)`);
-  const config = loadConfig({ dataDir }, env);
+  const config = loadConfig({ dataDir }, dataDirEnv(dataDir, env));
   const db = openDatabase(path, { network: config.solana.network });
   try {
     return fn(db);
@@ -58,9 +39,8 @@ function withLedger<T>(dataDirFlag: string | undefined, env: AdminIo['env'], fn:
 
 const iso = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
-function mail(args: string[], io: AdminIo): number {
-  const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean', limit: 'string' });
-  if (positional.length > 0) throw new UsageError(USAGE);
+export function mailCommand(input: CommandInput, io: AdminIo): number {
+  const { flags } = commandFlags(input, { 'data-dir': 'string', json: 'boolean', limit: 'string' });
   const limit = flags.limit === undefined ? 50 : Number(flags.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
   const items = withLedger(flags['data-dir'], io.env, (db) =>
@@ -93,9 +73,8 @@ function mail(args: string[], io: AdminIo): number {
   return 0;
 }
 
-function ownerToken(args: string[], io: AdminIo): number {
-  const { flags, positional } = commandFlags(args, { 'data-dir': 'string', json: 'boolean', label: 'string' });
-  if (positional.length !== 1) throw new UsageError(USAGE);
+export function ownerTokenCommand(input: CommandInput, io: AdminIo): number {
+  const { flags, positional } = commandFlags(input, { 'data-dir': 'string', json: 'boolean', label: 'string' });
   const email = checkEmail(positional[0]!);
   if (!email.ok) throw new UsageError(`EMAIL ${email.reason}`);
   const label = checkName(flags.label ?? 'admin owner-token');
@@ -121,27 +100,13 @@ function ownerToken(args: string[], io: AdminIo): number {
   return 0;
 }
 
-const SUBCOMMANDS: Record<string, (args: string[], io: AdminIo) => number | Promise<number>> = {
-  mail,
-  'owner-token': ownerToken,
-  faucet: faucetCommand,
-  backup: backupCommand,
-  restore: restoreCommand,
-  'mark-restored': markRestoredCommand,
-  doctor: doctorCommand,
-};
-
-/** Runs `agent-wallet admin ARGS`; returns the exit code. */
-export async function adminCommand(argv: string[], io: AdminIo = { out: (t) => process.stdout.write(t), env: process.env }): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === 'catalog') return (await import('./admin-catalog.ts')).catalogCommand(rest, { ...io, err: (t) => void process.stderr.write(t) });
-  const sub = name === undefined ? undefined : SUBCOMMANDS[name];
-  if (!sub) throw new UsageError(name === undefined ? USAGE : `unknown admin command "${name}"\n${USAGE}`);
+/** Runs an admin command: a data dir it cannot work on is exit code 1 with the message. */
+export async function runAdmin(command: () => number | Promise<number>, io: { err: (text: string) => void }): Promise<number> {
   try {
-    return await sub(rest, io);
+    return await command();
   } catch (err) {
     if (err instanceof AdminError || err instanceof FaucetError || err instanceof BackupError) {
-      process.stderr.write(`agent-wallet admin: ${err.message}\n`);
+      io.err(`agent-wallet admin: ${err.message}\n`);
       return 1;
     }
     throw err;

@@ -1,52 +1,51 @@
 /**
- * Global flags of the command-line client (DESIGN §11): --server, --profile, --json, --home,
- * with their environment fallbacks. They may appear anywhere on the command line.
+ * What a command body gets (DESIGN §11): the global flags (--server, --profile, --json, --home,
+ * with their environment fallbacks), its operands and its own flags, all parsed by commander
+ * (src/cli/program.ts). Flags are keyed by their long name, as typed: `flags['max-amount']`.
  */
 import { ApiClient } from '../client/api.ts';
 import { ProfileStore, defaultHome, type ProfileData } from '../client/profile.ts';
 import { UsageError } from './usage.ts';
 
-export interface CliContext {
+export type FlagValue = string | string[] | boolean;
+
+/** A command's operands and the flags given on its command line. */
+export interface CommandInput {
+  args: string[];
+  /** Given flags only; absent ones are undefined. */
+  flags: Record<string, FlagValue>;
+  /** Every long flag name the command declares. */
+  declared: ReadonlySet<string>;
+}
+
+export interface CliContext extends CommandInput {
   server: string;
   profileName: string;
   json: boolean;
   store: ProfileStore;
-  /** Arguments left after the global flags, command name removed. */
-  args: string[];
   out: (text: string) => void;
   err: (text: string) => void;
 }
 
+export interface GlobalFlags {
+  server?: string;
+  profile?: string;
+  home?: string;
+  json?: boolean;
+}
+
 export const DEFAULT_SERVER = 'http://127.0.0.1:8787/v1';
 
-/** Splits the global flags from `argv` (which starts after the command name). */
-export function cliContext(argv: string[], env: Record<string, string | undefined> = process.env): CliContext {
-  const args: string[] = [];
-  let server = env.AGENT_WALLET_URL || DEFAULT_SERVER;
-  let profileName = env.AGENT_WALLET_PROFILE || 'default';
-  let home = defaultHome(env);
-  let json = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    const value = () => {
-      const v = inline ?? argv[++i];
-      if (v === undefined || (inline === undefined && v.startsWith('--'))) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    if (flag === '--server') server = value();
-    else if (flag === '--profile') profileName = value();
-    else if (flag === '--home') home = value();
-    else if (flag === '--json') json = true;
-    else args.push(a);
-  }
+/** The context of an agent or merchant command; flags win over the environment. */
+export function cliContext(globals: GlobalFlags, input: CommandInput, env: Record<string, string | undefined> = process.env): CliContext {
+  const server = globals.server ?? (env.AGENT_WALLET_URL || DEFAULT_SERVER);
   if (!/^https?:\/\//.test(server)) throw new UsageError(`--server must be an http(s) URL ending in /v1, got "${server}"`);
   return {
     server: server.replace(/\/+$/, ''),
-    profileName,
-    json,
-    store: new ProfileStore(home, env.AGENT_WALLET_PASSPHRASE || undefined),
-    args,
+    profileName: globals.profile ?? (env.AGENT_WALLET_PROFILE || 'default'),
+    json: globals.json === true,
+    store: new ProfileStore(globals.home ?? defaultHome(env), env.AGENT_WALLET_PASSPHRASE || undefined),
+    ...input,
     out: (t) => process.stdout.write(t),
     err: (t) => process.stderr.write(t),
   };
@@ -60,31 +59,19 @@ export function profileClient(ctx: CliContext): { profile: ProfileData; api: Api
   return { profile, api: new ApiClient(server, profile.api_key) };
 }
 
-/** Parses the command's own flags; unknown flags are a usage error. */
+/**
+ * The flags a body reads, typed by `spec` (their kinds as declared to commander). A name the
+ * command did not declare is a programming error, caught by the first run of the command.
+ */
 export function commandFlags<const S extends Record<string, 'string' | 'boolean' | 'strings'>>(
-  args: string[],
+  input: CommandInput,
   spec: S,
 ): { flags: { [K in keyof S]?: S[K] extends 'boolean' ? boolean : S[K] extends 'strings' ? string[] : string }; positional: string[] } {
-  const flags: Record<string, unknown> = {};
-  const positional: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (!a.startsWith('--')) {
-      positional.push(a);
-      continue;
-    }
-    const eq = a.indexOf('=');
-    const name = a.slice(2, eq === -1 ? undefined : eq);
-    const kind = spec[name];
-    if (!kind) throw new UsageError(`unknown flag --${name}`);
-    if (kind === 'boolean') {
-      flags[name] = true;
-      continue;
-    }
-    const v = eq === -1 ? args[++i] : a.slice(eq + 1);
-    if (v === undefined) throw new UsageError(`--${name} needs a value`);
-    if (kind === 'strings') flags[name] = [...((flags[name] as string[] | undefined) ?? []), v];
-    else flags[name] = v;
+  const flags: Record<string, FlagValue> = {};
+  for (const name of Object.keys(spec)) {
+    if (!input.declared.has(name)) throw new Error(`the command reads --${name} but does not declare it`);
+    const value = input.flags[name];
+    if (value !== undefined) flags[name] = value;
   }
-  return { flags: flags as never, positional };
+  return { flags: flags as never, positional: input.args };
 }

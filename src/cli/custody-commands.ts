@@ -21,10 +21,10 @@ export function saver(ctx: CliContext): SaveProfile {
 
 export const CUSTODY_COMMANDS: Record<string, Command> = {
   payees: async (ctx) => {
-    const { positional } = commandFlags(ctx.args, {});
+    const { positional } = commandFlags(ctx, {});
     const { profile, api } = profileClient(ctx);
     const pins = await pinsOf(api, profile, saver(ctx));
-    if (positional[0] === 'forget' && positional.length === 2) {
+    if (positional[0] === 'forget') {
       const name = positional[1]!.replace(/^@/, '').toLowerCase();
       const book = pins.payees[name] ? pins.payees : pins.x402_hosts[name] ? pins.x402_hosts : null;
       if (!book) throw new UsageError(`no pin for "${name}"; see agent-wallet payees`);
@@ -34,7 +34,6 @@ export const CUSTODY_COMMANDS: Record<string, Command> = {
       printData(ctx, { forgotten: name, ...forgotten }, `Forgot the pin of ${name}; the next payment pins its address again.`);
       return EXIT.ok;
     }
-    if (positional.length > 0) throw new UsageError('usage: agent-wallet payees [--json] | payees forget USER|HOST');
     const items = [
       ...Object.entries(pins.payees).map(([username, p]) => ({ username, ...p })),
       ...Object.entries(pins.x402_hosts).map(([host, p]) => ({ host, ...p })),
@@ -46,8 +45,7 @@ export const CUSTODY_COMMANDS: Record<string, Command> = {
   },
 
   ceiling: async (ctx) => {
-    const { positional } = commandFlags(ctx.args, {});
-    if (positional.length > 1) throw new UsageError('usage: agent-wallet ceiling [AMOUNT]');
+    const { positional } = commandFlags(ctx, {});
     const { profile, api } = profileClient(ctx);
     const pins = await pinsOf(api, profile, saver(ctx));
     if (positional[0] !== undefined) {
@@ -61,8 +59,7 @@ export const CUSTODY_COMMANDS: Record<string, Command> = {
   },
 
   fees: async (ctx) => {
-    const { positional } = commandFlags(ctx.args, {});
-    if (positional.length > 1 || (positional[0] !== undefined && positional[0] !== 'accept')) throw new UsageError('usage: agent-wallet fees [accept]');
+    const { positional } = commandFlags(ctx, {});
     const { profile, api } = profileClient(ctx);
     if (positional[0] === 'accept') {
       printData(ctx, { pinned: (await acceptNewFees(api, profile, saver(ctx))).fees }, 'Pinned the fee schedule the server publishes now.');

@@ -19,16 +19,6 @@ export interface RequestTarget {
   api: () => ApiClient;
 }
 
-function requestUsage(t: RequestTarget): string {
-  const p = `${t.prefix} request`;
-  return `usage:
-  ${p} create --description D [--amount A] [--item "desc:price[:qty]"]… [--reference R] [--expires-in S|24h|7d]${t.endpoint === 'bot' ? ' [--reveal-owner]' : ''}
-  ${p} get REQ_ID | request get --reference R
-  ${p} list [--status open|paid|cancelled|expired] [--limit N] [--offset N]
-  ${p} cancel REQ_ID
-  ${p} send REQ_ID (--email ADDRESS | --wallet USERNAME) [--message M]`;
-}
-
 function intFlag(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number`);
@@ -62,8 +52,7 @@ function expiresIn(value: string | undefined): number | string | undefined {
 
 /** `request create|get|list|cancel|send` for an agent's or a merchant's paylinks. */
 export async function requestCommand(ctx: CliContext, target: RequestTarget): Promise<number> {
-  const usage = requestUsage(target);
-  const { flags, positional } = commandFlags(ctx.args, {
+  const { flags, positional } = commandFlags(ctx, {
     description: 'string',
     amount: 'string',
     item: 'strings',
@@ -77,12 +66,11 @@ export async function requestCommand(ctx: CliContext, target: RequestTarget): Pr
     wallet: 'string',
     message: 'string',
   });
-  const [sub, id, ...rest] = positional;
+  const [sub, id] = positional;
   const { endpoint } = target;
   switch (sub) {
     case 'create': {
-      if (!flags.description || positional.length !== 1) throw new UsageError(usage);
-      if (flags['reveal-owner'] && endpoint !== 'bot') throw new UsageError(`--reveal-owner is for agents' paylinks (a merchant has no owner)\n${usage}`);
+      if (flags['reveal-owner'] && endpoint !== 'bot') throw new UsageError("--reveal-owner is for agents' paylinks (a merchant has no owner)");
       const params: Record<string, unknown> = { description: flags.description };
       if (flags.amount) params.amount = flags.amount;
       if (flags.item?.length) params.items = flags.item.map(parseItem);
@@ -94,29 +82,27 @@ export async function requestCommand(ctx: CliContext, target: RequestTarget): Pr
       return EXIT.ok;
     }
     case 'get': {
-      if (rest.length > 0 || (id === undefined) === (flags.reference === undefined)) throw new UsageError(usage);
+      if ((id === undefined) === (flags.reference === undefined)) throw new UsageError(`give the paylink as REQUEST_ID or --reference R (one of them): ${target.prefix} request get --help`);
       printData(ctx, await target.api().call(endpoint, 'get_payment_request', id !== undefined ? { request_id: id } : { reference: flags.reference }));
       return EXIT.ok;
     }
     case 'list': {
-      if (positional.length !== 1) throw new UsageError(usage);
       printData(ctx, await target.api().call(endpoint, 'list_payment_requests', { status: flags.status, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) }));
       return EXIT.ok;
     }
     case 'cancel': {
-      if (id === undefined || rest.length > 0) throw new UsageError(usage);
       printData(ctx, await target.api().call(endpoint, 'cancel_payment_request', { request_id: id }), 'Payment request cancelled.');
       return EXIT.ok;
     }
     case 'send': {
-      if (id === undefined || rest.length > 0 || (flags.email === undefined) === (flags.wallet === undefined)) throw new UsageError(usage);
+      if ((flags.email === undefined) === (flags.wallet === undefined)) throw new UsageError(`send to --email ADDRESS or --wallet USERNAME (one of them): ${target.prefix} request send --help`);
       const params: Record<string, unknown> = { request_id: id, ...(flags.email ? { to_email: flags.email } : { to_wallet: flags.wallet }) };
       if (flags.message) params.message = flags.message;
       printData(ctx, await target.api().call(endpoint, 'send_paylink_invitation', params), 'Invitation sent.');
       return EXIT.ok;
     }
     default:
-      throw new UsageError(usage);
+      throw new Error(`no request command "${sub}"`);
   }
 }
 
@@ -124,8 +110,7 @@ export const EARNING_COMMANDS: Record<string, Command> = {
   request: (ctx) => requestCommand(ctx, { endpoint: 'bot', prefix: 'agent-wallet', api: () => profileClient(ctx).api }),
 
   'fund-request': async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { reason: 'string', 'idempotency-key': 'string' });
-    if (positional.length !== 1 || !flags.reason) throw new UsageError('usage: agent-wallet fund-request AMOUNT --reason R [--idempotency-key K]');
+    const { flags, positional } = commandFlags(ctx, { reason: 'string', 'idempotency-key': 'string' });
     const { api } = profileClient(ctx);
     // A key per logical request: a retry of this command never asks the owner twice.
     const res = await api.call<Record<string, unknown>>('bot', 'request_funds', { amount: positional[0], reason: flags.reason }, { idempotencyKey: flags['idempotency-key'] ?? randomUUID() });
@@ -134,8 +119,7 @@ export const EARNING_COMMANDS: Record<string, Command> = {
   },
 
   'fund-requests': async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { status: 'string', limit: 'string', offset: 'string' });
-    if (positional.length > 0) throw new UsageError('usage: agent-wallet fund-requests [--status open|fulfilled|declined] [--limit N] [--offset N]');
+    const { flags } = commandFlags(ctx, { status: 'string', limit: 'string', offset: 'string' });
     const { api } = profileClient(ctx);
     printData(ctx, await api.call('bot', 'list_fund_requests', { status: flags.status, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) }));
     return EXIT.ok;

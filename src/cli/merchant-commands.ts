@@ -5,24 +5,13 @@
  */
 import { ApiClient } from '../client/api.ts';
 import { MerchantProfileStore } from '../client/merchant-profile.ts';
-import { cliContext, commandFlags, DEFAULT_SERVER, type CliContext } from './context.ts';
-import { EXIT, printData, printError, progress } from './output.ts';
+import { commandFlags, DEFAULT_SERVER, type CliContext } from './context.ts';
+import { EXIT, printData, progress } from './output.ts';
 import { UsageError } from './usage.ts';
 import { requestCommand } from './earning-commands.ts';
 import { eventsCommand } from './payment-commands.ts';
 
-type Command = (ctx: CliContext, store: MerchantProfileStore) => Promise<number>;
-
-/** Usage text of `agent-wallet merchant`. */
-export const MERCHANT_USAGE = `usage: agent-wallet merchant <command> [--profile NAME] [--server URL] [--json] [--home DIR]
-  register --name N --username U --payout-address ADDRESS [--webhook-url URL]
-  info | balance
-  verify REFERENCE [--expected-amount A]
-  history [--limit N] [--offset N] [--since ISO-TIME]
-  set-webhook URL | rotate-secret
-  deliveries [--limit N] [--offset N] | redeliver DELIVERY_ID
-  request create|get|list|cancel|send …   paylinks paying the payout address (see: merchant request)
-  events [--unread] [--since ID|TIME] [--wait S] [--type T]… | events read IDS…|--all`;
+export type Command = (ctx: CliContext, store: MerchantProfileStore) => Promise<number>;
 
 /** A client with the profile's merchant key; an explicit --server overrides the stored URL. */
 function merchantClient(ctx: CliContext, store: MerchantProfileStore): ApiClient {
@@ -37,21 +26,17 @@ function intFlag(name: string, value: string | undefined): number | undefined {
 }
 
 /** A command that calls one action with the merchant key and prints its data. */
-function simple(action: string, usage: string, arity: number, params: (positional: string[]) => Record<string, unknown> = () => ({})): Command {
+function simple(action: string, params: (positional: string[]) => Record<string, unknown> = () => ({})): Command {
   return async (ctx, store) => {
-    const { positional } = commandFlags(ctx.args, {});
-    if (positional.length !== arity) throw new UsageError(`usage: agent-wallet merchant ${usage}`);
+    const { positional } = commandFlags(ctx, {});
     printData(ctx, await merchantClient(ctx, store).call('merchant', action, params(positional)));
     return EXIT.ok;
   };
 }
 
-const COMMANDS: Record<string, Command> = {
+export const MERCHANT_COMMANDS: Record<string, Command> = {
   register: async (ctx, store) => {
-    const { flags, positional } = commandFlags(ctx.args, { name: 'string', username: 'string', 'payout-address': 'string', 'webhook-url': 'string' });
-    if (!flags.name || !flags.username || !flags['payout-address'] || positional.length > 0) {
-      throw new UsageError('usage: agent-wallet merchant register --name N --username U --payout-address ADDRESS [--webhook-url URL]');
-    }
+    const { flags } = commandFlags(ctx, { name: 'string', username: 'string', 'payout-address': 'string', 'webhook-url': 'string' });
     if (store.exists(ctx.profileName)) throw new UsageError(`merchant profile "${ctx.profileName}" already exists in ${store.dir}; pass --profile NAME for another merchant`);
     const data = await new ApiClient(ctx.server).call<Record<string, unknown>>('merchant', 'register', {
       name: flags.name,
@@ -73,51 +58,29 @@ const COMMANDS: Record<string, Command> = {
     printData(ctx, { ...data, profile: ctx.profileName, profile_path: path }, 'Merchant registered.');
     return EXIT.ok;
   },
-  info: simple('info', 'info', 0),
-  balance: simple('balance', 'balance', 0),
+  info: simple('info'),
+  balance: simple('balance'),
   verify: async (ctx, store) => {
-    const { flags, positional } = commandFlags(ctx.args, { 'expected-amount': 'string' });
-    if (positional.length !== 1) throw new UsageError('usage: agent-wallet merchant verify REFERENCE [--expected-amount A]');
+    const { flags, positional } = commandFlags(ctx, { 'expected-amount': 'string' });
     const params = { reference: positional[0], ...(flags['expected-amount'] ? { expected_amount: flags['expected-amount'] } : {}) };
     printData(ctx, await merchantClient(ctx, store).call('merchant', 'verify', params));
     return EXIT.ok;
   },
   history: async (ctx, store) => {
-    const { flags, positional } = commandFlags(ctx.args, { limit: 'string', offset: 'string', since: 'string' });
-    if (positional.length > 0) throw new UsageError('usage: agent-wallet merchant history [--limit N] [--offset N] [--since ISO-TIME]');
+    const { flags } = commandFlags(ctx, { limit: 'string', offset: 'string', since: 'string' });
     const params = { limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset), since: flags.since };
     printData(ctx, await merchantClient(ctx, store).call('merchant', 'history', JSON.parse(JSON.stringify(params))));
     return EXIT.ok;
   },
-  'set-webhook': simple('set_webhook', 'set-webhook URL', 1, ([url]) => ({ url })),
-  'rotate-secret': simple('rotate_webhook_secret', 'rotate-secret', 0),
+  'set-webhook': simple('set_webhook', ([url]) => ({ url })),
+  'rotate-secret': simple('rotate_webhook_secret'),
   deliveries: async (ctx, store) => {
-    const { flags, positional } = commandFlags(ctx.args, { limit: 'string', offset: 'string' });
-    if (positional.length > 0) throw new UsageError('usage: agent-wallet merchant deliveries [--limit N] [--offset N]');
+    const { flags } = commandFlags(ctx, { limit: 'string', offset: 'string' });
     const params = { limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) };
     printData(ctx, await merchantClient(ctx, store).call('merchant', 'webhook_deliveries', JSON.parse(JSON.stringify(params))));
     return EXIT.ok;
   },
-  redeliver: simple('redeliver', 'redeliver DELIVERY_ID', 1, ([id]) => ({ delivery_id: id })),
+  redeliver: simple('redeliver', ([id]) => ({ delivery_id: id })),
   request: (ctx, store) => requestCommand(ctx, { endpoint: 'merchant', prefix: 'agent-wallet merchant', api: () => merchantClient(ctx, store) }),
   events: (ctx, store) => eventsCommand(ctx, { endpoint: 'merchant', prefix: 'agent-wallet merchant', api: () => merchantClient(ctx, store) }),
 };
-
-/** `agent-wallet merchant SUBCOMMAND …`; returns the exit code. */
-export async function merchantCommand(argv: string[]): Promise<number> {
-  const ctx = cliContext(argv);
-  const [name, ...rest] = ctx.args;
-  const command = name === undefined ? undefined : COMMANDS[name];
-  if (!command) {
-    if (name === undefined || name === 'help' || name === '--help') {
-      ctx.out(`${MERCHANT_USAGE}\n`);
-      return name === undefined ? EXIT.usage : EXIT.ok;
-    }
-    return printError(ctx, new UsageError(`unknown merchant command "${name}"\n${MERCHANT_USAGE}`));
-  }
-  try {
-    return await command({ ...ctx, args: rest }, new MerchantProfileStore(ctx.store.home));
-  } catch (err) {
-    return printError(ctx, err);
-  }
-}

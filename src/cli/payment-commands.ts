@@ -33,7 +33,7 @@ function finish(ctx: CliContext, tx: Record<string, unknown>, headline: string):
 
 /** `events [read …]` for an agent's (/bot) or a merchant's (/merchant) feed. */
 export async function eventsCommand(ctx: CliContext, target: { endpoint: 'bot' | 'merchant'; prefix: string; api: () => ApiClient }): Promise<number> {
-  const { flags, positional } = commandFlags(ctx.args, { unread: 'boolean', since: 'string', wait: 'string', type: 'strings', limit: 'string', all: 'boolean' });
+  const { flags, positional } = commandFlags(ctx, { unread: 'boolean', since: 'string', wait: 'string', type: 'strings', limit: 'string', all: 'boolean' });
   if (positional[0] === 'read') {
     const ids = positional.slice(1);
     if (!flags.all && ids.length === 0) throw new UsageError(`usage: ${target.prefix} events read EVENT_ID… | --all`);
@@ -50,7 +50,7 @@ export async function eventsCommand(ctx: CliContext, target: { endpoint: 'bot' |
 
 export const PAYMENT_COMMANDS: Record<string, Command> = {
   pay: async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, {
+    const { flags, positional } = commandFlags(ctx, {
       note: 'string', reference: 'string', 'idempotency-key': 'string', 'no-confirm': 'boolean', request: 'string',
       'max-amount': 'string', 'accept-new-address': 'boolean', 'accept-fees': 'boolean',
     });
@@ -91,7 +91,7 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
   },
 
   confirm: async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { 'max-amount': 'string', 'accept-new-address': 'boolean', 'accept-fees': 'boolean' });
+    const { flags, positional } = commandFlags(ctx, { 'max-amount': 'string', 'accept-new-address': 'boolean', 'accept-fees': 'boolean' });
     if (positional.length !== 1) throw new UsageError('usage: agent-wallet confirm TX_ID [--max-amount A] [--accept-new-address] [--accept-fees]');
     const { profile, api } = profileClient(ctx);
     const save = saver(ctx);
@@ -106,7 +106,7 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
   },
 
   cancel: async (ctx) => {
-    const { positional } = commandFlags(ctx.args, {});
+    const { positional } = commandFlags(ctx, {});
     if (positional.length !== 1) throw new UsageError('usage: agent-wallet cancel TX_ID');
     const { api } = profileClient(ctx);
     printData(ctx, await api.call('bot', 'cancel_payment', { transaction_id: positional[0] }), 'Payment cancelled.');
@@ -114,14 +114,14 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
   },
 
   payments: async (ctx) => {
-    const { flags } = commandFlags(ctx.args, { status: 'string', limit: 'string', offset: 'string' });
+    const { flags } = commandFlags(ctx, { status: 'string', limit: 'string', offset: 'string' });
     const { api } = profileClient(ctx);
     printData(ctx, await api.call('bot', 'list_payments', { status: flags.status, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) }));
     return EXIT.ok;
   },
 
   history: async (ctx) => {
-    const { flags } = commandFlags(ctx.args, { type: 'string', limit: 'string', offset: 'string' });
+    const { flags } = commandFlags(ctx, { type: 'string', limit: 'string', offset: 'string' });
     const { api } = profileClient(ctx);
     printData(ctx, await api.call('bot', 'transactions', { type: flags.type, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) }));
     return EXIT.ok;
@@ -130,14 +130,13 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
   events: (ctx) => eventsCommand(ctx, { endpoint: 'bot', prefix: 'agent-wallet', api: () => profileClient(ctx).api }),
 
   approvals: async (ctx) => {
-    commandFlags(ctx.args, {});
     const { api } = profileClient(ctx);
     printData(ctx, await api.call('bot', 'pending_approvals'));
     return EXIT.ok;
   },
 
   approval: async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { wait: 'string' });
+    const { flags, positional } = commandFlags(ctx, { wait: 'string' });
     if (positional.length !== 1) throw new UsageError('usage: agent-wallet approval APPROVAL_ID [--wait S]');
     const { api } = profileClient(ctx);
     const res = await api.call<Record<string, unknown>>('bot', 'approval_status', { approval_id: positional[0], wait_seconds: intFlag('wait', flags.wait) });
@@ -146,7 +145,7 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
   },
 
   lookup: async (ctx) => {
-    const { positional } = commandFlags(ctx.args, {});
+    const { positional } = commandFlags(ctx, {});
     if (positional.length !== 1) throw new UsageError('usage: agent-wallet lookup USERNAME|ADDRESS');
     const { api } = profileClient(ctx);
     const res = await api.call<Record<string, unknown>>('bot', 'lookup', { username: positional[0] });
@@ -155,7 +154,7 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
   },
 
   afford: async (ctx) => {
-    const { positional } = commandFlags(ctx.args, {});
+    const { positional } = commandFlags(ctx, {});
     if (positional.length !== 2) throw new UsageError('usage: agent-wallet afford TO AMOUNT');
     const { api } = profileClient(ctx);
     printData(ctx, await api.call('bot', 'can_i_afford', { to: positional[0], amount: positional[1] }));

@@ -6,11 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { parsePort, UsageError } from './usage.ts';
-
-const USAGE =
-  'usage: agent-wallet simnet [--port N] [--data-dir DIR] [--slot-ms MS] [--congestion-floor MICROLAMPORTS] [--rate-limit RPS [--no-retry-after]] [--status-lag-slots N]';
 
 /** A whole number ≥ 1 from a flag, or undefined when the flag is absent. */
 function count(flag: string, value: string | undefined): number | undefined {
@@ -20,30 +16,27 @@ function count(flag: string, value: string | undefined): number | undefined {
   return n;
 }
 
-export async function simnetCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: {
-      port: { type: 'string' },
-      'data-dir': { type: 'string' },
-      'slot-ms': { type: 'string' },
-      'congestion-floor': { type: 'string' },
-      'rate-limit': { type: 'string' },
-      'no-retry-after': { type: 'boolean' },
-      'status-lag-slots': { type: 'string' },
-    },
-    strict: true,
-    allowPositionals: true,
-  });
-  if (positionals.length > 0) throw new UsageError(USAGE);
-  const slotMs = values['slot-ms'] === undefined ? 400 : Number(values['slot-ms']);
+/** The flags of `agent-wallet simnet`, as commander parsed them. */
+export interface SimnetFlags {
+  port?: string;
+  dataDir?: string;
+  slotMs?: string;
+  congestionFloor?: string;
+  rateLimit?: string;
+  /** false when --no-retry-after was given. */
+  retryAfter: boolean;
+  statusLagSlots?: string;
+}
+
+export async function simnetCommand(values: SimnetFlags): Promise<number> {
+  const slotMs = values.slotMs === undefined ? 400 : Number(values.slotMs);
   if (!Number.isInteger(slotMs) || slotMs < 10) throw new UsageError('--slot-ms must be a whole number of milliseconds ≥ 10');
-  const floor = count('--congestion-floor', values['congestion-floor']);
-  const rps = count('--rate-limit', values['rate-limit']);
-  if (values['no-retry-after'] === true && rps === undefined) throw new UsageError('--no-retry-after needs --rate-limit');
-  const statusLagSlots = count('--status-lag-slots', values['status-lag-slots']);
+  const floor = count('--congestion-floor', values.congestionFloor);
+  const rps = count('--rate-limit', values.rateLimit);
+  if (!values.retryAfter && rps === undefined) throw new UsageError('--no-retry-after needs --rate-limit');
+  const statusLagSlots = count('--status-lag-slots', values.statusLagSlots);
   const port = parsePort('--port', values.port) ?? 8899;
-  const dataDir = resolve(values['data-dir'] ?? './data');
+  const dataDir = resolve(values.dataDir ?? './data');
   // The compiled binary unpacks LiteSVM's native addon into TMPDIR: keep it private and exec-allowed.
   const tmp = join(dataDir, 'tmp');
   mkdirSync(tmp, { recursive: true, mode: 0o700 });
@@ -60,7 +53,7 @@ export async function simnetCommand(argv: string[]): Promise<number> {
     stateFile,
     slotMs,
     ...(floor === undefined ? {} : { congestionFloor: BigInt(floor) }),
-    ...(rps === undefined ? {} : { rateLimit: { rps, retryAfter: values['no-retry-after'] !== true } }),
+    ...(rps === undefined ? {} : { rateLimit: { rps, retryAfter: values.retryAfter } }),
     ...(statusLagSlots === undefined ? {} : { statusLagSlots }),
   });
   // Only the faults that are on, so the line says at a glance what this simnet will do to callers.

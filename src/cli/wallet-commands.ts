@@ -11,10 +11,9 @@ import { UsageError } from './usage.ts';
 type Command = (ctx: CliContext) => Promise<number>;
 
 /** A command that calls one action with the profile's key and prints its data. */
-function simple(action: string, params: (positional: string[]) => Record<string, unknown> = () => ({}), arity = 0, usage = ''): Command {
+function simple(action: string, params: (positional: string[]) => Record<string, unknown> = () => ({})): Command {
   return async (ctx) => {
-    const { positional } = commandFlags(ctx.args, {});
-    if (positional.length !== arity) throw new UsageError(`usage: agent-wallet ${usage}`);
+    const { positional } = commandFlags(ctx, {});
     const { api } = profileClient(ctx);
     printData(ctx, await api.call('bot', action, params(positional)));
     return EXIT.ok;
@@ -23,15 +22,14 @@ function simple(action: string, params: (positional: string[]) => Record<string,
 
 export const WALLET_COMMANDS: Record<string, Command> = {
   register: async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { name: 'string', 'owner-email': 'string', 'agent-model': 'string', description: 'string' });
-    if (!flags.name || positional.length > 0) throw new UsageError('usage: agent-wallet register --name NAME [--owner-email E] [--agent-model M] [--description D]');
+    const { flags } = commandFlags(ctx, { name: 'string', 'owner-email': 'string', 'agent-model': 'string', description: 'string' });
     if (ctx.store.exists(ctx.profileName)) {
       throw new UsageError(`profile "${ctx.profileName}" already exists in ${ctx.store.home}; pass --profile NAME for another wallet`);
     }
     const api = new ApiClient(ctx.server);
     const { response, profile } = await registerWallet(
       api,
-      { name: flags.name, owner_email: flags['owner-email'], agent_model: flags['agent-model'], description: flags.description },
+      { name: flags.name!, owner_email: flags['owner-email'], agent_model: flags['agent-model'], description: flags.description },
       (step) => progress(ctx, step),
     );
     const path = ctx.store.save(ctx.profileName, profile);
@@ -39,22 +37,21 @@ export const WALLET_COMMANDS: Record<string, Command> = {
     printData(ctx, { ...response, profile: ctx.profileName, profile_path: path }, 'Wallet registered.');
     return EXIT.ok;
   },
-  info: simple('info', undefined, 0, 'info'),
-  balance: simple('balance', undefined, 0, 'balance'),
-  address: simple('get_deposit_address', undefined, 0, 'address'),
-  reconcile: simple('reconcile', undefined, 0, 'reconcile'),
-  rename: simple('update_name', ([name]) => ({ name }), 1, 'rename NAME'),
-  'set-owner': simple('update_owner', ([email]) => ({ owner_email: email }), 1, 'set-owner EMAIL'),
+  info: simple('info'),
+  balance: simple('balance'),
+  address: simple('get_deposit_address'),
+  reconcile: simple('reconcile'),
+  rename: simple('update_name', ([name]) => ({ name })),
+  'set-owner': simple('update_owner', ([email]) => ({ owner_email: email })),
 
   export: async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { force: 'boolean' });
-    if (positional[0] === 'revoke' && positional.length === 2) {
+    const { flags, positional } = commandFlags(ctx, { force: 'boolean' });
+    if (positional[0] === 'revoke') {
       const { api } = profileClient(ctx);
       printData(ctx, await api.call('bot', 'revoke_export', { export_id: positional[1] }), 'Export revoked: its file can no longer be imported.');
       return EXIT.ok;
     }
-    const [file] = positional;
-    if (!file || positional.length !== 1) throw new UsageError('usage: agent-wallet export FILE.wlt [--force] | export revoke EXPORT_ID');
+    const file = positional[0]!;
     const { profile, api } = profileClient(ctx);
     const content = await exportWallet(api, profile);
     writeFileSync(file, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600, flag: flags.force ? 'w' : 'wx' });
@@ -67,8 +64,7 @@ export const WALLET_COMMANDS: Record<string, Command> = {
    * opens this very wallet. The key is read from stdin when not given, so it stays out of `ps`.
    */
   'set-api-key': async (ctx) => {
-    const { positional } = commandFlags(ctx.args, {});
-    if (positional.length > 1) throw new UsageError('usage: agent-wallet set-api-key [KEY]  (the key is read from stdin when omitted)');
+    const { positional } = commandFlags(ctx, {});
     const key = (positional[0] ?? (process.stdin.isTTY ? '' : await new Response(Bun.stdin.stream()).text())).trim();
     if (!isWellFormedKey(key, 'bot')) throw new UsageError('the key must be a wallet_bot_… key, as the owner got it from rotate_api_key or the dashboard');
     const profile = ctx.store.load(ctx.profileName);
@@ -81,9 +77,8 @@ export const WALLET_COMMANDS: Record<string, Command> = {
   },
 
   import: async (ctx) => {
-    const { positional } = commandFlags(ctx.args, {});
-    const [file] = positional;
-    if (!file || positional.length !== 1) throw new UsageError('usage: agent-wallet import FILE.wlt [--profile NAME]');
+    const { positional } = commandFlags(ctx, {});
+    const file = positional[0]!;
     let parsed;
     try {
       parsed = parseWalletFile(readFileSync(file, 'utf8'));
@@ -92,7 +87,7 @@ export const WALLET_COMMANDS: Record<string, Command> = {
       throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
     }
     if (ctx.store.exists(ctx.profileName)) throw new UsageError(`profile "${ctx.profileName}" already exists; pass --profile NAME to import under another name`);
-    const server = ctx.server.endsWith('/v1') && process.env.AGENT_WALLET_URL === undefined && !ctx.args.includes('--server') ? parsed.server_url : ctx.server;
+    const server = ctx.server.endsWith('/v1') && process.env.AGENT_WALLET_URL === undefined && ctx.flags.server === undefined ? parsed.server_url : ctx.server;
     const profile = await importWallet(new ApiClient(server), parsed);
     const api = new ApiClient(server, profile.api_key);
     const info = await api.call<Record<string, unknown>>('bot', 'info');

@@ -13,7 +13,7 @@ const USAGE = 'usage: agent-wallet withdraw AMOUNT ADDRESS --reason R [--idempot
 
 export const WITHDRAW_COMMANDS: Record<string, (ctx: CliContext) => Promise<number>> = {
   withdraw: async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { reason: 'string', 'idempotency-key': 'string', 'accept-fees': 'boolean' });
+    const { flags, positional } = commandFlags(ctx, { reason: 'string', 'idempotency-key': 'string', 'accept-fees': 'boolean' });
     const { profile, api } = profileClient(ctx);
     const save = saver(ctx);
     const [sub, id] = positional;

@@ -20,11 +20,6 @@ import { saver } from './custody-commands.ts';
 
 type Command = (ctx: CliContext) => Promise<number>;
 
-const USAGE = `usage:
-  agent-wallet x402 fetch URL [--method M] [--header K:V]… [--data BODY] [--max-amount A] [--accept-new-address] [--idempotency-key K] [--json]
-  agent-wallet x402 resume FETCH_ID [--json]
-  agent-wallet x402 catalog [--query Q] [--tag T] [--json]`;
-
 function headerFlags(values: string[] | undefined): Record<string, string> | undefined {
   if (!values?.length) return undefined;
   const out: Record<string, string> = {};
@@ -60,10 +55,9 @@ function finish(ctx: CliContext, r: X402Result): number {
   return EXIT.error;
 }
 
-const SUBCOMMANDS: Record<string, Command> = {
+export const X402_COMMANDS: Record<string, Command> = {
   fetch: async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { method: 'string', header: 'strings', data: 'string', 'max-amount': 'string', 'idempotency-key': 'string', 'accept-new-address': 'boolean' });
-    if (positional.length !== 1) throw new UsageError(USAGE);
+    const { flags, positional } = commandFlags(ctx, { method: 'string', header: 'strings', data: 'string', 'max-amount': 'string', 'idempotency-key': 'string', 'accept-new-address': 'boolean' });
     if (flags['max-amount'] !== undefined && !parseUsdc(flags['max-amount']).ok) throw new UsageError(`--max-amount ${flags['max-amount']} is not a USDC amount`);
     const { profile, api } = profileClient(ctx);
     const idempotencyKey = flags['idempotency-key'] ?? randomUUID();
@@ -83,15 +77,13 @@ const SUBCOMMANDS: Record<string, Command> = {
   },
 
   resume: async (ctx) => {
-    const { positional } = commandFlags(ctx.args, {});
-    if (positional.length !== 1) throw new UsageError(USAGE);
+    const { positional } = commandFlags(ctx, {});
     const { profile, api } = profileClient(ctx);
     return finish(ctx, await x402Resume(api, profile, positional[0]!, (s) => progress(ctx, s), saver(ctx)));
   },
 
   catalog: async (ctx) => {
-    const { flags, positional } = commandFlags(ctx.args, { query: 'string', tag: 'string' });
-    if (positional.length > 0) throw new UsageError(USAGE);
+    const { flags } = commandFlags(ctx, { query: 'string', tag: 'string' });
     let server = ctx.server;
     if (server === DEFAULT_SERVER) {
       try {
@@ -105,14 +97,5 @@ const SUBCOMMANDS: Record<string, Command> = {
     else if (res.items.length === 0) ctx.out('The catalog has no matching entries.\n');
     else for (const e of res.items) ctx.out(`${e.name}  ${e.price} USDC  ${e.method} ${e.url}\n  ${e.description}${(e.tags as string[]).length ? `  [${(e.tags as string[]).join(', ')}]` : ''}\n`);
     return EXIT.ok;
-  },
-};
-
-export const X402_COMMANDS: Record<string, Command> = {
-  x402: async (ctx) => {
-    const [name, ...rest] = ctx.args;
-    const sub = name === undefined ? undefined : SUBCOMMANDS[name];
-    if (!sub) throw new UsageError(name === undefined ? USAGE : `unknown x402 command "${name}"\n${USAGE}`);
-    return sub({ ...ctx, args: rest });
   },
 };

@@ -157,7 +157,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   jobs.add(feePayerWatch(services, metrics).job);
 
   const pidFile = join(config.dataDir, 'daemon.json');
-  writeFileSync(pidFile, `${JSON.stringify({ pid: process.pid, api_url: `${listenUrl}/v1`, rpc_url: config.rpcUrl, network: config.solana.network })}\n`, { mode: 0o600 });
+  writeFileSync(pidFile, `${JSON.stringify({ pid: process.pid, api_url: `${listenUrl}/v1`, rpc_url: config.rpcUrl, network: config.solana.network, usdc_mint: config.usdcMint })}\n`, { mode: 0o600 });
 
   if (!tls && !isLoopbackHost(config.server.host)) {
     log.warn('listening on a non-loopback address without TLS: DKG packages carry secret shares; set server.tls_cert_file/tls_key_file or put a TLS proxy in front', {

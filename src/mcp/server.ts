@@ -21,8 +21,7 @@ import {
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ApiError } from '../client/api.ts';
 import { ProfileError } from '../client/profile.ts';
-import { cliContext, commandFlags, type CliContext } from '../cli/context.ts';
-import { UsageError } from '../cli/usage.ts';
+import { commandFlags, type CliContext } from '../cli/context.ts';
 import { createLogger, type Level, type Logger } from '../log.ts';
 import { VERSION } from '../version.ts';
 import { ToolError } from './errors.ts';
@@ -188,12 +187,10 @@ async function serveStdio(ctx: CliContext, env: Record<string, string | undefine
 }
 
 /** `agent-wallet mcp [--print-config]` (global flags --server, --profile, --home as in the CLI). */
-export async function mcpCommand(argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
-  const ctx = cliContext(argv, env);
+export async function mcpCommand(ctx: CliContext, env: Record<string, string | undefined> = process.env): Promise<number> {
   // Whatever happens, nothing but the protocol reaches stdout.
   ctx.out = (text) => process.stderr.write(text);
-  const { flags, positional } = commandFlags(ctx.args, { 'print-config': 'boolean' });
-  if (positional.length > 0) throw new UsageError('usage: agent-wallet mcp [--print-config] [--server URL] [--profile NAME] [--home DIR]');
+  const { flags } = commandFlags(ctx, { 'print-config': 'boolean' });
   if (flags['print-config']) {
     process.stdout.write(`${JSON.stringify(hostConfig(ctx, env), null, 2)}\n`);
     return 0;
