@@ -29,7 +29,6 @@ import { treasuryOf } from '../payments/message.ts';
 import { reconcileAfterRestore } from '../ops/after-restore.ts';
 import { ledgerMetricsSource } from '../ops/ledger-metrics.ts';
 import { feePayerWatch } from '../ops/fee-payer-watch.ts';
-import { createLandedWireReader } from '../solana/ops-reads.ts';
 
 export interface RunningDaemon {
   config: Config;
@@ -121,7 +120,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   });
   try {
     // A restored ledger is reconciled before anything can sign or record: see src/ops/after-restore.ts.
-    await reconcileAfterRestore(services, createLandedWireReader(config.rpcUrl));
+    await reconcileAfterRestore(services);
   } catch (err) {
     await simnet?.stop();
     db.close();

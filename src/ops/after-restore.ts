@@ -25,7 +25,7 @@ import { confirmPending } from '../payments/settle.ts';
 import { treasuryOf } from '../payments/message.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { signaturesSince } from '../solana/history.ts';
-import type { LandedWireReader } from '../solana/ops-reads.ts';
+import { memoOf } from '../solana/decode.ts';
 import type { TokenTransfers } from '../solana/port.ts';
 import type { Services } from '../services.ts';
 
@@ -63,7 +63,7 @@ async function untilHeightPasses(services: Services, height: bigint): Promise<vo
 }
 
 /** Runs the reconciliation when the ledger carries the restored marker; null otherwise. A chain outage throws (start again later). */
-export async function reconcileAfterRestore(services: Services, readWire: LandedWireReader): Promise<RestoreReconciliation | null> {
+export async function reconcileAfterRestore(services: Services): Promise<RestoreReconciliation | null> {
   const { db, log } = services;
   const marker = restoredMarker(db);
   if (!marker) return null;
@@ -94,9 +94,9 @@ export async function reconcileAfterRestore(services: Services, readWire: Landed
       if (!transfers || !out) continue;
       const senderId = walletOfAta.get(out.account)!;
       if (hasSignature(db, senderId, s.signature)) continue;
-      const landed = await readWire(s.signature);
-      if (!landed) continue;
-      const memo = parsePaymentMemo(landed.memo);
+      const wire = await services.chain.getTransactionWire(s.signature);
+      if (!wire) continue;
+      const memo = parsePaymentMemo(memoOf(wire));
       const restored = memo ? unsettledOutgoing(db, memo.transactionId) : null;
       let txId: string;
       if (restored && restored.wallet_id === senderId) {
@@ -105,12 +105,12 @@ export async function reconcileAfterRestore(services: Services, readWire: Landed
         db.transaction(() => {
           // It landed, so the owner approved it after the backup: record that decision before the completion.
           if (restored.status === 'awaiting_approval' && approvalId) decideApproval(db, approvalId, 'approved', 'system:restore', now());
-          attachLandedTransfer(db, txId, landed.wire, s.signature, now());
+          attachLandedTransfer(db, txId, wire, s.signature, now());
         }).immediate();
         settledFromChain.push(txId);
       } else {
         txId = memo && !getTx(db, memo.transactionId) ? memo.transactionId : newId('transaction');
-        db.transaction(() => recordRecovered(services, { txId, walletId: senderId, signature: s.signature, wire: landed.wire, transfers, ata: out.account, treasuryAta, reference: memo?.reference ?? null, backupCreatedAt: marker.backup_created_at })).immediate();
+        db.transaction(() => recordRecovered(services, { txId, walletId: senderId, signature: s.signature, wire: wire, transfers, ata: out.account, treasuryAta, reference: memo?.reference ?? null, backupCreatedAt: marker.backup_created_at })).immediate();
         recoveredFromChain.push(txId);
       }
       await confirmPending(services);

@@ -13,7 +13,6 @@ import { mailBacklog, recentCompletedTransfers, webhookBacklog } from '../db/ops
 import { assessFeePayer, dailyFeeLamports } from '../domain/fee-payer.ts';
 import { loadFeePayer } from '../secret-files.ts';
 import { NETWORKS } from '../solana/networks.ts';
-import { getChainUnixTime, getGenesisHash } from '../solana/ops-reads.ts';
 import { createRpcChainPort, type ChainPort } from '../solana/port.ts';
 
 export interface Check {
@@ -81,7 +80,7 @@ async function rpc(config: Config, rpcUrl: string | null, chain: ChainPort | nul
   if (!rpcUrl || !chain) return fail('rpc', 'simnet runs inside the daemon, which is not running', 'Start the daemon (agent-wallet serve), then run the doctor again.');
   try {
     const height = await chain.getBlockHeight();
-    const genesis = await getGenesisHash(rpcUrl);
+    const genesis = await chain.getGenesisHash();
     const caip2 = NETWORKS[config.solana.network].caip2;
     if (caip2 && !genesis.startsWith(caip2.slice('solana:'.length))) {
       return fail('rpc', `${rpcUrl} serves genesis ${genesis}, not ${config.solana.network}`, `Point solana.rpc_url at a ${config.solana.network} RPC endpoint.`);
@@ -123,11 +122,11 @@ async function treasury(dataDir: string, config: Config, chain: ChainPort | null
   }
 }
 
-async function clockSkew(rpcUrl: string | null, reachable: boolean): Promise<Check> {
-  if (!rpcUrl || !reachable) return fail('clock_skew', 'not checked: no RPC', 'Fix the rpc check first.');
+async function clockSkew(chain: ChainPort | null, reachable: boolean): Promise<Check> {
+  if (!chain || !reachable) return fail('clock_skew', 'not checked: no RPC', 'Fix the rpc check first.');
   try {
-    const chain = await getChainUnixTime(rpcUrl);
-    const skew = BigInt(Math.floor(Date.now() / 1000)) - chain;
+    const chainTime = await chain.getChainUnixTime();
+    const skew = BigInt(Math.floor(Date.now() / 1000)) - chainTime;
     const abs = skew < 0n ? -skew : skew;
     if (abs <= MAX_CLOCK_SKEW_S) return pass('clock_skew', `this machine's clock is ${skew} s from the chain's`);
     return fail('clock_skew', `this machine's clock is ${skew} s from the chain's (more than ${MAX_CLOCK_SKEW_S} s)`, 'Turn on NTP (timedatectl set-ntp true); intent expiry, links and lockouts use this clock.');
@@ -196,7 +195,7 @@ export async function runDoctor(dataDir: string, env: Record<string, string | un
   const reachable = rpcCheck.ok ? chain : null;
   checks.push(ledgerCheck.ok ? await feePayerSol(dataDir, config, reachable) : fail('fee_payer_sol', 'not checked: no ledger', 'Fix the ledger check first.'));
   checks.push(await treasury(dataDir, config, reachable));
-  checks.push(await clockSkew(rpcUrl, rpcCheck.ok));
+  checks.push(await clockSkew(chain, rpcCheck.ok));
   if (existsSync(dataDir)) checks.push(freeDisk(dataDir));
   checks.push(await daemon(dataDir));
   if (ledgerCheck.ok) checks.push(backlog(dataDir));

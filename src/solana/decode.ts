@@ -5,7 +5,7 @@
  * "the client verifies too"). Custody rests on both sides checking, so anything not positively
  * recognised is refused, and every refusal names what differs.
  */
-import { getCompiledTransactionMessageDecoder, type Address } from '@solana/kit';
+import { getCompiledTransactionMessageDecoder, getTransactionDecoder, type Address } from '@solana/kit';
 import { ASSOCIATED_TOKEN_PROGRAM_ADDRESS, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { usdcAta } from './ata.ts';
 import { MessageDecodeError } from './errors.ts';
@@ -124,6 +124,23 @@ function decodeInstruction(programId: Address, accounts: Address[], data: Uint8A
     }
   }
   return unknown;
+}
+
+/**
+ * The text of the first Memo of a signed wire transaction, or null: none, or a message this module
+ * does not read (our own transfers always decode). Our payments carry their transaction id there.
+ */
+export function memoOf(wire: Uint8Array): string | null {
+  let messageBytes: Uint8Array;
+  try {
+    messageBytes = new Uint8Array(getTransactionDecoder().decode(wire).messageBytes);
+  } catch {
+    return null;
+  }
+  const msg = decodeOrReason(messageBytes);
+  if (typeof msg === 'string') return null;
+  for (const ix of msg.instructions) if (ix.kind === 'memo') return ix.text;
+  return null;
 }
 
 type Transfer = Extract<DecodedInstruction, { kind: 'transferChecked' }>;

@@ -106,6 +106,12 @@ export interface ChainPort {
    * blocks for transactions locking `writable` (at most 128 addresses), oldest first.
    */
   getRecentPrioritizationFees(writable: Address[]): Promise<bigint[]>;
+  /** The wire bytes of a landed transaction; null when the cluster does not know it (the reconciliation after a restore). */
+  getTransactionWire(signature: string): Promise<Uint8Array | null>;
+  /** The cluster's genesis hash (admin doctor checks it matches the network). */
+  getGenesisHash(): Promise<string>;
+  /** The chain's wall clock: the Clock sysvar's unix_timestamp, in seconds (admin doctor's skew check). */
+  getChainUnixTime(): Promise<bigint>;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -119,6 +125,9 @@ const ACCOUNTS_BATCH = 100;
 const PRIORITY_FEE_ACCOUNTS = 128;
 /** Where an SPL token account keeps its amount (u64 LE): after the mint and owner keys. */
 const TOKEN_AMOUNT_OFFSET = 64;
+const CLOCK_SYSVAR = 'SysvarC1ock11111111111111111111111111111111' as Address;
+/** Where the Clock sysvar keeps unix_timestamp (i64 LE): after slot, epoch_start_timestamp, epoch and leader_schedule_epoch. */
+const CLOCK_UNIX_TIMESTAMP_OFFSET = 32;
 /**
  * Messages built at about the same time share one recent blockhash for this long: concurrent
  * payments cost one getLatestBlockhash between them. A blockhash stays valid for 150 blocks (about
@@ -318,6 +327,25 @@ export function createRpcChainPort(rpcUrl: string, opts: ChainPortOptions = {}):
         }
       }
       return out;
+    },
+
+    async getTransactionWire(signature) {
+      const tx = await call(
+        'getTransaction',
+        rpc.getTransaction(signature as Signature, { encoding: 'base64', maxSupportedTransactionVersion: 0, commitment: COMMITMENT }),
+      );
+      return tx === null ? null : new Uint8Array(getBase64Encoder().encode(tx.transaction[0]));
+    },
+
+    getGenesisHash() {
+      return call('getGenesisHash', rpc.getGenesisHash());
+    },
+
+    async getChainUnixTime() {
+      const info = await accountInfo(CLOCK_SYSVAR);
+      const data = info === null ? null : getBase64Encoder().encode(info.data[0]);
+      if (data === null || data.length < CLOCK_UNIX_TIMESTAMP_OFFSET + 8) throw new ChainUnavailableError('the RPC did not return the Clock sysvar');
+      return new DataView(data.buffer, data.byteOffset, data.byteLength).getBigInt64(CLOCK_UNIX_TIMESTAMP_OFFSET, true);
     },
 
     async getRecentPrioritizationFees(writable) {

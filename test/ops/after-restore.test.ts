@@ -11,7 +11,6 @@ import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { encodeCommitments } from '../../src/frost/wire.ts';
 import { commit } from '../../src/frost/party.ts';
 import { parsePaymentMemo, reconcileAfterRestore } from '../../src/ops/after-restore.ts';
-import { createLandedWireReader } from '../../src/solana/ops-reads.ts';
 import { memoryLogger } from '../helpers/services.ts';
 import { agentKey, signWithoutSubmit } from '../helpers/signing.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
@@ -72,7 +71,7 @@ test('sessions closed; landed payments settled once from their memo (one confirm
 
   markRestored();
   const { log, lines } = memoryLogger();
-  const summary = await reconcileAfterRestore({ ...world.services, log }, createLandedWireReader(world.simnet.url));
+  const summary = await reconcileAfterRestore({ ...world.services, log });
   expect(summary).toMatchObject({ settledFromChain: [landedId, approvedLater.transaction_id], recoveredFromChain: [], unrecoverableApprovals: [waiting.approval_id] });
   expect(db.query<{ status: string; decided_by: string }, [string]>('SELECT status, decided_by FROM approvals WHERE approval_id = ?').get(approvedLater.approval_id)).toEqual({ status: 'approved', decided_by: 'system:restore' });
   expect(db.query<{ status: string }, [string]>('SELECT status FROM transactions WHERE transaction_id = ?').get(approvedLater.transaction_id)?.status).toBe('completed');
@@ -86,7 +85,7 @@ test('sessions closed; landed payments settled once from their memo (one confirm
   expect(audit.map((a) => JSON.parse(a.data).approval_id)).toEqual([waiting.approval_id]);
   expect(lines.some((l) => l.includes('the owner must decide it again') && l.includes(waiting.approval_id))).toBe(true);
 
-  expect(await reconcileAfterRestore(world.services, createLandedWireReader(world.simnet.url))).toBeNull();
+  expect(await reconcileAfterRestore(world.services)).toBeNull();
 });
 
 test('bytes signed before the restore that land while it starts are still found: the scan waits until they can no longer land', async () => {
@@ -96,7 +95,7 @@ test('bytes signed before the restore that land while it starts are still found:
   db.query("UPDATE transactions SET status = 'pre_approved', signed_tx = NULL, signature = NULL WHERE transaction_id = ?").run(id);
   markRestored();
   const { log, lines } = memoryLogger();
-  const reconciling = reconcileAfterRestore({ ...world.services, log }, createLandedWireReader(world.simnet.url));
+  const reconciling = reconcileAfterRestore({ ...world.services, log });
   // Broadcast (as the crashed daemon's last send might) once the reconciliation is waiting.
   const deadline = Date.now() + 10_000;
   while (!lines.some((l) => l.includes('restore: waiting until every transaction signed before the restore has landed or expired'))) {

@@ -5,6 +5,8 @@ import { usdcAta } from '../../src/solana/ata.ts';
 import { ChainRejectedError, ChainUnavailableError } from '../../src/solana/errors.ts';
 import { createRpcChainPort, type ChainPort } from '../../src/solana/port.ts';
 import { assembleSignedTransaction, buildUsdcTransfer, buildX402Transfer, transactionSignature } from '../../src/solana/transfer.ts';
+import { memoOf } from '../../src/solana/decode.ts';
+import { DEVNET_GENESIS_HASH } from '../../src/solana/networks.ts';
 import { randomAddress } from './helpers.ts';
 
 let sim: Simnet;
@@ -95,6 +97,9 @@ describe('createRpcChainPort against simnet', () => {
       { owner: p.treasury, mint: sim.mint, account: treasuryAta, delta: 62_500n },
     ].toSorted(byAccount));
     expect(transfers?.accountKeys).toContain(reference);
+    // The landed bytes themselves, as the reconciliation after a restore reads them, with their memo.
+    expect(await port.getTransactionWire(signature)).toEqual(wire);
+    expect(memoOf(wire)).toBeNull();
 
     const found = await port.getSignaturesForAddress(reference, { limit: 10 });
     expect(found.map((s) => s.signature)).toEqual([signature]);
@@ -168,6 +173,25 @@ describe('createRpcChainPort refusals', () => {
     expect(error.kind).toBe('simulation_failed');
     expect(error.reason).toContain('custom program error: 0x1');
     expect(error.logs).toContain('Program log: Error: insufficient funds');
+  });
+});
+
+describe('createRpcChainPort reads for the operator', () => {
+  it('knows the genesis hash, the chain clock and the memo of a landed transfer', async () => {
+    expect(await port.getGenesisHash()).toBe(DEVNET_GENESIS_HASH);
+    const skew = BigInt(Math.floor(Date.now() / 1000)) - (await port.getChainUnixTime());
+    expect(skew < 0n ? -skew : skew).toBeLessThan(60n);
+    const p = await parties(5_000_000n);
+    const { messageBytes } = await buildUsdcTransfer({
+      wallet: p.wallet.address, mint: sim.mint, recipientOwner: randomAddress(), amount: 1_000_000n, fee: 0n,
+      treasuryOwner: p.treasury, feePayer: p.feePayer.address, createRecipientAta: true, memo: 'order-9 tx_abc',
+      blockhash: await port.getLatestBlockhash(),
+    });
+    const signature = await port.sendRawTransaction(await signed(messageBytes, p.feePayer, p.wallet));
+    await landed(signature);
+    const wire = await port.getTransactionWire(signature);
+    expect(wire === null ? null : memoOf(wire)).toBe('order-9 tx_abc');
+    expect(await port.getTransactionWire(getBase58Decoder().decode(new Uint8Array(64).fill(7)))).toBeNull();
   });
 });
 
