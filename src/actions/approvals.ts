@@ -3,7 +3,7 @@
  * approval_status (a long poll, DESIGN §7 "Push, not polling"). Also the budget summary that
  * `balance` shows.
  */
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { APPROVALS } from '../contract/approvals.ts';
 import { railsToJson } from '../contract/guard-rails.ts';
 import { getApproval, pendingApprovals, type ApprovalRow } from '../db/approvals.ts';

@@ -7,7 +7,7 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { Address } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { CLAIM } from '../contract/claim.ts';
 import { newId } from '../contract/ids.ts';
 import { appendAudit, appendEvent } from '../db/events.ts';

@@ -7,7 +7,7 @@
  * {@link assertReferenceFree}), so no order is paid twice and verify has one answer.
  */
 import type { Address } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { MERCHANT } from '../contract/merchant.ts';
 import { newId } from '../contract/ids.ts';
 import {

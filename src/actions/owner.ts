@@ -3,7 +3,7 @@
  * same exported functions, so the API and the pages cannot disagree. An owner sees only their own
  * claimed wallets and what belongs to them: anything else is NOT_FOUND, never a hint it exists.
  */
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { OWNER } from '../contract/owner.ts';
 import { parseGuardRails, railsToJson } from '../contract/guard-rails.ts';
 import { newId } from '../contract/ids.ts';

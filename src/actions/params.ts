@@ -1,5 +1,5 @@
 /** Parameter checks shared by action groups. */
-import { invalid } from '../api/errors.ts';
+import { invalid } from '../errors.ts';
 import { parseUsdc, toUsdcNumber } from '../domain/money.ts';
 import type { Services } from '../services.ts';
 

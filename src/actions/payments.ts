@@ -1,6 +1,6 @@
 /** Spending, signing, history and event actions (SPEC "Bot actions, spending" and "history, events"). */
 import type { Address } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { PAYMENTS } from '../contract/payments.ts';
 import { closeApproval } from '../db/approvals.ts';
 import { effectiveStatus } from '../earning/paylinks.ts';

@@ -1,6 +1,6 @@
 /** Withdrawals: external addresses, always approved by the owner, signed like payments. */
 import type { Address } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { WITHDRAWALS } from '../contract/withdrawals.ts';
 import { newId } from '../contract/ids.ts';
 import { getWalletTx } from '../db/transactions.ts';

@@ -1,5 +1,5 @@
 /** x402 purchases and the public catalog (SPEC "Bot actions, x402"; logic in src/x402). */
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { X402 } from '../contract/x402.ts';
 import { getPurchase, type PurchaseRow } from '../db/x402.ts';
 import type { WalletRow } from '../db/wallets.ts';

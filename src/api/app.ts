@@ -9,7 +9,7 @@ import { claimDetails } from '../actions/wallet.ts';
 import type { Endpoint } from '../contract/action.ts';
 import type { Services } from '../services.ts';
 import { dispatch, type DispatchDeps } from './dispatch.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 import { Metrics } from './metrics.ts';
 import { openApiDocument } from './openapi.ts';
 import { RateLimiter } from './rate-limit.ts';

@@ -9,7 +9,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { Endpoint } from '../contract/action.ts';
 import type { ActionContext, ActionTable, RegisteredAction } from '../actions/registry.ts';
 import type { Services } from '../services.ts';
-import { AppError, invalid } from './errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { authenticate, credentialOf, type Credential } from './auth.ts';
 import type { Principal } from './principal.ts';
 import { rateHeaders, type RateLimiter } from './rate-limit.ts';

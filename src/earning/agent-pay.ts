@@ -8,7 +8,7 @@
  */
 import type { Address } from '@solana/kit';
 import type { ActionContext } from '../actions/registry.ts';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { getPaylink, type PaylinkRow } from '../db/paylinks.ts';
 import { paylinkHolder } from '../db/transactions.ts';
 import type { WalletRow } from '../db/wallets.ts';

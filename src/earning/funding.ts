@@ -5,7 +5,7 @@
  */
 import type { Address } from '@solana/kit';
 import type { ActionContext } from '../actions/registry.ts';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { newId } from '../contract/ids.ts';
 import { appendEvent } from '../db/events.ts';
 import {

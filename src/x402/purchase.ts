@@ -22,7 +22,7 @@
  * also ends signed purchases nobody settled, and looks again at recent releases.
  */
 import { getBase58Decoder, getTransactionDecoder, type Address } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import type { ActionContext } from '../actions/registry.ts';
 import type { Config } from '../config.ts';
 import { newId } from '../contract/ids.ts';
