@@ -10,7 +10,7 @@ import type { Endpoint } from '../contract/action.ts';
 import type { Services } from '../services.ts';
 import { dispatch, type DispatchDeps } from './dispatch.ts';
 import { AppError } from '../errors.ts';
-import { Metrics } from './metrics.ts';
+import { Metrics } from '../metrics.ts';
 import { openApiDocument } from './openapi.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { errorResponse, jsonResponse } from './respond.ts';

@@ -14,7 +14,7 @@ import { authenticate, credentialOf, type Credential } from './auth.ts';
 import type { Principal } from './principal.ts';
 import { rateHeaders, type RateLimiter } from './rate-limit.ts';
 import { errorResponse, JSON_TYPE, successResponse } from './respond.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics } from '../metrics.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { claimIdempotencyKey, isRecorded, recordIdempotentResponse, releaseIdempotencyKey } from '../db/idempotency.ts';
