@@ -6,7 +6,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { ContractAction, Endpoint } from '../contract/action.ts';
 import type { Services } from '../services.ts';
-import type { Principal } from '../api/principal.ts';
+import type { Principal } from '../domain/principal.ts';
 
 /** What a handler receives besides its validated params. */
 export interface ActionContext {

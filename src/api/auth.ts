@@ -9,7 +9,7 @@ import { KEY_PREFIXES, hashApiKey, isWellFormedKey, sameHash, type KeyKind } fro
 import { findMerchantByKeyHash, findWalletByKeyHash, type KeyHolder } from '../db/credentials.ts';
 import { findOwnerByTokenHash } from '../db/owners.ts';
 import { AppError } from '../errors.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../domain/principal.ts';
 
 type KeyResolver = (db: Database, hash: Uint8Array) => KeyHolder | null;
 
