@@ -30,7 +30,8 @@ import type { Services } from '../services.ts';
 import { approvalView } from './approvals.ts';
 import { ownerFundRequests } from '../db/fund-requests.ts';
 import { fundRequestView, resolveAsOwner } from '../earning/funding.ts';
-import { implement, type ActionContext } from './registry.ts';
+import type { ActionContext } from '../action-context.ts';
+import { implement } from './registry.ts';
 
 /** The channel an owner acted through; recorded in the audit log. */
 export type Via = 'api' | 'dashboard' | 'email';

@@ -17,7 +17,8 @@ import { completeDkg, completedKeyPackage, liveDkgSession, startDkg } from '../f
 import { open, seal } from '../frost/seal.ts';
 import { usdcAta } from '../solana/ata.ts';
 import type { Services } from '../services.ts';
-import { implement, type ActionContext } from './registry.ts';
+import type { ActionContext } from '../action-context.ts';
+import { implement } from './registry.ts';
 import { walletAllowance } from './approvals.ts';
 import { feeSchedule } from './system.ts';
 

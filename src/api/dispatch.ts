@@ -7,7 +7,8 @@
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import type { Endpoint } from '../contract/action.ts';
-import type { ActionContext, ActionTable, RegisteredAction } from '../actions/registry.ts';
+import type { ActionContext } from '../action-context.ts';
+import type { ActionTable, RegisteredAction } from '../actions/registry.ts';
 import type { Services } from '../services.ts';
 import { AppError, invalid } from '../errors.ts';
 import { authenticate, credentialOf, type Credential } from './auth.ts';

@@ -7,7 +7,7 @@
  * the payment completes (recordAgentPaylinkPayment, called from completeTx).
  */
 import type { Address } from '@solana/kit';
-import type { ActionContext } from '../actions/registry.ts';
+import type { ActionContext } from '../action-context.ts';
 import { AppError, invalid } from '../errors.ts';
 import { getPaylink, type PaylinkRow } from '../db/paylinks.ts';
 import { paylinkHolder } from '../db/transactions.ts';

@@ -4,7 +4,7 @@
  * `/fund/<id>`: deposit address, Solana Pay QR code for the amount, and on simnet a faucet button.
  */
 import type { Address } from '@solana/kit';
-import type { ActionContext } from '../actions/registry.ts';
+import type { ActionContext } from '../action-context.ts';
 import { AppError, invalid } from '../errors.ts';
 import { newId } from '../contract/ids.ts';
 import { appendEvent } from '../db/events.ts';
