@@ -37,7 +37,7 @@ import { paylinkActions } from './earning.ts';
 import { markFeedRead, readFeed } from './feed.ts';
 import { merchantPayee } from '../earning/payee.ts';
 import { merchantPaylinkHoldingReference } from '../db/paylinks.ts';
-import { amountParam } from './params.ts';
+import { amountParam } from '../params.ts';
 
 /** How long the previous secret keeps signing after rotate_webhook_secret. */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;

@@ -23,7 +23,7 @@ import type { Services } from '../services.ts';
 import { callerWallet } from './wallet.ts';
 import { assertReferenceFree } from './merchant.ts';
 import { implement } from './registry.ts';
-import { amountParam } from './params.ts';
+import { amountParam } from '../params.ts';
 import { crashPoint } from '../crash-points.ts';
 import { payPaylink } from '../earning/agent-pay.ts';
 import { getPaylink, referenceKeysOf } from '../db/paylinks.ts';

@@ -11,7 +11,7 @@ import { txView } from '../payments/views.ts';
 import type { Services } from '../services.ts';
 import { confirmAndOpenRound, confirmTx, ownTx } from './payments.ts';
 import { agentCommitments } from '../frost/coordinator-sign.ts';
-import { amountParam } from './params.ts';
+import { amountParam } from '../params.ts';
 import { callerWallet } from './wallet.ts';
 import { implement } from './registry.ts';
 import { crashPoint } from '../crash-points.ts';

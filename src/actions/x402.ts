@@ -6,7 +6,7 @@ import type { WalletRow } from '../db/wallets.ts';
 import type { Services } from '../services.ts';
 import { searchCatalog } from '../x402/catalog.ts';
 import { confirm, prepare, settle, signComplete } from '../x402/purchase.ts';
-import { amountParam } from './params.ts';
+import { amountParam } from '../params.ts';
 import { callerWallet } from './wallet.ts';
 import { implement } from './registry.ts';
 

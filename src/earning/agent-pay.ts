@@ -19,7 +19,7 @@ import { txView } from '../payments/views.ts';
 import type { Services } from '../services.ts';
 import { effectiveStatus, paylinkNotFound, payeeOf } from './paylinks.ts';
 import { assertReferenceFree } from '../actions/merchant.ts';
-import { amountParam } from '../actions/params.ts';
+import { amountParam } from '../params.ts';
 
 export interface PayPaylinkParams {
   payment_request_id: string;

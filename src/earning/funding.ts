@@ -23,7 +23,7 @@ import { toUsdcNumber } from '../domain/money.ts';
 import { queueMail } from '../mail/outbox.ts';
 import type { Services } from '../services.ts';
 import { fundRequestMail } from './mail.ts';
-import { amountParam } from '../actions/params.ts';
+import { amountParam } from '../params.ts';
 import { fundRequestsCovered, solanaPayUrl } from './rules.ts';
 
 const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());

@@ -26,7 +26,7 @@ import { queueMail } from '../mail/outbox.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
 import type { Services } from '../services.ts';
 import { paylinkInvitationMail } from './mail.ts';
-import { amountParam } from '../actions/params.ts';
+import { amountParam } from '../params.ts';
 import { ensurePayeeReady } from './payee-ready.ts';
 import { appendPayeeEvent, payeeOfRow, revealedOwnerEmail, type Payee } from './payee.ts';
 import {
