@@ -21,7 +21,7 @@ import { submit } from '../payments/settle.ts';
 import { txView } from '../payments/views.ts';
 import type { Services } from '../services.ts';
 import { callerWallet } from './wallet.ts';
-import { assertReferenceFree } from './merchant.ts';
+import { assertReferenceFree } from '../earning/references.ts';
 import { implement } from './registry.ts';
 import { amountParam } from '../params.ts';
 import { crashPoint } from '../crash-points.ts';

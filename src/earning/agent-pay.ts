@@ -18,7 +18,7 @@ import type { Recipient } from '../payments/recipient.ts';
 import { txView } from '../payments/views.ts';
 import type { Services } from '../services.ts';
 import { effectiveStatus, paylinkNotFound, payeeOf } from './paylinks.ts';
-import { assertReferenceFree } from '../actions/merchant.ts';
+import { assertReferenceFree } from './references.ts';
 import { amountParam } from '../params.ts';
 
 export interface PayPaylinkParams {
