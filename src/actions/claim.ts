@@ -33,7 +33,7 @@ import { hashToken, newToken, TOKEN_PATTERN } from '../mail/links.ts';
 import { queueMail } from '../mail/outbox.ts';
 import { claimMail, loginMail } from '../mail/templates.ts';
 import type { Services } from '../services.ts';
-import { ownerActor } from './owner.ts';
+import { ownerActor } from '../domain/owner-actor.ts';
 import { implement } from './registry.ts';
 
 /** Life of a magic link (claim or sign-in). */

@@ -32,14 +32,7 @@ import { ownerFundRequests } from '../db/fund-requests.ts';
 import { fundRequestView, resolveAsOwner } from '../earning/funding.ts';
 import type { ActionContext } from '../action-context.ts';
 import { implement } from './registry.ts';
-
-/** The channel an owner acted through; recorded in the audit log. */
-export type Via = 'api' | 'dashboard' | 'email';
-
-/** The actor string of audit entries and approval decisions. */
-export function ownerActor(ownerId: string, via: Via): string {
-  return `owner:${ownerId} via ${via}`;
-}
+import { ownerActor, type Via } from '../domain/owner-actor.ts';
 
 const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 

@@ -14,7 +14,8 @@ import { getExport, revokeAllExports, revokeExport, walletExports } from '../db/
 import { ownerWallet } from '../db/owners.ts';
 import { newApiKey } from '../domain/api-keys.ts';
 import type { Services } from '../services.ts';
-import { callerOwner, ownerActor, requireOwnerWallet, type Via } from './owner.ts';
+import { callerOwner, requireOwnerWallet } from './owner.ts';
+import { ownerActor, type Via } from '../domain/owner-actor.ts';
 import { implement } from './registry.ts';
 import { callerWallet } from './wallet.ts';
 
