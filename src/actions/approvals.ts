@@ -3,7 +3,7 @@
  * approval_status (a long poll, DESIGN §7 "Push, not polling"). Also the budget summary that
  * `balance` shows.
  */
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { APPROVALS } from '../contract/approvals.ts';
 import { railsToJson } from '../contract/guard-rails.ts';
 import { getApproval, pendingApprovals, type ApprovalRow } from '../db/approvals.ts';
@@ -15,7 +15,8 @@ import { CATEGORIES, remaining, windowStarts, type Category, type GuardRails, ty
 import { toUsdcNumber } from '../domain/money.ts';
 import { effectiveRails } from '../domain/rails-change.ts';
 import type { Services } from '../services.ts';
-import { implement, type ActionContext } from './registry.ts';
+import type { ActionContext } from '../action-context.ts';
+import { implement } from './registry.ts';
 
 /** How often a long poll re-reads the approval. */
 const POLL_MS = 100;

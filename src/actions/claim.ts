@@ -7,7 +7,7 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { Address } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { CLAIM } from '../contract/claim.ts';
 import { newId } from '../contract/ids.ts';
 import { appendAudit, appendEvent } from '../db/events.ts';
@@ -33,7 +33,7 @@ import { hashToken, newToken, TOKEN_PATTERN } from '../mail/links.ts';
 import { queueMail } from '../mail/outbox.ts';
 import { claimMail, loginMail } from '../mail/templates.ts';
 import type { Services } from '../services.ts';
-import { ownerActor } from './owner.ts';
+import { ownerActor } from '../domain/owner-actor.ts';
 import { implement } from './registry.ts';
 
 /** Life of a magic link (claim or sign-in). */

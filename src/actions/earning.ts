@@ -3,7 +3,7 @@
  * public pay / pay_status; DESIGN §8). The logic lives in src/earning; these handlers check the
  * caller and the params and shape the answers.
  */
-import { invalid } from '../api/errors.ts';
+import { invalid } from '../errors.ts';
 import { EARNING } from '../contract/earning.ts';
 import { listFundRequests } from '../db/fund-requests.ts';
 import { getPayeePaylink, getPaylinkByReference, getPaylinkByShortCode, listPaylinks, type PaylinkRow, type PaylinkStatus } from '../db/paylinks.ts';
@@ -12,7 +12,7 @@ import { cancelOwnPaylink, createPaylink, paylinkNotFound, paylinkView, payStatu
 import { walletPayee, type Payee } from '../earning/payee.ts';
 import { normalizeShortCode } from '../earning/rules.ts';
 import { nudgeScan } from '../earning/scan.ts';
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { implement } from './registry.ts';
 import { callerWallet } from './wallet.ts';

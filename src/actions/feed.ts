@@ -2,7 +2,7 @@
  * The event feed actions (SPEC "Events"; DESIGN §9), shared by wallets (/bot events, mark_read)
  * and merchants (/merchant events, mark_read): each reads and acknowledges only its own feed.
  */
-import { invalid } from '../api/errors.ts';
+import { invalid } from '../errors.ts';
 import { listEvents, markRead, resolveSince, type FeedOwner } from '../db/event-feed.ts';
 import type { Services } from '../services.ts';
 

@@ -4,10 +4,10 @@
  *
  * Payers pass the merchant's order identifier as pay {reference}. A reference is unique per
  * merchant: pay refuses it while another payment with it is under way or completed (see
- * {@link assertReferenceFree}), so no order is paid twice and verify has one answer.
+ * src/earning/references.ts), so no order is paid twice and verify has one answer.
  */
 import type { Address } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { MERCHANT } from '../contract/merchant.ts';
 import { newId } from '../contract/ids.ts';
 import {
@@ -31,12 +31,13 @@ import type { Services } from '../services.ts';
 import { checkWebhookUrl } from '../webhooks/net.ts';
 import { newEndpointId, recordMerchantEvent } from '../webhooks/outbox.ts';
 import { sealWebhookSecret } from '../webhooks/secrets.ts';
-import { implement, type ActionContext } from './registry.ts';
+import type { ActionContext } from '../action-context.ts';
+import { implement } from './registry.ts';
 import { paylinkActions } from './earning.ts';
 import { markFeedRead, readFeed } from './feed.ts';
 import { merchantPayee } from '../earning/payee.ts';
-import { merchantPaylinkHoldingReference } from '../db/paylinks.ts';
-import { amountParam } from './params.ts';
+import { assertNewPaylinkReference } from '../earning/references.ts';
+import { amountParam } from '../params.ts';
 
 /** How long the previous secret keeps signing after rotate_webhook_secret. */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -51,67 +52,9 @@ function callerMerchant(ctx: ActionContext): MerchantRow {
   return merchant;
 }
 
-/**
- * Refuses a payment to `merchantId` with a `reference` another payment already holds (completed,
- * or under way: not failed, cancelled, expired or rejected), or that an open or paid paylink of
- * the merchant holds, other than `viaPaylinkId` (the paylink this payment pays). Call inside the
- * transaction that creates the intent. The other payment's id is named only to the wallet that made it.
- */
-export function assertReferenceFree(db: Database, now: number, payerWalletId: string, merchantId: string, reference: string, viaPaylinkId?: string): void {
-  const paylink = merchantPaylinkHoldingReference(db, merchantId, reference, now);
-  if (paylink && paylink.request_id !== viaPaylinkId) {
-    if (paylink.status === 'paid') {
-      throw new AppError('INVALID_STATUS', `This merchant was already paid with reference "${reference}" (payment request ${paylink.request_id}); an order is paid once.`, {
-        howToFix: 'Do not pay again. If this is a different order, ask the merchant for its own reference.',
-        details: { field: '/reference', payment_request_id: paylink.request_id },
-      });
-    }
-    throw new AppError('INVALID_STATUS', `The merchant's payment request ${paylink.request_id} is waiting for the payment of reference "${reference}".`, {
-      howToFix: `Pay that request: pay {payment_request_id: "${paylink.request_id}"}.`,
-      details: { field: '/reference', payment_request_id: paylink.request_id },
-    });
-  }
-  const holder = paymentHoldingReference(db, merchantId, reference);
-  if (!holder) return;
-  const own = holder.wallet_id === payerWalletId ? { transaction_id: holder.transaction_id, status: holder.status } : {};
-  if (holder.status === 'completed') {
-    throw new AppError('INVALID_STATUS', `This merchant was already paid with reference "${reference}"; an order is paid once.`, {
-      howToFix: 'Do not pay again. If this is a different order, ask the merchant for its own reference; the merchant can check the payment with verify.',
-      details: { field: '/reference', ...own },
-    });
-  }
-  throw new AppError('INVALID_STATUS', `A payment to this merchant with reference "${reference}" is already under way (${own.status ?? 'not yet completed'}).`, {
-    howToFix: own.transaction_id
-      ? `Finish or cancel that payment (transaction_id ${own.transaction_id}) instead of creating a second one.`
-      : 'Wait for that payment to complete or lapse; if this is a different order, ask the merchant for its own reference.',
-    details: { field: '/reference', ...own },
-  });
-}
-
 function endpointView(e: EndpointRow | null) {
   if (!e) return null;
   return { webhook_id: e.endpoint_id, url: e.url, status: e.status, disabled_reason: e.disabled_reason, created_at: iso(e.created_at) };
-}
-
-/**
- * Refuses a new merchant paylink whose reference an open or paid paylink or a payment of the
- * merchant already holds: one order, one reference, one answer from verify.
- */
-function assertNewPaylinkReference(db: Database, now: number, merchantId: string, reference: string): void {
-  const paylink = merchantPaylinkHoldingReference(db, merchantId, reference, now);
-  if (paylink) {
-    throw new AppError('INVALID_STATUS', `Reference "${reference}" already belongs to your ${paylink.status} payment request ${paylink.request_id}.`, {
-      howToFix: 'Use a new reference for each order; read the existing request with get_payment_request {reference}.',
-      details: { field: '/reference', payment_request_id: paylink.request_id },
-    });
-  }
-  const payment = paymentHoldingReference(db, merchantId, reference);
-  if (payment) {
-    throw new AppError('INVALID_STATUS', `A payment with reference "${reference}" is already ${payment.status === 'completed' ? 'completed' : 'under way'}; an order is paid once.`, {
-      howToFix: 'Use a new reference for each order; check this one with verify {reference}.',
-      details: { field: '/reference', transaction_id: payment.transaction_id },
-    });
-  }
 }
 
 function paymentView(p: MerchantPayment) {

@@ -3,7 +3,7 @@
  * same exported functions, so the API and the pages cannot disagree. An owner sees only their own
  * claimed wallets and what belongs to them: anything else is NOT_FOUND, never a hint it exists.
  */
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { OWNER } from '../contract/owner.ts';
 import { parseGuardRails, railsToJson } from '../contract/guard-rails.ts';
 import { newId } from '../contract/ids.ts';
@@ -30,15 +30,9 @@ import type { Services } from '../services.ts';
 import { approvalView } from './approvals.ts';
 import { ownerFundRequests } from '../db/fund-requests.ts';
 import { fundRequestView, resolveAsOwner } from '../earning/funding.ts';
-import { implement, type ActionContext } from './registry.ts';
-
-/** The channel an owner acted through; recorded in the audit log. */
-export type Via = 'api' | 'dashboard' | 'email';
-
-/** The actor string of audit entries and approval decisions. */
-export function ownerActor(ownerId: string, via: Via): string {
-  return `owner:${ownerId} via ${via}`;
-}
+import type { ActionContext } from '../action-context.ts';
+import { implement } from './registry.ts';
+import { ownerActor, type Via } from '../domain/owner-actor.ts';
 
 const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 

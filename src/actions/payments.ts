@@ -1,6 +1,6 @@
 /** Spending, signing, history and event actions (SPEC "Bot actions, spending" and "history, events"). */
 import type { Address } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { PAYMENTS } from '../contract/payments.ts';
 import { closeApproval } from '../db/approvals.ts';
 import { effectiveStatus } from '../earning/paylinks.ts';
@@ -21,9 +21,9 @@ import { submit } from '../payments/settle.ts';
 import { txView } from '../payments/views.ts';
 import type { Services } from '../services.ts';
 import { callerWallet } from './wallet.ts';
-import { assertReferenceFree } from './merchant.ts';
+import { assertReferenceFree } from '../earning/references.ts';
 import { implement } from './registry.ts';
-import { amountParam } from './params.ts';
+import { amountParam } from '../params.ts';
 import { crashPoint } from '../crash-points.ts';
 import { payPaylink } from '../earning/agent-pay.ts';
 import { getPaylink, referenceKeysOf } from '../db/paylinks.ts';

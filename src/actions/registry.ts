@@ -5,23 +5,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { ContractAction, Endpoint } from '../contract/action.ts';
-import type { Services } from '../services.ts';
-import type { Principal } from '../api/principal.ts';
-
-/** What a handler receives besides its validated params. */
-export interface ActionContext {
-  services: Services;
-  principal: Principal;
-  requestId: string;
-  ip: string;
-  headers: Headers;
-  /**
-   * Present when the action is idempotent and the caller sent a key. Handlers that write call
-   * `record(data)` inside the same SQLite transaction as their change, so a crash can never
-   * leave a change without its remembered response (DESIGN §3).
-   */
-  idempotency?: { key: string; record(data: unknown): void };
-}
+import type { ActionContext } from '../action-context.ts';
 
 export type Handler<P extends TSchema> = (ctx: ActionContext, params: Static<P>) => unknown | Promise<unknown>;
 

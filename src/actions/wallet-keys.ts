@@ -6,7 +6,7 @@
  * export made before it, in the same transaction: those files carry the key that just died, and a
  * rotation usually answers a leak. The dashboard (src/web) calls the same functions.
  */
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { AGENT_EXPORTS, OWNER_WALLET_KEYS } from '../contract/wallet-keys.ts';
 import { setWalletKeyHash } from '../db/credentials.ts';
 import { appendAudit, appendEvent } from '../db/events.ts';
@@ -14,7 +14,8 @@ import { getExport, revokeAllExports, revokeExport, walletExports } from '../db/
 import { ownerWallet } from '../db/owners.ts';
 import { newApiKey } from '../domain/api-keys.ts';
 import type { Services } from '../services.ts';
-import { callerOwner, ownerActor, requireOwnerWallet, type Via } from './owner.ts';
+import { callerOwner, requireOwnerWallet } from './owner.ts';
+import { ownerActor, type Via } from '../domain/owner-actor.ts';
 import { implement } from './registry.ts';
 import { callerWallet } from './wallet.ts';
 

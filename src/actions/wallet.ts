@@ -2,7 +2,7 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { getAddressEncoder, getBase58Decoder, type Address } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { WALLET } from '../contract/wallet.ts';
 import { newId } from '../contract/ids.ts';
 import { getDkgSession, useDkgSession } from '../db/dkg.ts';
@@ -17,7 +17,8 @@ import { completeDkg, completedKeyPackage, liveDkgSession, startDkg } from '../f
 import { open, seal } from '../frost/seal.ts';
 import { usdcAta } from '../solana/ata.ts';
 import type { Services } from '../services.ts';
-import { implement, type ActionContext } from './registry.ts';
+import type { ActionContext } from '../action-context.ts';
+import { implement } from './registry.ts';
 import { walletAllowance } from './approvals.ts';
 import { feeSchedule } from './system.ts';
 

@@ -1,6 +1,6 @@
 /** Withdrawals: external addresses, always approved by the owner, signed like payments. */
 import type { Address } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { WITHDRAWALS } from '../contract/withdrawals.ts';
 import { newId } from '../contract/ids.ts';
 import { getWalletTx } from '../db/transactions.ts';
@@ -11,7 +11,7 @@ import { txView } from '../payments/views.ts';
 import type { Services } from '../services.ts';
 import { confirmAndOpenRound, confirmTx, ownTx } from './payments.ts';
 import { agentCommitments } from '../frost/coordinator-sign.ts';
-import { amountParam } from './params.ts';
+import { amountParam } from '../params.ts';
 import { callerWallet } from './wallet.ts';
 import { implement } from './registry.ts';
 import { crashPoint } from '../crash-points.ts';

@@ -1,12 +1,12 @@
 /** x402 purchases and the public catalog (SPEC "Bot actions, x402"; logic in src/x402). */
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { X402 } from '../contract/x402.ts';
 import { getPurchase, type PurchaseRow } from '../db/x402.ts';
 import type { WalletRow } from '../db/wallets.ts';
 import type { Services } from '../services.ts';
 import { searchCatalog } from '../x402/catalog.ts';
 import { confirm, prepare, settle, signComplete } from '../x402/purchase.ts';
-import { amountParam } from './params.ts';
+import { amountParam } from '../params.ts';
 import { callerWallet } from './wallet.ts';
 import { implement } from './registry.ts';
 

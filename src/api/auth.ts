@@ -8,8 +8,8 @@ import type { AuthKind } from '../contract/action.ts';
 import { KEY_PREFIXES, hashApiKey, isWellFormedKey, sameHash, type KeyKind } from '../domain/api-keys.ts';
 import { findMerchantByKeyHash, findWalletByKeyHash, type KeyHolder } from '../db/credentials.ts';
 import { findOwnerByTokenHash } from '../db/owners.ts';
-import { AppError } from './errors.ts';
-import type { Principal } from './principal.ts';
+import { AppError } from '../errors.ts';
+import type { Principal } from '../domain/principal.ts';
 
 type KeyResolver = (db: Database, hash: Uint8Array) => KeyHolder | null;
 

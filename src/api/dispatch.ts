@@ -7,18 +7,19 @@
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import type { Endpoint } from '../contract/action.ts';
-import type { ActionContext, ActionTable, RegisteredAction } from '../actions/registry.ts';
+import type { ActionContext } from '../action-context.ts';
+import type { ActionTable, RegisteredAction } from '../actions/registry.ts';
 import type { Services } from '../services.ts';
-import { AppError, invalid } from './errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { authenticate, credentialOf, type Credential } from './auth.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../domain/principal.ts';
 import { rateHeaders, type RateLimiter } from './rate-limit.ts';
 import { errorResponse, JSON_TYPE, successResponse } from './respond.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics } from '../metrics.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { claimIdempotencyKey, isRecorded, recordIdempotentResponse, releaseIdempotencyKey } from '../db/idempotency.ts';
-import { principalKey } from './principal.ts';
+import { principalKey } from '../domain/principal.ts';
 import { toJson } from './respond.ts';
 import { bodyWithin, MAX_BODY_BYTES } from './body.ts';
 

@@ -1,6 +1,6 @@
 /** Serialises envelopes. Every response body of the API goes through here. */
 import type { ErrorEnvelope } from '../contract/errors.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 
 const bigintReplacer = (_k: string, v: unknown) =>
   typeof v === 'bigint' ? (v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()) : v;

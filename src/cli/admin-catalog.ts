@@ -12,7 +12,7 @@
 import type { Database } from 'bun:sqlite';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { openDatabase } from '../db/open.ts';
 import { listCatalog, removeCatalogEntry } from '../db/x402.ts';

@@ -10,7 +10,7 @@ import { openDatabase } from '../db/open.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadFeePayer, loadMasterKey } from '../secret-files.ts';
 import { createApp } from '../api/app.ts';
-import { Metrics } from '../api/metrics.ts';
+import { Metrics } from '../metrics.ts';
 import { SERVER_BODY_CAP } from '../api/body.ts';
 import { JobRunner } from '../jobs/runner.ts';
 import { maintenanceJob } from '../jobs/maintenance.ts';

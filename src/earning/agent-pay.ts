@@ -7,8 +7,8 @@
  * the payment completes (recordAgentPaylinkPayment, called from completeTx).
  */
 import type { Address } from '@solana/kit';
-import type { ActionContext } from '../actions/registry.ts';
-import { AppError, invalid } from '../api/errors.ts';
+import type { ActionContext } from '../action-context.ts';
+import { AppError, invalid } from '../errors.ts';
 import { getPaylink, type PaylinkRow } from '../db/paylinks.ts';
 import { paylinkHolder } from '../db/transactions.ts';
 import type { WalletRow } from '../db/wallets.ts';
@@ -18,8 +18,8 @@ import type { Recipient } from '../payments/recipient.ts';
 import { txView } from '../payments/views.ts';
 import type { Services } from '../services.ts';
 import { effectiveStatus, paylinkNotFound, payeeOf } from './paylinks.ts';
-import { assertReferenceFree } from '../actions/merchant.ts';
-import { amountParam } from '../actions/params.ts';
+import { assertReferenceFree } from './references.ts';
+import { amountParam } from '../params.ts';
 
 export interface PayPaylinkParams {
   payment_request_id: string;

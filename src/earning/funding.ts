@@ -4,8 +4,8 @@
  * `/fund/<id>`: deposit address, Solana Pay QR code for the amount, and on simnet a faucet button.
  */
 import type { Address } from '@solana/kit';
-import type { ActionContext } from '../actions/registry.ts';
-import { AppError, invalid } from '../api/errors.ts';
+import type { ActionContext } from '../action-context.ts';
+import { AppError, invalid } from '../errors.ts';
 import { newId } from '../contract/ids.ts';
 import { appendEvent } from '../db/events.ts';
 import {
@@ -23,7 +23,7 @@ import { toUsdcNumber } from '../domain/money.ts';
 import { queueMail } from '../mail/outbox.ts';
 import type { Services } from '../services.ts';
 import { fundRequestMail } from './mail.ts';
-import { amountParam } from '../actions/params.ts';
+import { amountParam } from '../params.ts';
 import { fundRequestsCovered, solanaPayUrl } from './rules.ts';
 
 const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());

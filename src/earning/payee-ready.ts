@@ -10,7 +10,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { AccountRole, type Address, type Instruction } from '@solana/kit';
 import { getTransferSolInstructionDataEncoder } from '@solana-program/system';
 import { usdcAta } from '../solana/ata.ts';
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { ChainRejectedError } from '../solana/errors.ts';
 import {
   computeUnitLimitInstruction,

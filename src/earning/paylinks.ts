@@ -3,7 +3,7 @@
  * cancelling and invitations. Paying them is in agent-pay.ts (agents) and scan.ts (Solana Pay).
  */
 import type { Address } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { INVITATIONS_PER_HOUR, INVITATIONS_PER_WALLET_PER_HOUR } from '../contract/earning.ts';
 import { newId } from '../contract/ids.ts';
 import { findByUsername } from '../db/directory.ts';
@@ -26,7 +26,7 @@ import { queueMail } from '../mail/outbox.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
 import type { Services } from '../services.ts';
 import { paylinkInvitationMail } from './mail.ts';
-import { amountParam } from '../actions/params.ts';
+import { amountParam } from '../params.ts';
 import { ensurePayeeReady } from './payee-ready.ts';
 import { appendPayeeEvent, payeeOfRow, revealedOwnerEmail, type Payee } from './payee.ts';
 import {

@@ -11,7 +11,7 @@ import type { Database } from 'bun:sqlite';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { getAddressDecoder } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { newId } from '../contract/ids.ts';
 import { completeDkgSession, getDkgSession, insertDkgSession, type DkgSessionRow } from '../db/dkg.ts';
 import { registrationProofMessage } from '../domain/registration-proof.ts';

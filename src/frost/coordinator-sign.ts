@@ -11,7 +11,7 @@
 import type { Database } from 'bun:sqlite';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { getAddressEncoder, type Address } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import { newId } from '../contract/ids.ts';
 import { closeOpenSessions, consumeNonces, getSignSession, insertSignSession, latestSignSession, type SignSessionRow } from '../db/sign-sessions.ts';
 import { getTx, setTxSigned, type TxRow } from '../db/transactions.ts';

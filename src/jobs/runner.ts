@@ -5,7 +5,7 @@
  */
 import { Cron } from 'croner';
 import type { Logger } from '../log.ts';
-import type { Metrics } from '../api/metrics.ts';
+import type { Metrics } from '../metrics.ts';
 import { inBackground } from '../solana/rpc-priority.ts';
 
 const MAX_BACKOFF_MS = 60_000;

@@ -4,11 +4,11 @@
  * (`/approval/<token>`, src/web/routes.ts) before anything happens, works once (using either
  * spends both) and expires after 48 hours. Deciding goes through `decideApproval` like the API.
  */
-import { ownerActor } from '../actions/owner.ts';
 import { decideApproval, getApproval, type ApprovalRow } from '../db/approvals.ts';
 import { getApprovalLink, getOwner, insertApprovalLink, spendApprovalLinks, type ApprovalLinkRow } from '../db/owners.ts';
 import { getWallet, type WalletRow } from '../db/wallets.ts';
 import { sameHash } from '../domain/api-keys.ts';
+import { ownerActor } from '../domain/owner-actor.ts';
 import type { Services } from '../services.ts';
 import { hashToken, newToken, TOKEN_PATTERN } from './links.ts';
 import { queueMail } from './outbox.ts';

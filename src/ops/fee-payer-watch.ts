@@ -4,7 +4,7 @@
  * The spending rate comes from its own readings of the last day, so a tick costs one RPC call and
  * no ledger scan.
  */
-import type { Metrics } from '../api/metrics.ts';
+import type { Metrics } from '../metrics.ts';
 import { assessFeePayer, dailyRateFromSamples, type BalanceSample } from '../domain/fee-payer.ts';
 import type { JobDef } from '../jobs/runner.ts';
 import type { Services } from '../services.ts';

@@ -6,7 +6,7 @@
  * concurrent intents against one budget are decided one after another and never overspend.
  */
 import type { Address } from '@solana/kit';
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { newId } from '../contract/ids.ts';
 import { insertApproval, getApproval } from '../db/approvals.ts';
 import { appendAudit, appendEvent } from '../db/events.ts';

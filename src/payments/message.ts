@@ -6,7 +6,7 @@
  * row keeps its price but lost its message) the next one offers an escalated price.
  */
 import type { Address } from '@solana/kit';
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { getTx, setTxMessage, type TxRow } from '../db/transactions.ts';
 import { referenceKeysOf } from '../db/paylinks.ts';
 import { escalatedFee } from '../domain/priority-fee.ts';

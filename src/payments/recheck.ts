@@ -7,7 +7,7 @@
  */
 import { loadEffectiveRails } from '../db/guard-rails.ts';
 import { moveTx, setTxApprovalId, type TxRow } from '../db/transactions.ts';
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { newId } from '../contract/ids.ts';
 import { getApproval, insertApproval } from '../db/approvals.ts';
 import { appendEvent } from '../db/events.ts';

@@ -10,7 +10,7 @@
  *   account exists by the time its message is built is released of its fee.
  */
 import type { Address } from '@solana/kit';
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { getTx, releaseSetupFee, setupFeeHolder, type InFlightTx, type TxRow } from '../db/transactions.ts';
 import { getWalletByAddress } from '../db/wallets.ts';
 import { ensurePayeeReady } from '../earning/payee-ready.ts';

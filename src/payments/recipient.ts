@@ -1,7 +1,7 @@
 /** Resolves what an agent wrote in `to` into the account that will receive the money. */
 import type { Database } from 'bun:sqlite';
 import { getAddressEncoder, isAddress, type Address } from '@solana/kit';
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { findByUsername, findMerchantByPayoutAddress, findWalletByAddress } from '../db/directory.ts';
 import type { TxRow } from '../db/transactions.ts';
 import { getWallet, type WalletRow } from '../db/wallets.ts';

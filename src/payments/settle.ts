@@ -10,7 +10,7 @@
  * submit_signed_tx share a faster look (one per WAIT_TICK_MS however many wait), never a poll each.
  */
 import { isSolanaError, SOLANA_ERROR__JSON_RPC__INVALID_PARAMS, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR } from '@solana/kit';
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import { appendEvent } from '../db/events.ts';
 import { getTx, hasSignature, insertTx, moveTx, pendingTxs, resetExpiredSigning, type TxRow } from '../db/transactions.ts';
 import { getWallet, getWalletByAddress } from '../db/wallets.ts';

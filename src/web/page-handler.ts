@@ -2,7 +2,7 @@
  * What every page route shares: a handler wrapper that turns the shared functions' errors into
  * pages with the same status and advice, and unknown errors into a logged 500 page.
  */
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { problemPage, type Nav } from './html.ts';
 import { FormError } from './session.ts';

@@ -25,7 +25,7 @@ import {
 } from '../actions/owner.ts';
 import { approvalView } from '../actions/approvals.ts';
 import { listWalletExports, revokeOwnerExport, rotateBotKey } from '../actions/wallet-keys.ts';
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import type { ApprovalRow } from '../db/approvals.ts';
 import { railsToJson, type GuardRailsJson } from '../contract/guard-rails.ts';
 import { walletHistory } from '../db/owners.ts';

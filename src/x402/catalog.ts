@@ -5,7 +5,7 @@
  * verifying is hidden, and shown again when it verifies.
  */
 import type { Database } from 'bun:sqlite';
-import { AppError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import type { Config } from '../config.ts';
 import { newId } from '../contract/ids.ts';
 import { listCatalog, recordCatalogCheck, upsertCatalogEntry, type CatalogProbe, type CatalogRow } from '../db/x402.ts';

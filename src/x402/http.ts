@@ -4,7 +4,7 @@
  * the agent: status, an allowlist of headers, and the body (UTF-8 text or base64, capped, with a
  * `truncated` flag).
  */
-import { AppError, invalid } from '../api/errors.ts';
+import { AppError, invalid } from '../errors.ts';
 import type { Config } from '../config.ts';
 import { createOutbound, OutboundError, type Outbound, type OutboundResponse } from '../net/outbound.ts';
 

@@ -22,8 +22,8 @@
  * also ends signed purchases nobody settled, and looks again at recent releases.
  */
 import { getBase58Decoder, getTransactionDecoder, type Address } from '@solana/kit';
-import { AppError, invalid } from '../api/errors.ts';
-import type { ActionContext } from '../actions/registry.ts';
+import { AppError, invalid } from '../errors.ts';
+import type { ActionContext } from '../action-context.ts';
 import type { Config } from '../config.ts';
 import { newId } from '../contract/ids.ts';
 import { getApproval, insertApproval } from '../db/approvals.ts';

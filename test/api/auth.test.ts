@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { authenticate, credentialOf } from '../../src/api/auth.ts';
-import { AppError } from '../../src/api/errors.ts';
+import { AppError } from '../../src/errors.ts';
 import { newApiKey } from '../../src/domain/api-keys.ts';
 import { testServices } from '../helpers/services.ts';
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { Type as T } from '@sinclair/typebox';
 import { createApp } from '../../src/api/app.ts';
 import { dispatch, type DispatchDeps } from '../../src/api/dispatch.ts';
-import { Metrics } from '../../src/api/metrics.ts';
+import { Metrics } from '../../src/metrics.ts';
 import { RateLimiter } from '../../src/api/rate-limit.ts';
 import { buildTable, implement } from '../../src/actions/registry.ts';
 import { action } from '../../src/contract/action.ts';

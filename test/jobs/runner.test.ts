@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { JobRunner } from '../../src/jobs/runner.ts';
-import { Metrics } from '../../src/api/metrics.ts';
+import { Metrics } from '../../src/metrics.ts';
 import { memoryLogger } from '../helpers/services.ts';
 
 describe('job runner', () => {

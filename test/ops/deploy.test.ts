@@ -2,7 +2,7 @@
 import { expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Metrics } from '../../src/api/metrics.ts';
+import { Metrics } from '../../src/metrics.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { ledgerMetricsSource } from '../../src/ops/ledger-metrics.ts';
 

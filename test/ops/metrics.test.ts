@@ -7,7 +7,7 @@ import type { Address } from '@solana/kit';
 import { ApiClient } from '../../src/client/api.ts';
 import { registerWallet } from '../../src/client/register.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
-import { Metrics } from '../../src/api/metrics.ts';
+import { Metrics } from '../../src/metrics.ts';
 import { feePayerWatch } from '../../src/ops/fee-payer-watch.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { DEVNET_USDC } from '../../src/solana/networks.ts';

@@ -1,8 +1,9 @@
-import { ERROR_DEFAULTS, type ErrorCode, type ErrorEnvelope } from '../contract/errors.ts';
+import { ERROR_DEFAULTS, type ErrorCode, type ErrorEnvelope } from './contract/errors.ts';
 
 /**
- * The one error type of the API. The property holding the code is `errorCode`, never `code`:
- * Elysia reads `error.code` itself and would misroute the error.
+ * The one error type of the daemon, thrown from any layer and turned into the envelope by the
+ * API. The property holding the code is `errorCode`, never `code`: Elysia reads `error.code`
+ * itself and would misroute the error.
  */
 export class AppError extends Error {
   readonly errorCode: ErrorCode;

@@ -1,7 +1,7 @@
-/** Parameter checks shared by action groups. */
-import { invalid } from '../api/errors.ts';
-import { parseUsdc, toUsdcNumber } from '../domain/money.ts';
-import type { Services } from '../services.ts';
+/** Parameter checks shared by the action groups and the services they call (earning). */
+import { invalid } from './errors.ts';
+import { parseUsdc, toUsdcNumber } from './domain/money.ts';
+import type { Services } from './services.ts';
 
 /** A USDC amount parameter: > 0, at most 6 decimals, at most limits.max_amount. */
 export function amountParam(services: Services, field: string, value: unknown): bigint {
