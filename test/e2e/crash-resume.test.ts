@@ -18,7 +18,7 @@ import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../.
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { usdcAta } from '../../src/solana/ata.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
-import { claimInLedger, customChainEnv, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
+import { claimInLedger, customChainEnv, fundOperator, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 
 let simnet: Simnet;
@@ -29,8 +29,7 @@ const env = () => customChainEnv(simnet.url);
 beforeAll(async () => {
   simnet = await startSimnet({ port: 0, slotMs: 400 });
   daemon = await startDaemonProcess({ dataDir, env: env() });
-  await simnet.airdrop(daemon.started.fee_payer as Address, 10_000_000_000n);
-  await simnet.faucet(daemon.started.fee_payer as Address, 0n);
+  await fundOperator(simnet, daemon);
 });
 afterAll(async () => {
   await daemon.stop();

@@ -14,7 +14,7 @@ import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { DEVNET_USDC } from '../../src/solana/networks.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
 import { insertBulkWallets } from '../helpers/bulk-wallets.ts';
-import { claimInLedger, customChainEnv, runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
+import { claimInLedger, customChainEnv, runCli, fundOperator, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 
 let simnet: Simnet;
@@ -53,9 +53,7 @@ async function until<T>(what: string, timeoutMs: number, check: () => Promise<T 
 beforeAll(async () => {
   simnet = await startSimnet({ port: 0, slotMs: 400 });
   daemon = await startDaemonProcess({ dataDir, env: env() });
-  await simnet.airdrop(daemon.started.fee_payer as Address, 10_000_000_000n);
-  // The treasury's token account exists, as an operator makes sure on a real cluster.
-  await simnet.faucet(daemon.started.fee_payer as Address, 0n);
+  await fundOperator(simnet, daemon);
   agents.push(await registerAgent('Provider A'), await registerAgent('Provider B'));
   await simnet.faucet(agents[0]!.address, 100_000_000n);
   await simnet.faucet(agents[1]!.address, 0n);

@@ -14,7 +14,7 @@ import { CONFIRMATION_CADENCE_SECONDS } from '../../src/jobs/payments.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { usdcAta } from '../../src/solana/ata.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
-import { claimInLedger, customChainEnv, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
+import { claimInLedger, customChainEnv, fundOperator, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 import { signWithoutSubmit } from '../helpers/signing.ts';
 
@@ -29,8 +29,7 @@ beforeAll(async () => {
   // 400 ms blocks: a blockhash stays valid about a minute, longer than this test.
   simnet = await startSimnet({ port: 0, slotMs: 400 });
   daemon = await startDaemonProcess({ dataDir, env: env() });
-  await simnet.airdrop(daemon.started.fee_payer as Address, 10_000_000_000n);
-  await simnet.faucet(daemon.started.fee_payer as Address, 0n);
+  await fundOperator(simnet, daemon);
 });
 afterAll(async () => {
   await daemon.stop();

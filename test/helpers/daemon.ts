@@ -1,5 +1,6 @@
 /** A real daemon in a child process (port 0, temp data dir, simnet on a free port) and a CLI runner. */
 import { join } from 'node:path';
+import type { Address } from '@solana/kit';
 import { openDatabase } from '../../src/db/open.ts';
 import { markClaimed } from '../../src/db/wallets.ts';
 import { DEVNET_USDC, type NetworkName } from '../../src/solana/networks.ts';
@@ -120,4 +121,10 @@ export function claimInLedger(dataDir: string, walletIds: string[], network: Net
   } finally {
     db.close();
   }
+}
+
+/** What an operator does before the first payment: SOL for the fee payer, and the treasury's USDC token account. */
+export async function fundOperator(chain: { airdrop(address: Address, lamports: bigint): Promise<string>; faucet(owner: Address, usdc: bigint): Promise<string> }, daemon: DaemonProcess): Promise<void> {
+  await chain.airdrop(daemon.started.fee_payer as Address, 10_000_000_000n);
+  await chain.faucet(daemon.started.fee_payer as Address, 0n);
 }

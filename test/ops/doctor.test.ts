@@ -2,10 +2,9 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Address } from '@solana/kit';
 import { loadFeePayer } from '../../src/secret-files.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
-import { runCli, customChainEnv, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
+import { runCli, customChainEnv, fundOperator, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 
 let simnet: Simnet;
@@ -16,8 +15,7 @@ const env = () => customChainEnv(simnet.url);
 beforeAll(async () => {
   simnet = await startSimnet({ port: 0, slotMs: 200 });
   daemon = await startDaemonProcess({ dataDir, env: env() });
-  await simnet.airdrop(daemon.started.fee_payer as Address, 10_000_000_000n);
-  await simnet.faucet(daemon.started.fee_payer as Address, 0n);
+  await fundOperator(simnet, daemon);
 });
 afterAll(async () => {
   await daemon.stop();
