@@ -51,6 +51,7 @@ export class RpcBudget {
 
   /** Resolves when the call may go out; rejects with RpcBudgetExceeded once `deadline` (this clock) passes. */
   take(deadline: number, priority: RpcPriority = currentPriority()): Promise<void> {
+    if (deadline <= this.now()) return Promise.reject(new RpcBudgetExceeded('the call reached its deadline before it could start', Math.max(1, this.room())));
     if (this.queues.agent.length === 0 && this.queues.background.length === 0 && this.room() === 0) {
       this.record();
       return Promise.resolve();

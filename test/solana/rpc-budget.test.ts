@@ -44,6 +44,11 @@ describe('RpcBudget', () => {
     expect(budget.waiting()).toEqual({ agent: 0, background: 0 });
   });
 
+  test('a call whose deadline has passed does not start, even with room', async () => {
+    const budget = new RpcBudget(0);
+    expect(await budget.take(now() - 1).catch((e) => e)).toBeInstanceOf(RpcBudgetExceeded);
+  });
+
   test("a provider's pause holds every caller until it ends", async () => {
     const budget = new RpcBudget(0);
     budget.pause(300);
