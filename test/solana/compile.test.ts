@@ -1,7 +1,7 @@
 /**
  * Our v0 message compiler against kit's: the same bytes for thousands of seeded random
  * instruction lists (shared and repeated accounts, every role, programs that are also accounts,
- * empty data and no account list), and a refusal wherever kit refuses.
+ * empty, long and no data, no account list), and a refusal wherever kit refuses.
  */
 import { describe, expect, it } from 'bun:test';
 import {
@@ -56,7 +56,8 @@ function randomCase(next: () => number) {
   const feePayer = pick(pool);
   const instructions: Instruction[] = Array.from({ length: 1 + Math.floor(next() * 6) }, () => {
     const accounts = next() < 0.15 ? undefined : Array.from({ length: Math.floor(next() * 7) }, () => ({ address: pick(pool), role: pick(ROLES) }));
-    const data = next() < 0.15 ? undefined : bytes(Math.floor(next() * 40));
+    // Data of 128 bytes or more takes a two-byte length (a long memo).
+    const data = next() < 0.15 ? undefined : bytes(next() < 0.1 ? 128 + Math.floor(next() * 300) : Math.floor(next() * 40));
     // A program is sometimes also a pool address, so it can be listed as an account too.
     return { programAddress: next() < 0.2 ? pick(pool) : pick(programs), ...(accounts && { accounts }), ...(data && { data }) };
   });
