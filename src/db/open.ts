@@ -14,6 +14,13 @@ import { MIGRATIONS } from './migrations/index.ts';
 /** The schema version this binary writes: 1 for schema.sql plus one per migration. */
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
 
+/**
+ * Statements `db.query` keeps prepared per database. Bun's default (20, least recently used) is
+ * below the ~30 distinct statements one payment runs, so under payments nearly every call
+ * prepared its statement again; the daemon's whole set of SQL strings fits in this.
+ */
+Database.MAX_QUERY_CACHE_SIZE = Math.max(Database.MAX_QUERY_CACHE_SIZE, 1024);
+
 /** Thrown when the database cannot be used as is; the message says how to fix it. */
 export class DatabaseOpenError extends Error {
   constructor(message: string) {

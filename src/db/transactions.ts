@@ -137,6 +137,15 @@ export function pendingTxs(db: Database, limit = 200): TxRow[] {
   return db.query<TxRow, [number]>("SELECT * FROM transactions WHERE status = 'pending' AND signed_tx IS NOT NULL ORDER BY updated_at LIMIT ?").all(limit);
 }
 
+/** The ids and signatures of the pending signed transactions, oldest first: all a look at their outcomes reads before one lands. */
+export function pendingSignatures(db: Database, limit: number): { transaction_id: string; signature: string }[] {
+  return db
+    .query<{ transaction_id: string; signature: string }, [number]>(
+      "SELECT transaction_id, signature FROM transactions WHERE status = 'pending' AND signed_tx IS NOT NULL AND signature IS NOT NULL ORDER BY updated_at LIMIT ?",
+    )
+    .all(limit);
+}
+
 export function expiredIntents(db: Database, now: number, limit = 500): TxRow[] {
   return db
     .query<TxRow, [number, number]>("SELECT * FROM transactions WHERE status IN ('pre_approved', 'approved', 'awaiting_approval') AND expires_at <= ? ORDER BY expires_at LIMIT ?")

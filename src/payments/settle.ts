@@ -12,7 +12,7 @@
 import { isSolanaError, SOLANA_ERROR__JSON_RPC__INVALID_PARAMS, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR } from '@solana/kit';
 import { AppError } from '../errors.ts';
 import { appendEvent } from '../db/events.ts';
-import { getTx, hasSignature, insertTx, moveTx, pendingTxs, resetExpiredSigning, type TxRow } from '../db/transactions.ts';
+import { getTx, hasSignature, insertTx, moveTx, pendingSignatures, pendingTxs, resetExpiredSigning, type TxRow } from '../db/transactions.ts';
 import { getWallet, getWalletByAddress } from '../db/wallets.ts';
 import { newId } from '../contract/ids.ts';
 import { toUsdcNumber } from '../domain/money.ts';
@@ -234,10 +234,17 @@ function recordOutcome(services: Services, tx: TxRow, status: SignatureStatus | 
  * landed with its send (simnet, a quick cluster) is recorded without waiting a tick, for one call.
  */
 async function outcomesOnly(services: Services): Promise<void> {
-  const txs = pendingTxs(services.db, PASS_LIMIT).filter((t) => t.signature !== null && t.signed_tx !== null);
-  if (txs.length === 0) return;
-  const seen = await lookUp(services, txs.map((t) => t.signature!));
-  for (const [i, tx] of txs.entries()) recordOutcome(services, tx, seen[i]!.status);
+  // Ids and signatures only: most looks find few outcomes, and only those need their whole row.
+  const pending = pendingSignatures(services.db, PASS_LIMIT);
+  if (pending.length === 0) return;
+  const seen = await lookUp(services, pending.map((t) => t.signature));
+  for (const [i, { transaction_id, signature }] of pending.entries()) {
+    const status = seen[i]!.status;
+    if (!status || !reached(status, services.config.solana.commitment)) continue;
+    // Read after the look: recorded only while still pending with the signature that was looked up.
+    const tx = getTx(services.db, transaction_id);
+    if (tx?.status === 'pending' && tx.signature === signature) recordOutcome(services, tx, status);
+  }
 }
 
 async function record(services: Services, tx: TxRow, { status, contextSlot }: Seen, tip: { blockHeight: bigint; slot: bigint }): Promise<void> {

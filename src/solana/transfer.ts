@@ -8,22 +8,16 @@
  * alive (FROST signatures are randomized; two signings are two transactions).
  */
 import {
-  appendTransactionMessageInstructions,
-  compileTransaction,
-  createTransactionMessage,
   getAddressDecoder,
   getBase58Decoder,
   getTransactionEncoder,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
   type Address,
-  type Blockhash,
   type Instruction,
   type SignatureBytes,
   type TransactionMessageBytes,
 } from '@solana/kit';
 import { usdcAta } from './ata.ts';
+import { compileV0Message } from './compile.ts';
 import {
   computeUnitLimitInstruction,
   computeUnitPriceInstruction,
@@ -151,21 +145,13 @@ export async function buildX402Transfer(p: {
 
 /** Compiles a v0 message of `instructions` under `feePayer` and `blockhash`; refuses one too big to send. */
 export function compileMessage(feePayer: Address, blockhash: RecentBlockhash, instructions: Instruction[]): Uint8Array {
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(feePayer, m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash(
-      { blockhash: blockhash.blockhash as Blockhash, lastValidBlockHeight: blockhash.lastValidBlockHeight },
-      m,
-    ),
-    (m) => appendTransactionMessageInstructions(instructions, m),
-  );
-  const { messageBytes, signatures } = compileTransaction(message);
-  const size = 1 + Object.keys(signatures).length * SIGNATURE_BYTES + messageBytes.length;
+  const messageBytes = compileV0Message(feePayer, blockhash.blockhash, instructions);
+  // Byte 1 of a v0 message is its number of signers: one signature slot each.
+  const size = 1 + messageBytes[1]! * SIGNATURE_BYTES + messageBytes.length;
   if (size > MAX_TRANSACTION_BYTES) {
     throw new RangeError(`transaction would be ${size} bytes, above the ${MAX_TRANSACTION_BYTES}-byte limit (shorten the memo)`);
   }
-  return new Uint8Array(messageBytes);
+  return messageBytes;
 }
 
 /** The addresses whose signatures the message requires, in slot order (the fee payer first). */

@@ -54,7 +54,7 @@ describe('migrations', () => {
     const migrated = openDatabase(path, { network: 'simnet' });
     try {
       expect(migrated.query<{ user_version: bigint }, []>('PRAGMA user_version').get()?.user_version).toBe(BigInt(SCHEMA_VERSION));
-      expect(SCHEMA_VERSION).toBe(5);
+      expect(SCHEMA_VERSION).toBe(6);
       const row = migrated.query<Record<string, unknown>, []>('SELECT * FROM payment_requests').get()!;
       expect(row).toMatchObject({ request_id: 'req_old', wallet_id: 'wal_old', merchant_id: null, status: 'paid', paid_amount: 5000000n, reference: 'order-1', paid_at: 2n });
       expect(migrated.query('SELECT count(*) AS n FROM payment_request_rejections').get()).toEqual({ n: 1n });
@@ -77,6 +77,12 @@ describe('migrations', () => {
       const address = migrated.query<{ address: string }, []>("SELECT address FROM wallets WHERE wallet_id = 'wal_old'").get()!.address;
       expect(migrated.query('SELECT owner, amount, checked_at, last_signature FROM token_watch').all()).toEqual([{ owner: address, amount: null, checked_at: null, last_signature: 'sigCursor' }]);
       expect(migrated.query("SELECT name FROM sqlite_master WHERE name = 'deposit_cursors'").all()).toEqual([]);
+      // Schema 6: the in-flight holder of a recipient's setup fee, or of a paylink, is found by index, not by walking every open intent.
+      const plan = (sql: string) => migrated.query<{ detail: string }, []>(`EXPLAIN QUERY PLAN ${sql}`).all().map((r) => r.detail).join('; ');
+      expect(plan("SELECT transaction_id FROM transactions WHERE to_address = 'a' AND transaction_id != 'b' AND setup_fee > 0 AND direction = 'out' AND status IN ('pre_approved', 'pending') LIMIT 1")).toContain(
+        'USING INDEX transactions_setup_fee_holder (to_address=?)',
+      );
+      expect(plan("SELECT transaction_id FROM transactions WHERE payment_request_id = 'r' AND direction = 'out' AND status IN ('pre_approved', 'pending') LIMIT 1")).toContain('USING INDEX transactions_paylink (payment_request_id=?)');
       // The new rule holds: a paylink names exactly one payee.
       expect(() =>
         migrated.run(
