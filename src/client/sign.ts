@@ -255,7 +255,7 @@ async function signRound(api: ApiClient, profile: ProfileData, pins: Pins, trans
   const expect = opts.expect ?? (recorded ? expectationOf(recorded) : {});
   const kind = opts.confirmAction === 'confirm_withdrawal' ? 'withdrawal' : 'payment';
   // The check runs before the agent's share exists: a refused message gets nothing.
-  const payee = await checkMessage(profile, pins, answer, expect, kind).catch(async (err: unknown) => {
+  const refused = async (err: unknown): Promise<never> => {
     // The refusal names the transaction: the agent may cancel it, or confirm it with other words.
     if (!(err instanceof CustodyCheckError)) throw err;
     err.details.transaction_id = transactionId;
@@ -264,13 +264,17 @@ async function signRound(api: ApiClient, profile: ProfileData, pins: Pins, trans
       howToFix: `${err.howToFix} This payment was cancelled (it holds nothing): where a flag is named, run the same pay command again with it, not confirm.`,
       details: { ...err.details, cancelled: true },
     });
-  });
-  const payeeKind = payee ? await pinKind(api, pins, payee) : null;
+  };
+  const { payee, payeeKind } = await (async () => {
+    const checkedPayee = await checkMessage(profile, pins, answer, expect, kind);
+    return { payee: checkedPayee, payeeKind: checkedPayee ? await pinKind(api, pins, checkedPayee) : null };
+  })().catch(refused);
   progress('signing (FROST round with the server)');
   const share = round.share(answer.server_commitments, new Uint8Array(Buffer.from(answer.message, 'base64')));
   const done = await api.call<Record<string, unknown>>('bot', 'frost_sign_complete', { transaction_id: transactionId, sign_session_id: answer.sign_session_id, signature_share: share, submit: true, wait });
   updatePins(profile, opts.save, (p) => {
-    if (payee && payeeKind) recordPaid(p.payees, payee.username, payee.address, payeeKind, new Date());
+    // Only a payment that landed counts as paid: the fee check assumes a paid wallet's token account exists.
+    if (payee && payeeKind && done.status === 'completed') recordPaid(p.payees, payee.username, payee.address, payeeKind, new Date());
     delete p.intents[transactionId];
   });
   progress('submitted to Solana');

@@ -55,3 +55,12 @@ export function setWatchCursor(db: Database, owner: string, signature: string, n
 export function watchCursor(db: Database, owner: string): string | null {
   return db.query<{ last_signature: string | null }, [string]>('SELECT last_signature FROM token_watch WHERE owner = ?').get(owner)?.last_signature ?? null;
 }
+
+/**
+ * After a restore the amounts remembered are the backup's: an account whose balance happens to be
+ * back at that amount would never be looked at. Every account is read and its history since the
+ * cursor looked up again.
+ */
+export function forgetWatchedAmounts(db: Database): void {
+  db.query('UPDATE token_watch SET checked_at = NULL').run();
+}

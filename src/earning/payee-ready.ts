@@ -87,7 +87,7 @@ async function setUp(services: Services, owner: Address): Promise<void> {
   const [accountExists, tokenAccountExists] = await Promise.all([services.chain.accountExists(owner), services.chain.tokenAccountExists(owner, mint)]);
   if (accountExists && tokenAccountExists) return;
   const ata = await usdcAta(owner, mint);
-  const [blockhash, price] = await Promise.all([services.chain.getLatestBlockhash(), currentPriorityFee(services, [feePayer, owner, ata])]);
+  const [blockhash, price] = await Promise.all([services.chain.getLatestBlockhash(), currentPriorityFee(services, [owner, ata])]);
   const instructions = payeeSetupInstructions({ feePayer, owner, ata, mint, fundAccount: !accountExists, createTokenAccount: !tokenAccountExists, price });
   const messageBytes = compileMessage(feePayer, blockhash, instructions);
   const wire = assembleSignedTransaction(messageBytes, { [feePayer]: ed25519.sign(messageBytes, services.feePayer.keypairBytes.subarray(0, 32)) });
@@ -97,8 +97,15 @@ async function setUp(services: Services, owner: Address): Promise<void> {
   const deadline = sentAt + CONFIRM_TIMEOUT_MS;
   for (;;) {
     const [status] = await services.chain.getSignatureStatuses([signature]);
-    if (status) {
-      if (status.err !== null) throw new Error(`setting up payee ${owner} failed on chain: ${JSON.stringify(status.err)}`);
+    // Processed is not enough: the account must exist in the view the next reads use.
+    if (status && status.confirmationStatus !== 'processed') {
+      if (status.err !== null) {
+        throw new AppError('SERVICE_UNAVAILABLE', `The transaction that sets up ${owner}'s USDC account failed on chain; nothing was charged.`, {
+          headers: { 'Retry-After': '30' },
+          howToFix: 'Retry later. The operator should check the fee payer\'s SOL (agent-wallet admin doctor) and the daemon log for the error.',
+          details: { signature, error: JSON.stringify(status.err) },
+        });
+      }
       services.log.info('payee prepared for Solana Pay', { owner, funded_account: !accountExists, created_token_account: !tokenAccountExists, signature });
       return;
     }

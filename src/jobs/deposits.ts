@@ -76,6 +76,9 @@ async function watchPass(services: Services): Promise<{ recorded: number; accoun
 
 async function handleNewSignatures(services: Services, o: WatchedOwner, account: Address, mint: Address): Promise<{ recorded: number; complete: boolean }> {
   let sigs = await signaturesSince(services.chain, account, o.last_signature ?? undefined);
+  // The amount moved but the node lists nothing new (its signature index trails its account state,
+  // or another node answered): keep the old amount, so the next pass looks again.
+  if (sigs.length === 0 && o.checked_at !== null) return { recorded: 0, complete: false };
   if (o.last_signature === null && o.wallet_id === null && o.paylinks_since !== null) {
     // A merchant's payout account may have a long history before its first paylink: none of it can pay one.
     const since = (Number(o.paylinks_since) - FIRST_LOOK_SLACK_MS) / 1000;
@@ -87,7 +90,11 @@ async function handleNewSignatures(services: Services, o: WatchedOwner, account:
     const skip = s.err !== null || isOwnOutgoing(services.db, s.signature) || (o.wallet_id !== null && hasSignature(services.db, o.wallet_id, s.signature));
     if (!skip) {
       const transfers = await services.chain.getTokenTransfersOf(s.signature);
-      if (!transfers) return { recorded, complete: false };
+      if (!transfers && !givenUp(services, s.signature)) return { recorded, complete: false };
+      if (!transfers) {
+        services.db.transaction(() => setWatchCursor(services.db, o.owner, s.signature, services.now().getTime())).immediate();
+        continue;
+      }
       if (!judgeReferencedTransfer(services, { address: o.owner, tokenAccount: account }, s.signature, transfers) && o.wallet_id !== null) {
         if (recordDeposit(services, o.wallet_id, o.owner, account, mint, s.signature, transfers.deltas)) recorded++;
         continue;
@@ -96,6 +103,27 @@ async function handleNewSignatures(services: Services, o: WatchedOwner, account:
     services.db.transaction(() => setWatchCursor(services.db, o.owner, s.signature, services.now().getTime())).immediate();
   }
   return { recorded, complete: true };
+}
+
+/** Passes a listed signature may come back without its transaction before the watch moves past it. */
+const MAX_MISSING_PASSES = 20;
+const missing = new Map<string, number>();
+
+/**
+ * A node that lists a signature but never serves its transaction (a provider without that history)
+ * must not hold the account's later deposits back forever: after MAX_MISSING_PASSES the watch
+ * moves past it and says so.
+ */
+function givenUp(services: Services, signature: string): boolean {
+  const passes = (missing.get(signature) ?? 0) + 1;
+  if (passes < MAX_MISSING_PASSES) {
+    if (missing.size > 10_000) missing.clear();
+    missing.set(signature, passes);
+    return false;
+  }
+  missing.delete(signature);
+  services.log.warn('deposit watch: the RPC lists a transaction it does not serve; moving past it', { signature, passes });
+  return true;
 }
 
 /** Records USDC credited to the wallet's token account as a deposit, once, with its event and fund-request fulfilment; moves the cursor in the same transaction. */

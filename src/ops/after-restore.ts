@@ -17,7 +17,7 @@ import type { Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
 import { attachLandedTransfer, allPendingApprovals, clearRestoredMarker, invalidateRestoredSigning, recipientOf, restoredMarker, unsettledOutgoing } from '../db/backup.ts';
 import { decideApproval } from '../db/approvals.ts';
-import { watchCursor } from '../db/watch.ts';
+import { forgetWatchedAmounts, watchCursor } from '../db/watch.ts';
 import { allWalletAddresses } from '../db/wallets.ts';
 import { appendAudit } from '../db/events.ts';
 import { getTx, hasSignature, insertTx, setTxSigned } from '../db/transactions.ts';
@@ -69,7 +69,12 @@ export async function reconcileAfterRestore(services: Services): Promise<Restore
   if (!marker) return null;
   const now = () => services.now().getTime();
 
-  const closed = db.transaction(() => invalidateRestoredSigning(db)).immediate();
+  const closed = db
+    .transaction(() => {
+      forgetWatchedAmounts(db);
+      return invalidateRestoredSigning(db);
+    })
+    .immediate();
   const { lastValidBlockHeight } = await services.chain.getLatestBlockhash();
   log.info('restore: waiting until every transaction signed before the restore has landed or expired', { until_block_height: lastValidBlockHeight.toString() });
   await untilHeightPasses(services, lastValidBlockHeight);
@@ -85,7 +90,8 @@ export async function reconcileAfterRestore(services: Services): Promise<Restore
   const seen = new Set<string>();
   for (const w of wallets) {
     const ata = await usdcAta(w.address as Address, mint);
-    const sigs = await signaturesSince(services.chain, ata, watchCursor(db, w.address) ?? undefined);
+    // All of it: a transfer left unread here would never be recorded (the marker is cleared below).
+    const sigs = await signaturesSince(services.chain, ata, watchCursor(db, w.address) ?? undefined, Number.POSITIVE_INFINITY);
     for (const s of [...sigs].reverse()) {
       if (s.err !== null || seen.has(s.signature)) continue;
       seen.add(s.signature);

@@ -51,7 +51,8 @@ export async function ensureMessage(services: Services, walletAddress: string, t
   const writable = await Promise.all([usdcAta(walletAddress as Address, mint), usdcAta(tx.to_address as Address, mint), usdcAta(treasury, mint)]);
   const [blockhash, estimate] = await Promise.all([
     services.chain.getLatestBlockhash(),
-    currentPriorityFee(services, [services.feePayer.address, ...writable]),
+    // Not the fee payer: every transaction of ours writes it, so its recent fees are our own prices echoed back.
+    currentPriorityFee(services, writable),
   ]);
   const price = priceFor(tx, estimate, BigInt(services.config.solana.priority_fee_cap_micro_lamports));
   const built = await buildUsdcTransfer({

@@ -79,12 +79,14 @@ export function railsRecipientOf(
   const address = (tx.to_address ?? '') as Address;
   const stored = (tx.category ?? 'wallet') as Category;
   if (tx.type !== 'payment' || address === '') return { category: stored, address };
+  // A paylink payment was decided under the paylink category, whoever its payee is.
+  const as = (category: Category): Category => (stored === 'paylink' ? 'paylink' : category);
   // Paid by username: the wallet or merchant the intent named.
-  if (tx.to_wallet_id) return { category: 'wallet', username: getWallet(db, tx.to_wallet_id)?.username, address };
-  if (tx.to_merchant_id) return { category: 'merchant', username: getMerchant(db, tx.to_merchant_id)?.username, address };
+  if (tx.to_wallet_id) return { category: as('wallet'), username: getWallet(db, tx.to_wallet_id)?.username, address };
+  if (tx.to_merchant_id) return { category: as('merchant'), username: getMerchant(db, tx.to_merchant_id)?.username, address };
   const wallet = findWalletByAddress(db, address);
-  if (wallet) return { category: 'wallet', username: wallet.username, address };
+  if (wallet) return { category: as('wallet'), username: wallet.username, address };
   const merchant = findMerchantByPayoutAddress(db, address);
-  if (merchant) return { category: 'merchant', username: merchant.username, address };
+  if (merchant) return { category: as('merchant'), username: merchant.username, address };
   return { category: stored, address };
 }

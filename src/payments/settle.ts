@@ -31,6 +31,14 @@ const PREFIX: Record<string, string> = { payment: 'payment', withdrawal: 'withdr
 export const REBROADCAST_MS = 2_000;
 /** How often the shared look runs while any agent waits in submit_signed_tx. */
 export const WAIT_TICK_MS = 400;
+/**
+ * The shared look while agents wait: every WAIT_TICK_MS, or less often when solana.rpc_max_rps is
+ * small, so that its two calls take at most half of the request budget.
+ */
+export function waitTickMs(maxRps: number): number {
+  return maxRps > 0 ? Math.max(WAIT_TICK_MS, Math.ceil(2_000 / (maxRps * 0.5))) : WAIT_TICK_MS;
+}
+
 /** The first look for submitted bytes comes this soon, so concurrent submits still share it. */
 export const FIRST_LOOK_MS = 50;
 /** Signatures per getSignatureStatuses call (the RPC's cap). */
@@ -62,8 +70,12 @@ function watchOf(services: Services): Watch {
   return w;
 }
 
-/** Broadcasts the stored bytes. Rejections that prove the bytes can never land mark it failed. */
-export async function broadcast(services: Services, tx: TxRow): Promise<void> {
+/**
+ * Broadcasts the stored bytes. Rejections that prove the bytes can never land mark it failed — on
+ * the first send only: a re-send's failed preflight (the fee payer briefly short of SOL, say) does
+ * not prove that an earlier send of the same bytes cannot still land, so expiry and absence decide.
+ */
+export async function broadcast(services: Services, tx: TxRow, opts: { resend: boolean } = { resend: false }): Promise<void> {
   if (!tx.signed_tx) return;
   watchOf(services).lastSent.set(tx.transaction_id, Date.now());
   try {
@@ -74,6 +86,10 @@ export async function broadcast(services: Services, tx: TxRow): Promise<void> {
       // Already processed: it landed; the status lookup records it. Blockhash not found: it may have
       // expired; expiry is decided by block height in confirmPending(), never by this error alone.
       if (err.kind === 'already_processed' || err.kind === 'blockhash_not_found') return;
+      if (opts.resend && err.kind === 'simulation_failed') {
+        services.log.warn('a re-send failed its preflight; the transaction stays pending until it lands or expires', { transaction_id: tx.transaction_id, reason: err.reason });
+        return;
+      }
       if (err.kind === 'simulation_failed' || err.kind === 'signature_failure') {
         services.db.transaction(() => failTx(services, tx, `Solana refused the transaction: ${err.reason}`)).immediate();
         return;
@@ -280,7 +296,13 @@ async function record(services: Services, tx: TxRow, { status, contextSlot }: Se
   }
   const last = w.lastSent.get(tx.transaction_id);
   if (last === undefined) w.lastSent.set(tx.transaction_id, Date.now());
-  else if (Date.now() - last >= REBROADCAST_MS) await broadcast(services, tx);
+  else if (Date.now() - last >= REBROADCAST_MS) {
+    // A send that cannot get through must not stop the pass: the other transactions' outcomes are already read.
+    await broadcast(services, tx, { resend: true }).catch((err: unknown) => {
+      if (!(err instanceof ChainUnavailableError)) throw err;
+      services.log.warn('re-send failed; tried again next pass', { transaction_id: tx.transaction_id, error: err.message });
+    });
+  }
 }
 
 /** The look in flight, or a new one: concurrent callers share one. */
@@ -309,7 +331,8 @@ function scheduleFirstLook(services: Services): void {
     try {
       await outcomesOnly(services);
     } catch (err) {
-      if (!(err instanceof ChainUnavailableError)) services.log.warn('confirmation look failed', { error: (err as Error).message });
+      if (err instanceof ChainUnavailableError) services.log.debug('confirmation look: the chain did not answer', { error: err.message });
+      else services.log.warn('confirmation look failed', { error: (err as Error).message });
     } finally {
       w.firstLook = null;
       for (const wake of w.wake.splice(0)) wake();
@@ -325,11 +348,12 @@ function ensureWaitLoop(services: Services): void {
   void (async () => {
     try {
       while (w.waiters > 0) {
-        await Bun.sleep(WAIT_TICK_MS);
+        await Bun.sleep(waitTickMs(services.config.rpcMaxRps));
         try {
           await sharedLook(services);
         } catch (err) {
-          if (!(err instanceof ChainUnavailableError)) services.log.warn('confirmation look failed', { error: (err as Error).message });
+          if (err instanceof ChainUnavailableError) services.log.debug('confirmation look: the chain did not answer', { error: err.message });
+      else services.log.warn('confirmation look failed', { error: (err as Error).message });
         }
         for (const wake of w.wake.splice(0)) wake();
       }

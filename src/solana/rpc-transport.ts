@@ -88,6 +88,7 @@ export function createProviderTransport(opts: ProviderTransportOptions): RpcTran
     let backoff = FIRST_BACKOFF_MS;
     let lastFailure: unknown = null;
     let limited = false;
+    let refusals = 0;
     for (;;) {
       try {
         await opts.budget.take(deadline, priority);
@@ -125,6 +126,7 @@ export function createProviderTransport(opts: ProviderTransportOptions): RpcTran
           opts.budget.pause(backoff);
           backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
         } else {
+          limited = false;
           observe(method, 'rpc_error', seconds);
           failOver(index, `JSON-RPC error ${code}`);
           wait = backoff;
@@ -140,11 +142,18 @@ export function createProviderTransport(opts: ProviderTransportOptions): RpcTran
           observe(method, 'rate_limited', seconds);
           opts.budget.pause(retryAfterMs(isSolanaError(e, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR) ? e.context.headers : undefined) ?? backoff);
           backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
+        } else if ((status === 401 || status === 403) && ++refusals < endpoints.length) {
+          // An expired key or a suspended plan at this endpoint: the next of solana.rpc_urls may serve.
+          limited = false;
+          observe(method, 'unavailable', seconds);
+          failOver(index, `HTTP ${status}`);
         } else if (status !== null && status < 500 && status !== 408) {
-          // 4xx other than 408/429: the provider refuses this request as such; retrying changes nothing.
+          // Any other 4xx: the provider refuses this request as such; retrying changes nothing.
           observe(method, 'unavailable', seconds);
           throw e;
         } else {
+          // An outage now, whatever came before: the caller is told of this failure, not of a rate limit.
+          limited = false;
           const timedOut = attemptSignal.aborted;
           observe(method, timedOut ? 'timeout' : 'unavailable', seconds);
           failOver(index, timedOut ? `no answer in ${attemptMs} ms` : status !== null ? `HTTP ${status}` : (e as Error).message);

@@ -55,6 +55,21 @@ describe('the deposit watch', () => {
     expect(Object.fromEntries(calls)).toEqual({ getMultipleAccounts: 3 });
   });
 
+  test('a deposit the signature index does not show yet is looked for again, not forgotten', async () => {
+    world.simnet.setStatusLag(50);
+    let signature: string;
+    try {
+      signature = await world.fund(alice.address, 3_000_000n);
+      // The amount moved, but a lagging node lists nothing new: nothing recorded, nothing remembered.
+      expect(await scanDeposits(watched)).toBe(0);
+    } finally {
+      world.simnet.setStatusLag(null);
+    }
+    expect(await scanDeposits(watched)).toBe(1);
+    const list = await alice.api.call<any>('bot', 'transactions', { type: 'deposit', limit: 5 });
+    expect(list.items.map((t: any) => t.signature)).toContain(signature);
+  });
+
   test('a payment between two of our wallets is never a deposit, and costs no transaction lookup', async () => {
     const txId = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: 3 });
     const done = await alice.api.call<any>('bot', 'submit_signed_tx', { transaction_id: txId, wait: true });

@@ -10,6 +10,7 @@ import { confirmPending } from '../../src/jobs/payments.ts';
 import { REBROADCAST_MS, WAIT_TICK_MS } from '../../src/payments/settle.ts';
 import { getTx } from '../../src/db/transactions.ts';
 import type { ChainPort, SignatureStatus } from '../../src/solana/port.ts';
+import { ChainUnavailableError } from '../../src/solana/errors.ts';
 import { signWithoutSubmit } from '../helpers/signing.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
@@ -65,6 +66,29 @@ describe('the confirmation job', () => {
     world.simnet.resetStats();
     await confirmPending(world.services);
     expect(world.simnet.stats().total).toBe(0);
+  });
+});
+
+describe('a send that cannot get through', () => {
+  test('does not stop the pass: a later transaction that landed is still recorded', async () => {
+    const [stuck, landing] = (await signedPayments(2)) as [string, string];
+    const sendsFail: ChainPort = {
+      ...world.services.chain,
+      sendRawTransaction: async () => {
+        throw new ChainUnavailableError('sendTransaction failed: the send endpoint is down');
+      },
+    };
+    const services = { ...world.services, chain: sendsFail };
+    // First sight: looked at, nothing re-sent yet. One interval later the oldest is due a re-send.
+    await confirmPending(services);
+    await Bun.sleep(REBROADCAST_MS + 100);
+    await world.services.chain.sendRawTransaction(getTx(world.services.db, landing)!.signed_tx!);
+    await confirmPending(services);
+    expect(getTx(world.services.db, landing)!.status).toBe('completed');
+    expect(getTx(world.services.db, stuck)!.status).toBe('pending');
+    await world.services.chain.sendRawTransaction(getTx(world.services.db, stuck)!.signed_tx!);
+    await confirmPending(world.services);
+    expect(getTx(world.services.db, stuck)!.status).toBe('completed');
   });
 });
 

@@ -96,6 +96,26 @@ test('identical calls in flight share one request and one slot of the budget', a
   expect(n.hits()).toBe(2);
 });
 
+test('an endpoint answering 401/403 (expired key, suspended plan) fails over to the next', async () => {
+  const refused = node(1_000, () => new Response('Forbidden', { status: 403 }));
+  const up = node(0, () => new Response());
+  expect(await createRpcChainPort(refused.url, { fallbackUrls: [up.url], deadlineMs: 5_000 }).getBlockHeight()).toBe(7n);
+  expect(refused.hits()).toBe(1);
+});
+
+test('an outage after a 429 is reported as the outage, not as a rate limit', async () => {
+  let hits = 0;
+  const server = Bun.serve({
+    port: 0,
+    fetch: () => (++hits === 1 ? new Response('Too Many Requests', { status: 429 }) : new Response('Service Unavailable', { status: 503 })),
+  });
+  servers.push(server);
+  const err = await createRpcChainPort(`http://127.0.0.1:${server.port}`, { deadlineMs: 1_200 }).getBlockHeight().catch((e) => e);
+  expect(err).toBeInstanceOf(ChainUnavailableError);
+  expect(err.rateLimited).toBe(false);
+  expect(err.message).toContain('HTTP 503');
+});
+
 test('a 4xx other than 408/429 is not retried', async () => {
   const n = node(1_000, () => new Response('Forbidden', { status: 403 }));
   const err = await createRpcChainPort(n.url, { deadlineMs: 5_000 }).getBlockHeight().catch((e) => e);
