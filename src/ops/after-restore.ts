@@ -17,6 +17,7 @@ import type { Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
 import { attachLandedTransfer, allPendingApprovals, clearRestoredMarker, invalidateRestoredSigning, recipientOf, restoredMarker, unsettledOutgoing } from '../db/backup.ts';
 import { decideApproval } from '../db/approvals.ts';
+import { watchedPaylinkFor } from '../db/paylinks.ts';
 import { forgetWatchedAmounts, watchCursor } from '../db/watch.ts';
 import { allWalletAddresses } from '../db/wallets.ts';
 import { appendAudit } from '../db/events.ts';
@@ -176,13 +177,15 @@ function recordRecovered(
   const fee = credits.find((d) => d.account === r.treasuryAta)?.delta ?? 0n;
   const to = credits.find((d) => d.account !== r.treasuryAta && d.account !== r.ata);
   const recipient = to ? recipientOf(services.db, to.owner) : null;
+  // A payment of a paylink carries its reference key: recorded with it, the completion marks the paylink paid.
+  const paylink = to ? watchedPaylinkFor(services.db, to.owner, r.transfers.accountKeys, 0) : null;
   const now = services.now().getTime();
   insertTx(services.db, {
     transaction_id: r.txId,
     wallet_id: r.walletId,
     type: 'payment',
     direction: 'out',
-    category: recipient === null ? null : 'wallet_id' in recipient ? 'wallet' : 'merchant',
+    category: paylink !== null ? 'paylink' : recipient === null ? null : 'wallet_id' in recipient ? 'wallet' : 'merchant',
     status: 'pre_approved',
     amount: to?.delta ?? fee,
     fee: to ? fee : 0n,
@@ -191,6 +194,7 @@ function recordRecovered(
     to_merchant_id: recipient && 'merchant_id' in recipient ? recipient.merchant_id : null,
     to_address: to?.owner ?? null,
     reference: r.reference,
+    payment_request_id: paylink,
     decision_rule: 'restore',
     decision_reason: `landed on chain after the backup of ${r.backupCreatedAt}; recovered from the chain`,
     now,

@@ -107,3 +107,22 @@ test('bytes signed before the restore that land while it starts are still found:
   expect(summary?.settledFromChain).toEqual([id]);
   expect(db.query<{ status: string; signature: string }, [string]>('SELECT status, signature FROM transactions WHERE transaction_id = ?').get(id)).toEqual({ status: 'completed', signature: signed.signature });
 });
+
+test('a paylink paid by one of our agents after the backup is paid again after the restore, and cannot be paid twice', async () => {
+  const { db } = world.services;
+  const link = await bob.api.call<{ request_id: string }>('bot', 'create_payment_request', { description: 'after the backup', amount: '3' });
+  const paid = await alice.api.call<{ transaction_id: string }>('bot', 'pay', { payment_request_id: link.request_id });
+  expect((await confirmSignSubmit(alice.api, alice.profile, paid.transaction_id)).status).toBe('completed');
+  // The backup knows neither the payment nor its outcome: the paylink was still open then.
+  db.query("UPDATE payment_requests SET status = 'open', paid_amount = NULL, payer = NULL, paid_via = NULL, signature = NULL, transaction_id = NULL, paid_at = NULL WHERE request_id = ?").run(link.request_id);
+  db.query('DELETE FROM events WHERE data LIKE ?').run(`%${paid.transaction_id}%`);
+  db.query('DELETE FROM sign_sessions WHERE transaction_id = ?').run(paid.transaction_id);
+  db.query('DELETE FROM transactions WHERE transaction_id = ? OR (wallet_id = ? AND payment_request_id = ?)').run(paid.transaction_id, bob.walletId, link.request_id);
+  markRestored();
+  const summary = await reconcileAfterRestore(world.services);
+  expect(summary?.recoveredFromChain).toEqual([paid.transaction_id]);
+  const row = await bob.api.call<{ status: string; paid_via: string }>('bot', 'get_payment_request', { request_id: link.request_id });
+  expect(row).toMatchObject({ status: 'paid', paid_via: 'wallet' });
+  const again = await alice.api.call('bot', 'pay', { payment_request_id: link.request_id }).catch((e) => e);
+  expect(again.errorCode).toBe('INVALID_STATUS');
+});
