@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { confirmPending } from '../../src/jobs/payments.ts';
-import { REBROADCAST_MS, WAIT_TICK_MS } from '../../src/payments/settle.ts';
+import { REBROADCAST_MS, WAIT_TICK_MS, waitTickMs } from '../../src/payments/settle.ts';
 import { getTx } from '../../src/db/transactions.ts';
 import type { ChainPort, SignatureStatus } from '../../src/solana/port.ts';
 import { ChainUnavailableError } from '../../src/solana/errors.ts';
@@ -89,6 +89,28 @@ describe('a send that cannot get through', () => {
     await world.services.chain.sendRawTransaction(getTx(world.services.db, stuck)!.signed_tx!);
     await confirmPending(world.services);
     expect(getTx(world.services.db, stuck)!.status).toBe('completed');
+  });
+});
+
+describe('a re-send whose preflight fails', () => {
+  test('leaves the transaction pending for expiry and absence to decide: an earlier send of the same bytes may still land', async () => {
+    const [signed] = (await signedPayments(1)) as [string];
+    // The wallet is emptied by another payment: a simulation of the signed bytes now fails.
+    const rest = (await world.balance(alice.address)) - 1_000_000n;
+    const drain = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: Number(rest) / 1e6 });
+    expect((await alice.api.call<{ status: string }>('bot', 'submit_signed_tx', { transaction_id: drain, wait: true })).status).toBe('completed');
+    await confirmPending(world.services);
+    await Bun.sleep(REBROADCAST_MS + 100);
+    await confirmPending(world.services);
+    expect(getTx(world.services.db, signed)!.status).toBe('pending');
+    await world.fund(alice.address, 100_000_000n);
+  });
+
+  test('the wait looks stretch to half of solana.rpc_max_rps', () => {
+    expect(waitTickMs(0)).toBe(WAIT_TICK_MS);
+    expect(waitTickMs(100)).toBe(WAIT_TICK_MS);
+    expect(waitTickMs(8)).toBe(500);
+    expect(waitTickMs(2)).toBe(2_000);
   });
 });
 
