@@ -71,8 +71,14 @@ afterAll(async () => {
 
 describe('against a provider that bills every call', () => {
   test('idle with 52 wallets, the daemon makes at most 60 RPC calls a minute, all batched account reads', async () => {
-    // Let the watch take in the new wallets and the deposits above, then count a quiet stretch.
-    await Bun.sleep(3_500);
+    // Let the watch take in the new wallets and the deposits above (a loaded machine may need a few
+    // passes), then count a quiet stretch.
+    const lookups = () => Object.keys(simnet.stats().calls).filter((m) => m !== 'getMultipleAccounts' && m !== 'getBalance');
+    for (let settled = false, tries = 0; !settled && tries < 10; tries++) {
+      simnet.resetStats();
+      await Bun.sleep(3_500);
+      settled = lookups().length === 0;
+    }
     simnet.resetStats();
     const seconds = 9;
     await Bun.sleep(seconds * 1000);
@@ -80,9 +86,9 @@ describe('against a provider that bills every call', () => {
     const perMinute = (stats.total * 60) / seconds;
     expect(perMinute).toBeLessThanOrEqual(60);
     // One getMultipleAccounts per pass (52 accounts < 100); the fee payer's balance once a minute.
-    expect(Object.keys(stats.calls).filter((m) => m !== 'getMultipleAccounts' && m !== 'getBalance')).toEqual([]);
+    expect(lookups()).toEqual([]);
     expect(stats.calls.getMultipleAccounts ?? 0).toBeGreaterThanOrEqual(2);
-  });
+  }, 90_000);
 
   test('an outside deposit appears in the history within 15 s (median of three within 5 s)', async () => {
     const a = agents[0]!;
