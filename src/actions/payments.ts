@@ -17,6 +17,7 @@ import { assertAffordable, createIntent, decideIntent, quote, setupHeldQuote } f
 import { ensureMessage, treasuryOf } from '../payments/message.ts';
 import { applyRecheck, refuseUnlessRailsAllow } from '../payments/recheck.ts';
 import { isSolanaAddress, resolveRecipient } from '../payments/recipient.ts';
+import { accountCreatedElsewhere } from '../payments/recipient-account.ts';
 import { submit } from '../payments/settle.ts';
 import { txView } from '../payments/views.ts';
 import type { Services } from '../services.ts';
@@ -194,7 +195,7 @@ export const paymentActions = implement(PAYMENTS, {
     const wallet = callerWallet(ctx);
     const recipient = resolveRecipient(ctx.services.db, wallet, p.to);
     const amount = amountParam(ctx.services, '/amount', p.amount);
-    const q = setupHeldQuote(ctx.services, recipient.address, await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment'));
+    const q = setupHeldQuote(ctx.services, wallet.wallet_id, recipient.address, await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment'));
     let funds: { ok: true } | { ok: false; reason: string; details: Record<string, unknown> } = { ok: true };
     try {
       assertAffordable(ctx.services, wallet, q);
@@ -273,6 +274,8 @@ export const paymentActions = implement(PAYMENTS, {
         // Inside the signing transaction: a paylink paid meanwhile (by Solana Pay) is never paid again.
         const closed = paylinkClosed(ctx.services, current);
         if (closed) return closed;
+        const created = accountCreatedElsewhere(ctx.services, current);
+        if (created) return created;
         return refuseUnlessRailsAllow(ctx.services, current);
       },
     });

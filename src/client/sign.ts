@@ -16,7 +16,7 @@ import type { KeyPackage, SigningCommitments, SigningNonces } from '../frost/typ
 import { decodeCommitments, encodeCommitments, encodeSignatureShare, type CommitmentsWire, type SignatureShareWire } from '../frost/wire.ts';
 import { checkTransfer, decodeMessage } from '../solana/decode.ts';
 import { formatUsdc, parseUsdc } from '../domain/money.ts';
-import type { ApiClient } from './api.ts';
+import { ApiError, type ApiClient } from './api.ts';
 import { checkCeiling, checkChain, checkPin, maxFee, micro as microOf, recordPaid, type Intent, type Pins } from './custody.ts';
 import { CustodyCheckError } from './errors.ts';
 import { acceptNewFees, pinsOf, updatePins, type SaveProfile } from './pins.ts';
@@ -173,6 +173,8 @@ export interface SignOptions {
    * cancelled, so a refused payment holds no budget, paylink or account-setup reservation.
    */
   cancelOnRefusal?: boolean;
+  /** Set on the one new round after the server dropped a message that another payment's account creation made stale. */
+  rebuilt?: boolean;
 }
 
 /** Cancels an intent the client refused to sign; true when it is cancelled (a failure leaves it to expire). */
@@ -271,7 +273,16 @@ async function signRound(api: ApiClient, profile: ProfileData, pins: Pins, trans
   })().catch(refused);
   progress('signing (FROST round with the server)');
   const share = round.share(answer.server_commitments, new Uint8Array(Buffer.from(answer.message, 'base64')));
-  const done = await api.call<Record<string, unknown>>('bot', 'frost_sign_complete', { transaction_id: transactionId, sign_session_id: answer.sign_session_id, signature_share: share, submit: true, wait });
+  let done: Record<string, unknown>;
+  try {
+    done = await api.call<Record<string, unknown>>('bot', 'frost_sign_complete', { transaction_id: transactionId, sign_session_id: answer.sign_session_id, signature_share: share, submit: true, wait });
+  } catch (err) {
+    // Nothing was signed: the server dropped this message because another payment creates the
+    // recipient's account. One new round over the message it builds now (without the creation and
+    // its fee), checked like the first.
+    if (err instanceof ApiError && err.details.rebuild === true && !opts.rebuilt) return confirmSignSubmit(api, profile, transactionId, { ...opts, rebuilt: true });
+    throw err;
+  }
   updatePins(profile, opts.save, (p) => {
     // Only a payment that landed counts as paid: the fee check assumes a paid wallet's token account exists.
     if (payee && payeeKind && done.status === 'completed') recordPaid(p.payees, payee.username, payee.address, payeeKind, new Date());

@@ -225,6 +225,25 @@ export function setupFeeHolder(db: Database, toAddress: string, exceptTxId = '')
     .get(toAddress, exceptTxId);
 }
 
+/**
+ * Another outgoing payment to `toAddress` whose message creates its token account: one that carries
+ * a setup fee and is signed (pending), or landed at or after `since`.
+ */
+export function setupFeeCreator(db: Database, toAddress: string, exceptTxId: string, since: number): InFlightTx | null {
+  return db
+    .query<InFlightTx, [string, string, number]>(
+      `SELECT transaction_id, wallet_id, status, signed_tx FROM transactions
+       WHERE to_address = ? AND transaction_id != ? AND setup_fee > 0 AND direction = 'out'
+         AND (status = 'pending' OR (status = 'completed' AND completed_at >= ?)) LIMIT 1`,
+    )
+    .get(toAddress, exceptTxId, since);
+}
+
+/** Drops the message of an unsigned transaction, so that its next confirm builds a new one. */
+export function dropUnsignedMessage(db: Database, transactionId: string, now: number): void {
+  db.query('UPDATE transactions SET message = NULL, last_valid_block_height = NULL, updated_at = ? WHERE transaction_id = ? AND signed_tx IS NULL').run(now, transactionId);
+}
+
 /** Drops the setup fee of an unsigned transaction (its recipient's account exists): the reservation is released. */
 export function releaseSetupFee(db: Database, transactionId: string, now: number): boolean {
   return db.query('UPDATE transactions SET setup_fee = 0, updated_at = ? WHERE transaction_id = ? AND setup_fee > 0 AND signed_tx IS NULL').run(now, transactionId).changes === 1;

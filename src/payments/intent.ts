@@ -89,8 +89,12 @@ const EVENT_PREFIX: Record<TxType, string> = { payment: 'payment', withdrawal: '
  * it and waits for that account at confirm (src/payments/recipient-account.ts). Sync: inside the
  * write transaction, two concurrent intents cannot both take the fee.
  */
-export function setupHeldQuote(services: Services, recipient: Address, q: Quote): Quote {
-  if (q.setupFee === 0n || !setupFeeHolder(services.db, recipient)) return q;
+export function setupHeldQuote(services: Services, walletId: string, recipient: Address, q: Quote): Quote {
+  if (q.setupFee === 0n) return q;
+  const holder = setupFeeHolder(services.db, recipient);
+  // Another wallet's payment holds the fee only once it is signed: an intent left unconfirmed must not
+  // stop other wallets from paying the address (both may carry the fee; signing lets one create it).
+  if (!holder || (holder.wallet_id !== walletId && holder.signed_tx === null)) return q;
   return { ...q, setupFee: 0n, total: q.total - q.setupFee };
 }
 
@@ -102,7 +106,7 @@ export function createIntent(services: Services, intentInput: IntentInput): TxRo
   const { db } = services;
   const nowDate = services.now();
   const now = nowDate.getTime();
-  const input = { ...intentInput, quote: setupHeldQuote(services, intentInput.recipient.address, intentInput.quote) };
+  const input = { ...intentInput, quote: setupHeldQuote(services, intentInput.wallet.wallet_id, intentInput.recipient.address, intentInput.quote) };
   assertAffordable(services, input.wallet, input.quote);
   const decision = decideIntent(services, input, nowDate);
   const id = newId('transaction');

@@ -11,7 +11,7 @@
  */
 import type { Address } from '@solana/kit';
 import { AppError } from '../errors.ts';
-import { getTx, releaseSetupFee, setupFeeHolder, type InFlightTx, type TxRow } from '../db/transactions.ts';
+import { dropUnsignedMessage, getTx, releaseSetupFee, setupFeeCreator, setupFeeHolder, type InFlightTx, type TxRow } from '../db/transactions.ts';
 import { getWalletByAddress } from '../db/wallets.ts';
 import { ensurePayeeReady } from '../earning/payee-ready.ts';
 import type { Services } from '../services.ts';
@@ -77,15 +77,35 @@ export async function planRecipientAccount(services: Services, tx: TxRow): Promi
   }
   const deadline = Date.now() + ACCOUNT_WAIT_MS;
   for (let first = true; ; first = false) {
-    const holder = tx.setup_fee > 0n ? null : setupFeeHolder(services.db, owner, tx.transaction_id);
+    // A payment carrying the fee waits only for another's signed message that creates the account; one
+    // quoted without it waits for the payment that holds the fee.
+    const holder = tx.setup_fee > 0n ? setupFeeCreator(services.db, owner, tx.transaction_id, Number(tx.created_at)) : setupFeeHolder(services.db, owner, tx.transaction_id);
     // The account can appear only through a holder's signed bytes (or outside the service): read the chain then.
     if ((first || !holder || holder.signed_tx) && (await recipientAccountExists(services, owner, mint))) {
       if (tx.setup_fee === 0n) return { tx, createAccount: false };
       services.db.transaction(() => releaseSetupFee(services.db, tx.transaction_id, services.now().getTime())).immediate();
       return { tx: getTx(services.db, tx.transaction_id) ?? tx, createAccount: false };
     }
-    if (tx.setup_fee > 0n) return { tx, createAccount: true };
+    if (tx.setup_fee > 0n && !holder) return { tx, createAccount: true };
     if (!holder || holder.status === 'awaiting_approval' || Date.now() >= deadline) throw waitingError(tx, holder);
     await Bun.sleep(POLL_MS);
   }
+}
+
+/**
+ * Inside the signing transaction: a message that creates the recipient's account (and charges its
+ * setup fee) is not signed while another payment's signed message creates it, or after one landed
+ * since this payment was made. Its message is dropped, so the next confirm waits for that account
+ * and builds this payment without the create and its fee (the fee is released).
+ */
+export function accountCreatedElsewhere(services: Services, tx: TxRow): AppError | null {
+  if (tx.setup_fee === 0n || !tx.to_address) return null;
+  const creator = setupFeeCreator(services.db, tx.to_address, tx.transaction_id, Number(tx.created_at));
+  if (!creator) return null;
+  dropUnsignedMessage(services.db, tx.transaction_id, services.now().getTime());
+  return new AppError('INVALID_STATUS', "Another payment is creating (or has created) the recipient's USDC token account and carries its setup fee; this message would have charged it again, so it was not signed.", {
+    howToFix: 'Confirm this payment again: it is rebuilt without the account setup fee once that account exists.',
+    headers: { 'Retry-After': '5' },
+    details: { to_address: tx.to_address, rebuild: true },
+  });
 }
