@@ -62,23 +62,22 @@ async function watchPass(services: Services): Promise<{ recorded: number; accoun
   const mint = services.config.usdcMint as Address;
   const owners = watchedOwners(services.db, services.now().getTime() - LATE_WINDOW_MS);
   const accounts = await Promise.all(owners.map((o) => tokenAccountOf(o.owner, mint)));
-  const amounts = await services.chain.getTokenAmounts(accounts);
+  const { amounts, slot } = await services.chain.getTokenAmounts(accounts);
   let recorded = 0;
   for (const [i, o] of owners.entries()) {
     const amount = amounts[i] ?? null;
     if (o.checked_at !== null && o.amount === amount) continue;
-    const outcome = await handleNewSignatures(services, o, accounts[i]!, mint);
+    const outcome = await handleNewSignatures(services, o, accounts[i]!, mint, slot);
     recorded += outcome.recorded;
     if (outcome.complete) services.db.transaction(() => setWatchedAmount(services.db, o.owner, amount, services.now().getTime())).immediate();
   }
   return { recorded, accounts: owners.length };
 }
 
-async function handleNewSignatures(services: Services, o: WatchedOwner, account: Address, mint: Address): Promise<{ recorded: number; complete: boolean }> {
-  let sigs = await signaturesSince(services.chain, account, o.last_signature ?? undefined);
-  // The amount moved but the node lists nothing new (its signature index trails its account state,
-  // or another node answered): keep the old amount, so the next pass looks again.
-  if (sigs.length === 0 && o.checked_at !== null) return { recorded: 0, complete: false };
+async function handleNewSignatures(services: Services, o: WatchedOwner, account: Address, mint: Address, readAt: bigint): Promise<{ recorded: number; complete: boolean }> {
+  // From a view at or past the slot the amounts were read at: a node whose signature index trails
+  // (or another endpoint behind it) must not answer "nothing new" for a change it has not indexed yet.
+  let sigs = await signaturesSince(services.chain, account, o.last_signature ?? undefined, undefined, readAt);
   if (o.last_signature === null && o.wallet_id === null && o.paylinks_since !== null) {
     // A merchant's payout account may have a long history before its first paylink: none of it can pay one.
     const since = (Number(o.paylinks_since) - FIRST_LOOK_SLACK_MS) / 1000;

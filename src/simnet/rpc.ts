@@ -325,7 +325,7 @@ export const METHODS: Readonly<Record<string, Handler>> = {
       throw invalidParams(`Invalid limit; max ${MAX_SIGNATURES_PER_QUERY}`);
     }
     const bound = (v: unknown) => (typeof v === 'string' ? v : undefined);
-    const maxSlot = Number(statusSlot(ctx));
+    const maxSlot = Number(contextSlot(cfg, statusSlot(ctx)));
     return ctx.chain.ledger.signaturesFor(who, { limit, before: bound(cfg.before), until: bound(cfg.until), maxSlot }).map((e) => ({
       signature: e.signature,
       slot: BigInt(e.slot),

@@ -90,7 +90,8 @@ export interface ChainPort {
    * answered it, so an absence can be trusted only from a view at or past a known height.
    */
   getSignatureStatusesAt(sigs: string[]): Promise<{ contextSlot: bigint; statuses: (SignatureStatus | null)[] }>;
-  getSignaturesForAddress(address: Address, opts?: { until?: string; before?: string; limit?: number }): Promise<AddressSignature[]>;
+  /** `minContextSlot`: answered only by a view at or past that slot (the node retries until one is). */
+  getSignaturesForAddress(address: Address, opts?: { until?: string; before?: string; limit?: number; minContextSlot?: bigint }): Promise<AddressSignature[]>;
   /** Null when the cluster does not know (or no longer keeps) the transaction. */
   getTokenTransfersOf(signature: string): Promise<TokenTransfers | null>;
   /** Simulates without signature verification (the bytes may be unsigned or partially signed). */
@@ -100,7 +101,7 @@ export interface ChainPort {
    * that does not exist or is not a token account. Read in batches of 100 with `dataSlice`, so
    * watching many accounts costs one call per hundred.
    */
-  getTokenAmounts(accounts: Address[]): Promise<(bigint | null)[]>;
+  getTokenAmounts(accounts: Address[]): Promise<{ amounts: (bigint | null)[]; slot: bigint }>;
   /**
    * Per-slot prioritization fees (micro-lamports per compute unit) the cluster saw in its recent
    * blocks for transactions locking `writable` (at most 128 addresses), oldest first.
@@ -270,6 +271,7 @@ export function createRpcChainPort(rpcUrl: string, opts: ChainPortOptions = {}):
           ...(o.until !== undefined && { until: o.until as Signature }),
           ...(o.before !== undefined && { before: o.before as Signature }),
           ...(o.limit !== undefined && { limit: o.limit }),
+          ...(o.minContextSlot !== undefined && { minContextSlot: o.minContextSlot }),
         }),
       );
       return list.map((s) => ({ signature: s.signature, slot: s.slot, err: plain(s.err), blockTime: s.blockTime ?? null }));
@@ -315,9 +317,10 @@ export function createRpcChainPort(rpcUrl: string, opts: ChainPortOptions = {}):
 
     async getTokenAmounts(accounts) {
       const out: (bigint | null)[] = [];
+      let slot = 0n;
       for (let i = 0; i < accounts.length; i += ACCOUNTS_BATCH) {
         const batch = accounts.slice(i, i + ACCOUNTS_BATCH);
-        const { value } = await call(
+        const { context, value } = await call(
           'getMultipleAccounts',
           rpc.getMultipleAccounts(batch, { encoding: 'base64', commitment: COMMITMENT, dataSlice: { offset: TOKEN_AMOUNT_OFFSET, length: 8 } }),
         );
@@ -325,8 +328,9 @@ export function createRpcChainPort(rpcUrl: string, opts: ChainPortOptions = {}):
           const data = account === null || account.owner !== TOKEN_PROGRAM_ADDRESS ? null : getBase64Encoder().encode(account.data[0]);
           out.push(data === null || data.length !== 8 ? null : new DataView(data.buffer, data.byteOffset, 8).getBigUint64(0, true));
         }
+        if (context.slot > slot) slot = context.slot;
       }
-      return out;
+      return { amounts: out, slot };
     },
 
     async getTransactionWire(signature) {
