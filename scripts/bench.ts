@@ -23,7 +23,8 @@ import { ApiClient } from '../src/client/api.ts';
 import { AgentRound, checkMessage, completePay, type RoundAnswer } from '../src/client/sign.ts';
 import type { ProfileData } from '../src/client/profile.ts';
 import { ed25519, ed25519_FROST } from '@noble/curves/ed25519.js';
-import { AGENT_ID, aggregate, commit, commitmentList, decodeCommitments, dkgRound1, dkgRound2, dkgRound3, encodeCommitments, SERVER_ID, signShare } from '../src/frost/index.ts';
+import { AGENT_ID, aggregate, commit, commitmentList, decodeCommitments, encodeCommitments, SERVER_ID, signShare } from '../src/frost/index.ts';
+import { dkgPair } from '../test/frost/helpers.ts';
 import { ed25519Verifies } from '../src/frost/native-ed25519.ts';
 import * as rfc9591 from '../src/frost/rfc9591.ts';
 
@@ -299,12 +300,7 @@ let plainSignatureMs = Number.NaN;
  * outside the timed spans, so nothing it computes is in our caches — as across real processes.
  */
 async function benchFrost(): Promise<void> {
-  const a1 = dkgRound1(AGENT_ID);
-  const s1 = dkgRound1(SERVER_ID);
-  const toServer = dkgRound2(a1.state, s1.pkg).forOther;
-  const toAgent = dkgRound2(s1.state, a1.pkg).forOther;
-  const agent = dkgRound3(a1.state, s1.pkg, toAgent);
-  const server = dkgRound3(s1.state, a1.pkg, toServer);
+  const { agent, server } = dkgPair();
   const agentSecret = agent.keyPackage.reveal().secret;
   const serverSecret = server.keyPackage.reveal().secret;
   const pub = server.publicPackage;

@@ -39,6 +39,8 @@ export interface World {
   claim(walletId: string, email: string): ApiClient;
   ownerClient(email: string): ApiClient;
   fund(address: Address, usdc: bigint): Promise<string>;
+  /** Alice pays Bob: two agents claimed by owner@example.com, Alice funded with `usdc`, Bob's token account made. */
+  payerAndPayee(usdc: bigint): Promise<{ alice: Agent; bob: Agent }>;
   balance(address: Address): Promise<bigint>;
   stop(): Promise<void>;
 }
@@ -81,7 +83,7 @@ export async function startWorld(opts: { env?: Record<string, string>; slotMs?: 
     return api;
   };
 
-  return {
+  const world: World = {
     simnet,
     services,
     url: server.url,
@@ -96,10 +98,18 @@ export async function startWorld(opts: { env?: Record<string, string>; slotMs?: 
     claim,
     ownerClient,
     fund: (address, usdc) => simnet.faucet(address, usdc),
+    async payerAndPayee(usdc) {
+      const alice = await world.agent('Alice', { claimBy: 'owner@example.com' });
+      const bob = await world.agent('Bob', { claimBy: 'owner@example.com' });
+      await simnet.faucet(alice.address, usdc);
+      await simnet.faucet(bob.address, 0n);
+      return { alice, bob };
+    },
     balance: (address) => chain.getTokenBalance(address, simnet.mint),
     async stop() {
       await server.stop();
       await simnet.stop();
     },
   };
+  return world;
 }

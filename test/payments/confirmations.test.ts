@@ -20,12 +20,7 @@ let bob: Agent;
 
 beforeAll(async () => {
   world = await startWorld();
-  alice = await world.agent('Alice');
-  bob = await world.agent('Bob');
-  world.claim(alice.walletId, 'owner@example.com');
-  world.claim(bob.walletId, 'owner@example.com');
-  await world.fund(alice.address, 100_000_000n);
-  await world.fund(bob.address, 0n);
+  ({ alice, bob } = await world.payerAndPayee(100_000_000n));
 });
 afterAll(() => world.stop());
 

@@ -17,12 +17,7 @@ let bob: Agent;
 beforeAll(async () => {
   // Fast blocks: a blockhash expires (150 blocks) in about 1.5 s.
   world = await startWorld({ slotMs: 10 });
-  alice = await world.agent('Alice');
-  bob = await world.agent('Bob');
-  world.claim(alice.walletId, 'owner@example.com');
-  world.claim(bob.walletId, 'owner@example.com');
-  await world.fund(alice.address, 100_000_000n);
-  await world.fund(bob.address, 0n);
+  ({ alice, bob } = await world.payerAndPayee(100_000_000n));
 });
 afterAll(() => world.stop());
 
