@@ -268,7 +268,7 @@ export const paymentActions = implement(PAYMENTS, {
   frost_sign_complete: async (ctx, p) => {
     const wallet = callerWallet(ctx);
     const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
-    const result = completeSigning(ctx.services, tx.transaction_id, wallet.address, wallet.server_key, p.signature_share, {
+    const { fresh, ...result } = completeSigning(ctx.services, tx.transaction_id, wallet.address, wallet.server_key, p.signature_share, {
       sessionId: p.sign_session_id,
       recheck: (current) => {
         // Inside the signing transaction: a paylink paid meanwhile (by Solana Pay) is never paid again.
@@ -281,8 +281,9 @@ export const paymentActions = implement(PAYMENTS, {
     });
     crashPoint('signed_stored');
     if (!p.submit) return { ...result, next_step: 'send it with submit_signed_tx (wait=true to wait for the chain)' };
-    // The fast path: the stored signed bytes are sent exactly as submit_signed_tx sends them.
-    return txView(await submit(ctx.services, ownTx(ctx.services, wallet.wallet_id, tx.transaction_id, SIGNABLE_TYPES), p.wait ? 30_000 : 0));
+    // The fast path: the stored signed bytes are sent exactly as submit_signed_tx sends them; a first
+    // send only when this call signed them (a retry of this call may follow an earlier send).
+    return txView(await submit(ctx.services, ownTx(ctx.services, wallet.wallet_id, tx.transaction_id, SIGNABLE_TYPES), p.wait ? 30_000 : 0, { firstSend: fresh }));
   },
 
   submit_signed_tx: async (ctx, p) => {

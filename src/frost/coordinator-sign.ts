@@ -125,6 +125,11 @@ export interface SignCompleteResult {
   /** The transaction id; null while another party (an x402 facilitator) still has to sign as fee payer. */
   signature: string | null;
   status: string;
+  /**
+   * True only for the call that produced the signature: its bytes have never left the process, so
+   * only its send is a first send. A retry that returns the stored result is not.
+   */
+  fresh: boolean;
 }
 
 function pickSession(deps: SignDeps, tx: TxRow, sessionId: string | undefined): SignSessionRow {
@@ -160,7 +165,7 @@ export function completeSigning(
       const session = pickSession(deps, tx, opts.sessionId);
       if (session.status === 'used') {
         if (tx.signed_tx && session.agent_share && sameHash(session.agent_share, agentShare)) {
-          return { ok: true, result: { transaction_id: tx.transaction_id, signature: tx.signature, status: tx.status } };
+          return { ok: true, result: { transaction_id: tx.transaction_id, signature: tx.signature, status: tx.status, fresh: false } };
         }
         return { ok: false, error: new AppError('INVALID_STATUS', 'This signing session is already complete.', { howToFix: 'A signed message is never signed again: submit it with submit_signed_tx.' }) };
       }
@@ -203,7 +208,7 @@ export function completeSigning(
       if (!setTxSigned(deps.db, tx.transaction_id, wireTx, txSignature, deps.now().getTime())) {
         throw new Error('transaction changed during signing');
       }
-      return { ok: true, result: { transaction_id: tx.transaction_id, signature: txSignature, status: 'pending' } };
+      return { ok: true, result: { transaction_id: tx.transaction_id, signature: txSignature, status: 'pending', fresh: true } };
     })
     .immediate();
   if (!outcome.ok) throw outcome.error;

@@ -74,8 +74,9 @@ function watchOf(services: Services): Watch {
  * Broadcasts the stored bytes. Rejections that prove the bytes can never land mark it failed — on
  * the first send only: a re-send's failed preflight (the fee payer briefly short of SOL, say) does
  * not prove that an earlier send of the same bytes cannot still land, so expiry and absence decide.
+ * Only the send made by the call that signed the bytes is a first send (`resend: false`).
  */
-export async function broadcast(services: Services, tx: TxRow, opts: { resend: boolean } = { resend: false }): Promise<void> {
+export async function broadcast(services: Services, tx: TxRow, opts: { resend: boolean }): Promise<void> {
   if (!tx.signed_tx) return;
   watchOf(services).lastSent.set(tx.transaction_id, Date.now());
   try {
@@ -385,14 +386,19 @@ async function waitForOutcome(services: Services, txId: string, deadline: number
   }
 }
 
-/** submit_signed_tx: broadcast the stored bytes (idempotent) and optionally wait for the outcome. */
-export async function submit(services: Services, tx: TxRow, waitMs: number): Promise<TxRow> {
+/**
+ * submit_signed_tx: broadcast the stored bytes (idempotent) and optionally wait for the outcome.
+ * Every send is a re-send unless the caller has just signed the bytes (`firstSend`): an earlier
+ * call, another process before a restart, or the confirmation job may already have sent them, so
+ * "call submit_signed_tx again" can never turn bytes that still land into a failed payment.
+ */
+export async function submit(services: Services, tx: TxRow, waitMs: number, opts: { firstSend: boolean } = { firstSend: false }): Promise<TxRow> {
   if (tx.status === 'completed' || tx.status === 'failed') return tx;
   if (tx.status !== 'pending' || !tx.signed_tx) {
     throw new AppError('INVALID_STATUS', `The transaction is ${tx.status} and has no signed bytes to send.`, { howToFix: 'Sign it first: confirm, then frost_sign_init and frost_sign_complete.' });
   }
   try {
-    await broadcast(services, tx);
+    await broadcast(services, tx, { resend: !opts.firstSend });
   } catch (err) {
     if (err instanceof ChainUnavailableError) {
       throw new AppError('SERVICE_UNAVAILABLE', 'Solana is unreachable; the signed transaction is kept and will be re-sent.', {

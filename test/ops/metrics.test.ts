@@ -47,7 +47,10 @@ async function scrape(): Promise<Map<string, number>> {
 }
 
 test('ledger gauges, fee payer SOL, signing histogram and completed payments: present, then moving with payments', async () => {
-  const first = await scrape();
+  // The fee payer gauge appears with the watch's first reading, a chain call that runs at start:
+  // on a loaded machine the first scrape can come before it.
+  let first = await scrape();
+  for (const deadline = Date.now() + 10_000; !first.has('agent_wallet_fee_payer_lamports') && Date.now() < deadline; first = await scrape()) await Bun.sleep(50);
   for (const name of [
     'agent_wallet_transactions{status="pending"}',
     'agent_wallet_transactions{status="pre_approved"}',
