@@ -91,6 +91,15 @@ export function attachLandedTransfer(db: Database, transactionId: string, wire: 
   );
 }
 
+/** x402 purchases of a wallet not completed in the restored ledger, with the partially signed bytes each was given to a seller in. */
+export function unsettledPurchasesOf(db: Database, walletId: string): { fetch_id: string; transaction_id: string; signed_tx: Uint8Array }[] {
+  return db
+    .query<{ fetch_id: string; transaction_id: string; signed_tx: Uint8Array }, [string]>(
+      "SELECT p.fetch_id, p.transaction_id, t.signed_tx FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id WHERE p.wallet_id = ? AND p.status != 'completed' AND t.signed_tx IS NOT NULL",
+    )
+    .all(walletId);
+}
+
 /** Wallet owning a Solana address, merchant paid at a payout address: how a recovered transfer's recipient is named. */
 export function recipientOf(db: Database, address: string): { wallet_id: string; username: string } | { merchant_id: string; username: string } | null {
   const wallet = db.query<{ wallet_id: string; username: string }, [string]>('SELECT wallet_id, username FROM wallets WHERE address = ?').get(address);

@@ -7,15 +7,16 @@
  *      blockhash's lastValidBlockHeight bounds them all (bytes broadcast just before a crash, or a
  *      restored message signed after the backup, may still land until then),
  *   3. every transfer out of our wallets that landed after the backup is found on chain (signatures
- *      since each wallet's deposit-watch cursor) and recorded once through the confirmation path: a
- *      restored row by the transaction id in its memo, otherwise a recovered row under that id,
+ *      since each wallet's deposit-watch cursor) and recorded once through the confirmation path: an
+ *      x402 purchase by the wallet's signature in its bytes (its memo is the seller's), a restored
+ *      row by the transaction id in its memo, otherwise a recovered row under that id,
  *   4. what cannot be recovered (approvals decided after the backup whose payment did not land)
  *      goes to the log and audit log.
  * Incoming transfers stay with the deposit watcher, which runs after this.
  */
-import type { Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
-import { attachLandedTransfer, allPendingApprovals, clearRestoredMarker, invalidateRestoredSigning, recipientOf, restoredMarker, unsettledOutgoing } from '../db/backup.ts';
+import { getBase58Decoder, getTransactionDecoder, type Address } from '@solana/kit';
+import { attachLandedTransfer, allPendingApprovals, clearRestoredMarker, invalidateRestoredSigning, recipientOf, restoredMarker, unsettledOutgoing, unsettledPurchasesOf } from '../db/backup.ts';
 import { decideApproval } from '../db/approvals.ts';
 import { watchedPaylinkFor } from '../db/paylinks.ts';
 import { forgetWatchedAmounts, watchCursor } from '../db/watch.ts';
@@ -23,6 +24,7 @@ import { allWalletAddresses } from '../db/wallets.ts';
 import { appendAudit } from '../db/events.ts';
 import { getTx, hasSignature, insertTx, setTxSigned } from '../db/transactions.ts';
 import { confirmPending } from '../payments/settle.ts';
+import { completeLandedPurchase } from '../x402/purchase.ts';
 import { treasuryOf } from '../payments/message.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { signaturesSince } from '../solana/history.ts';
@@ -83,7 +85,11 @@ export async function reconcileAfterRestore(services: Services): Promise<Restore
   const treasury = treasuryOf(services);
   const wallets = allWalletAddresses(db);
   const walletOfAta = new Map<string, string>();
-  for (const w of wallets) walletOfAta.set(await usdcAta(w.address as Address, mint), w.wallet_id);
+  const addressOf = new Map<string, string>();
+  for (const w of wallets) {
+    walletOfAta.set(await usdcAta(w.address as Address, mint), w.wallet_id);
+    addressOf.set(w.wallet_id, w.address);
+  }
   const treasuryAta = await usdcAta(treasury, mint);
 
   const settledFromChain: string[] = [];
@@ -103,6 +109,13 @@ export async function reconcileAfterRestore(services: Services): Promise<Restore
       if (hasSignature(db, senderId, s.signature)) continue;
       const wire = await services.chain.getTransactionWire(s.signature);
       if (!wire) continue;
+      const purchase = landedPurchase(db, senderId, addressOf.get(senderId)!, wire);
+      if (purchase) {
+        completeLandedPurchase(services, purchase.fetch_id, s.signature);
+        settledFromChain.push(purchase.transaction_id);
+        log.info('restore: an x402 purchase that landed after the backup is recorded', { fetch_id: purchase.fetch_id, transaction_id: purchase.transaction_id, signature: s.signature });
+        continue;
+      }
       const memo = parsePaymentMemo(memoOf(wire));
       const restored = memo ? unsettledOutgoing(db, memo.transactionId) : null;
       let txId: string;
@@ -161,6 +174,25 @@ export async function reconcileAfterRestore(services: Services): Promise<Restore
     unrecoverable_approvals: summary.unrecoverableApprovals,
   });
   return summary;
+}
+
+/** The wallet's signature in transaction bytes, base58; null when its slot is empty or absent. */
+function walletSignature(wire: Uint8Array, address: string): string | null {
+  const signature = getTransactionDecoder().decode(wire).signatures[address as Address];
+  return signature ? getBase58Decoder().decode(signature) : null;
+}
+
+/**
+ * The restored x402 purchase whose bytes landed: the landed transaction carries the wallet's
+ * signature of that purchase's exact message (the facilitator only adds the fee payer's).
+ */
+function landedPurchase(db: Services['db'], walletId: string, address: string, wire: Uint8Array): { fetch_id: string; transaction_id: string } | null {
+  const landed = walletSignature(wire, address);
+  if (!landed) return null;
+  for (const p of unsettledPurchasesOf(db, walletId)) {
+    if (walletSignature(p.signed_tx, address) === landed) return { fetch_id: p.fetch_id, transaction_id: p.transaction_id };
+  }
+  return null;
 }
 
 /**

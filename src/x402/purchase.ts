@@ -429,6 +429,15 @@ function complete(services: Services, p: PurchaseRow, signature: string, respons
   }).immediate();
 }
 
+/**
+ * A purchase whose transfer was found on chain by other means (after a restore: bytes a seller
+ * held across the backup): completed as the purchase, with its x402.settled event and the
+ * recipient's side, exactly as a settle that saw it land.
+ */
+export function completeLandedPurchase(services: Services, fetchId: string, signature: string): void {
+  complete(services, getPurchaseById(services.db, fetchId)!, signature);
+}
+
 /** Releases the purchase: its payment did not happen and can no longer happen. */
 function fail(services: Services, p: PurchaseRow, reason: string, response?: string): void {
   const { db } = services;
