@@ -11,7 +11,8 @@
  * sent is what the other says it received. Points say nothing of their scalars.
  */
 import { ed25519, ed25519_FROST } from '@noble/curves/ed25519.js';
-import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { decodeElement, scalarProblem, verifyingShareFor, type Element } from './group.ts';
 import { AGENT_ID, SERVER_ID, type Identifier } from './ids.ts';
 import { Secret } from './secret.ts';
@@ -203,4 +204,14 @@ export function recoverySignShare(key: Secret<KeyPackage>, nonces: Secret<Signin
 export function recoveryAggregate(pub: PublicPackage, list: readonly SigningCommitments[], message: Uint8Array, shares: Readonly<Record<Identifier, Uint8Array>>): Uint8Array {
   assertRecoveryPair(list);
   return rfc9591.aggregate(withOwner(pub), list, message, shares);
+}
+
+/**
+ * The printable fingerprint of an enrollment: of the wallet and verifying share 3, public values
+ * both sides can compute, so the owner compares the kit's with the dashboard's record without the
+ * dashboard ever holding the share. A refresh changes it.
+ */
+export function recoveryFingerprint(walletId: string, pub: PublicPackage): string {
+  const digest = bytesToHex(sha256(concatBytes(utf8ToBytes(`agent-wallet recovery kit v1|${walletId}|`), ownerVerifyingShare(pub))));
+  return digest.slice(0, 20).toUpperCase().match(/.{4}/g)!.join('-');
 }
