@@ -21,6 +21,7 @@ export const ID_PREFIXES = {
   ownerToken: 'otk',
   mail: 'mail',
   catalogEntry: 'cat',
+  recoveryEnrollment: 'rce',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

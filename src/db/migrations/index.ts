@@ -9,5 +9,6 @@ import walletSpend from './0002_wallet_spend.sql' with { type: 'text' };
 import priorityFee from './0003_priority_fee.sql' with { type: 'text' };
 import tokenWatch from './0004_token_watch.sql' with { type: 'text' };
 import holderIndexes from './0005_holder_indexes.sql' with { type: 'text' };
+import recoveryEnrollments from './0006_recovery_enrollments.sql' with { type: 'text' };
 
-export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes];
+export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments];

@@ -1,0 +1,72 @@
+/** The owner's recovery enrollments (DESIGN §4.1): at most one in progress and one enrolled per wallet. */
+import type { Database } from 'bun:sqlite';
+
+export type EnrollmentStatus = 'open' | 'split' | 'delivered' | 'enrolled' | 'cancelled' | 'expired' | 'superseded';
+
+export interface EnrollmentRow {
+  enrollment_id: string;
+  wallet_id: string;
+  owner_id: string;
+  status: EnrollmentStatus;
+  daemon_report: Uint8Array | null;
+  agent_box: Uint8Array | null;
+  fingerprint: string | null;
+  created_at: bigint;
+  updated_at: bigint;
+  expires_at: bigint;
+  enrolled_at: bigint | null;
+}
+
+/** Opens an enrollment; one still in progress for the wallet is cancelled (the newest code wins). */
+export function insertEnrollment(db: Database, e: { enrollment_id: string; wallet_id: string; owner_id: string; now: number; expires_at: number }): void {
+  db.query("UPDATE recovery_enrollments SET status = 'cancelled', daemon_report = NULL, agent_box = NULL, updated_at = ? WHERE wallet_id = ? AND status IN ('open', 'split', 'delivered')").run(e.now, e.wallet_id);
+  db.query("INSERT INTO recovery_enrollments (enrollment_id, wallet_id, owner_id, status, created_at, updated_at, expires_at) VALUES (?, ?, ?, 'open', ?, ?, ?)").run(
+    e.enrollment_id,
+    e.wallet_id,
+    e.owner_id,
+    e.now,
+    e.now,
+    e.expires_at,
+  );
+}
+
+export function getEnrollment(db: Database, enrollmentId: string): EnrollmentRow | null {
+  return db.query<EnrollmentRow, [string]>('SELECT * FROM recovery_enrollments WHERE enrollment_id = ?').get(enrollmentId);
+}
+
+/** Moves an enrollment from `from` to `to` with the given fields; false when it was not in `from`. */
+export function moveEnrollment(
+  db: Database,
+  enrollmentId: string,
+  from: EnrollmentStatus[],
+  to: EnrollmentStatus,
+  now: number,
+  set: { daemon_report?: Uint8Array | null; agent_box?: Uint8Array | null; fingerprint?: string; enrolled_at?: number } = {},
+): boolean {
+  const cols = Object.keys(set);
+  const assignments = cols.map((c) => `${c} = $${c}`).join(', ');
+  const params: Record<string, unknown> = { $id: enrollmentId, $to: to, $now: now };
+  for (const c of cols) params[`$${c}`] = (set as Record<string, unknown>)[c];
+  const placeholders = from.map((_, i) => `$f${i}`).join(', ');
+  from.forEach((f, i) => (params[`$f${i}`] = f));
+  return (
+    db
+      .query(`UPDATE recovery_enrollments SET status = $to, updated_at = $now${assignments ? `, ${assignments}` : ''} WHERE enrollment_id = $id AND status IN (${placeholders})`)
+      .run(params as never).changes === 1
+  );
+}
+
+/** The wallet's enrolled kit, if any: the newest enrollment that completed and was not superseded since. */
+export function currentEnrollment(db: Database, walletId: string): EnrollmentRow | null {
+  return db.query<EnrollmentRow, [string]>("SELECT * FROM recovery_enrollments WHERE wallet_id = ? AND status = 'enrolled' ORDER BY enrolled_at DESC LIMIT 1").get(walletId);
+}
+
+/** The wallet's enrollment in progress, if any. */
+export function enrollmentInProgress(db: Database, walletId: string): EnrollmentRow | null {
+  return db.query<EnrollmentRow, [string]>("SELECT * FROM recovery_enrollments WHERE wallet_id = ? AND status IN ('open', 'split', 'delivered') ORDER BY created_at DESC LIMIT 1").get(walletId);
+}
+
+/** After a refresh: every enrolled kit of the wallet no longer signs. Returns how many were superseded. */
+export function supersedeEnrollments(db: Database, walletId: string, now: number): number {
+  return db.query("UPDATE recovery_enrollments SET status = 'superseded', updated_at = ? WHERE wallet_id = ? AND status IN ('enrolled', 'open', 'split', 'delivered')").run(now, walletId).changes;
+}
