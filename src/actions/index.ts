@@ -12,7 +12,8 @@ import { statsActions } from './stats.ts';
 import { x402Actions } from './x402.ts';
 import { earningActions } from './earning.ts';
 import { agentExportActions, ownerWalletKeyActions } from './wallet-keys.ts';
+import { agentRecoveryActions, ownerRecoveryActions } from './recovery-enroll.ts';
 
 export function actionTable(): ActionTable {
-  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions, earningActions, agentExportActions, ownerWalletKeyActions]);
+  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions, earningActions, agentExportActions, ownerWalletKeyActions, ownerRecoveryActions, agentRecoveryActions]);
 }

@@ -1,0 +1,67 @@
+/**
+ * Contract of the owner's recovery enrollment (DESIGN §4.1). The owner starts it (owner API), the
+ * agent's machine runs its half with the enrollment code it got out of band (bot API), the owner's
+ * CLI collects both reports and finishes it. Scalars and points travel as lowercase hex, as every
+ * FROST value does (src/frost/wire.ts); the agent's report only ever as a box sealed to the owner.
+ */
+import { Type as T } from '@sinclair/typebox';
+import { Id, Params } from './common.ts';
+import { action } from './action.ts';
+
+const WalletId = Id('wallet', 'one of your wallets (see wallets)');
+const EnrollmentId = Id('recoveryEnrollment', 'from recovery_enroll_start (the enrollment code carries it)');
+/** A 32-byte scalar or point, lowercase hex. */
+const Hex32 = (description: string) => T.String({ pattern: '^[0-9a-f]{64}$', description });
+
+/** The owner's side (owner token). */
+export const OWNER_RECOVERY = {
+  recovery_enroll_start: action({
+    endpoint: 'owner',
+    auth: 'owner',
+    params: Params({ wallet_id: WalletId }),
+    summary:
+      "Starts enrolling your recovery share for a wallet (a third share of the same key; the address does not change). Returns the enrollment_id your CLI puts in the enrollment code with a key it made on your machine; an enrollment still in progress for the wallet is cancelled.",
+  }),
+  recovery_enroll_collect: action({
+    endpoint: 'owner',
+    auth: 'owner',
+    readOnly: true,
+    params: Params({ enrollment_id: EnrollmentId }),
+    summary: "Once the agent has run its half: the agent's report sealed to your enrollment key, the daemon's report and the key's public commitment, for your CLI to combine and check.",
+  }),
+  recovery_enroll_finish: action({
+    endpoint: 'owner',
+    auth: 'owner',
+    params: Params({ enrollment_id: EnrollmentId, fingerprint: T.String({ pattern: '^[0-9A-F]{4}(-[0-9A-F]{4}){4}$', description: "the kit's fingerprint, as your CLI printed it" }) }),
+    summary: "Records the enrollment once your CLI has written the kit: the daemon forgets its report and keeps only the fingerprint, which the dashboard shows.",
+  }),
+  recovery_status: action({
+    endpoint: 'owner',
+    auth: 'owner',
+    readOnly: true,
+    params: Params({ wallet_id: WalletId }),
+    summary: 'Whether the wallet has an enrolled recovery kit (its fingerprint and date) and an enrollment in progress. Never the kit.',
+  }),
+};
+
+/** The agent's side (bot API key). */
+export const AGENT_RECOVERY = {
+  recovery_enroll_split: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    params: Params({
+      enrollment_id: EnrollmentId,
+      piece: Hex32("the agent's random piece for the daemon (a scalar)"),
+    }),
+    summary: "The agent's half of enrolling the owner's recovery share, step 1: its piece for the daemon; the answer is the daemon's piece for the agent. The agent-wallet client does this (recovery enroll CODE).",
+  }),
+  recovery_enroll_deliver: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    params: Params({
+      enrollment_id: EnrollmentId,
+      box: T.String({ pattern: '^[A-Za-z0-9+/]+={0,2}$', maxLength: 4096, description: "the agent's report sealed to the owner's enrollment key (base64)" }),
+    }),
+    summary: "Step 2: the agent's report for the owner, sealed to the key in the enrollment code; the daemon cannot open it.",
+  }),
+};
