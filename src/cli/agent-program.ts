@@ -89,6 +89,7 @@ export function addAgentCommands(program: Command, done: Done): void {
   const custody = async () => (await import('./custody-commands.ts')).CUSTODY_COMMANDS;
   const earning = async () => (await import('./earning-commands.ts')).EARNING_COMMANDS;
   const x402 = async () => (await import('./x402-commands.ts')).X402_COMMANDS;
+  const recovery = async () => (await import('./recovery-commands.ts')).RECOVERY_COMMANDS;
   type Table = Record<string, Body>;
   /** An agent command whose body is `name` in the table `load` returns. */
   const cmd = (parent: Command, name: string, summary: string, load: () => Promise<Table>, example: string[], exits = AGENT_EXITS, key = name, prefix: string[] = []) => {
@@ -217,6 +218,12 @@ export function addAgentCommands(program: Command, done: Done): void {
   );
   const fees = cmd(program, 'fees', 'the pinned fee schedule beside the published one', custody, ['agent-wallet fees'])();
   cmd(fees as unknown as Command, 'accept', 'pin the fee schedule the server publishes now', custody, ['agent-wallet fees accept'], AGENT_EXITS, 'fees', ['accept'])();
+
+  const rec = withGlobals(program.command('recovery').description("the owner's recovery share: a third share of this wallet's key that the owner keeps")) as unknown as Command;
+  helpFooter(rec, ['agent-wallet recovery enroll awr1-…'], AGENT_EXITS);
+  cmd(rec, 'enroll', "run this agent's half of the owner's enrollment with the code the owner handed over (never through the daemon)", recovery, ['agent-wallet recovery enroll awr1-wal_…'], AGENT_EXITS, 'enroll', [])((c) =>
+    c.argument('<code>', 'the enrollment code the owner printed'),
+  );
 
   const mcp = agent(program, 'mcp', 'stdio MCP server for agent runtimes (Claude Desktop, Cursor, …)')
     .option('--print-config', "print the host's config snippet")

@@ -5,6 +5,9 @@
 import { ApiError, ConnectionError } from './api.ts';
 import { ProfileError } from './profile.ts';
 import { WalletFileError } from './wallet-file.ts';
+import { KitError } from './recovery-kit.ts';
+import { SealError } from '../frost/errors.ts';
+import { RepairError } from '../frost/recovery-share.ts';
 
 /** The server's answer or message is not what the agent asked for, or not what it pinned: nothing was signed. */
 export class CustodyCheckError extends Error {
@@ -26,6 +29,8 @@ export const CLIENT_ERRORS = {
   CLIENT_CONNECTION: 'Start the daemon (agent-wallet serve) or fix --server / AGENT_WALLET_URL (it must end in /v1), then retry; a payment is safe to retry with the same idempotency key.',
   CLIENT_WALLET_FILE: 'Use the .wlt file exactly as export (or MCP wallet_export) wrote it.',
   CLIENT_FILE: 'Check the file path (absolute, or relative to the profile home) and its permissions.',
+  CLIENT_RECOVERY:
+    "Nothing was written or sent: a recovery step refused what it was given. The message names the side that is wrong (the agent, the daemon, or the kit); start a new enrollment (agent-wallet owner recovery start), check the kit file and its passphrase, or enroll again after a refresh.",
   CLIENT_INTERNAL: 'An unexpected error in the client; see its stderr. Retrying a payment is safe with the same idempotency key.',
 } as const;
 
@@ -50,6 +55,8 @@ export function clientEnvelope(err: unknown, classify: (err: unknown) => { code:
   if (err instanceof ProfileError) return local('CLIENT_PROFILE', CLIENT_ERRORS.CLIENT_PROFILE);
   if (err instanceof ConnectionError) return local('CLIENT_CONNECTION', CLIENT_ERRORS.CLIENT_CONNECTION);
   if (err instanceof WalletFileError) return local('CLIENT_WALLET_FILE', CLIENT_ERRORS.CLIENT_WALLET_FILE);
+  if (err instanceof RepairError) return local('CLIENT_RECOVERY', CLIENT_ERRORS.CLIENT_RECOVERY, { culprit: err.culprit });
+  if (err instanceof KitError || err instanceof SealError) return local('CLIENT_RECOVERY', CLIENT_ERRORS.CLIENT_RECOVERY);
   if (typeof (err as { code?: unknown })?.code === 'string' && (err as { syscall?: unknown }).syscall) return local('CLIENT_FILE', CLIENT_ERRORS.CLIENT_FILE);
   return local('CLIENT_INTERNAL', CLIENT_ERRORS.CLIENT_INTERNAL);
 }

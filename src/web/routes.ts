@@ -25,6 +25,7 @@ import {
 } from '../actions/owner.ts';
 import { approvalView } from '../actions/approvals.ts';
 import { listWalletExports, revokeOwnerExport, rotateBotKey } from '../actions/wallet-keys.ts';
+import { recoveryStatus } from '../actions/recovery-enroll.ts';
 import { AppError } from '../errors.ts';
 import type { ApprovalRow } from '../db/approvals.ts';
 import { railsToJson, type GuardRailsJson } from '../contract/guard-rails.ts';
@@ -224,6 +225,7 @@ async function renderWallet(
     history: walletHistory(services.db, walletId, 50, 0).rows,
     audit: walletAuditLog(services, s.ownerId, walletId, 10, 0).items,
     exports: listWalletExports(services, s.ownerId, walletId, 50, 0).items,
+    recovery: recoveryStatus(services, s.ownerId, walletId),
     csrf: s.csrf,
     message: opts.message ?? null,
   });

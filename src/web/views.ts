@@ -273,8 +273,29 @@ export interface WalletPageData {
   history: HistoryRow[];
   audit: { kind: string; actor: string; created_at: string | null }[];
   exports: ExportItem[];
+  recovery: RecoveryItem;
   csrf: string;
   message: string | null;
+}
+
+/** What the dashboard knows of a wallet's recovery kit: whether one is enrolled, its fingerprint and date — never the kit. */
+export interface RecoveryItem {
+  enrolled: boolean;
+  fingerprint: string | null;
+  enrolled_at: string | null;
+  in_progress: { enrollment_id: string; status: string; expires_at: string | null } | null;
+}
+
+/** The owner's recovery kit: enrolled or not, with the fingerprint to compare with the kit's. */
+function recoverySection(walletId: string, r: RecoveryItem): SafeHtml {
+  return html`<h2 id="recovery">Recovery kit</h2>
+<p class="hint">A recovery kit is your own third share of this wallet's key, made on your machine with the agent-wallet CLI and never shown here. With it you can move the whole balance to an address you name if the agent's key is lost, or, with the agent, if this service disappears.</p>
+${
+  r.enrolled
+    ? html`<p>${status('enrolled')} ${when(r.enrolled_at)} — fingerprint <code class="mono" id="recovery-fingerprint">${r.fingerprint ?? ''}</code>. It should match the fingerprint your CLI printed for the kit.</p>`
+    : html`<p class="muted">No kit enrolled. On your own machine: <code>agent-wallet owner recovery start ${walletId}</code>.</p>`
+}
+${r.in_progress ? html`<p class="muted">An enrollment is in progress (${r.in_progress.status}, until ${when(r.in_progress.expires_at)}).</p>` : ''}`;
 }
 
 export interface ExportItem {
@@ -418,6 +439,8 @@ ${
 }
 
 ${keysSection(d.wallet.wallet_id, d.exports, d.csrf)}
+
+${recoverySection(d.wallet.wallet_id, d.recovery)}
 
 <h2 id="audit">Audit log</h2>
 ${

@@ -3,6 +3,7 @@ import { getApproval } from '../../src/db/approvals.ts';
 import { loadEffectiveRails } from '../../src/db/guard-rails.ts';
 import { listMail, type MailLink } from '../../src/db/mail.ts';
 import { queueApprovalMail } from '../../src/mail/approval-mail.ts';
+import { insertEnrollment, moveEnrollment } from '../../src/db/recovery.ts';
 import { addPendingPayment, addWallet, claimFor, ownerCall, ownerWorld, type OwnerWorld } from '../actions/fixtures.ts';
 
 /** A cookie-keeping client over app.handle, like a browser without JavaScript. */
@@ -113,6 +114,23 @@ describe('dashboard', () => {
     expect(res.text).toContain('/approve"');
     const history = res.text.slice(res.text.indexOf('id="history"'));
     expect(history.indexOf('−7 USDC')).toBeLessThan(history.indexOf('−25 USDC'));
+  });
+
+  test('the wallet page shows whether a recovery kit is enrolled, with its fingerprint and date, never the kit', async () => {
+    const w = ownerWorld();
+    const { b, wallet } = await claimedInBrowser(w, 'kit@example.com');
+    const before = await b.request(`/dashboard/wallets/${wallet.walletId}`);
+    expect(before.text).toContain('No kit enrolled');
+    expect(before.text).toContain(`agent-wallet owner recovery start ${wallet.walletId}`);
+    const ownerId = (w.services.db.query('SELECT owner_id FROM wallets WHERE wallet_id = ?').get(wallet.walletId) as { owner_id: string }).owner_id;
+    const now = Date.now();
+    w.services.db.transaction(() => {
+      insertEnrollment(w.services.db, { enrollment_id: 'rce_0000000000000000000000000a', wallet_id: wallet.walletId, owner_id: ownerId, now, expires_at: now + 60_000 });
+      moveEnrollment(w.services.db, 'rce_0000000000000000000000000a', ['open'], 'enrolled', now, { fingerprint: 'ABCD-EF01-2345-6789-ABCD', enrolled_at: now });
+    }).immediate();
+    const after = await b.request(`/dashboard/wallets/${wallet.walletId}`);
+    expect(after.text).toContain('<code class="mono" id="recovery-fingerprint">ABCD-EF01-2345-6789-ABCD</code>');
+    expect(after.text).not.toContain('No kit enrolled');
   });
 
   test('setting a daily budget in the form stores the rails; invalid input comes back with the error and the input', async () => {

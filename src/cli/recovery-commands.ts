@@ -1,0 +1,20 @@
+/**
+ * The agent's side of the owner's recovery share:
+ *   recovery enroll CODE   run the agent's half of an enrollment the owner started on their machine
+ */
+import { agentEnroll } from '../client/recovery-enroll.ts';
+import { commandFlags, profileClient, type CliContext } from './context.ts';
+import { EXIT, printData, progress } from './output.ts';
+
+type Command = (ctx: CliContext) => Promise<number>;
+
+export const RECOVERY_COMMANDS: Record<string, Command> = {
+  enroll: async (ctx) => {
+    const { positional } = commandFlags(ctx, {});
+    const { profile, api } = profileClient(ctx);
+    progress(ctx, 'splitting this share and exchanging pieces with the daemon; the report goes to the owner sealed to the key in the code');
+    const done = await agentEnroll(api, profile, positional[0]!);
+    printData(ctx, done, "The agent's half is done. The owner finishes on their machine: agent-wallet owner recovery finish " + done.enrollment_id);
+    return EXIT.ok;
+  },
+};
