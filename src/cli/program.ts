@@ -9,6 +9,7 @@ import { addAdminCommands } from './admin-program.ts';
 import { addAgentCommands } from './agent-program.ts';
 import { EXIT_CODES, helpFooter, onlyTree } from './define.ts';
 import { addMerchantCommands } from './merchant-program.ts';
+import { addOwnerCommands } from './owner-program.ts';
 import { parsePort, UsageError } from './usage.ts';
 
 const ALL_EXITS = Object.keys(EXIT_CODES) as (keyof typeof EXIT_CODES)[];
@@ -51,6 +52,7 @@ export function buildProgram(done: (code: number) => void, json: boolean, wants:
   addAgentCommands(tree, done);
   addMerchantCommands(tree, done);
   addAdminCommands(tree, done);
+  addOwnerCommands(tree, done);
 
   const simnet = tree
     .command('simnet')

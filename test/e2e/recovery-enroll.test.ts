@@ -28,6 +28,7 @@ import { decodePublicPackage } from '../../src/frost/wire.ts';
 import type { KeyPackage } from '../../src/frost/types.ts';
 import { Secret } from '../../src/frost/secret.ts';
 import { tempDir } from '../helpers/services.ts';
+import { runCli } from '../helpers/daemon.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 const Fn = ed25519.Point.Fn;
@@ -66,7 +67,7 @@ afterAll(async () => {
 
 let n = 0;
 /** A claimed agent, its owner's API client (through the proxy) and the owner's machine. */
-async function setup(): Promise<{ agent: Agent; agentApi: ApiClient; ownerApi: ApiClient; store: OwnerEnrollmentStore; home: string }> {
+async function setup(): Promise<{ agent: Agent; agentApi: ApiClient; ownerApi: ApiClient; ownerToken: string; store: OwnerEnrollmentStore; home: string }> {
   const agent = await world.agent(`Enrolled ${++n}`);
   const email = `recovery-${n}@example.com`;
   world.claim(agent.walletId, email);
@@ -78,7 +79,7 @@ async function setup(): Promise<{ agent: Agent; agentApi: ApiClient; ownerApi: A
     })
     .immediate();
   const home = tempDir('aw-owner-');
-  return { agent, agentApi: new ApiClient(proxyUrl, agent.profile.api_key), ownerApi: new ApiClient(proxyUrl, key.key), store: new OwnerEnrollmentStore(home), home };
+  return { agent, agentApi: new ApiClient(proxyUrl, agent.profile.api_key), ownerApi: new ApiClient(proxyUrl, key.key), ownerToken: key.key, store: new OwnerEnrollmentStore(home), home };
 }
 
 const agentShare = (a: Agent) => Fn.fromBytes((decodeSecretState(Buffer.from(a.profile.key_package, 'base64')) as KeyPackage).secret.signingShare);
@@ -260,4 +261,29 @@ describe('replayed and cross-wallet enrollment messages', () => {
     const forged = formatEnrollmentCode({ walletId: a.agent.walletId, enrollmentId: newId('recoveryEnrollment'), ownerPublicKey: enrollmentKeyPair().publicKey });
     await expect(agentEnroll(a.agentApi, a.agent.profile, forged)).rejects.toMatchObject({ errorCode: 'NOT_FOUND' });
   });
+});
+
+describe('the two CLIs, as the owner and the agent run them', () => {
+  test("owner recovery start → the agent's recovery enroll CODE → owner recovery finish: a 0600 kit whose fingerprint the status shows", async () => {
+    const { agent, ownerToken, home } = await setup();
+    const owner = { AGENT_WALLET_URL: proxyUrl, AGENT_WALLET_OWNER_TOKEN: ownerToken, AGENT_WALLET_HOME: home, AGENT_WALLET_KIT_PASSPHRASE: PASSPHRASE };
+    const started = await runCli(['owner', 'recovery', 'start', agent.walletId, '--json'], owner);
+    expect(started.code).toBe(0);
+    const code = started.json.code as string;
+    const enrolled = await runCli(['recovery', 'enroll', code, '--json'], { AGENT_WALLET_HOME: agent.home, AGENT_WALLET_URL: proxyUrl });
+    expect({ code: enrolled.code, data: enrolled.json }).toEqual({ code: 0, data: { enrollment_id: started.json.enrollment_id, status: 'delivered' } });
+    const out = join(home, 'kit.json');
+    const finished = await runCli(['owner', 'recovery', 'finish', started.json.enrollment_id, '--out', out, '--json'], owner);
+    expect(finished.code).toBe(0);
+    expect((await Bun.file(out).stat()).mode & 0o777).toBe(0o600);
+    expect(readKit(out).fingerprint).toBe(finished.json.fingerprint);
+    const status = await runCli(['owner', 'recovery', 'status', agent.walletId, '--json'], owner);
+    expect(status.json).toMatchObject({ enrolled: true, fingerprint: finished.json.fingerprint });
+    // The same code again: the daemon refuses the replay, and the CLI says so with its envelope.
+    const again = await runCli(['recovery', 'enroll', code, '--json'], { AGENT_WALLET_HOME: agent.home, AGENT_WALLET_URL: proxyUrl });
+    expect({ code: again.code, error: again.json.error.code }).toEqual({ code: 1, error: 'INVALID_STATUS' });
+    // Without a token the owner commands say how to get one.
+    const anonymous = await runCli(['owner', 'recovery', 'status', agent.walletId, '--json'], { AGENT_WALLET_URL: proxyUrl, AGENT_WALLET_OWNER_TOKEN: '', AGENT_WALLET_HOME: home });
+    expect({ code: anonymous.code, error: anonymous.json.error.code }).toEqual({ code: 2, error: 'CLIENT_USAGE' });
+  }, 60_000);
 });

@@ -1,0 +1,27 @@
+/**
+ * The owner's commands (DESIGN §4.1, §7), run on the owner's own machine with an owner API token:
+ * the parts of owning a wallet that must not run in a page the daemon serves.
+ */
+import type { Command, CommandUnknownOpts } from '@commander-js/extra-typings';
+import { clientAction, type Done } from './agent-program.ts';
+import { AGENT_EXITS, helpFooter, withGlobals } from './define.ts';
+
+/** The owner group's flags: the agent's globals (--server, --json, --home) and the owner token. */
+function ownerGlobals<C extends CommandUnknownOpts>(cmd: C) {
+  return withGlobals(cmd).option('--owner-token <token>', 'an owner API token, wallet_owner_… (env AGENT_WALLET_OWNER_TOKEN; mint one on /dashboard/tokens)');
+}
+
+export function addOwnerCommands(program: Command, done: Done): void {
+  const recovery = async () => (await import('./owner-recovery-commands.ts')).OWNER_RECOVERY_COMMANDS;
+  const owner = ownerGlobals(program.command('owner').description("the owner's commands, on the owner's own machine: the recovery kit")) as unknown as Command;
+  helpFooter(owner, ['agent-wallet owner recovery start wal_…'], AGENT_EXITS);
+  const rec = ownerGlobals(owner.command('recovery').description('your recovery kit: a third share of the wallet key, made on this machine')) as unknown as Command;
+  helpFooter(rec, ['agent-wallet owner recovery start wal_…'], AGENT_EXITS);
+  const sub = (name: string, summary: string, example: string, setup: (c: CommandUnknownOpts) => CommandUnknownOpts) =>
+    helpFooter(setup(ownerGlobals(rec.command(name).description(summary)) as unknown as CommandUnknownOpts).action(clientAction(done, async () => (await recovery())[name]!)), [example], AGENT_EXITS);
+  sub('start', "start an enrollment: prints the code to hand to the agent's machine", 'agent-wallet owner recovery start wal_…', (c) => c.argument('<walletId>', 'the wallet'));
+  sub('finish', "collect both halves, check them against the wallet's key and write the passphrase-sealed kit", 'agent-wallet owner recovery finish rce_… --out kit.json --wait 300', (c) =>
+    c.argument('<enrollmentId>', 'from owner recovery start').option('--out <file>', 'where to write the kit (never over a file)').option('--wait <seconds>', "wait this long for the agent's half"),
+  );
+  sub('status', 'whether the wallet has an enrolled kit, its fingerprint and date', 'agent-wallet owner recovery status wal_…', (c) => c.argument('<walletId>', 'the wallet'));
+}
