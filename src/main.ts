@@ -7,6 +7,7 @@ import { DatabaseOpenError } from './db/open.ts';
 import { SecretFileError } from './secret-files.ts';
 import { runProgram } from './cli/program.ts';
 import { UsageError } from './cli/usage.ts';
+import { PortInUseError } from './daemon/serve.ts';
 
 // A reader that went away (`agent-wallet history | head`) is not an error.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -19,7 +20,7 @@ runProgram(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    const known = err instanceof ConfigError || err instanceof SecretFileError || err instanceof DatabaseOpenError;
+    const known = err instanceof ConfigError || err instanceof SecretFileError || err instanceof DatabaseOpenError || err instanceof PortInUseError;
     const usage = err instanceof UsageError;
     process.stderr.write(`agent-wallet: ${(err as Error).message}\n`);
     if (!known && !usage) process.stderr.write(`${(err as Error).stack ?? ''}\n`);

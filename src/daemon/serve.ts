@@ -76,6 +76,11 @@ async function prepareTreasury(services: Services, simnet: Simnet | null): Promi
   }
 }
 
+/** The listen port is taken: a one-line error naming the port and how to choose another. */
+export class PortInUseError extends Error {
+  override readonly name = 'PortInUseError';
+}
+
 /** Starts the daemon; resolves once it listens. Refused while another daemon holds the data directory. */
 export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {}): Promise<RunningDaemon> {
   const config = loadConfig(flags);
@@ -132,16 +137,25 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   try {
     // Elysia's listen keeps the Bun server on the app, so handlers can read the client IP.
     // idleTimeout: Bun's default (10 s) would cut the 30 s long polls of approval_status and events.
-    app.listen({ hostname: config.server.host, port: config.server.port, maxRequestBodySize: SERVER_BODY_CAP, tls, idleTimeout: 60 });
+    // reusePort off (Elysia turns it on): a second daemon on a taken port must fail, not silently
+    // take half of the first one's connections.
+    app.listen({ hostname: config.server.host, port: config.server.port, maxRequestBodySize: SERVER_BODY_CAP, tls, idleTimeout: 60, reusePort: false });
     if (!app.server) throw new Error('the server did not start');
     server = app.server;
   } catch (err) {
     await simnet?.stop();
     db.close();
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new PortInUseError(`port ${config.server.port} on ${config.server.host} is already in use (another daemon?); start this one on another port with --port N (or server.port in config.toml, AGENT_WALLET_SERVER_PORT)`);
+    }
     throw new Error(`cannot listen on ${config.server.host}:${config.server.port}: ${(err as Error).message}`);
   }
   const hostForUrl = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   listenUrl = `${scheme}://${hostForUrl}:${server.port}`;
+  // Written as soon as the server listens: the admin commands and doctor find a running daemon (and
+  // its network) even while the chain is unreachable and the treasury check below waits on it.
+  const pidFile = join(config.dataDir, 'daemon.json');
+  writeFileSync(pidFile, `${JSON.stringify({ pid: process.pid, api_url: `${listenUrl}/v1`, rpc_url: config.rpcUrl, network: config.solana.network, usdc_mint: config.usdcMint })}\n`, { mode: 0o600 });
   await prepareTreasury(services, simnet);
 
   const jobs = new JobRunner(log, metrics);
@@ -154,9 +168,6 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   jobs.add(webhookHistoryJob(services));
   for (const job of x402Jobs(services)) jobs.add(job);
   jobs.add(feePayerWatch(services, metrics).job);
-
-  const pidFile = join(config.dataDir, 'daemon.json');
-  writeFileSync(pidFile, `${JSON.stringify({ pid: process.pid, api_url: `${listenUrl}/v1`, rpc_url: config.rpcUrl, network: config.solana.network, usdc_mint: config.usdcMint })}\n`, { mode: 0o600 });
 
   if (!tls && !isLoopbackHost(config.server.host)) {
     log.warn('listening on a non-loopback address without TLS: DKG packages carry secret shares; set server.tls_cert_file/tls_key_file or put a TLS proxy in front', {
