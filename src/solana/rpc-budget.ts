@@ -2,9 +2,9 @@
  * One request budget for all RPC use (`solana.rpc_max_rps`), shared by agent requests and
  * background jobs. A hosted provider counts calls in a rolling window and answers 429 above it,
  * so the budget is a rolling window too (a token bucket would let a full bucket plus a second's
- * refill through in one window). Agent-facing calls are served before background ones; a 429 from
- * the provider pauses everyone until its Retry-After. Waiting past a caller's deadline fails that
- * call alone with RpcBudgetExceeded.
+ * refill through in one window). Agent-facing calls are served before background ones (a provider's
+ * 429 pauses that endpoint in rpc-transport.ts, not this budget). Waiting past a caller's deadline
+ * fails that call alone with RpcBudgetExceeded.
  */
 import { currentPriority, type RpcPriority } from './rpc-priority.ts';
 
@@ -36,7 +36,6 @@ export class RpcBudget {
   private readonly windowMs: number;
   /** Start times of the calls in the current window, oldest first. */
   private readonly recent: number[] = [];
-  private pausedUntil = 0;
   private readonly queues: Record<RpcPriority, Waiter[]> = { agent: [], background: [] };
   private timer: ReturnType<typeof setTimeout> | null = null;
 
@@ -62,12 +61,6 @@ export class RpcBudget {
     });
   }
 
-  /** The provider said "too many": nobody calls before `ms` from now. */
-  pause(ms: number): void {
-    this.pausedUntil = Math.max(this.pausedUntil, this.now() + ms);
-    this.pump();
-  }
-
   /** Calls waiting for the budget, by priority (for metrics and tests). */
   waiting(): Record<RpcPriority, number> {
     return { agent: this.queues.agent.length, background: this.queues.background.length };
@@ -76,11 +69,9 @@ export class RpcBudget {
   /** Milliseconds until a call may go out: 0 now. */
   private room(): number {
     const t = this.now();
-    const pause = Math.max(0, this.pausedUntil - t);
-    if (this.perWindow === Infinity) return pause;
+    if (this.perWindow === Infinity) return 0;
     while (this.recent.length > 0 && this.recent[0]! <= t - this.windowMs) this.recent.shift();
-    const window = this.recent.length < this.perWindow ? 0 : this.recent[0]! + this.windowMs - t;
-    return Math.max(pause, window);
+    return this.recent.length < this.perWindow ? 0 : this.recent[0]! + this.windowMs - t;
   }
 
   private record(): void {

@@ -1,10 +1,11 @@
 /**
  * The HTTP transport under the chain port, built for a hosted RPC provider that bills every call,
  * answers 429 above a request rate and sometimes fails: each call first takes a slot of the shared
- * request budget (agent calls before background ones), a 429 pauses the budget for its Retry-After
- * (or a growing backoff when the provider sends none) and the call is retried, and a transient
- * failure (network error, timeout, 5xx, a node that is behind) is retried on the next endpoint of
- * `solana.rpc_urls` — all within the call's deadline. Retrying is safe: every port call is a read
+ * request budget (agent calls before background ones); a 429 pauses that endpoint alone for its
+ * Retry-After, honoured up to MAX_RETRY_AFTER_MS (or a growing backoff when the provider sends
+ * none), and the call goes to the next endpoint of `solana.rpc_urls` that is not paused, or waits
+ * for the first pause to end; a transient failure (network error, timeout, 5xx, a node that is
+ * behind) is retried on the next endpoint — all within the call's deadline. Retrying is safe: every port call is a read
  * or a re-send of the same signed bytes. Each attempt is reported to `observe` for /metrics.
  */
 import { createDefaultRpcTransport, isSolanaError, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, type RpcTransport } from '@solana/kit';
@@ -35,6 +36,12 @@ const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 4_000;
 /** After failing over, the primary endpoint is tried again after this long. */
 const PRIMARY_RETRY_MS = 60_000;
+/**
+ * The longest Retry-After honoured: one provider answering "come back in an hour" must not stop
+ * every payment for an hour; after this the endpoint is tried again (and answers 429 again if it
+ * meant it, at the cost of one call).
+ */
+export const MAX_RETRY_AFTER_MS = 30_000;
 
 function methodOf(payload: unknown): string {
   const method = (payload as { method?: unknown } | null)?.method;
@@ -53,7 +60,7 @@ function retryAfterMs(headers: Headers | undefined): number | null {
 
 export function createProviderTransport(opts: ProviderTransportOptions): RpcTransport {
   if (opts.urls.length === 0) throw new RangeError('at least one RPC URL is needed');
-  const endpoints = opts.urls.map((url) => ({ url, send: createDefaultRpcTransport({ url }) }));
+  const endpoints = opts.urls.map((url) => ({ url, send: createDefaultRpcTransport({ url }), pausedUntil: 0 }));
   let current = 0;
   let failedOverAt = 0;
   const observe = opts.observe ?? (() => {});
@@ -64,6 +71,27 @@ export function createProviderTransport(opts: ProviderTransportOptions): RpcTran
     current = (from + 1) % endpoints.length;
     failedOverAt = performance.now();
     log('rpc failover', { from: endpoints[from]!.url, to: endpoints[current]!.url, reason: why });
+  }
+
+  /** The provider at `index` said "too many": it alone is left alone for a while, and calls move on. */
+  function pauseEndpoint(index: number, ms: number): void {
+    const e = endpoints[index]!;
+    e.pausedUntil = Math.max(e.pausedUntil, performance.now() + Math.min(MAX_RETRY_AFTER_MS, ms));
+    failOver(index, 'HTTP 429');
+  }
+
+  /** The endpoint to call now (the current one unless it is paused), or how long until one is free. */
+  function pick(now: number): { index: number } | { waitMs: number } {
+    if (endpoints[current]!.pausedUntil <= now) return { index: current };
+    for (let i = 1; i < endpoints.length; i++) {
+      const j = (current + i) % endpoints.length;
+      if (endpoints[j]!.pausedUntil <= now) {
+        current = j;
+        failedOverAt = now;
+        return { index: j };
+      }
+    }
+    return { waitMs: Math.min(...endpoints.map((e) => e.pausedUntil)) - now };
   }
 
   /**
@@ -90,6 +118,20 @@ export function createProviderTransport(opts: ProviderTransportOptions): RpcTran
     let limited = false;
     let refusals = 0;
     for (;;) {
+      if (current !== 0 && performance.now() - failedOverAt > PRIMARY_RETRY_MS) current = 0;
+      const free = pick(performance.now());
+      if ('waitMs' in free) {
+        // Every endpoint asked us to wait: wait for the first, or report the rate limit within the deadline.
+        if (performance.now() + free.waitMs >= deadline) {
+          observe(method, 'budget_exhausted', 0);
+          throw new ChainUnavailableError(`${method}: the RPC provider is limiting our request rate (HTTP 429) and the call could not be retried within its deadline`, {
+            rateLimited: true,
+            retryAfterSeconds: Math.max(1, Math.ceil(free.waitMs / 1000)),
+          });
+        }
+        await Bun.sleep(free.waitMs);
+        continue;
+      }
       try {
         await opts.budget.take(deadline, priority);
       } catch (e) {
@@ -103,8 +145,7 @@ export function createProviderTransport(opts: ProviderTransportOptions): RpcTran
           { rateLimited: true, retryAfterSeconds: Math.max(1, Math.ceil(e.retryAfterMs / 1000)) },
         );
       }
-      if (current !== 0 && performance.now() - failedOverAt > PRIMARY_RETRY_MS) current = 0;
-      const index = current;
+      const index = free.index;
       const started = performance.now();
       const attemptMs = Math.max(100, Math.min(opts.timeoutMs, deadline - started));
       const attemptSignal = signal ? AbortSignal.any([signal, AbortSignal.timeout(attemptMs)]) : AbortSignal.timeout(attemptMs);
@@ -123,7 +164,7 @@ export function createProviderTransport(opts: ProviderTransportOptions): RpcTran
         if (code === 429) {
           limited = true;
           observe(method, 'rate_limited', seconds);
-          opts.budget.pause(backoff);
+          pauseEndpoint(index, backoff);
           backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
         } else {
           limited = false;
@@ -140,7 +181,7 @@ export function createProviderTransport(opts: ProviderTransportOptions): RpcTran
         if (status === 429) {
           limited = true;
           observe(method, 'rate_limited', seconds);
-          opts.budget.pause(retryAfterMs(isSolanaError(e, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR) ? e.context.headers : undefined) ?? backoff);
+          pauseEndpoint(index, retryAfterMs(isSolanaError(e, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR) ? e.context.headers : undefined) ?? backoff);
           backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
         } else if ((status === 401 || status === 403) && ++refusals < endpoints.length) {
           // An expired key or a suspended plan at this endpoint: the next of solana.rpc_urls may serve.

@@ -1,4 +1,4 @@
-/** The shared RPC request budget: a rolling window, agent calls first, a provider pause, deadlines. */
+/** The shared RPC request budget: a rolling window, agent calls first, deadlines. */
 import { describe, expect, test } from 'bun:test';
 import { RpcBudget, RpcBudgetExceeded } from '../../src/solana/rpc-budget.ts';
 import { inBackground, currentPriority } from '../../src/solana/rpc-priority.ts';
@@ -47,14 +47,6 @@ describe('RpcBudget', () => {
   test('a call whose deadline has passed does not start, even with room', async () => {
     const budget = new RpcBudget(0);
     expect(await budget.take(now() - 1).catch((e) => e)).toBeInstanceOf(RpcBudgetExceeded);
-  });
-
-  test("a provider's pause holds every caller until it ends", async () => {
-    const budget = new RpcBudget(0);
-    budget.pause(300);
-    const started = now();
-    await Promise.all([budget.take(now() + 2_000), budget.take(now() + 2_000, 'background')]);
-    expect(now() - started).toBeGreaterThanOrEqual(290);
   });
 
   test('inBackground marks the calls made inside it, through awaits', async () => {

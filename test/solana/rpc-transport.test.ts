@@ -5,7 +5,7 @@
 import { afterAll, expect, test } from 'bun:test';
 import { ChainUnavailableError } from '../../src/solana/errors.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
-import type { RpcOutcome } from '../../src/solana/rpc-transport.ts';
+import { MAX_RETRY_AFTER_MS, type RpcOutcome } from '../../src/solana/rpc-transport.ts';
 
 const servers: { stop(force?: boolean): unknown }[] = [];
 afterAll(() => servers.forEach((s) => s.stop(true)));
@@ -81,6 +81,32 @@ test('a failing endpoint fails over to the next of solana.rpc_urls within the sa
   expect(await port.getBlockHeight()).toBe(7n);
   expect(down.hits()).toBe(1);
   expect(up.hits()).toBe(2);
+});
+
+test('a 429 with Retry-After: 3600 pauses that endpoint only: the call and the ones after it go to the next of solana.rpc_urls at once', async () => {
+  const limited = node(1_000, tooMany({ 'retry-after': '3600' }));
+  const up = node(0, () => new Response());
+  const r = recorder();
+  const port = createRpcChainPort(limited.url, { fallbackUrls: [up.url], deadlineMs: 5_000, observe: r.observe });
+  const started = performance.now();
+  expect(await port.getBlockHeight()).toBe(7n);
+  expect(await Promise.all([port.getBlockHeight(), port.getSignatureStatuses(['1'.repeat(64)])])).toEqual([7n, [null]]);
+  expect(performance.now() - started).toBeLessThan(2_000);
+  expect(r.outcomes).toEqual(['rate_limited', 'ok', 'ok', 'ok']);
+  expect(limited.hits()).toBe(1);
+});
+
+test(`a Retry-After of an hour is honoured for at most ${MAX_RETRY_AFTER_MS / 1000} s: a lone endpoint's callers are told so, not told to wait an hour`, async () => {
+  const n = node(1_000, tooMany({ 'retry-after': '3600' }));
+  const port = createRpcChainPort(n.url, { deadlineMs: 500 });
+  const err = await port.getBlockHeight().catch((e) => e);
+  expect(err).toBeInstanceOf(ChainUnavailableError);
+  expect(err.rateLimited).toBe(true);
+  expect(err.retryAfterSeconds).toBeLessThanOrEqual(MAX_RETRY_AFTER_MS / 1000);
+  expect(err.retryAfterSeconds).toBeGreaterThan(20);
+  // Another call meanwhile waits for the same capped pause and does not hit the provider again.
+  expect((await port.getBlockHeight().catch((e) => e)).retryAfterSeconds).toBeLessThanOrEqual(MAX_RETRY_AFTER_MS / 1000);
+  expect(n.hits()).toBe(1);
 });
 
 test('identical calls in flight share one request and one slot of the budget', async () => {
