@@ -172,7 +172,11 @@ export function addAgentCommands(program: Command, done: Done): void {
       .option('--idempotency-key <key>', 'retry with the key it printed: it never withdraws twice'),
   );
   cmd(wd as unknown as Command, 'confirm', 'sign and submit a withdrawal the owner approved', withdrawal, ['agent-wallet withdraw confirm wd_123'], AGENT_EXITS, 'withdraw', ['confirm'])((c) =>
-    c.argument('<withdrawalId>', 'the withdrawal').option('--accept-fees', 'accept a new fee schedule'),
+    c
+      .argument('<withdrawalId>', 'the withdrawal')
+      .option('--to <address>', 'the address you asked to withdraw to (needed when this profile did not ask for it)')
+      .option('--amount <usdc>', 'the amount you asked to withdraw (with --to)')
+      .option('--accept-fees', 'accept a new fee schedule'),
   );
   cmd(wd as unknown as Command, 'get', 'a withdrawal and its status', withdrawal, ['agent-wallet withdraw get wd_123'], AGENT_EXITS, 'withdraw', ['get'])((c) => c.argument('<withdrawalId>', 'the withdrawal'));
 

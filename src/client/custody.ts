@@ -52,6 +52,8 @@ export interface Intent {
   accept_new_address?: boolean;
   /** When this client created it (local clock). */
   created_at?: string;
+  /** A withdrawal's intent is also recorded under its withdrawal id, with the transaction the server made for it. */
+  transaction_id?: string;
 }
 
 export interface Pins {

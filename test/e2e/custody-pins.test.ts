@@ -147,6 +147,42 @@ describe('ceilings and the agent’s own words', () => {
   });
 });
 
+describe('withdraw confirm WD_ID is held to what this profile recorded for that id (issue 24.1)', () => {
+  test("a server that answers another withdrawal's transaction (to an attacker, no intent recorded) gets no share; neither does one for a withdrawal this profile never asked for, unless --to/--amount hold it", async () => {
+    const mine = (await generateKeyPairSigner()).address;
+    const thief = (await generateKeyPairSigner()).address;
+    const w = await cli(alice.home, 'withdraw', '2', mine, '--reason', 'savings');
+    await owner.call('owner', 'approve', { approval_id: w.json.approval_id });
+    // Another withdrawal of the same wallet, made with the API key alone (no intent in this profile): 60 USDC to the thief, approved.
+    const other = await alice.api.call<any>('bot', 'withdraw', { amount: '60', to_address: thief, reason: 'looks routine' }, { idempotencyKey: crypto.randomUUID() });
+    await owner.call('owner', 'approve', { approval_id: other.approval_id });
+    proxy.lie = (action, _p, data) => (action === 'get_withdrawal' ? { ...data, transaction_id: other.transaction_id, amount: 60, to_address: thief } : data);
+    const signs = proxy.count('frost_sign_complete');
+    const refused = await cli(alice.home, 'withdraw', 'confirm', w.json.withdrawal_id).finally(() => {
+      proxy.lie = null;
+    });
+    expect(refused.json.error.code).toBe('CLIENT_CUSTODY_CHECK');
+    expect(refused.json.error.message).toContain(other.transaction_id);
+    expect(proxy.count('frost_sign_complete')).toBe(signs);
+    expect(await world.balance(thief)).toBe(0n);
+
+    // The attacker's withdrawal by its own id: this profile never asked for it, so it signs nothing without the agent's own words…
+    const unasked = await cli(alice.home, 'withdraw', 'confirm', other.withdrawal_id);
+    expect(unasked.json.error.code).toBe('CLIENT_CUSTODY_CHECK');
+    expect(unasked.json.error.how_to_fix).toContain('--to ADDRESS --amount AMOUNT');
+    // …and words that differ from its message (the agent meant its own address) refuse it too.
+    const held = await cli(alice.home, 'withdraw', 'confirm', other.withdrawal_id, '--to', mine, '--amount', '60');
+    expect(held.json.error.code).toBe('CLIENT_CUSTODY_CHECK');
+    expect(proxy.count('frost_sign_complete')).toBe(signs);
+    expect(await world.balance(thief)).toBe(0n);
+
+    // The honest answer for the agent's own withdrawal completes.
+    const done = await cli(alice.home, 'withdraw', 'confirm', w.json.withdrawal_id);
+    expect(done.json.status).toBe('completed');
+    expect(await world.balance(mine)).toBe(2_000_000n);
+  });
+});
+
 describe('profiles made before pins', () => {
   test('get them on first use from what the server answers then (source first_use), and pay', async () => {
     const old = await world.agent('Old Timer');
