@@ -6,7 +6,7 @@
  *   fees [accept]            the pinned fee schedule beside the published one; accept pins the published one
  */
 import type { PingAnswer } from '../client/custody.ts';
-import { acceptNewFees, pinsOf, type SaveProfile } from '../client/pins.ts';
+import { acceptNewFees, pinsOf, updatePins, type SaveProfile } from '../client/pins.ts';
 import { formatUsdc, parseUsdc } from '../domain/money.ts';
 import { commandFlags, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData } from './output.ts';
@@ -14,9 +14,9 @@ import { UsageError } from './usage.ts';
 
 type Command = (ctx: CliContext) => Promise<number>;
 
-/** Rewrites the profile file (pins changed). */
-export function saver(ctx: CliContext): SaveProfile {
-  return (profile) => ctx.store.save(ctx.profileName, profile, { overwrite: true });
+/** Applies a change to the profile file as it is now, under its lock. */
+export function saver(ctx: Pick<CliContext, 'store' | 'profileName'>): SaveProfile {
+  return (change) => ctx.store.update(ctx.profileName, change);
 }
 
 export const CUSTODY_COMMANDS: Record<string, Command> = {
@@ -29,8 +29,10 @@ export const CUSTODY_COMMANDS: Record<string, Command> = {
       const book = pins.payees[name] ? pins.payees : pins.x402_hosts[name] ? pins.x402_hosts : null;
       if (!book) throw new UsageError(`no pin for "${name}"; see agent-wallet payees`);
       const forgotten = book[name];
-      delete book[name];
-      saver(ctx)(profile);
+      updatePins(profile, saver(ctx), (p) => {
+        if (p.payees[name]) delete p.payees[name];
+        else delete p.x402_hosts[name];
+      });
       printData(ctx, { forgotten: name, ...forgotten }, `Forgot the pin of ${name}; the next payment pins its address again.`);
       return EXIT.ok;
     }
@@ -47,14 +49,15 @@ export const CUSTODY_COMMANDS: Record<string, Command> = {
   ceiling: async (ctx) => {
     const { positional } = commandFlags(ctx, {});
     const { profile, api } = profileClient(ctx);
-    const pins = await pinsOf(api, profile, saver(ctx));
+    await pinsOf(api, profile, saver(ctx));
     if (positional[0] !== undefined) {
       const p = parseUsdc(positional[0]);
       if (!p.ok) throw new UsageError(`ceiling ${positional[0]} ${p.reason}`);
-      pins.max_amount = formatUsdc(p.micro);
-      saver(ctx)(profile);
+      updatePins(profile, saver(ctx), (pins) => {
+        pins.max_amount = formatUsdc(p.micro);
+      });
     }
-    printData(ctx, { max_amount: pins.max_amount }, 'The most this profile signs for an amount you did not state yourself (a paylink, an x402 price); --max-amount overrides it per call.');
+    printData(ctx, { max_amount: profile.custody!.max_amount }, 'The most this profile signs for an amount you did not state yourself (a paylink, an x402 price); --max-amount overrides it per call.');
     return EXIT.ok;
   },
 

@@ -71,8 +71,10 @@ export const WALLET_COMMANDS: Record<string, Command> = {
     const server = ctx.server === DEFAULT_SERVER ? profile.server_url : ctx.server;
     const info = await new ApiClient(server, key).call<{ wallet_id: string; username: string }>('bot', 'info');
     if (info.wallet_id !== profile.wallet_id) throw new Error(`the key opens wallet ${info.wallet_id}, not this profile's ${profile.wallet_id}; nothing saved`);
-    const path = ctx.store.save(ctx.profileName, { ...profile, api_key: key }, { overwrite: true });
-    printData(ctx, { profile: ctx.profileName, profile_path: path, wallet_id: info.wallet_id, username: info.username }, 'API key stored in the profile.');
+    ctx.store.update(ctx.profileName, (p) => {
+      p.api_key = key;
+    });
+    printData(ctx, { profile: ctx.profileName, profile_path: ctx.store.path(ctx.profileName), wallet_id: info.wallet_id, username: info.username }, 'API key stored in the profile.');
     return EXIT.ok;
   },
 

@@ -11,6 +11,7 @@ import { scryptSync } from 'node:crypto';
 import { open as openSealed, seal } from '../frost/seal.ts';
 import type { PublicPackageWire } from '../frost/wire.ts';
 import type { Pins } from './custody.ts';
+import { withFileLock } from './file-lock.ts';
 
 /** What a profile holds. `key_package` and `api_key` are secrets. */
 export interface ProfileData {
@@ -86,6 +87,20 @@ export class ProfileStore {
     }
     renameSync(tmp, path);
     return path;
+  }
+
+  /**
+   * Changes a profile another process may be changing too: under the profile's lock, reads the
+   * file as it is now, applies `change` and writes it back, so each writer's change lands on the
+   * other's (a pin or an intent is never lost to a stale copy). Returns what was written.
+   */
+  update(name: string, change: (profile: ProfileData) => void): ProfileData {
+    return withFileLock(this.path(name), () => {
+      const fresh = this.load(name);
+      change(fresh);
+      this.save(name, fresh, { overwrite: true });
+      return fresh;
+    });
   }
 
   load(name: string): ProfileData {

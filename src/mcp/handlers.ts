@@ -28,9 +28,9 @@ function micro(value: unknown, field: string): bigint {
   return p.micro;
 }
 
-/** Rewrites the session's profile file (pins changed). */
+/** Applies a change to the session's profile file as it is now, under its lock (the CLI may write it too). */
 function saver(s: Session): SaveProfile {
-  return (profile) => s.store.save(s.profileName, profile, { overwrite: true });
+  return (change) => s.store.update(s.profileName, change);
 }
 
 /** The idempotency key of a money-moving call: the caller's, or a fresh one it can reuse on retry. */
