@@ -11,6 +11,8 @@ export interface WatchedOwner {
   /** When the amount was last read; null: never. */
   checked_at: bigint | null;
   last_signature: string | null;
+  /** When one of our own transfers out of it last completed; null: never. */
+  moved_at: bigint | null;
   /** Oldest creation time of this owner's watched merchant paylinks (null for a wallet). */
   paylinks_since: bigint | null;
 }
@@ -29,18 +31,26 @@ export function watchedOwners(db: Database, closedSince: number): WatchedOwner[]
            WHERE (p.status = 'open' OR p.updated_at >= ?1) AND m.payout_address NOT IN (SELECT address FROM wallets)
            GROUP BY m.payout_address
        )
-       SELECT o.owner, o.wallet_id, o.paylinks_since, t.amount, t.checked_at, t.last_signature
+       SELECT o.owner, o.wallet_id, o.paylinks_since, t.amount, t.checked_at, t.last_signature, t.moved_at
        FROM owners o LEFT JOIN token_watch t ON t.owner = o.owner`,
     )
     .all(closedSince);
 }
 
-/** Remembers the amount read for `owner`'s token account (null: absent). */
+/** Remembers the amount read for `owner`'s token account (null: absent) and when it was read. */
 export function setWatchedAmount(db: Database, owner: string, amount: bigint | null, now: number): void {
   db.query(
     `INSERT INTO token_watch (owner, amount, checked_at, last_signature, updated_at) VALUES (?1, ?2, ?3, NULL, ?3)
      ON CONFLICT (owner) DO UPDATE SET amount = excluded.amount, checked_at = excluded.checked_at, updated_at = excluded.updated_at`,
   ).run(owner, amount, now);
+}
+
+/**
+ * One of our own transfers out of `owner`'s account completed: the next pass looks at its
+ * signatures whatever its amount (a deposit spent by this transfer leaves the amount unchanged).
+ */
+export function markWatchedMoved(db: Database, owner: string, now: number): void {
+  db.query('UPDATE token_watch SET moved_at = ? WHERE owner = ?').run(now, owner);
 }
 
 /** Moves `owner`'s cursor past `signature` (handled, whatever it was). */

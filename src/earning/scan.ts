@@ -58,7 +58,6 @@ export const LATE_WINDOW_MS = 24 * 3_600_000;
 const NUDGE_MS = 5_000;
 /** ...and all open checkout pages together at most this often: a page left open costs the provider little. */
 const NUDGE_GLOBAL_MS = 500;
-const MAX_PAGES = 10;
 
 const scanning = new Set<string>();
 const nudged = new Map<string, number>();
@@ -178,7 +177,7 @@ async function scanReference(services: Services, requestId: string): Promise<voi
     const payeeRow = row ? payeeOfRow(services.db, row) : null;
     if (!row || !payeeRow) return;
     const payee = { address: payeeRow.address, tokenAccount: await usdcAta(payeeRow.address as Address, services.config.usdcMint as Address) };
-    const sigs = await signaturesSince(services.chain, row.reference_key as Address, row.scan_cursor ?? undefined, MAX_PAGES);
+    const sigs = await signaturesSince(services.chain, row.reference_key as Address, row.scan_cursor ?? undefined);
     for (const s of [...sigs].reverse()) {
       // Failed transactions moved nothing; our own agent payments are recorded when they complete.
       if (s.err === null && s.signature !== row.signature && !isOwnOutgoing(services.db, s.signature)) {

@@ -6,6 +6,13 @@
  * pass, whatever their number of transactions. A new signature is, in this order: failed (nothing
  * moved), our own outgoing payment (recorded when it completes), already in the wallet's ledger, a
  * Solana Pay payment of a watched paylink (judged by src/earning/scan.ts), or a deposit.
+ *
+ * An amount can come back to the value last read (1.01 in, 1.00 + 0.01 out within one pass), so
+ * the amount alone is not the change marker: a wallet's account is also looked at when one of our
+ * own transfers out of it completed since the read (only we sign for a wallet), and a merchant's
+ * payout account, which its owner empties at will, gets its newest signature compared with the
+ * cursor in turn, one account a pass. A backlog is read whole, oldest first, so the cursor never
+ * moves past a signature not handled.
  */
 import type { Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
@@ -58,31 +65,50 @@ export async function scanDeposits(services: Services): Promise<number> {
   return (await watchPass(services)).recorded;
 }
 
+/** Per daemon: which merchant payout account the next pass probes. */
+const probeTurn = new WeakMap<Services, number>();
+
+/** Whether the account may have changed since it was read: never read, another amount, or one of our transfers out since. */
+function changed(o: WatchedOwner, amount: bigint | null): boolean {
+  return o.checked_at === null || o.amount !== amount || (o.moved_at !== null && o.moved_at >= o.checked_at);
+}
+
 async function watchPass(services: Services): Promise<{ recorded: number; accounts: number }> {
   const mint = services.config.usdcMint as Address;
   const owners = watchedOwners(services.db, services.now().getTime() - LATE_WINDOW_MS);
   const accounts = await Promise.all(owners.map((o) => tokenAccountOf(o.owner, mint)));
+  // Read before the amounts: a transfer of ours completing after this is newer than the read.
+  const readAt = services.now().getTime();
   const { amounts, slot } = await services.chain.getTokenAmounts(accounts);
+  const merchants = owners.flatMap((o, i) => (o.wallet_id === null && !changed(o, amounts[i] ?? null) ? [i] : []));
+  const turn = probeTurn.get(services) ?? 0;
+  probeTurn.set(services, turn + 1);
+  const probe = merchants.length > 0 ? merchants[turn % merchants.length]! : -1;
   let recorded = 0;
   for (const [i, o] of owners.entries()) {
     const amount = amounts[i] ?? null;
-    if (o.checked_at !== null && o.amount === amount) continue;
+    if (!changed(o, amount) && (i !== probe || !(await newerThanCursor(services, o, accounts[i]!, slot)))) continue;
     const outcome = await handleNewSignatures(services, o, accounts[i]!, mint, slot);
     recorded += outcome.recorded;
-    if (outcome.complete) services.db.transaction(() => setWatchedAmount(services.db, o.owner, amount, services.now().getTime())).immediate();
+    if (outcome.complete) services.db.transaction(() => setWatchedAmount(services.db, o.owner, amount, readAt)).immediate();
   }
   return { recorded, accounts: owners.length };
+}
+
+/** The account's newest signature is not the cursor: something happened that its amount does not show. */
+async function newerThanCursor(services: Services, o: WatchedOwner, account: Address, readAt: bigint): Promise<boolean> {
+  const [newest] = await services.chain.getSignaturesForAddress(account, { limit: 1, minContextSlot: readAt });
+  return newest !== undefined && newest.signature !== o.last_signature;
 }
 
 async function handleNewSignatures(services: Services, o: WatchedOwner, account: Address, mint: Address, readAt: bigint): Promise<{ recorded: number; complete: boolean }> {
   // From a view at or past the slot the amounts were read at: a node whose signature index trails
   // (or another endpoint behind it) must not answer "nothing new" for a change it has not indexed yet.
-  let sigs = await signaturesSince(services.chain, account, o.last_signature ?? undefined, undefined, readAt);
-  if (o.last_signature === null && o.wallet_id === null && o.paylinks_since !== null) {
-    // A merchant's payout account may have a long history before its first paylink: none of it can pay one.
-    const since = (Number(o.paylinks_since) - FIRST_LOOK_SLACK_MS) / 1000;
-    sigs = sigs.filter((s) => s.blockTime === null || Number(s.blockTime) >= since);
-  }
+  // A merchant's payout account may have a long history before its first paylink: none of it can
+  // pay one, so its first look reads back only to then.
+  const since = o.last_signature === null && o.wallet_id === null && o.paylinks_since !== null ? (Number(o.paylinks_since) - FIRST_LOOK_SLACK_MS) / 1000 : null;
+  const listed = await signaturesSince(services.chain, account, o.last_signature ?? undefined, { minContextSlot: readAt, ...(since !== null && { notBefore: since }) });
+  const sigs = since === null ? listed : listed.filter((s) => s.blockTime === null || Number(s.blockTime) >= since);
   let recorded = 0;
   // Oldest first, so the cursor only moves past what was handled.
   for (const s of [...sigs].reverse()) {
@@ -101,6 +127,8 @@ async function handleNewSignatures(services: Services, o: WatchedOwner, account:
     }
     services.db.transaction(() => setWatchCursor(services.db, o.owner, s.signature, services.now().getTime())).immediate();
   }
+  // Older history left out of a first look: the cursor still moves to the newest listed, so the probe does not find it new again.
+  if (sigs.length === 0 && listed.length > 0) services.db.transaction(() => setWatchCursor(services.db, o.owner, listed[0]!.signature, services.now().getTime())).immediate();
   return { recorded, complete: true };
 }
 

@@ -98,7 +98,7 @@ export async function reconcileAfterRestore(services: Services): Promise<Restore
   for (const w of wallets) {
     const ata = await usdcAta(w.address as Address, mint);
     // All of it: a transfer left unread here would never be recorded (the marker is cleared below).
-    const sigs = await signaturesSince(services.chain, ata, watchCursor(db, w.address) ?? undefined, Number.POSITIVE_INFINITY);
+    const sigs = await signaturesSince(services.chain, ata, watchCursor(db, w.address) ?? undefined);
     for (const s of [...sigs].reverse()) {
       if (s.err !== null || seen.has(s.signature)) continue;
       seen.add(s.signature);

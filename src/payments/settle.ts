@@ -21,6 +21,7 @@ import type { SignatureStatus } from '../solana/port.ts';
 import type { Services } from '../services.ts';
 import { crashPoint } from '../crash-points.ts';
 import { forgetBalance } from './balance-cache.ts';
+import { markWatchedMoved } from '../db/watch.ts';
 import { recordMerchantPayment } from '../webhooks/outbox.ts';
 import { recordAgentPaylinkPayment } from '../earning/scan.ts';
 import { fulfilFromDeposit } from '../earning/funding.ts';
@@ -111,7 +112,9 @@ function failTx(services: Services, tx: TxRow, reason: string): void {
 function completeTx(services: Services, tx: TxRow): void {
   const now = services.now().getTime();
   if (!moveTx(services.db, tx.transaction_id, ['pending'], 'completed', now, { completed_at: now })) return;
-  forgetBalance(getWallet(services.db, tx.wallet_id)?.address);
+  const from = getWallet(services.db, tx.wallet_id)?.address;
+  forgetBalance(from);
+  if (from) markWatchedMoved(services.db, from, now);
   forgetBalance(tx.to_address);
   const prefix = PREFIX[tx.type] ?? 'payment';
   appendEvent(services.db, {

@@ -5,17 +5,22 @@ import type { AddressSignature, ChainPort } from './port.ts';
 const PAGE = 100;
 
 /**
- * Every signature of `account` newer than `until` (all of them without it), newest first, up to
- * `maxPages` pages; with `minContextSlot`, from a view at or past that slot only.
+ * Every signature of `account` newer than `until` (all of them without it), newest first. The
+ * whole backlog: a caller handles it oldest first and moves its cursor only past what it handled,
+ * so a page limit here would let the cursor jump past everything older than the pages read. With
+ * `notBefore` (unix seconds), paging stops at the first page reaching back before it; with
+ * `minContextSlot`, only a view at or past that slot answers.
  */
-export async function signaturesSince(chain: ChainPort, account: Address, until: string | undefined, maxPages = 20, minContextSlot?: bigint): Promise<AddressSignature[]> {
+export async function signaturesSince(chain: ChainPort, account: Address, until: string | undefined, opts: { minContextSlot?: bigint; notBefore?: number } = {}): Promise<AddressSignature[]> {
   const all: AddressSignature[] = [];
   let before: string | undefined;
-  for (let page = 0; page < maxPages; page++) {
-    const sigs = await chain.getSignaturesForAddress(account, { until, before, limit: PAGE, ...(minContextSlot !== undefined && { minContextSlot }) });
+  for (;;) {
+    const sigs = await chain.getSignaturesForAddress(account, { until, before, limit: PAGE, ...(opts.minContextSlot !== undefined && { minContextSlot: opts.minContextSlot }) });
     all.push(...sigs);
-    if (sigs.length < PAGE) break;
-    before = sigs[sigs.length - 1]!.signature;
+    const last = sigs[sigs.length - 1];
+    if (sigs.length < PAGE || last === undefined) break;
+    if (opts.notBefore !== undefined && last.blockTime !== null && Number(last.blockTime) < opts.notBefore) break;
+    before = last.signature;
   }
   return all;
 }

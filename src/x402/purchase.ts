@@ -47,6 +47,7 @@ import { createIntent, quote } from '../payments/intent.ts';
 import { applyRecheck, refuseUnlessRailsAllow } from '../payments/recheck.ts';
 import { forgetBalance } from '../payments/balance-cache.ts';
 import { recordIncoming } from '../payments/settle.ts';
+import { markWatchedMoved } from '../db/watch.ts';
 import type { Services } from '../services.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
@@ -413,7 +414,9 @@ function complete(services: Services, p: PurchaseRow, signature: string, respons
   db.transaction(() => {
     const tx = getTx(db, p.transaction_id)!;
     const landed = completeX402Tx(db, p.transaction_id, signature, now);
-    forgetBalance(getWallet(db, p.wallet_id)?.address);
+    const from = getWallet(db, p.wallet_id)?.address;
+    forgetBalance(from);
+    if (from) markWatchedMoved(db, from, now);
     // From failed too: a purchase released on a view the chain later contradicts is paid after all.
     movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'unknown', 'failed'], 'completed', now, { signature, error: null, ...(response ? { response } : {}) });
     if (!landed) return;

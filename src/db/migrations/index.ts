@@ -10,5 +10,6 @@ import priorityFee from './0003_priority_fee.sql' with { type: 'text' };
 import tokenWatch from './0004_token_watch.sql' with { type: 'text' };
 import holderIndexes from './0005_holder_indexes.sql' with { type: 'text' };
 import recoveryEnrollments from './0006_recovery_enrollments.sql' with { type: 'text' };
+import watchMoved from './0007_watch_moved.sql' with { type: 'text' };
 
-export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments];
+export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved];

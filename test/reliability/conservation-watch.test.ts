@@ -1,0 +1,103 @@
+/**
+ * The deposit watch against the chain (issue 24.4, 24.5), with the ledger checked against chain
+ * balances after each fault (ledgerChainViolations): a deposit spent by the wallet's own payment
+ * before the next pass, leaving the amount where the watch last read it; a Solana Pay payment of a
+ * merchant's paylink swept out of the payout account before the next pass; and 2,050 deposits
+ * made while the watch did not run, more than its old 2,000-signature reach.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { Address } from '@solana/kit';
+import { ApiClient } from '../../src/client/api.ts';
+import { confirmSignSubmit } from '../../src/client/sign.ts';
+import { scanDeposits } from '../../src/jobs/deposits.ts';
+import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
+import { startWorld, type Agent, type World } from '../helpers/world.ts';
+import { ledgerChainViolations } from './money-invariants.ts';
+
+let world: World;
+let bob: Agent;
+
+beforeAll(async () => {
+  world = await startWorld();
+  bob = await world.agent('Bob', { claimBy: 'o@example.com' });
+  await world.fund(bob.address, 0n);
+});
+afterAll(() => world.stop());
+
+/** Completed rows of a wallet, as the ledger sums them. */
+function ledgerOf(walletId: string): bigint {
+  return (
+    world.services.db
+      .query(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b FROM transactions WHERE wallet_id = ? AND status = 'completed'`)
+      .get(walletId) as { b: bigint }
+  ).b;
+}
+
+async function books(...agents: Agent[]) {
+  return Promise.all(agents.map(async (a) => ({ account: a.username, ledger: ledgerOf(a.walletId), chain: await world.balance(a.address) })));
+}
+
+describe('a deposit spent before the next pass (24.4)', () => {
+  test("1.01 in and 1.00 + 0.01 fee out within one pass: the deposit is recorded with its event and the fund request it covers; ledger = chain", async () => {
+    const alice = await world.agent('Spender', { claimBy: 'o@example.com' });
+    await world.fund(alice.address, 5_000_000n);
+    await scanDeposits(world.services);
+    expect(await books(alice)).toEqual([{ account: alice.username, ledger: 5_000_000n, chain: 5_000_000n }]);
+    const ask = await alice.api.call<{ fund_request_id: string }>('bot', 'request_funds', { amount: '0.5', reason: 'top up' });
+    const quote = await alice.api.call<{ fee: number }>('bot', 'can_i_afford', { to: bob.username, amount: 1 });
+    const debit = 1_000_000n + BigInt(Math.round(quote.fee * 1e6));
+    // Between two passes: a deposit of exactly what the payment takes, then the payment.
+    const deposit = await world.fund(alice.address, debit);
+    const intent = await alice.api.call<{ transaction_id: string }>('bot', 'pay', { to: bob.username, amount: 1 });
+    expect((await confirmSignSubmit(alice.api, alice.profile, intent.transaction_id)).status).toBe('completed');
+    expect(await world.balance(alice.address)).toBe(5_000_000n);
+
+    await scanDeposits(world.services);
+    const row = world.services.db.query("SELECT amount FROM transactions WHERE wallet_id = ? AND type = 'deposit' AND signature = ?").get(alice.walletId, deposit) as { amount: bigint } | null;
+    expect(row?.amount).toBe(debit);
+    const received = await alice.api.call<any>('bot', 'events', { types: ['payment.received'], limit: 50 });
+    expect(received.items.some((e: any) => e.data.signature === deposit)).toBe(true);
+    const requests = await alice.api.call<any>('bot', 'list_fund_requests', {});
+    expect(requests.items.find((r: any) => r.fund_request_id === ask.fund_request_id)?.status).toBe('fulfilled');
+    expect(ledgerChainViolations('a deposit spent within one pass', await books(alice, bob))).toEqual([]);
+  });
+
+  test("a Solana Pay payment of a merchant's paylink swept out of the payout account before the next pass is judged: the paylink is paid", async () => {
+    const payout = await SolanaPayWallet.create(world.simnet.url);
+    await world.simnet.faucet(payout.address, 0n, 1_000_000_000n);
+    const human = await SolanaPayWallet.create(world.simnet.url);
+    await world.simnet.faucet(human.address, 50_000_000n, 1_000_000_000n);
+    const data = await new ApiClient(world.url).call<any>('merchant', 'register', { name: 'Sweeping Shop', username: 'sweeping-shop', payout_address: payout.address });
+    const shop = new ApiClient(world.url, data.api_key);
+    const link = await shop.call<any>('merchant', 'create_payment_request', { description: 'Order sw-1', amount: '7', reference: 'sw-1' });
+    await scanDeposits(world.services);
+    // Paid, then swept to the merchant's cold wallet, both before the watch looks again.
+    const paid = await human.payUrl(link.solana_pay_url);
+    const cold = (await SolanaPayWallet.create(world.simnet.url)).address;
+    await world.simnet.faucet(cold, 0n);
+    await payout.pay({ recipient: cold, mint: world.simnet.mint, amount: 7_000_000n, references: [] });
+    expect(await world.balance(payout.address)).toBe(0n);
+
+    await scanDeposits(world.services);
+    const after = await shop.call<any>('merchant', 'get_payment_request', { request_id: link.request_id });
+    expect(after).toMatchObject({ status: 'paid', signature: paid, paid_amount: 7 });
+    const verified = await shop.call<any>('merchant', 'verify', { reference: 'sw-1' });
+    expect(verified.paid).toBe(true);
+  });
+});
+
+describe('a backlog beyond 2,000 signatures (24.5)', () => {
+  test('2,050 deposits made while the watch did not run are all recorded; the chain holds nothing the ledger does not', async () => {
+    const carol = await world.agent('Backlog', { claimBy: 'o@example.com' });
+    await world.fund(carol.address, 0n);
+    await scanDeposits(world.services);
+    const n = 2_050;
+    for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => world.fund(carol.address, 10_000n)));
+    expect(await world.balance(carol.address)).toBe(BigInt(n) * 10_000n);
+    // A few passes at most; each moves the cursor only past what it handled.
+    for (let pass = 0; pass < 3 && ledgerOf(carol.walletId) !== BigInt(n) * 10_000n; pass++) await scanDeposits(world.services);
+    const deposits = world.services.db.query("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND type = 'deposit'").get(carol.walletId) as { n: bigint };
+    expect(Number(deposits.n)).toBe(n);
+    expect(ledgerChainViolations('2,050 deposits while the watch was down', await books(carol))).toEqual([]);
+  }, 120_000);
+});
