@@ -29,7 +29,7 @@ function ownPaylink(services: Services, payee: Payee, requestId: string): Paylin
  * (src/actions/merchant.ts), so both get the same checks and answers.
  */
 export const paylinkActions = {
-  create: async (services: Services, payee: Payee, p: CreatePaylinkInput, inTransaction?: (reference: string | null) => void) =>
+  create: async (services: Services, payee: Payee, p: CreatePaylinkInput, inTransaction?: (reference: string | null, amount: bigint | null) => void) =>
     paylinkView(services, await createPaylink(services, payee, p, inTransaction)),
 
   get: (services: Services, payee: Payee, p: { request_id?: string; reference?: string }) => {

@@ -13,6 +13,7 @@ import { newId } from '../contract/ids.ts';
 import {
   completedPaymentByReference,
   getMerchant,
+  largestPaymentByReference,
   insertMerchant,
   merchantPayments,
   merchantTotals,
@@ -36,7 +37,7 @@ import { implement } from './registry.ts';
 import { paylinkActions } from './earning.ts';
 import { markFeedRead, readFeed } from './feed.ts';
 import { merchantPayee } from '../earning/payee.ts';
-import { assertNewPaylinkReference } from '../earning/references.ts';
+import { assertNewPaylinkReference, orderAmount } from '../earning/references.ts';
 import { amountParam } from '../params.ts';
 
 /** How long the previous secret keeps signing after rotate_webhook_secret. */
@@ -186,8 +187,12 @@ export const merchantActions = implement(MERCHANT, {
 
   verify: (ctx, p) => {
     const m = callerMerchant(ctx);
-    const expected = p.expected_amount === undefined ? null : amountParam(ctx.services, '/expected_amount', p.expected_amount);
-    const payment = completedPaymentByReference(ctx.services.db, m.merchant_id, p.reference);
+    // Without expected_amount, the order asks what its paylink asks (when one carries the reference):
+    // a smaller payment with the reference never reads as paid.
+    const given = p.expected_amount === undefined ? null : amountParam(ctx.services, '/expected_amount', p.expected_amount);
+    const ordered = orderAmount(ctx.services.db, ctx.services.now().getTime(), m.merchant_id, p.reference);
+    const expected = given ?? (ordered > 0n ? ordered : null);
+    const payment = completedPaymentByReference(ctx.services.db, m.merchant_id, p.reference, expected ?? 0n) ?? largestPaymentByReference(ctx.services.db, m.merchant_id, p.reference);
     const base = { reference: p.reference, expected_amount: expected === null ? null : toUsdcNumber(expected) };
     if (!payment) {
       const underway = paymentHoldingReference(ctx.services.db, m.merchant_id, p.reference);
@@ -284,8 +289,8 @@ export const merchantActions = implement(MERCHANT, {
 
   create_payment_request: (ctx, p) => {
     const m = callerMerchant(ctx);
-    return paylinkActions.create(ctx.services, merchantPayee(m), p, (reference) => {
-      if (reference !== null) assertNewPaylinkReference(ctx.services.db, ctx.services.now().getTime(), m.merchant_id, reference);
+    return paylinkActions.create(ctx.services, merchantPayee(m), p, (reference, amount) => {
+      if (reference !== null) assertNewPaylinkReference(ctx.services.db, ctx.services.now().getTime(), m.merchant_id, reference, amount);
     });
   },
   get_payment_request: (ctx, p) => paylinkActions.get(ctx.services, merchantPayee(callerMerchant(ctx)), p),

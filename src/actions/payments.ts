@@ -22,7 +22,8 @@ import { submit } from '../payments/settle.ts';
 import { txView } from '../payments/views.ts';
 import type { Services } from '../services.ts';
 import { callerWallet } from './wallet.ts';
-import { assertReferenceFree } from '../earning/references.ts';
+import { assertReferenceFree, referenceTaken } from '../earning/references.ts';
+import { paylinkTaken } from '../earning/agent-pay.ts';
 import { implement } from './registry.ts';
 import { amountParam } from '../params.ts';
 import { crashPoint } from '../crash-points.ts';
@@ -274,6 +275,9 @@ export const paymentActions = implement(PAYMENTS, {
         // Inside the signing transaction: a paylink paid meanwhile (by Solana Pay) is never paid again.
         const closed = paylinkClosed(ctx.services, current);
         if (closed) return closed;
+        // A paylink or an order is held from signing on: the first of two payers to sign it pays it.
+        const taken = paylinkTaken(ctx.services, current) ?? referenceTaken(ctx.services.db, ctx.services.now().getTime(), current);
+        if (taken) return taken;
         const created = accountCreatedElsewhere(ctx.services, current);
         if (created) return created;
         return refuseUnlessRailsAllow(ctx.services, current);

@@ -65,6 +65,26 @@ export function paymentHoldingReference(db: Database, merchantId: string, refere
 }
 
 /**
+ * The payment that keeps `reference` from another payment to `merchantId`: one signed (pending)
+ * or completed for at least `minAmount`, or — for the payer itself, so it does not pay an order
+ * twice — any of its own not yet failed, cancelled, expired or rejected. Another payer's unsigned
+ * intent holds nothing: it costs nothing to make. `exceptTxId` leaves out the payment asking.
+ */
+export function referenceHolder(
+  db: Database,
+  q: { merchantId: string; reference: string; payerWalletId: string; minAmount: bigint; exceptTxId?: string },
+): Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'> | null {
+  return db
+    .query<Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'>, [string, string, string, bigint, string]>(
+      `SELECT transaction_id, wallet_id, status FROM transactions
+       WHERE to_merchant_id = ? AND reference = ? AND direction = 'out' AND transaction_id != ?5
+         AND ((status IN ('pending', 'completed') AND amount >= ?4) OR (wallet_id = ?3 AND status IN ${LIVE_STATUSES}))
+       ORDER BY status = 'completed' DESC, created_at LIMIT 1`,
+    )
+    .get(q.merchantId, q.reference, q.payerWalletId, q.minAmount, q.exceptTxId ?? '');
+}
+
+/**
  * A payment a merchant received through the service: an agent's completed payment (`via`
  * wallet), or a Solana Pay payment that paid one of its paylinks (`via` solana_pay; no ledger
  * row, the payer known by address only).
@@ -95,9 +115,16 @@ const RECEIPTS = `(
 )`;
 
 /** The payment to `merchantId` with `reference`, however it was paid (at most one exists: a reference is held once). */
-export function completedPaymentByReference(db: Database, merchantId: string, reference: string): MerchantPayment | null {
+export function completedPaymentByReference(db: Database, merchantId: string, reference: string, minAmount = 0n): MerchantPayment | null {
   return db
-    .query<MerchantPayment, [string, string, string]>(`SELECT * FROM ${RECEIPTS} WHERE reference = ? ORDER BY completed_at LIMIT 1`)
+    .query<MerchantPayment, [string, string, string, bigint]>(`SELECT * FROM ${RECEIPTS} WHERE reference = ? AND amount >= ? ORDER BY completed_at LIMIT 1`)
+    .get(merchantId, merchantId, reference, minAmount);
+}
+
+/** The largest payment `merchantId` received with `reference`, whatever its amount (to say by how much an order is short). */
+export function largestPaymentByReference(db: Database, merchantId: string, reference: string): MerchantPayment | null {
+  return db
+    .query<MerchantPayment, [string, string, string]>(`SELECT * FROM ${RECEIPTS} WHERE reference = ? ORDER BY amount DESC, completed_at LIMIT 1`)
     .get(merchantId, merchantId, reference);
 }
 

@@ -249,9 +249,26 @@ export function releaseSetupFee(db: Database, transactionId: string, now: number
   return db.query('UPDATE transactions SET setup_fee = 0, updated_at = ? WHERE transaction_id = ? AND setup_fee > 0 AND signed_tx IS NULL').run(now, transactionId).changes === 1;
 }
 
-/** The outgoing payment that holds paylink `requestId`: created and not yet completed, failed or released. */
-export function paylinkHolder(db: Database, requestId: string): InFlightTx | null {
+/**
+ * The outgoing payment that holds paylink `requestId` against `payerWalletId`: one signed and being
+ * sent (status pending), or the payer's own still in flight (it does not pay a paylink twice).
+ * Another payer's unsigned intent holds nothing: it costs nothing to make.
+ */
+export function paylinkHolder(db: Database, requestId: string, payerWalletId: string, exceptTxId = ''): InFlightTx | null {
   return db
-    .query<InFlightTx, [string]>(`SELECT transaction_id, wallet_id, status, signed_tx FROM transactions WHERE payment_request_id = ? AND direction = 'out' AND status IN ${IN_FLIGHT} LIMIT 1`)
-    .get(requestId);
+    .query<InFlightTx, [string, string, string]>(
+      `SELECT transaction_id, wallet_id, status, signed_tx FROM transactions
+       WHERE payment_request_id = ?1 AND direction = 'out' AND transaction_id != ?3 AND status IN ${IN_FLIGHT} AND (status = 'pending' OR wallet_id = ?2)
+       ORDER BY status = 'pending' DESC LIMIT 1`,
+    )
+    .get(requestId, payerWalletId, exceptTxId);
+}
+
+/** Payments of paylink `requestId` not signed yet (pre_approved, approved, awaiting_approval): they lose once it is paid. */
+export function unsignedPaylinkPayments(db: Database, requestId: string): Pick<TxRow, 'transaction_id' | 'wallet_id' | 'approval_id'>[] {
+  return db
+    .query<Pick<TxRow, 'transaction_id' | 'wallet_id' | 'approval_id'>, [string]>(
+      "SELECT transaction_id, wallet_id, approval_id FROM transactions WHERE payment_request_id = ? AND direction = 'out' AND status IN ('pre_approved', 'approved', 'awaiting_approval')",
+    )
+    .all(requestId);
 }

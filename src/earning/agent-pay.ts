@@ -40,13 +40,15 @@ function assertPayable(services: Services, row: PaylinkRow): void {
 }
 
 /**
- * INVALID_STATUS while another payment of ours holds the paylink (from its intent to its outcome),
- * so one paylink is never paid twice by our payers. Checked again inside the write transaction
- * that creates the intent, as the merchant reference is; cancelled, rejected, expired and failed
- * payments hold nothing.
+ * INVALID_STATUS while another payment holds the paylink: one signed and being sent, or this
+ * payer's own still in flight. Another payer's unsigned intent does not (the request_id is public
+ * and an intent costs nothing: it would let anyone hold a paylink for 48 h); two unsigned payers
+ * race to sign, and the signing transaction lets only the first through (paylinkTaken). Checked
+ * again inside the write transaction that creates the intent; cancelled, rejected, expired and
+ * failed payments hold nothing.
  */
 function assertPaylinkFree(services: Services, payer: WalletRow, requestId: string): void {
-  const holder = paylinkHolder(services.db, requestId);
+  const holder = paylinkHolder(services.db, requestId, payer.wallet_id);
   if (!holder) return;
   const own = holder.wallet_id === payer.wallet_id;
   throw new AppError('INVALID_STATUS', `The payment request ${requestId} is being paid by ${own ? `your payment ${holder.transaction_id}` : "another payer's payment"} (${holder.status}); it is paid once.`, {
@@ -118,4 +120,19 @@ export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPay
     })
     .immediate();
   return txView(tx);
+}
+
+/**
+ * At signing, inside the signing transaction: the paylink this payment pays is already being
+ * paid by another signed payment, so this one is not signed (the paylink is paid once). The
+ * payment stays as it is: cancel it, or confirm it again once the other lapsed.
+ */
+export function paylinkTaken(services: Services, tx: { transaction_id: string; wallet_id: string; payment_request_id: string | null }): AppError | null {
+  if (!tx.payment_request_id) return null;
+  const holder = paylinkHolder(services.db, tx.payment_request_id, '', tx.transaction_id);
+  if (!holder) return null;
+  return new AppError('INVALID_STATUS', `The paylink ${tx.payment_request_id} is being paid by another payment; this one is not signed.`, {
+    howToFix: 'Cancel this payment (cancel_payment), or confirm it again if the other payment fails or lapses.',
+    details: { payment_request_id: tx.payment_request_id },
+  });
 }

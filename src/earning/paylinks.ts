@@ -172,7 +172,7 @@ export interface CreatePaylinkInput {
  * by Solana Pay wallets (account + USDC token account, paid by the fee payer). `inTransaction`
  * runs first in the write transaction, for the caller's own checks (a merchant's reference).
  */
-export async function createPaylink(services: Services, payee: Payee, p: CreatePaylinkInput, inTransaction?: (reference: string | null) => void): Promise<PaylinkRow> {
+export async function createPaylink(services: Services, payee: Payee, p: CreatePaylinkInput, inTransaction?: (reference: string | null, amount: bigint | null) => void): Promise<PaylinkRow> {
   const description = p.description.trim();
   if (description === '') throw invalid('/description', 'must not be empty', 'Describe what the payer pays for.');
   let amount: bigint | null = p.amount === undefined ? null : amountParam(services, '/amount', p.amount);
@@ -207,7 +207,7 @@ export async function createPaylink(services: Services, payee: Payee, p: CreateP
   const base = { request_id: requestId, payee: payee.key, description, amount, items, reference, reference_key: newReferenceKey(), reveal_owner: p.reveal_owner ?? false, expires_at: now + expiresIn.value * 1000, now };
   services.db
     .transaction(() => {
-      inTransaction?.(reference);
+      inTransaction?.(reference, amount);
       // 50-bit codes rarely collide; a collision draws again.
       for (let attempt = 0; ; attempt++) {
         if (insertPaylink(services.db, { ...base, short_code: newShortCode() })) break;

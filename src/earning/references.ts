@@ -1,11 +1,19 @@
 /**
  * A merchant reference names one order: a payment or a merchant paylink holding it refuses the
- * next one. Checked by pay (actions), by an agent paying a paylink (earning) and by a new paylink.
+ * next one. Checked by pay (actions), by an agent paying a paylink (earning), by a new paylink, and
+ * again when a payment is signed. A payment holds a reference only once signed (an unsigned intent
+ * costs nothing, so it would let anyone squat an order id), and only when it pays at least what the
+ * order asks — a merchant paylink's amount: an underpayment neither consumes the order nor reads as paid.
  */
 import type { Database } from 'bun:sqlite';
 import { AppError } from '../errors.ts';
-import { paymentHoldingReference } from '../db/merchants.ts';
+import { referenceHolder } from '../db/merchants.ts';
 import { merchantPaylinkHoldingReference } from '../db/paylinks.ts';
+
+/** What an order asks: the amount of the merchant paylink that carries its reference, if any and fixed. */
+export function orderAmount(db: Database, now: number, merchantId: string, reference: string): bigint {
+  return merchantPaylinkHoldingReference(db, merchantId, reference, now)?.amount ?? 0n;
+}
 
 /**
  * Refuses a payment to `merchantId` with a `reference` another payment already holds (completed,
@@ -13,7 +21,7 @@ import { merchantPaylinkHoldingReference } from '../db/paylinks.ts';
  * the merchant holds, other than `viaPaylinkId` (the paylink this payment pays). Call inside the
  * transaction that creates the intent. The other payment's id is named only to the wallet that made it.
  */
-export function assertReferenceFree(db: Database, now: number, payerWalletId: string, merchantId: string, reference: string, viaPaylinkId?: string): void {
+export function assertReferenceFree(db: Database, now: number, payerWalletId: string, merchantId: string, reference: string, viaPaylinkId?: string, exceptTxId?: string): void {
   const paylink = merchantPaylinkHoldingReference(db, merchantId, reference, now);
   if (paylink && paylink.request_id !== viaPaylinkId) {
     if (paylink.status === 'paid') {
@@ -27,7 +35,7 @@ export function assertReferenceFree(db: Database, now: number, payerWalletId: st
       details: { field: '/reference', payment_request_id: paylink.request_id },
     });
   }
-  const holder = paymentHoldingReference(db, merchantId, reference);
+  const holder = referenceHolder(db, { merchantId, reference, payerWalletId, minAmount: paylink?.amount ?? 0n, exceptTxId });
   if (!holder) return;
   const own = holder.wallet_id === payerWalletId ? { transaction_id: holder.transaction_id, status: holder.status } : {};
   if (holder.status === 'completed') {
@@ -48,7 +56,7 @@ export function assertReferenceFree(db: Database, now: number, payerWalletId: st
  * Refuses a new merchant paylink whose reference an open or paid paylink or a payment of the
  * merchant already holds: one order, one reference, one answer from verify.
  */
-export function assertNewPaylinkReference(db: Database, now: number, merchantId: string, reference: string): void {
+export function assertNewPaylinkReference(db: Database, now: number, merchantId: string, reference: string, amount: bigint | null): void {
   const paylink = merchantPaylinkHoldingReference(db, merchantId, reference, now);
   if (paylink) {
     throw new AppError('INVALID_STATUS', `Reference "${reference}" already belongs to your ${paylink.status} payment request ${paylink.request_id}.`, {
@@ -56,11 +64,28 @@ export function assertNewPaylinkReference(db: Database, now: number, merchantId:
       details: { field: '/reference', payment_request_id: paylink.request_id },
     });
   }
-  const payment = paymentHoldingReference(db, merchantId, reference);
+  // Another payer's payment for less than this order asks does not hold it.
+  const payment = referenceHolder(db, { merchantId, reference, payerWalletId: '', minAmount: amount ?? 0n });
   if (payment) {
     throw new AppError('INVALID_STATUS', `A payment with reference "${reference}" is already ${payment.status === 'completed' ? 'completed' : 'under way'}; an order is paid once.`, {
       howToFix: 'Use a new reference for each order; check this one with verify {reference}.',
       details: { field: '/reference', transaction_id: payment.transaction_id },
     });
+  }
+}
+
+/**
+ * At signing, inside the signing transaction: the reference this payment carries is held by
+ * another signed or completed payment of the order (or a paylink now carries it), so it is not
+ * signed — the order is paid once.
+ */
+export function referenceTaken(db: Database, now: number, tx: { transaction_id: string; wallet_id: string; to_merchant_id: string | null; reference: string | null; payment_request_id: string | null }): AppError | null {
+  if (!tx.to_merchant_id || tx.reference === null) return null;
+  try {
+    assertReferenceFree(db, now, tx.wallet_id, tx.to_merchant_id, tx.reference, tx.payment_request_id ?? undefined, tx.transaction_id);
+    return null;
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
   }
 }

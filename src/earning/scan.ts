@@ -39,7 +39,9 @@ import {
   type PaylinkRow,
   type RejectionReason,
 } from '../db/paylinks.ts';
-import { hasSignature, insertTx, isOwnOutgoing, type TxRow } from '../db/transactions.ts';
+import { hasSignature, insertTx, isOwnOutgoing, moveTx, unsignedPaylinkPayments, type TxRow } from '../db/transactions.ts';
+import { closeApproval } from '../db/approvals.ts';
+import { closeOpenSessions } from '../db/sign-sessions.ts';
 import { forgetBalance } from '../payments/balance-cache.ts';
 import { signaturesSince } from '../solana/history.ts';
 import { inBackground } from '../solana/rpc-priority.ts';
@@ -145,6 +147,7 @@ function applyTransfer(services: Services, requestId: string, signature: string,
   const txId = credited ? recordIncoming(services, row, signature, credited.delta, payer, now) : null;
   if (verdict.kind === 'paid') {
     if (markPaylinkPaid(services.db, requestId, [verdict.from], { amount: verdict.amount, payer, via: 'solana_pay', signature, transactionId: txId, now })) {
+      releaseOtherPayers(services, requestId, now);
       appendPayeeEvent(
         services.db,
         payeeKeyOf(row),
@@ -245,6 +248,7 @@ export function recordAgentPaylinkPayment(services: Services, tx: TxRow, now: nu
   else if (Number(tx.created_at) > Number(row.expires_at)) reason = 'expired';
   else if (row.amount !== null && tx.amount < row.amount) reason = 'underpaid';
   if (reason === null && markPaylinkPaid(services.db, row.request_id, ['open', 'expired'], { amount: tx.amount, payer, via: 'wallet', signature: tx.signature, transactionId: inTx, now })) {
+    releaseOtherPayers(services, row.request_id, now);
     appendPayeeEvent(
       services.db,
       payeeKeyOf(row),
@@ -255,4 +259,17 @@ export function recordAgentPaylinkPayment(services: Services, tx: TxRow, now: nu
     return;
   }
   recordRejection(services, row, { signature: tx.signature, reason: reason ?? 'already_paid', amount: tx.amount, mint: services.config.usdcMint, payer }, now);
+}
+
+/**
+ * Once a paylink is paid, every other payment of it not signed yet is rejected (already_paid), in
+ * the same transaction: its payer's money and budget are no longer held for a paylink it cannot pay.
+ */
+function releaseOtherPayers(services: Services, requestId: string, now: number): void {
+  for (const t of unsignedPaylinkPayments(services.db, requestId)) {
+    if (!moveTx(services.db, t.transaction_id, ['pre_approved', 'approved', 'awaiting_approval'], 'rejected', now, { error: 'already_paid' })) continue;
+    if (t.approval_id) closeApproval(services.db, t.approval_id, 'cancelled', now);
+    closeOpenSessions(services.db, t.transaction_id);
+    appendEvent(services.db, { walletId: t.wallet_id, type: 'payment.rejected', data: { transaction_id: t.transaction_id, rule: 'paylink', reason: 'already_paid', payment_request_id: requestId }, now });
+  }
 }

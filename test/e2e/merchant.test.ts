@@ -219,3 +219,31 @@ describe('merchant CLI', () => {
     expect(usage.code).toBe(2);
   }, 20_000);
 });
+
+describe('order references cannot be squatted (issue 24.9)', () => {
+  test("another wallet's unconfirmed intent with a reference does not hold it: the real payer's payment completes and verify says paid", async () => {
+    const mallory = await world.agent('Mallory', { claimBy: 'mallory-owner@example.com' });
+    await world.fund(mallory.address, 10_000_000n);
+    const squat = await mallory.api.call<any>('bot', 'pay', { to: 'acme-store', amount: '1', reference: 'order-sq' });
+    expect(squat.status).toBe('pre_approved');
+    const done = await payAndSettle(alice, 'acme-store', '3', 'order-sq');
+    expect(done.status).toBe('completed');
+    expect(await merchant.api.call<any>('merchant', 'verify', { reference: 'order-sq' })).toMatchObject({ paid: true, amount: 3, transaction_id: done.transaction_id });
+    // The squatter's intent, signed now, is refused: the order is paid once.
+    expect((await errorOf(confirmSignSubmit(mallory.api, mallory.profile, squat.transaction_id))).errorCode).toBe('INVALID_STATUS');
+  });
+
+  test('1 micro-USDC paid with an order id before its paylink exists neither consumes the order nor reads as paid; the paylink is created and paid', async () => {
+    const mallory = await world.agent('Micro Mallory', { claimBy: 'micro-owner@example.com' });
+    await world.fund(mallory.address, 10_000_000n);
+    const tiny = await payAndSettle(mallory, 'acme-store', '0.000001', 'order-tiny');
+    expect(tiny.status).toBe('completed');
+    const link = await merchant.api.call<any>('merchant', 'create_payment_request', { description: 'Order tiny', amount: '5', reference: 'order-tiny' });
+    const v = await merchant.api.call<any>('merchant', 'verify', { reference: 'order-tiny' });
+    expect(v).toMatchObject({ paid: false, status: 'underpaid', expected_amount: 5, amount: 0.000001 });
+    const intent = await alice.api.call<any>('bot', 'pay', { payment_request_id: link.request_id });
+    expect((await confirmSignSubmit(alice.api, alice.profile, intent.transaction_id)).status).toBe('completed');
+    expect(await merchant.api.call<any>('merchant', 'verify', { reference: 'order-tiny' })).toMatchObject({ paid: true, status: 'paid', amount: 5, expected_amount: 5 });
+    expect(await merchant.api.call<any>('merchant', 'get_payment_request', { request_id: link.request_id })).toMatchObject({ status: 'paid', paid_amount: 5 });
+  });
+});

@@ -174,28 +174,48 @@ describe('racing payers of one paylink', () => {
     expect(await payee.api.call<any>('bot', 'get_payment_request', { request_id: link.request_id })).toMatchObject({ status: 'paid', paid_amount: 2, rejected_payments: [] });
   }, 60_000);
 
-  test('the hold names the payer its own in-flight payment, and cancelling it releases the paylink', async () => {
+  test("an unconfirmed intent holds the paylink against its own payer only: another agent's payment completes, and the idle intent is then rejected (issue 24.8)", async () => {
     const link = await payee.api.call<any>('bot', 'create_payment_request', { description: 'Held order', amount: '1' });
     const [a, b] = payers as [Agent, Agent];
-    const first = await a.api.call<any>('bot', 'pay', { payment_request_id: link.request_id });
+    await Promise.all([a, b].map((p) => world.fund(p.address, 5n * USDC)));
+    // A: an intent it never confirms (the request_id is public; an intent costs nothing).
+    const squat = await a.api.call<any>('bot', 'pay', { payment_request_id: link.request_id });
     const again = await errorOf(a.api.call('bot', 'pay', { payment_request_id: link.request_id }));
     expect(again.errorCode).toBe('INVALID_STATUS');
-    expect(again.message).toContain(first.transaction_id);
-    expect(again.details).toMatchObject({ payment_request_id: link.request_id, in_flight: { transaction_id: first.transaction_id, status: 'pre_approved' } });
-    const other = await errorOf(b.api.call('bot', 'pay', { payment_request_id: link.request_id }));
-    expect(other.errorCode).toBe('INVALID_STATUS');
-    expect(other.details).toEqual({ payment_request_id: link.request_id, in_flight: { status: 'pre_approved' } });
-
-    await a.api.call('bot', 'cancel_payment', { transaction_id: first.transaction_id });
-    const second = await b.api.call<any>('bot', 'pay', { payment_request_id: link.request_id });
-    expect((await confirmSignSubmit(b.api, b.profile, second.transaction_id)).status).toBe('completed');
+    expect(again.message).toContain(squat.transaction_id);
+    expect(again.details).toMatchObject({ payment_request_id: link.request_id, in_flight: { transaction_id: squat.transaction_id, status: 'pre_approved' } });
+    // B pays it all the same, at once.
+    const paid = await b.api.call<any>('bot', 'pay', { payment_request_id: link.request_id });
+    expect((await confirmSignSubmit(b.api, b.profile, paid.transaction_id)).status).toBe('completed');
+    expect(await payee.api.call<any>('bot', 'get_payment_request', { request_id: link.request_id })).toMatchObject({ status: 'paid', paid_amount: 1 });
+    // The paylink is paid once: A's idle intent lost it and holds nothing of A's any more.
+    const [row] = (await a.api.call<any>('bot', 'list_payments', { limit: 1 })).items;
+    expect(row).toMatchObject({ transaction_id: squat.transaction_id, status: 'rejected' });
+    expect((await errorOf(a.api.call('bot', 'confirm_payment', { transaction_id: squat.transaction_id }))).errorCode).toBe('INVALID_STATUS');
   }, 60_000);
 
-  test('a Solana Pay payment landing first: the agent payment with a built message is refused at signing and at confirm, recorded rejected, never signed', async () => {
+  test('two payers who both confirmed: the first to sign pays, the other is refused at signing and nothing of it is signed', async () => {
+    const link = await payee.api.call<any>('bot', 'create_payment_request', { description: 'Signed race', amount: '1' });
+    const [, , c, d] = payers as [Agent, Agent, Agent, Agent];
+    await Promise.all([c, d].map((p) => world.fund(p.address, 5n * USDC)));
+    // Both intents exist before either is signed; once C's is signed, a third payer is refused at pay.
+    const second = await d.api.call<any>('bot', 'pay', { payment_request_id: link.request_id });
+    const first = await signWithoutSubmit(c.api, c.profile, { payment_request_id: link.request_id });
+    const [a] = payers as [Agent];
+    expect((await errorOf(a.api.call('bot', 'pay', { payment_request_id: link.request_id }))).errorCode).toBe('INVALID_STATUS');
+    const refused = await errorOf(confirmSignSubmit(d.api, d.profile, second.transaction_id));
+    expect(refused.errorCode).toBe('INVALID_STATUS');
+    expect(refused.details).toMatchObject({ payment_request_id: link.request_id });
+    expect(world.services.db.query('SELECT signed_tx FROM transactions WHERE transaction_id = ?').get(second.transaction_id)).toEqual({ signed_tx: null });
+    expect((await c.api.call<any>('bot', 'submit_signed_tx', { transaction_id: first, wait: true })).status).toBe('completed');
+  }, 60_000);
+
+  test('a Solana Pay payment landing first: the agent payment with a built message is rejected when the paylink is judged paid, refused at signing and at confirm, never signed', async () => {
     const human = await SolanaPayWallet.create(world.simnet.url);
     await world.simnet.faucet(human.address, 10n * USDC, 1_000_000_000n);
     const link = await payee.api.call<any>('bot', 'create_payment_request', { description: 'Contested order', amount: '3' });
     const agent = payers[2]!;
+    await world.fund(agent.address, 5n * USDC);
     const balance0 = await world.balance(agent.address);
     const intent = await agent.api.call<any>('bot', 'pay', { payment_request_id: link.request_id });
     await agent.api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id });
@@ -209,8 +229,8 @@ describe('racing payers of one paylink', () => {
 
     const share = signShare(key, nonces, commitmentList(commitments, decodeCommitments(init.server_commitments, SERVER_ID)), new Uint8Array(Buffer.from(init.message, 'base64')));
     const atSigning = await errorOf(agent.api.call('bot', 'frost_sign_complete', { transaction_id: intent.transaction_id, sign_session_id: init.sign_session_id, signature_share: encodeSignatureShare(AGENT_ID, share) }));
+    // The Solana Pay payment's judgement already rejected the unsigned agent payment: nothing to sign.
     expect(atSigning.errorCode).toBe('INVALID_STATUS');
-    expect(atSigning.details).toMatchObject({ payment_request_id: link.request_id, paylink_status: 'paid' });
     const atConfirm = await errorOf(agent.api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id }));
     expect(atConfirm.errorCode).toBe('INVALID_STATUS');
     const [row] = (await agent.api.call<any>('bot', 'list_payments', { limit: 1 })).items;
@@ -222,6 +242,7 @@ describe('racing payers of one paylink', () => {
     await world.simnet.faucet(human.address, 10n * USDC, 1_000_000_000n);
     const link = await payee.api.call<any>('bot', 'create_payment_request', { description: 'Raced order', amount: '2' });
     const agent = payers[3]!;
+    await world.fund(agent.address, 5n * USDC);
     const txId = await signWithoutSubmit(agent.api, agent.profile, { payment_request_id: link.request_id });
     const humanSignature = await human.payUrl(link.solana_pay_url);
     await scanPaylink(world.services, link.request_id);
