@@ -16,7 +16,7 @@ import type { Principal } from '../domain/principal.ts';
 import { rateHeaders, type RateLimiter } from './rate-limit.ts';
 import { errorResponse, JSON_TYPE, successResponse } from './respond.ts';
 import type { Metrics } from '../metrics.ts';
-import { ChainUnavailableError } from '../solana/errors.ts';
+import { ChainRejectedError, ChainUnavailableError } from '../solana/errors.ts';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { claimIdempotencyKey, isRecorded, recordIdempotentResponse, releaseIdempotencyKey } from '../db/idempotency.ts';
 import { principalKey } from '../domain/principal.ts';
@@ -184,6 +184,14 @@ function classifyUnknown(err: unknown): AppError | null {
       howToFix: 'Retry in a few seconds; if it persists, the operator should check solana.rpc_url.',
     });
   }
+  if (err instanceof ChainRejectedError) {
+    // A transaction the service built itself was refused by the cluster (its preflight): nothing the
+    // caller sent is wrong, and nothing moved.
+    return new AppError('SERVICE_UNAVAILABLE', `Solana refused a transaction the service built: ${err.reason}. Nothing was moved.`, {
+      headers: { 'Retry-After': '10' },
+      howToFix: "Retry in a few seconds. If it persists, the operator should read the daemon log and check the fee payer's SOL (agent-wallet admin doctor).",
+    });
+  }
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT') {
     return new AppError('SERVICE_UNAVAILABLE', 'The ledger is busy.', { headers: { 'Retry-After': '1' }, howToFix: 'Retry after 1 second; nothing was changed.' });
@@ -286,6 +294,7 @@ export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<
     if (err instanceof ChainUnavailableError) {
       services.log.warn(err.rateLimited ? 'chain rate limited' : 'chain unavailable', { request_id: call.requestId, action: actionName, error: err.message });
     }
+    if (err instanceof ChainRejectedError) services.log.warn('chain refused a transaction', { request_id: call.requestId, action: actionName, kind: err.kind, error: err.reason, logs: err.logs });
     if (!appErr) {
       services.log.error('internal error', {
         request_id: call.requestId,

@@ -92,7 +92,22 @@ async function setUp(services: Services, owner: Address): Promise<void> {
   const messageBytes = compileMessage(feePayer, blockhash, instructions);
   const wire = assembleSignedTransaction(messageBytes, { [feePayer]: ed25519.sign(messageBytes, services.feePayer.keypairBytes.subarray(0, 32)) });
   const signature = transactionSignature(wire);
-  await services.chain.sendRawTransaction(wire);
+  try {
+    await services.chain.sendRawTransaction(wire);
+  } catch (err) {
+    if (!(err instanceof ChainRejectedError)) throw err;
+    // Landed already: the status look below records it.
+    if (err.kind !== 'already_processed') {
+      // Set up meanwhile by someone else (a payment's own create, another process): nothing left to do.
+      if ((await services.chain.accountExists(owner)) && (await services.chain.tokenAccountExists(owner, mint))) return;
+      services.log.warn('payee setup refused by the cluster', { owner, kind: err.kind, reason: err.reason, logs: err.logs });
+      throw new AppError('SERVICE_UNAVAILABLE', `Solana refused the transaction that sets up ${owner}'s USDC account (${err.reason}); nothing was charged.`, {
+        headers: { 'Retry-After': '10' },
+        howToFix: "Retry in a few seconds. If it persists, the operator should check the fee payer's SOL (agent-wallet admin doctor) and the daemon log.",
+        details: { owner },
+      });
+    }
+  }
   let sentAt = Date.now();
   const deadline = sentAt + CONFIRM_TIMEOUT_MS;
   for (;;) {

@@ -13,12 +13,9 @@ import type { ChainPort, SignatureStatus } from '../../src/solana/port.ts';
 import { ChainUnavailableError } from '../../src/solana/errors.ts';
 import { signWithoutSubmit } from '../helpers/signing.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
-import { AccountRole, generateKeyPairSigner, type Instruction } from '@solana/kit';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
-import { ed25519Sign } from '../../src/frost/native-ed25519.ts';
-import { computeUnitLimitInstruction, computeUnitPriceInstruction, SYSTEM_PROGRAM_ADDRESS } from '../../src/solana/instructions.ts';
-import { assembleSignedTransaction, compileMessage } from '../../src/solana/transfer.ts';
 import { ledgerChainViolations } from '../reliability/money-invariants.ts';
+import { drainFeePayer } from '../helpers/fee-payer.ts';
 
 let world: World;
 let alice: Agent;
@@ -178,35 +175,6 @@ describe('completion at the configured commitment', () => {
   });
 });
 
-/** Moves all of the fee payer's SOL but `keep` lamports away, in a transaction priced at `price` (above a congestion floor). */
-async function drainFeePayer(keep: bigint, price: bigint): Promise<void> {
-  const payer = world.services.feePayer;
-  const to = (await generateKeyPairSigner()).address;
-  const units = 1_000;
-  const fee = 5_000n + (price * BigInt(units) + 999_999n) / 1_000_000n;
-  const moved = (await world.services.chain.getSolBalance(payer.address)) - fee - keep;
-  const data = new Uint8Array(12);
-  new DataView(data.buffer).setUint32(0, 2, true); // System program Transfer
-  new DataView(data.buffer).setBigUint64(4, moved, true);
-  const transfer: Instruction = {
-    programAddress: SYSTEM_PROGRAM_ADDRESS,
-    accounts: [
-      { address: payer.address, role: AccountRole.WRITABLE_SIGNER },
-      { address: to, role: AccountRole.WRITABLE },
-    ],
-    data,
-  };
-  const blockhash = await world.services.chain.getLatestBlockhash();
-  const message = compileMessage(payer.address, blockhash, [computeUnitLimitInstruction(units), computeUnitPriceInstruction(price), transfer]);
-  const wire = assembleSignedTransaction(message, { [payer.address]: ed25519Sign(message, payer.keypairBytes) });
-  await world.services.chain.sendRawTransaction(wire);
-  const deadline = Date.now() + 10_000;
-  while ((await world.services.chain.getSolBalance(payer.address)) !== keep) {
-    if (Date.now() > deadline) throw new Error('the drain did not land');
-    await Bun.sleep(20);
-  }
-}
-
 describe('a repeated submit (issue 24.3)', () => {
   test('an agent re-submitting bytes the first send handed to a congested node, while the fee payer is briefly out of SOL, leaves them pending; when they land the ledger agrees with the chain', async () => {
     const floor = 10_000_000_000n;
@@ -218,7 +186,7 @@ describe('a repeated submit (issue 24.3)', () => {
     expect(first.status).toBe('pending');
     const bytes = getTx(world.services.db, intent.transaction_id)!.signed_tx!;
     // The fee payer is briefly without SOL: every preflight of the payment now fails.
-    await drainFeePayer(0n, floor);
+    await drainFeePayer(world, 0n, floor);
     world.simnet.setCongestion(null);
     // The API's own advice after a slow or dropped send: call submit_signed_tx again.
     const again = await alice.api.call<{ status: string }>('bot', 'submit_signed_tx', { transaction_id: intent.transaction_id });

@@ -1,0 +1,66 @@
+/**
+ * The first payment to a freshly claimed payee (issue 24.11): claimed through its real magic link
+ * (which has the operator set the wallet up on chain in the background), then paid at once by
+ * another agent through the real client — 50 times, never a 500, every payment completed.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { ApiClient, ApiError } from '../../src/client/api.ts';
+import { registerWallet } from '../../src/client/register.ts';
+import { confirmSignSubmit } from '../../src/client/sign.ts';
+import { listMail } from '../../src/db/mail.ts';
+import { followLink } from '../helpers/links.ts';
+import { errorOf } from '../helpers/errors.ts';
+import { drainFeePayer } from '../helpers/fee-payer.ts';
+import { startWorld, type Agent, type World } from '../helpers/world.ts';
+
+let world: World;
+let payer: Agent;
+
+beforeAll(async () => {
+  world = await startWorld();
+  payer = await world.agent('Eager Payer', { claimBy: 'eager@example.com' });
+  await world.fund(payer.address, 200_000_000n);
+});
+afterAll(() => world.stop());
+
+async function claimFresh(i: number): Promise<string> {
+  const { response } = await registerWallet(new ApiClient(world.url), { name: `Fresh ${i}` });
+  const email = `fresh-${i}@example.com`;
+  await new ApiClient(world.url).call('public', 'claim', { wallet_id: response.wallet_id, claim_code: response.claim_code, email });
+  const mail = listMail(world.services.db, 500).find((m) => m.kind === 'claim' && m.to_addr === email)!;
+  const landing = await followLink(fetch, new URL(new URL(JSON.parse(mail.links)[0].url).pathname, world.url).href);
+  expect(landing.status).toBe(303);
+  return response.username as string;
+}
+
+test('50 times: claim a fresh wallet through its link, pay it at once — no 500, every payment completes', async () => {
+  const failures: string[] = [];
+  for (let i = 0; i < 50; i++) {
+    const payee = await claimFresh(i);
+    try {
+      const intent = await payer.api.call<{ transaction_id: string }>('bot', 'pay', { to: payee, amount: 1 });
+      const done = await confirmSignSubmit(payer.api, payer.profile, intent.transaction_id);
+      if (done.status !== 'completed') failures.push(`${i}: ${String(done.status)}`);
+    } catch (err) {
+      failures.push(`${i}: ${err instanceof ApiError ? `${err.errorCode} (${err.status}) ${err.message}` : String(err)}`);
+    }
+  }
+  expect(failures).toEqual([]);
+}, 120_000);
+
+test('a payee setup Solana refuses (the fee payer out of SOL) answers SERVICE_UNAVAILABLE with how_to_fix, not a 500; topped up, the same payment completes', async () => {
+  const payee = await world.agent('Unready Payee', { claimBy: 'unready@example.com' });
+  await drainFeePayer(world, 0n);
+  let intentId = '';
+  try {
+    const intent = await payer.api.call<{ transaction_id: string }>('bot', 'pay', { to: payee.username, amount: 1 });
+    intentId = intent.transaction_id;
+    const err = await errorOf(confirmSignSubmit(payer.api, payer.profile, intentId));
+    expect({ code: err.errorCode, status: err.status }).toEqual({ code: 'SERVICE_UNAVAILABLE', status: 503 });
+    expect(err.howToFix).toContain('fee payer');
+  } finally {
+    await world.simnet.airdrop(world.services.feePayer.address, 100_000_000_000n);
+  }
+  expect((await confirmSignSubmit(payer.api, payer.profile, intentId)).status).toBe('completed');
+  expect(await world.balance(payee.address)).toBe(1_000_000n);
+}, 60_000);
