@@ -23,6 +23,7 @@ import { currentPriorityFee } from '../payments/priority-fee.ts';
 import { REBROADCAST_MS } from '../payments/settle.ts';
 import { assembleSignedTransaction, compileMessage, transactionSignature } from '../solana/transfer.ts';
 import type { Services } from '../services.ts';
+import { getWalletByAddress } from '../db/wallets.ts';
 
 /** Rent-exempt minimum of an account with no data: (128 bytes of overhead) × 3480 lamports/byte-year × 2 years. */
 export const RENT_EXEMPT_EMPTY_ACCOUNT = 890_880n;
@@ -30,7 +31,7 @@ export const RENT_EXEMPT_EMPTY_ACCOUNT = 890_880n;
 /** How long to wait for the setup transaction to be seen by the cluster. */
 const CONFIRM_TIMEOUT_MS = 15_000;
 
-/** Addresses known to be ready (account + USDC token account); both are never closed by us. */
+/** Our wallets known to be ready (account + USDC token account): only the wallet's signature could close them, and we never build that message. */
 const ready = new Set<string>();
 const inFlight = new Map<string, Promise<void>>();
 
@@ -46,6 +47,8 @@ export function ensurePayeeReady(services: Services, owner: Address): Promise<vo
   if (!pending) {
     pending = setUp(services, owner)
       .then(() => {
+        // A merchant's payout account may be closed by its owner at any time: only our wallets' are remembered.
+        if (getWalletByAddress(services.db, owner) === null) return;
         if (ready.size > 100_000) ready.clear();
         ready.add(key);
       })

@@ -20,18 +20,17 @@ import type { Services } from '../services.ts';
 export const ACCOUNT_WAIT_MS = 20_000;
 const POLL_MS = 250;
 
-/**
- * Token accounts known to exist. Token accounts are rarely closed, and a transfer to a closed one
- * fails on chain as a whole (nothing moves), so a stale entry cannot take money.
- */
+/** Our claimed wallets' token accounts known to exist (never closed: see recipientAccountExists). */
 const knownAccounts = new Set<string>();
 
-/** True when `owner`'s token account for `mint` exists (remembered once seen). */
+/** True when `owner`'s token account for `mint` exists (remembered once seen for our own wallets). */
 export async function recipientAccountExists(services: Services, owner: Address, mint: Address): Promise<boolean> {
   const key = `${mint}:${owner}`;
   if (knownAccounts.has(key)) return true;
   const exists = await services.chain.tokenAccountExists(owner, mint);
-  if (exists) {
+  // Only our own wallets' accounts are remembered: closing one needs the wallet's signature, and we
+  // never build that message. Anyone else may close theirs at any time (and be paid again later).
+  if (exists && operatorCreatesAccount(services, owner)) {
     if (knownAccounts.size > 100_000) knownAccounts.clear();
     knownAccounts.add(key);
   }

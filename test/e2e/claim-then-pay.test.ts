@@ -11,6 +11,8 @@ import { listMail } from '../../src/db/mail.ts';
 import { followLink } from '../helpers/links.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { drainFeePayer } from '../helpers/fee-payer.ts';
+import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
+import { findAssociatedTokenPda, getCloseAccountInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -62,5 +64,25 @@ test('a payee setup Solana refuses (the fee payer out of SOL) answers SERVICE_UN
     await world.simnet.airdrop(world.services.feePayer.address, 100_000_000_000n);
   }
   expect((await confirmSignSubmit(payer.api, payer.profile, intentId)).status).toBe('completed');
+  expect(await world.balance(payee.address)).toBe(1_000_000n);
+}, 60_000);
+
+test('a payee that closed its USDC token account is paid again: the next payment recreates it (with its setup fee) and completes', async () => {
+  const payee = await SolanaPayWallet.create(world.simnet.url);
+  await world.simnet.faucet(payee.address, 0n, 1_000_000_000n);
+  const pay = async () => {
+    const intent = await payer.api.call<{ transaction_id: string }>('bot', 'pay', { to: payee.address, amount: 1 });
+    return confirmSignSubmit(payer.api, payer.profile, intent.transaction_id, { expect: { amount: 1_000_000n, recipientAddress: payee.address } });
+  };
+  expect((await pay()).status).toBe('completed');
+  // The payee empties its account and closes it (its own keys, a plain Solana client).
+  const account = (await findAssociatedTokenPda({ owner: payee.address, mint: world.simnet.mint, tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0];
+  const cold = (await SolanaPayWallet.create(world.simnet.url)).address;
+  await world.simnet.faucet(cold, 0n);
+  await payee.pay({ recipient: cold, mint: world.simnet.mint, amount: 1_000_000n, references: [] });
+  await payee.send([getCloseAccountInstruction({ account, destination: payee.address, owner: payee.signer })]);
+  expect(await world.services.chain.tokenAccountExists(payee.address, world.simnet.mint)).toBe(false);
+  const again = await pay();
+  expect(again).toMatchObject({ status: 'completed', fee_breakdown: { account_setup_fee: 0.25 } });
   expect(await world.balance(payee.address)).toBe(1_000_000n);
 }, 60_000);
