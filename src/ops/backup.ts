@@ -5,7 +5,7 @@
  * Restore checks every sum before it writes anything, refuses a non-empty target, runs
  * integrity_check and marks the ledger restored for the daemon's first start (after-restore.ts).
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { checkAndMarkRestored, snapshotDatabase } from '../db/backup.ts';
@@ -29,6 +29,8 @@ export interface Manifest {
   created_at: string;
   encryption: null | { cipher: 'aes-256-gcm'; kdf: 'scrypt'; salt: string; n: number; r: number; p: number };
   files: ManifestFile[];
+  /** Encrypted backups: HMAC-SHA256 of the rest of the manifest under a key from the passphrase, so a manifest edited or swapped is refused. */
+  mac?: string;
 }
 
 /** A backup or restore that cannot go ahead; the message names the file or the fix. */
@@ -65,6 +67,12 @@ function open(key: Buffer, path: string, sealed: Buffer): Buffer {
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 /** Backup file names are flat: simnet/state.bin is stored as simnet__state.bin. */
+/** The manifest's MAC: HMAC-SHA256 of its JSON (without `mac`) under a key kept apart from the file key. */
+function manifestMac(key: Buffer, manifest: Omit<Manifest, 'mac'>): string {
+  const macKey = createHash('sha256').update('agent-wallet backup manifest mac v1').update(key).digest();
+  return createHmac('sha256', macKey).update(JSON.stringify(manifest)).digest('base64');
+}
+
 const storedName = (path: string, encrypted: boolean) => `${path.replaceAll('/', '__')}${encrypted ? '.enc' : ''}`;
 
 function isEmptyOrMissing(dir: string): boolean {
@@ -120,6 +128,7 @@ export function createBackup(config: Config, outDir: string, opts: { passphrase?
     encryption: key ? { cipher: 'aes-256-gcm', kdf: 'scrypt', salt: salt.toString('base64'), ...SCRYPT } : null,
     files,
   };
+  if (key) manifest.mac = manifestMac(key, manifest);
   writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
   chmodSync(join(dir, 'manifest.json'), 0o600);
   return manifest;
@@ -135,9 +144,22 @@ export function readBackup(backupDir: string, passphrase?: string): { manifest: 
   if (manifest.schema_version > SCHEMA_VERSION) {
     throw new BackupError(`the backup has schema version ${manifest.schema_version}, newer than this binary's ${SCHEMA_VERSION}; restore it with the release that wrote it`);
   }
+  const encrypted = manifest.encryption !== null;
+  // A passphrase means the operator encrypted this backup: a plain one in its place was put there by someone else.
+  if (passphrase && !encrypted) throw new BackupError(`${manifestPath} says the backup is not encrypted, but a passphrase was given: this is not the encrypted backup you made; nothing was restored`);
+  let key: Buffer | null = null;
+  if (encrypted) {
+    if (!passphrase) throw new BackupError('the backup is encrypted: set AGENT_WALLET_BACKUP_PASSPHRASE to its passphrase');
+    const enc = manifest.encryption!;
+    key = scryptSync(passphrase, Buffer.from(enc.salt, 'base64'), 32, { N: enc.n, r: enc.r, p: enc.p, maxmem: 64 * 1024 * 1024 });
+    const { mac, ...rest } = manifest;
+    const expected = manifestMac(key, rest);
+    if (typeof mac !== 'string' || mac.length !== expected.length || !timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) {
+      throw new BackupError(`${manifestPath} is not authenticated by this passphrase (changed, swapped, or the wrong passphrase); nothing was restored`);
+    }
+  }
   const unknown = manifest.files.map((f) => f.path).filter((path) => !KNOWN_FILES.has(path));
   if (unknown.length > 0) throw new BackupError(`${manifestPath} names files a backup never holds (${unknown.join(', ')}); nothing was restored`);
-  const encrypted = manifest.encryption !== null;
   const changed: string[] = [];
   const stored = new Map<string, Buffer>();
   for (const f of manifest.files) {
@@ -154,10 +176,7 @@ export function readBackup(backupDir: string, passphrase?: string): { manifest: 
   for (const required of ['wallet.db', 'master.key', 'fee-payer.json']) {
     if (!stored.has(required)) throw new BackupError(`the backup in ${dir} has no ${required}; nothing was restored`);
   }
-  if (!encrypted) return { manifest, contents: stored };
-  if (!passphrase) throw new BackupError('the backup is encrypted: set AGENT_WALLET_BACKUP_PASSPHRASE to its passphrase');
-  const enc = manifest.encryption!;
-  const key = scryptSync(passphrase, Buffer.from(enc.salt, 'base64'), 32, { N: enc.n, r: enc.r, p: enc.p, maxmem: 64 * 1024 * 1024 });
+  if (!key) return { manifest, contents: stored };
   return { manifest, contents: new Map([...stored].map(([path, bytes]) => [path, open(key, path, bytes)])) };
 }
 

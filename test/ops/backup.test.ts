@@ -118,10 +118,32 @@ describe('admin restore', () => {
     const secret = readFileSync(join(source, 'master.key'), 'utf8').trim();
     for (const name of readdirSync(out)) expect(readFileSync(join(out, name), 'latin1').includes(secret)).toBe(false);
     expect(() => restoreBackup(out, join(tempDir('aw-rs-'), 'data'))).toThrow(/AGENT_WALLET_BACKUP_PASSPHRASE/);
-    expect(() => restoreBackup(out, join(tempDir('aw-rs-'), 'data'), { passphrase: 'wrong passphrase here' })).toThrow(/does not open with this passphrase/);
+    expect(() => restoreBackup(out, join(tempDir('aw-rs-'), 'data'), { passphrase: 'wrong passphrase here' })).toThrow(/not authenticated by this passphrase/);
     const target = join(tempDir('aw-rs-'), 'data');
     restoreBackup(out, target, { passphrase });
     expect(readFileSync(join(target, 'master.key'), 'utf8').trim()).toBe(secret);
+  });
+
+  test("a plain backup put in an encrypted one's place, or an edited manifest, is refused when the passphrase is given; nothing is written", () => {
+    const passphrase = 'correct horse battery staple';
+    const { out: sealed } = backup(passphrase);
+    // Someone else's unencrypted backup (their master.key, their ledger) where the operator keeps the encrypted one.
+    const { out: plain } = backup();
+    const target = join(tempDir('aw-rs-'), 'data');
+    expect(() => restoreBackup(plain, target, { passphrase })).toThrow(/not encrypted, but a passphrase was given/);
+    expect(existsSync(target)).toBe(false);
+    // An encrypted backup whose manifest was edited (a file dropped from it, a sum rewritten) does not authenticate.
+    const manifestPath = join(sealed, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+    writeFileSync(manifestPath, JSON.stringify({ ...manifest, files: manifest.files.filter((f: { path: string }) => f.path !== 'config.toml') }));
+    expect(() => restoreBackup(sealed, target, { passphrase })).toThrow(/not authenticated/);
+    const { mac: _mac, ...unsigned } = manifest;
+    writeFileSync(manifestPath, JSON.stringify(unsigned));
+    expect(() => restoreBackup(sealed, target, { passphrase })).toThrow(/not authenticated/);
+    expect(existsSync(target)).toBe(false);
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    restoreBackup(sealed, target, { passphrase });
+    expect(existsSync(join(target, 'master.key'))).toBe(true);
   });
 
   test('the CLI: backup exits 0 with its manifest; a tampered restore exits 1 naming the file', async () => {
