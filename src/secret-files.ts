@@ -57,6 +57,11 @@ export function loadFeePayer(dataDir: string, file: string): FeePayerKey {
     const bytes = new Uint8Array([...seed, ...ed25519.getPublicKey(seed)]);
     writeNew(path, `${JSON.stringify(Array.from(bytes))}\n`);
   }
+  return readKeypairFile(path);
+}
+
+/** Reads an existing Solana CLI keypair file (JSON array of 64 numbers, not readable by others); never creates one. */
+export function readKeypairFile(path: string): FeePayerKey {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readPrivate(path));

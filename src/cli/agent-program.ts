@@ -223,6 +223,15 @@ export function addAgentCommands(program: Command, done: Done): void {
   const fees = cmd(program, 'fees', 'the pinned fee schedule beside the published one', custody, ['agent-wallet fees'])();
   cmd(fees as unknown as Command, 'accept', 'pin the fee schedule the server publishes now', custody, ['agent-wallet fees accept'], AGENT_EXITS, 'fees', ['accept'])();
 
+  const recover = agent(program, 'recover', "the owner and the agent sweep the whole USDC balance with no daemon (the operator is gone)")
+    .requiredOption('--kit <file>', "the owner's recovery kit")
+    .requiredOption('--to <address>', 'where the balance goes')
+    .requiredOption('--rpc <url>', 'a Solana RPC URL')
+    .requiredOption('--fee-payer <file>', 'a Solana keypair file with SOL for the fee (the wallet holds none)')
+    .option('--mint <address>', "the USDC mint (default: the profile's network's)")
+    .action(clientAction(done, async () => (await import('./recover-command.ts')).recoverCommand));
+  helpFooter(recover, ['agent-wallet recover --kit kit.json --to <your address> --rpc https://api.mainnet-beta.solana.com --fee-payer ~/.config/solana/id.json'], ['ok', 'error', 'usage']);
+
   const rec = withGlobals(program.command('recovery').description("the owner's recovery share: a third share of this wallet's key that the owner keeps")) as unknown as Command;
   helpFooter(rec, ['agent-wallet recovery enroll awr1-…'], AGENT_EXITS);
   cmd(rec, 'enroll', "run this agent's half of the owner's enrollment with the code the owner handed over (never through the daemon)", recovery, ['agent-wallet recovery enroll awr1-wal_…'], AGENT_EXITS, 'enroll', [])((c) =>

@@ -40,6 +40,8 @@ interface Objects {
   merchantRequestA: string;
   merchantEventA: string;
   fundRequestA: string;
+  /** An enrollment of owner A's recovery kit for wallet A. */
+  enrollmentA: string;
   tokenA: string;
   usernameB: string;
   external: string;
@@ -137,6 +139,12 @@ const ROWS: Record<string, Row> = {
   'owner/exports': { params: (o) => ({ wallet_id: o.walletA }), ofA: true },
   'owner/revoke_export': { params: (o) => ({ export_id: o.exportA }), ofA: true },
   'owner/rotate_api_key': { params: (o) => ({ wallet_id: o.spareWalletA }), ofA: true },
+  'owner/recovery_status': { params: (o) => ({ wallet_id: o.walletA }), ofA: true },
+  'owner/recovery_enroll_collect': { params: (o) => ({ enrollment_id: o.enrollmentA }), ofA: true },
+  'owner/recovery_enroll_finish': { params: (o) => ({ enrollment_id: o.enrollmentA, fingerprint: 'AAAA-BBBB-CCCC-DDDD-EEEE' }), ofA: true },
+  'owner/recovery_enroll_start': { params: (o) => ({ wallet_id: o.walletA }), ofA: true },
+  'bot/recovery_enroll_split': { params: (o) => ({ enrollment_id: o.enrollmentA, piece: '05'.padEnd(64, '0') }), ofA: true },
+  'bot/recovery_enroll_deliver': { params: (o) => ({ enrollment_id: o.enrollmentA, box: Buffer.from('a sealed box').toString('base64') }), ofA: true },
 };
 
 let world: World;
@@ -168,6 +176,7 @@ beforeAll(async () => {
   await world.fund(b.address, 100_000_000n);
   const ownerA = world.ownerClient('a@example.com');
   await ownerA.call('owner', 'set_guard_rails', { wallet_id: a.walletId, rails: { approval_above: '1' } });
+  const enrollment = await ownerA.call<any>('owner', 'recovery_enroll_start', { wallet_id: a.walletId });
   const external = (await generateKeyPairSigner()).address;
   const tx = await a.api.call<any>('bot', 'pay', { to: b.username, amount: 2 });
   const small = await a.api.call<any>('bot', 'pay', { to: b.username, amount: 0.5 });
@@ -211,6 +220,7 @@ beforeAll(async () => {
     merchantRequestA: merchantReq.request_id,
     merchantEventA: merchantEvents.items[0].event_id,
     fundRequestA: fr.fund_request_id,
+    enrollmentA: enrollment.enrollment_id,
     // Another token of owner A: revoking the one the matrix calls with would 401 every later owner row.
     tokenA: ownerToken('a@example.com').tokenId,
     usernameB: b.username,
