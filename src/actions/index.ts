@@ -13,7 +13,8 @@ import { x402Actions } from './x402.ts';
 import { earningActions } from './earning.ts';
 import { agentExportActions, ownerWalletKeyActions } from './wallet-keys.ts';
 import { agentRecoveryActions, ownerRecoveryActions } from './recovery-enroll.ts';
+import { agentKeyRefreshActions } from './recovery-refresh.ts';
 
 export function actionTable(): ActionTable {
-  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions, earningActions, agentExportActions, ownerWalletKeyActions, ownerRecoveryActions, agentRecoveryActions]);
+  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions, earningActions, agentExportActions, ownerWalletKeyActions, ownerRecoveryActions, agentRecoveryActions, agentKeyRefreshActions]);
 }

@@ -237,6 +237,7 @@ export function addAgentCommands(program: Command, done: Done): void {
   cmd(rec, 'enroll', "run this agent's half of the owner's enrollment with the code the owner handed over (never through the daemon)", recovery, ['agent-wallet recovery enroll awr1-wal_…'], AGENT_EXITS, 'enroll', [])((c) =>
     c.argument('<code>', 'the enrollment code the owner printed'),
   );
+  cmd(rec, 'refresh', 'refresh both key shares with the daemon (same address); a recovery kit made before stops working', recovery, ['agent-wallet recovery refresh'], AGENT_EXITS, 'refresh', [])();
 
   const mcp = agent(program, 'mcp', 'stdio MCP server for agent runtimes (Claude Desktop, Cursor, …)')
     .option('--print-config', "print the host's config snippet")

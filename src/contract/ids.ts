@@ -22,6 +22,7 @@ export const ID_PREFIXES = {
   mail: 'mail',
   catalogEntry: 'cat',
   recoveryEnrollment: 'rce',
+  keyRefresh: 'kr',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -65,3 +65,23 @@ export const AGENT_RECOVERY = {
     summary: "Step 2: the agent's report for the owner, sealed to the key in the enrollment code; the daemon cannot open it.",
   }),
 };
+
+/** Refreshing the wallet's key shares (the agent's side; the address does not change). */
+export const AGENT_KEY_REFRESH = {
+  recovery_refresh_init: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    params: Params({ contribution: Hex32("the agent's random refresh contribution (a non-zero scalar)") }),
+    summary:
+      "Refreshes both key shares with a zero-constant polynomial from both sides' contributions: same address, new shares, and every recovery kit made before stops working. Answers the daemon's contribution and the refreshed public package; nothing changes until recovery_refresh_commit. The agent-wallet client does this (recovery refresh).",
+  }),
+  recovery_refresh_commit: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    params: Params({
+      refresh_id: Id('keyRefresh', 'from recovery_refresh_init'),
+      public_package: T.Object({}, { additionalProperties: true, description: "the refreshed public package as the agent computed it (it must be the daemon's)" }),
+    }),
+    summary: 'Makes the refresh the wallet key on the daemon once the agent has stored its refreshed share: open signing rounds close, the owner is told the kit must be enrolled again. A repeated commit answers the same.',
+  }),
+};

@@ -70,3 +70,47 @@ export function enrollmentInProgress(db: Database, walletId: string): Enrollment
 export function supersedeEnrollments(db: Database, walletId: string, now: number): number {
   return db.query("UPDATE recovery_enrollments SET status = 'superseded', updated_at = ? WHERE wallet_id = ? AND status IN ('enrolled', 'open', 'split', 'delivered')").run(now, walletId).changes;
 }
+
+export interface KeyRefreshRow {
+  refresh_id: string;
+  wallet_id: string;
+  status: 'pending' | 'committed' | 'abandoned';
+  server_key: Uint8Array | null;
+  public_package: string;
+  created_at: bigint;
+  expires_at: bigint;
+  committed_at: bigint | null;
+}
+
+/** A refresh the daemon has computed its side of; any earlier pending one of the wallet is abandoned. */
+export function insertKeyRefresh(db: Database, r: { refresh_id: string; wallet_id: string; server_key: Uint8Array; public_package: string; now: number; expires_at: number }): void {
+  db.query("UPDATE key_refreshes SET status = 'abandoned', server_key = NULL WHERE wallet_id = ? AND status = 'pending'").run(r.wallet_id);
+  db.query("INSERT INTO key_refreshes (refresh_id, wallet_id, status, server_key, public_package, created_at, expires_at) VALUES (?, ?, 'pending', ?, ?, ?, ?)").run(
+    r.refresh_id,
+    r.wallet_id,
+    r.server_key,
+    r.public_package,
+    r.now,
+    r.expires_at,
+  );
+}
+
+export function getKeyRefresh(db: Database, refreshId: string): KeyRefreshRow | null {
+  return db.query<KeyRefreshRow, [string]>('SELECT * FROM key_refreshes WHERE refresh_id = ?').get(refreshId);
+}
+
+/** Makes a pending refresh the wallet's key: its sealed server key and public package replace the wallet's. */
+export function commitKeyRefresh(db: Database, refreshId: string, now: number): boolean {
+  const row = db.query<KeyRefreshRow, [string]>("SELECT * FROM key_refreshes WHERE refresh_id = ? AND status = 'pending'").get(refreshId);
+  if (!row || !row.server_key) return false;
+  db.query('UPDATE wallets SET server_key = ?, public_package = ? WHERE wallet_id = ?').run(row.server_key, row.public_package, row.wallet_id);
+  db.query("UPDATE key_refreshes SET status = 'committed', server_key = NULL, committed_at = ? WHERE refresh_id = ?").run(now, refreshId);
+  return true;
+}
+
+/** Every open signing session of the wallet's transactions: their nonces were committed under the old shares. */
+export function closeWalletSigningSessions(db: Database, walletId: string): number {
+  return db
+    .query("UPDATE sign_sessions SET nonces = NULL, status = 'failed' WHERE status = 'open' AND transaction_id IN (SELECT transaction_id FROM transactions WHERE wallet_id = ?)")
+    .run(walletId).changes;
+}

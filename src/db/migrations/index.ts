@@ -11,5 +11,6 @@ import tokenWatch from './0004_token_watch.sql' with { type: 'text' };
 import holderIndexes from './0005_holder_indexes.sql' with { type: 'text' };
 import recoveryEnrollments from './0006_recovery_enrollments.sql' with { type: 'text' };
 import watchMoved from './0007_watch_moved.sql' with { type: 'text' };
+import keyRefreshes from './0008_key_refreshes.sql' with { type: 'text' };
 
-export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved];
+export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved, keyRefreshes];

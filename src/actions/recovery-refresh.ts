@@ -1,0 +1,94 @@
+/**
+ * Refreshing a wallet's key shares, the daemon's side (DESIGN §4.1). The agent sends its random
+ * contribution; the daemon adds its own, computes its refreshed key and keeps it pending (sealed)
+ * until the agent commits the same public package — so a crash on either side between the two
+ * steps leaves both on the old key. The commit replaces the daemon's key, closes every open signing
+ * round of the wallet (their nonces were committed under the old shares), supersedes the enrolled
+ * recovery kits (they no longer lie on the key) and records it in the audit log the owner reads, in
+ * one transaction.
+ */
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { AppError } from '../errors.ts';
+import { AGENT_KEY_REFRESH } from '../contract/recovery-enroll.ts';
+import { newId } from '../contract/ids.ts';
+import { appendAudit, appendEvent } from '../db/events.ts';
+import { closeWalletSigningSessions, commitKeyRefresh, getKeyRefresh, insertKeyRefresh, supersedeEnrollments } from '../db/recovery.ts';
+import type { WalletRow } from '../db/wallets.ts';
+import { walletKeyPackage } from '../frost/coordinator-dkg.ts';
+import { encodeSecretState } from '../frost/codec.ts';
+import { AAD } from '../frost/aad.ts';
+import { samePublicPackage } from '../frost/party.ts';
+import { RepairError, refreshContribution, refreshKeyPackage } from '../frost/recovery-share.ts';
+import { seal } from '../frost/seal.ts';
+import { decodePublicPackage, encodePublicPackage } from '../frost/wire.ts';
+import { FrostWireError } from '../frost/errors.ts';
+import type { Services } from '../services.ts';
+import { implement } from './registry.ts';
+import { callerWallet } from './wallet.ts';
+
+/** How long a refresh waits for the agent's commit. */
+export const REFRESH_TTL_MS = 10 * 60 * 1000;
+
+export function initRefresh(services: Services, wallet: WalletRow, agentContribution: string) {
+  const mine = refreshContribution();
+  let refreshed;
+  try {
+    refreshed = refreshKeyPackage(walletKeyPackage(services.masterKey, wallet.wallet_id, wallet.server_key), { agent: hexToBytes(agentContribution), daemon: mine });
+  } catch (err) {
+    if (err instanceof RepairError) throw new AppError('VALIDATION_ERROR', `contribution: ${err.message}`, { howToFix: 'Send a fresh random non-zero scalar below the group order; the agent-wallet client does this.' });
+    throw err;
+  }
+  const pub = encodePublicPackage(refreshed.reveal().public);
+  const refreshId = newId('keyRefresh');
+  const now = services.now().getTime();
+  services.db
+    .transaction(() =>
+      insertKeyRefresh(services.db, {
+        refresh_id: refreshId,
+        wallet_id: wallet.wallet_id,
+        server_key: seal(services.masterKey, encodeSecretState(refreshed.reveal()), AAD.walletKey(wallet.wallet_id)),
+        public_package: JSON.stringify(pub),
+        now,
+        expires_at: now + REFRESH_TTL_MS,
+      }),
+    )
+    .immediate();
+  return { refresh_id: refreshId, contribution: bytesToHex(mine), public_package: pub, next_step: 'store your refreshed share, then recovery_refresh_commit with the same public package' };
+}
+
+export function commitRefresh(services: Services, wallet: WalletRow, refreshId: string, agentPublic: unknown) {
+  const row = getKeyRefresh(services.db, refreshId);
+  if (!row || row.wallet_id !== wallet.wallet_id) throw new AppError('NOT_FOUND', 'Refresh not found for this wallet.', { howToFix: 'Start one with recovery_refresh_init (agent-wallet recovery refresh).' });
+  let theirs;
+  try {
+    theirs = decodePublicPackage(agentPublic);
+  } catch (err) {
+    if (err instanceof FrostWireError) throw new AppError('VALIDATION_ERROR', `public_package: ${err.message}`, { howToFix: 'Send the public package your refreshed key has.' });
+    throw err;
+  }
+  if (!samePublicPackage(theirs, decodePublicPackage(JSON.parse(row.public_package)))) {
+    throw new AppError('VALIDATION_ERROR', "public_package: not the refreshed key the daemon computed; nothing changed", { howToFix: 'Keep your current share and start a new refresh.' });
+  }
+  if (row.status === 'committed') return { refresh_id: refreshId, status: 'committed', address: wallet.address };
+  const now = services.now().getTime();
+  if (row.status !== 'pending' || Number(row.expires_at) < now) {
+    throw new AppError('INVALID_STATUS', `This refresh is ${row.status === 'pending' ? 'expired' : row.status}; the wallet key did not change.`, { howToFix: 'Keep your current share and start a new refresh.' });
+  }
+  const outcome = services.db
+    .transaction(() => {
+      if (!commitKeyRefresh(services.db, refreshId, now)) return null;
+      const sessions = closeWalletSigningSessions(services.db, wallet.wallet_id);
+      const kits = supersedeEnrollments(services.db, wallet.wallet_id, now);
+      appendAudit(services.db, { walletId: wallet.wallet_id, actor: 'agent', kind: 'key.refreshed', data: { refresh_id: refreshId, signing_sessions_closed: sessions, recovery_kits_superseded: kits }, now });
+      appendEvent(services.db, { walletId: wallet.wallet_id, type: 'key.refreshed', data: { refresh_id: refreshId, recovery_kit_superseded: kits > 0 }, now });
+      return { sessions, kits };
+    })
+    .immediate();
+  if (!outcome) return commitRefresh(services, wallet, refreshId, agentPublic);
+  return { refresh_id: refreshId, status: 'committed', address: wallet.address, recovery_kit_superseded: outcome.kits > 0, signing_sessions_closed: outcome.sessions };
+}
+
+export const agentKeyRefreshActions = implement(AGENT_KEY_REFRESH, {
+  recovery_refresh_init: (ctx, p) => initRefresh(ctx.services, callerWallet(ctx), p.contribution),
+  recovery_refresh_commit: (ctx, p) => commitRefresh(ctx.services, callerWallet(ctx), p.refresh_id, p.public_package),
+});

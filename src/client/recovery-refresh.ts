@@ -1,0 +1,92 @@
+/**
+ * Refreshing the wallet's key shares, the agent's side (DESIGN §4.1): same address, new shares, and
+ * every recovery kit made before stops working. The daemon may lie, so the agent computes its
+ * refreshed key itself and refuses unless the daemon's refreshed public package is the same key
+ * (same address). Crash-safe in two phases: the refreshed share is stored beside the active one
+ * before the commit, and made active only once the daemon answers the commit; a refresh left
+ * pending is finished (or dropped, if the daemon never committed it) by the next run.
+ */
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { ApiError, type ApiClient } from './api.ts';
+import { CustodyCheckError } from './errors.ts';
+import type { SaveProfile } from './pins.ts';
+import type { ProfileData } from './profile.ts';
+import { decodeSecretState, encodeSecretState } from '../frost/codec.ts';
+import { samePublicPackage } from '../frost/party.ts';
+import { RepairError, refreshContribution, refreshKeyPackage } from '../frost/recovery-share.ts';
+import { Secret } from '../frost/secret.ts';
+import type { KeyPackage } from '../frost/types.ts';
+import { decodePublicPackage, encodePublicPackage } from '../frost/wire.ts';
+
+export interface RefreshResult {
+  refresh_id: string;
+  address: string;
+  status: 'committed';
+  /** A pending refresh from an earlier run was finished (or found never committed and dropped) first. */
+  finished_pending: 'committed' | 'dropped' | null;
+}
+
+const keyOf = (encoded: string) => new Secret(decodeSecretState(Buffer.from(encoded, 'base64')) as KeyPackage);
+
+/** Commits the profile's pending refresh and makes it active; drops it when the daemon never committed it. */
+async function finishPending(api: ApiClient, profile: ProfileData, save: SaveProfile): Promise<'committed' | 'dropped' | null> {
+  const pending = profile.pending_refresh;
+  if (!pending) return null;
+  try {
+    await api.call('bot', 'recovery_refresh_commit', { refresh_id: pending.refresh_id, public_package: pending.public_package });
+  } catch (err) {
+    // Never committed and no longer committable: the daemon kept the old key, so does the agent.
+    if (err instanceof ApiError && (err.errorCode === 'INVALID_STATUS' || err.errorCode === 'NOT_FOUND')) {
+      Object.assign(profile, save((p) => delete p.pending_refresh));
+      return 'dropped';
+    }
+    throw err;
+  }
+  Object.assign(
+    profile,
+    save((p) => {
+      if (p.pending_refresh?.refresh_id !== pending.refresh_id) return;
+      p.key_package = pending.key_package;
+      p.public_package = pending.public_package;
+      delete p.pending_refresh;
+    }),
+  );
+  return 'committed';
+}
+
+/** Runs a refresh (after finishing a pending one). */
+export async function refreshKey(api: ApiClient, profile: ProfileData, save: SaveProfile): Promise<RefreshResult> {
+  const finished = await finishPending(api, profile, save);
+  const key = keyOf(profile.key_package);
+  const mine = refreshContribution();
+  const answer = await api.call<{ refresh_id: string; contribution: unknown; public_package: unknown }>('bot', 'recovery_refresh_init', { contribution: bytesToHex(mine) });
+  if (typeof answer.contribution !== 'string' || !/^[0-9a-f]{64}$/.test(answer.contribution)) throw new CustodyCheckError("refusing the refresh: the daemon's contribution is not a scalar; nothing was stored");
+  let refreshed: Secret<KeyPackage>;
+  try {
+    refreshed = refreshKeyPackage(key, { agent: mine, daemon: hexToBytes(answer.contribution) });
+  } catch (err) {
+    if (err instanceof RepairError) throw new CustodyCheckError(`refusing the refresh: ${err.message}; nothing was stored`);
+    throw err;
+  }
+  const pub = refreshed.reveal().public;
+  let theirs;
+  try {
+    theirs = decodePublicPackage(answer.public_package);
+  } catch {
+    throw new CustodyCheckError("refusing the refresh: the daemon's refreshed public package is malformed; nothing was stored");
+  }
+  if (!samePublicPackage(pub, theirs) || bytesToHex(pub.commitments[0]!) !== bytesToHex(key.reveal().public.commitments[0]!)) {
+    throw new CustodyCheckError("refusing the refresh: the daemon's refreshed key is not the one its contribution gives (or not this address); nothing was stored", {
+      howToFix: 'Do not retry: a daemon that answers another key may be compromised. Report it to the operator; the wallet key is unchanged.',
+    });
+  }
+  const pending = { refresh_id: answer.refresh_id, key_package: Buffer.from(encodeSecretState(refreshed.reveal())).toString('base64'), public_package: encodePublicPackage(pub) };
+  Object.assign(
+    profile,
+    save((p) => {
+      p.pending_refresh = pending;
+    }),
+  );
+  if ((await finishPending(api, profile, save)) !== 'committed') throw new CustodyCheckError('the daemon did not take the refresh; the wallet key is unchanged', { howToFix: 'Run agent-wallet recovery refresh again.' });
+  return { refresh_id: answer.refresh_id, address: profile.address, status: 'committed', finished_pending: finished };
+}

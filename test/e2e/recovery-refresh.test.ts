@@ -1,0 +1,153 @@
+/**
+ * Refreshing the wallet key (issue 25) through the real daemon and the real client: the address
+ * stays and payments go on as before; a kit enrolled before no longer signs (refused before
+ * anything is sent) and a new enrollment works; a lying daemon is refused with nothing stored; a
+ * crash between the two phases leaves both sides on one key; another wallet cannot commit it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import { ApiClient } from '../../src/client/api.ts';
+import { ProfileStore } from '../../src/client/profile.ts';
+import { OwnerEnrollmentStore, agentEnroll, ownerFinishEnrollment, ownerStartEnrollment } from '../../src/client/recovery-enroll.ts';
+import { openKit, readKit } from '../../src/client/recovery-kit.ts';
+import { refreshKey } from '../../src/client/recovery-refresh.ts';
+import { recoveryPair } from '../../src/client/recovery-sweep.ts';
+import { confirmSignSubmit } from '../../src/client/sign.ts';
+import { saver } from '../../src/cli/custody-commands.ts';
+import { getWallet } from '../../src/db/wallets.ts';
+import { ownerKeyPackage } from '../../src/frost/recovery-share.ts';
+import { Secret } from '../../src/frost/secret.ts';
+import { decodePublicPackage } from '../../src/frost/wire.ts';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { errorOf } from '../helpers/errors.ts';
+import { runCli } from '../helpers/daemon.ts';
+import { startLyingProxy, type LyingProxy } from '../helpers/lying-proxy.ts';
+import { tempDir } from '../helpers/services.ts';
+import { startWorld, type Agent, type World } from '../helpers/world.ts';
+
+const PASSPHRASE = 'a long enough kit passphrase';
+let world: World;
+let alice: Agent;
+let bob: Agent;
+let proxy: LyingProxy;
+let owner: ApiClient;
+const ownerStore = new OwnerEnrollmentStore(tempDir('aw-refresh-owner-'));
+
+beforeAll(async () => {
+  world = await startWorld();
+  ({ alice, bob } = await world.payerAndPayee(50_000_000n));
+  owner = world.ownerClient('owner@example.com');
+  proxy = startLyingProxy(world.url);
+});
+afterAll(async () => {
+  await proxy?.stop();
+  await world?.stop();
+});
+
+const save = (a: Agent) => saver({ store: new ProfileStore(a.home), profileName: 'default' });
+const fromDisk = (a: Agent) => new ProfileStore(a.home).load('default');
+
+async function pay(a: Agent, amount: number): Promise<string> {
+  const intent = await a.api.call<{ transaction_id: string }>('bot', 'pay', { to: bob.username, amount });
+  return String((await confirmSignSubmit(a.api, a.profile, intent.transaction_id)).status);
+}
+
+async function enroll(a: Agent, name: string): Promise<string> {
+  const started = await ownerStartEnrollment(owner, ownerStore, a.walletId);
+  await agentEnroll(a.api, a.profile, started.code);
+  const out = join(tempDir('aw-refresh-kit-'), name);
+  await ownerFinishEnrollment(owner, ownerStore, started.enrollment_id, { passphrase: PASSPHRASE, out });
+  return out;
+}
+
+describe('a refresh', () => {
+  test('keeps the address and payments (client and CLI); the old kit no longer signs and a new enrollment works', async () => {
+    const kit = await enroll(alice, 'old.json');
+    expect(await pay(alice, 1)).toBe('completed');
+    const before = getWallet(world.services.db, alice.walletId)!;
+    const oldShare = openKit(readKit(kit), PASSPHRASE);
+
+    const done = await refreshKey(alice.api, alice.profile, save(alice));
+    expect(done).toMatchObject({ status: 'committed', address: alice.address, finished_pending: null });
+    const after = getWallet(world.services.db, alice.walletId)!;
+    expect(after.address).toBe(before.address);
+    expect(after.public_package).not.toBe(before.public_package);
+    expect(fromDisk(alice).key_package).toBe(alice.profile.key_package);
+    expect(fromDisk(alice).pending_refresh).toBeUndefined();
+
+    expect(await pay(alice, 1)).toBe('completed');
+    const cli = await runCli(['pay', bob.username, '1', '--server', world.url, '--home', alice.home, '--json']);
+    expect(cli.json.status).toBe('completed');
+
+    // The old kit: off the key (no share for the new verifying share 3), refused before any sweep is built.
+    const pub = decodePublicPackage(JSON.parse(after.public_package));
+    expect(() => ownerKeyPackage(pub, new Secret(ed25519.Point.Fn.fromBytes(oldShare.reveal().secret.signingShare)))).toThrow(/refreshed since/);
+    expect(() => recoveryPair(fromDisk(alice), readKit(kit), PASSPHRASE)).toThrow(/refreshed/);
+    expect(await owner.call<any>('owner', 'recovery_status', { wallet_id: alice.walletId })).toMatchObject({ enrolled: false });
+    const statuses = world.services.db.query('SELECT status FROM recovery_enrollments WHERE wallet_id = ?').all(alice.walletId) as { status: string }[];
+    expect(statuses.map((s) => s.status)).toContain('superseded');
+
+    const fresh = await enroll(alice, 'new.json');
+    expect(readKit(fresh).fingerprint).not.toBe(readKit(kit).fingerprint);
+    expect(() => recoveryPair(fromDisk(alice), readKit(fresh), PASSPHRASE)).not.toThrow();
+  }, 60_000);
+
+  test('a daemon that answers another key is refused: nothing is stored, the key is unchanged, payments go on', async () => {
+    const profileBefore = fromDisk(alice);
+    const walletBefore = getWallet(world.services.db, alice.walletId)!;
+    const lying = { ...alice, api: new ApiClient(proxy.url, alice.profile.api_key) };
+    proxy.lie = (action, _p, data) => (action === 'recovery_refresh_init' ? { ...data, contribution: '07'.padEnd(64, '0') } : data);
+    try {
+      const err = await refreshKey(lying.api, alice.profile, save(alice)).catch((e: unknown) => e);
+      expect((err as Error).name).toBe('CustodyCheckError');
+    } finally {
+      proxy.lie = null;
+    }
+    expect(fromDisk(alice)).toEqual(profileBefore);
+    expect(getWallet(world.services.db, alice.walletId)!.public_package).toBe(walletBefore.public_package);
+    expect(await pay(alice, 1)).toBe('completed');
+  }, 60_000);
+
+  test('a crash between the phases: before the commit both keep the old key; the next refresh finishes or drops it', async () => {
+    // The agent stored its refreshed share and died before committing.
+    const init = await alice.api.call<any>('bot', 'recovery_refresh_init', { contribution: '09'.padEnd(64, '0') });
+    expect(init.refresh_id).toMatch(/^kr_/);
+    expect(await pay(alice, 1)).toBe('completed');
+    // Another wallet cannot commit it; a wrong public package changes nothing.
+    expect((await errorOf(bob.api.call('bot', 'recovery_refresh_commit', { refresh_id: init.refresh_id, public_package: init.public_package }))).errorCode).toBe('NOT_FOUND');
+    const wrong = { ...init.public_package, commitments: [...init.public_package.commitments].reverse() };
+    expect((await errorOf(alice.api.call('bot', 'recovery_refresh_commit', { refresh_id: init.refresh_id, public_package: wrong }))).errorCode).toBe('VALIDATION_ERROR');
+    // The next refresh abandons it (the daemon keeps one pending refresh) and completes its own.
+    const done = await refreshKey(alice.api, alice.profile, save(alice));
+    expect(done.status).toBe('committed');
+    expect((await errorOf(alice.api.call('bot', 'recovery_refresh_commit', { refresh_id: init.refresh_id, public_package: init.public_package }))).errorCode).toBe('INVALID_STATUS');
+    expect(await pay(alice, 1)).toBe('completed');
+    // A replayed commit of the committed refresh answers the same and changes nothing.
+    const pub = getWallet(world.services.db, alice.walletId)!.public_package;
+    expect(await alice.api.call<any>('bot', 'recovery_refresh_commit', { refresh_id: done.refresh_id, public_package: JSON.parse(pub) })).toMatchObject({ status: 'committed' });
+    expect(getWallet(world.services.db, alice.walletId)!.public_package).toBe(pub);
+  }, 60_000);
+
+  test('a crash after the daemon committed: the pending share beside the old one is made active by the next run', async () => {
+    const store = new ProfileStore(alice.home);
+    // Phase one by hand, and a commit whose answer never reached the agent.
+    const before = fromDisk(alice);
+    const done = await refreshKey(alice.api, { ...before }, (change) => {
+      const written = store.update('default', change);
+      // Crash right after the pending share is stored: the profile keeps the old key active.
+      if (written.pending_refresh) throw new Error('crash');
+      return written;
+    }).catch((e: Error) => e.message);
+    expect(done).toBe('crash');
+    const crashed = fromDisk(alice);
+    expect(crashed.pending_refresh).toBeDefined();
+    expect(crashed.key_package).toBe(before.key_package);
+    await alice.api.call('bot', 'recovery_refresh_commit', { refresh_id: crashed.pending_refresh!.refresh_id, public_package: crashed.pending_refresh!.public_package });
+    // The next run finishes it first, then refreshes again.
+    const profile = fromDisk(alice);
+    const next = await refreshKey(alice.api, profile, save(alice));
+    expect(next.finished_pending).toBe('committed');
+    Object.assign(alice.profile, profile);
+    expect(await pay(alice, 1)).toBe('completed');
+  }, 60_000);
+});
