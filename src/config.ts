@@ -84,6 +84,11 @@ export const ConfigSchema = T.Object(
       { level: T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error')], { default: 'info' }) },
       { additionalProperties: false, default: {} },
     ),
+    recovery: T.Object(
+      // The owner + daemon sweep waits this long after it is announced, so the owner can see and cancel one started with a stolen mailbox and kit.
+      { sweep_delay_seconds: T.Integer({ default: 86_400, minimum: 0, maximum: 30 * 86_400 }) },
+      { additionalProperties: false, default: {} },
+    ),
   },
   { additionalProperties: false },
 );
@@ -320,4 +325,7 @@ per_ip_per_minute = 120
 
 [log]
 level = "info"            # debug | info | warn | error
+
+[recovery]
+sweep_delay_seconds = 86400   # an owner + daemon sweep may be signed this long after it is announced
 `;

@@ -14,7 +14,8 @@ import { earningActions } from './earning.ts';
 import { agentExportActions, ownerWalletKeyActions } from './wallet-keys.ts';
 import { agentRecoveryActions, ownerRecoveryActions } from './recovery-enroll.ts';
 import { agentKeyRefreshActions } from './recovery-refresh.ts';
+import { ownerSweepActions } from './recovery-sweep.ts';
 
 export function actionTable(): ActionTable {
-  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions, earningActions, agentExportActions, ownerWalletKeyActions, ownerRecoveryActions, agentRecoveryActions, agentKeyRefreshActions]);
+  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions, earningActions, agentExportActions, ownerWalletKeyActions, ownerRecoveryActions, agentRecoveryActions, agentKeyRefreshActions, ownerSweepActions]);
 }

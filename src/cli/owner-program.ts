@@ -13,8 +13,8 @@ function ownerGlobals<C extends CommandUnknownOpts>(cmd: C) {
 
 export function addOwnerCommands(program: Command, done: Done): void {
   const recovery = async () => (await import('./owner-recovery-commands.ts')).OWNER_RECOVERY_COMMANDS;
-  const owner = ownerGlobals(program.command('owner').description("the owner's commands, on the owner's own machine: the recovery kit")) as unknown as Command;
-  helpFooter(owner, ['agent-wallet owner recovery start wal_…'], AGENT_EXITS);
+  const owner = ownerGlobals(program.command('owner').description("the owner's commands, on the owner's own machine: the recovery kit and the sweep")) as unknown as Command;
+  helpFooter(owner, ['agent-wallet owner recovery start wal_…', 'agent-wallet owner recover sweep --kit kit.json --to <your address>'], AGENT_EXITS);
   const rec = ownerGlobals(owner.command('recovery').description('your recovery kit: a third share of the wallet key, made on this machine')) as unknown as Command;
   helpFooter(rec, ['agent-wallet owner recovery start wal_…'], AGENT_EXITS);
   const sub = (name: string, summary: string, example: string, setup: (c: CommandUnknownOpts) => CommandUnknownOpts) =>
@@ -24,4 +24,15 @@ export function addOwnerCommands(program: Command, done: Done): void {
     c.argument('<enrollmentId>', 'from owner recovery start').option('--out <file>', 'where to write the kit (never over a file)').option('--wait <seconds>', "wait this long for the agent's half"),
   );
   sub('status', 'whether the wallet has an enrolled kit, its fingerprint and date', 'agent-wallet owner recovery status wal_…', (c) => c.argument('<walletId>', 'the wallet'));
+
+  const recoverBodies = async () => (await import('./owner-recovery-commands.ts')).OWNER_RECOVER_COMMANDS;
+  const recover = ownerGlobals(owner.command('recover').description("sweep a wallet with your kit and the daemon when the agent's key is lost")) as unknown as Command;
+  helpFooter(recover, ['agent-wallet owner recover sweep --kit kit.json --to <your address>'], AGENT_EXITS);
+  const sweepSub = (name: string, summary: string, example: string, exits: typeof AGENT_EXITS, setup: (c: CommandUnknownOpts) => CommandUnknownOpts) =>
+    helpFooter(setup(ownerGlobals(recover.command(name).description(summary)) as unknown as CommandUnknownOpts).action(clientAction(done, async () => (await recoverBodies())[name]!)), [example], exits);
+  sweepSub('sweep', "announce a sweep of the whole balance to your address (the agent's key is revoked; signable after the delay), or sign it once the delay passed", 'agent-wallet owner recover sweep --kit kit.json --to <your address>', ['ok', 'error', 'usage', 'auth', 'approval'], (c) =>
+    c.option('--kit <file>', 'your recovery kit').option('--to <address>', 'where the balance goes'),
+  );
+  sweepSub('cancel', 'cancel a sweep not signed yet', 'agent-wallet owner recover cancel rsw_…', AGENT_EXITS, (c) => c.argument('<sweepId>', 'the sweep'));
+  sweepSub('status', "the wallet's sweeps", 'agent-wallet owner recover status wal_…', AGENT_EXITS, (c) => c.argument('<walletId>', 'the wallet'));
 }

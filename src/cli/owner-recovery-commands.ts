@@ -3,10 +3,15 @@
  *   owner recovery start WALLET_ID                       an enrollment code to hand to the agent's machine
  *   owner recovery finish ENROLLMENT_ID --out FILE       collect, check and combine both reports; write the kit
  *   owner recovery status WALLET_ID                      enrolled or not, fingerprint and date
+ *   owner recover sweep --kit FILE --to ADDRESS          announce a sweep (the agent's key is revoked), or sign it after the delay
+ *   owner recover cancel SWEEP_ID                        cancel a sweep not signed yet
+ *   owner recover status WALLET_ID                       the wallet's sweeps
  * The kit passphrase comes from AGENT_WALLET_KIT_PASSPHRASE or is typed (never a flag).
  */
 import { ApiClient, ApiError } from '../client/api.ts';
 import { OwnerEnrollmentStore, ownerFinishEnrollment, ownerStartEnrollment } from '../client/recovery-enroll.ts';
+import { readKit } from '../client/recovery-kit.ts';
+import { announceSweep, liveSweepOf, signSweep } from '../client/recovery-owner-sweep.ts';
 import { commandFlags, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
 import { readSecret } from './secret-input.ts';
@@ -67,6 +72,42 @@ export const OWNER_RECOVERY_COMMANDS: Record<string, Command> = {
     const { positional } = commandFlags(ctx, {});
     const s = await ownerApi(ctx).call<{ enrolled: boolean; fingerprint: string | null; enrolled_at: string | null }>('owner', 'recovery_status', { wallet_id: positional[0]! });
     printData(ctx, s, s.enrolled ? `Kit enrolled ${s.enrolled_at}, fingerprint ${s.fingerprint}.` : 'No kit enrolled.');
+    return EXIT.ok;
+  },
+};
+
+export const OWNER_RECOVER_COMMANDS: Record<string, Command> = {
+  sweep: async (ctx) => {
+    const { flags } = commandFlags(ctx, { kit: 'string', to: 'string' });
+    if (!flags.kit || !flags.to) throw new UsageError('--kit FILE and --to ADDRESS are required');
+    const api = ownerApi(ctx);
+    const kit = readKit(flags.kit);
+    const live = await liveSweepOf(api, kit.wallet_id);
+    if (!live) {
+      const announced = await announceSweep(api, kit.wallet_id, flags.to);
+      printData(ctx, announced, `Sweep ${announced.sweep_id} announced: the agent's API key is revoked. Run this command again after ${announced.executes_at} to sign it; cancel it before then with agent-wallet owner recover cancel ${announced.sweep_id}.`);
+      return EXIT.awaitingApproval;
+    }
+    if (live.to_address !== flags.to) throw new UsageError(`sweep ${live.sweep_id} of this wallet goes to ${live.to_address}; cancel it first to sweep to ${flags.to}`);
+    if (Date.parse(live.executes_at) > Date.now()) {
+      printData(ctx, live, `Sweep ${live.sweep_id} may be signed from ${live.executes_at} on.`);
+      return EXIT.awaitingApproval;
+    }
+    const passphrase = await readSecret('AGENT_WALLET_KIT_PASSPHRASE', 'Kit passphrase: ');
+    const done = await signSweep(api, kit, passphrase, live, (s) => progress(ctx, s));
+    printData(ctx, done, `Sweep ${String(done.status)}.`);
+    return done.status === 'completed' || done.status === 'pending' ? EXIT.ok : EXIT.error;
+  },
+
+  cancel: async (ctx) => {
+    const { positional } = commandFlags(ctx, {});
+    printData(ctx, await ownerApi(ctx).call('owner', 'recovery_sweep_cancel', { sweep_id: positional[0]! }), 'Sweep cancelled: nothing moves. Rotate the agent\'s API key (rotate_api_key) to let it work again.');
+    return EXIT.ok;
+  },
+
+  status: async (ctx) => {
+    const { positional } = commandFlags(ctx, {});
+    printData(ctx, await ownerApi(ctx).call('owner', 'recovery_sweeps', { wallet_id: positional[0]! }));
     return EXIT.ok;
   },
 };

@@ -23,6 +23,7 @@ export const ID_PREFIXES = {
   catalogEntry: 'cat',
   recoveryEnrollment: 'rce',
   keyRefresh: 'kr',
+  recoverySweep: 'rsw',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -5,7 +5,7 @@
  * FROST value does (src/frost/wire.ts); the agent's report only ever as a box sealed to the owner.
  */
 import { Type as T } from '@sinclair/typebox';
-import { Id, Params } from './common.ts';
+import { Id, Params, SolanaAddress } from './common.ts';
 import { action } from './action.ts';
 
 const WalletId = Id('wallet', 'one of your wallets (see wallets)');
@@ -83,5 +83,50 @@ export const AGENT_KEY_REFRESH = {
       public_package: T.Object({}, { additionalProperties: true, description: "the refreshed public package as the agent computed it (it must be the daemon's)" }),
     }),
     summary: 'Makes the refresh the wallet key on the daemon once the agent has stored its refreshed share: open signing rounds close, the owner is told the kit must be enrolled again. A repeated commit answers the same.',
+  }),
+};
+
+const SweepId = Id('recoverySweep', 'from recovery_sweep_start');
+
+/** The owner + daemon sweep (the agent's share is lost or the agent is compromised). */
+export const OWNER_SWEEP = {
+  recovery_sweep_start: action({
+    endpoint: 'owner',
+    auth: 'owner',
+    destructive: true,
+    params: Params({ wallet_id: WalletId, to_address: SolanaAddress }),
+    summary:
+      "Announces a sweep of the wallet's whole USDC balance to to_address, signed later by your recovery kit and the daemon. The agent's API key is revoked at once; the sweep can be signed only after recovery.sweep_delay_seconds (default 24 h), and cancelled until then. Needs an enrolled kit.",
+  }),
+  recovery_sweep_cancel: action({
+    endpoint: 'owner',
+    auth: 'owner',
+    params: Params({ sweep_id: SweepId }),
+    summary: 'Cancels a sweep that was not signed yet: nothing moves. (The agent gets a new key only by rotate_api_key.)',
+  }),
+  recovery_sweeps: action({
+    endpoint: 'owner',
+    auth: 'owner',
+    readOnly: true,
+    params: Params({ wallet_id: WalletId }),
+    summary: "The wallet's sweeps, newest first, with when each may be signed and its transaction's status.",
+  }),
+  recovery_sweep_sign: action({
+    endpoint: 'owner',
+    auth: 'owner',
+    destructive: true,
+    params: Params({ sweep_id: SweepId, commitments: T.Object({}, { additionalProperties: true, description: "your kit's FROST commitments (identifier 3)" }) }),
+    summary: 'After the delay: the daemon builds the sweep message (the whole balance to to_address, its fee payer paying) and opens a signing round with your commitments.',
+  }),
+  recovery_sweep_complete: action({
+    endpoint: 'owner',
+    auth: 'owner',
+    destructive: true,
+    params: Params({
+      sweep_id: SweepId,
+      sign_session_id: T.String({ minLength: 1, maxLength: 64 }),
+      signature_share: T.Object({}, { additionalProperties: true, description: "your kit's signature share of the message (identifier 3)" }),
+    }),
+    summary: 'Your signature share: the daemon adds its own, checks the signature, stores and sends the transaction, and answers its outcome.',
   }),
 };

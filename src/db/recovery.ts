@@ -114,3 +114,49 @@ export function closeWalletSigningSessions(db: Database, walletId: string): numb
     .query("UPDATE sign_sessions SET nonces = NULL, status = 'failed' WHERE status = 'open' AND transaction_id IN (SELECT transaction_id FROM transactions WHERE wallet_id = ?)")
     .run(walletId).changes;
 }
+
+export interface SweepRow {
+  sweep_id: string;
+  wallet_id: string;
+  owner_id: string;
+  to_address: string;
+  status: 'waiting' | 'cancelled' | 'signing';
+  executes_at: bigint;
+  transaction_id: string | null;
+  created_at: bigint;
+  updated_at: bigint;
+}
+
+export function insertSweep(db: Database, s: { sweep_id: string; wallet_id: string; owner_id: string; to_address: string; executes_at: number; now: number }): void {
+  db.query("INSERT INTO recovery_sweeps (sweep_id, wallet_id, owner_id, to_address, status, executes_at, created_at, updated_at) VALUES (?, ?, ?, ?, 'waiting', ?, ?, ?)").run(
+    s.sweep_id,
+    s.wallet_id,
+    s.owner_id,
+    s.to_address,
+    s.executes_at,
+    s.now,
+    s.now,
+  );
+}
+
+export function getSweep(db: Database, sweepId: string): SweepRow | null {
+  return db.query<SweepRow, [string]>('SELECT * FROM recovery_sweeps WHERE sweep_id = ?').get(sweepId);
+}
+
+/** The wallet's sweep that is not cancelled (waiting or signing), if any. */
+export function liveSweep(db: Database, walletId: string): SweepRow | null {
+  return db.query<SweepRow, [string]>("SELECT * FROM recovery_sweeps WHERE wallet_id = ? AND status != 'cancelled' ORDER BY created_at DESC LIMIT 1").get(walletId);
+}
+
+export function walletSweeps(db: Database, walletId: string): SweepRow[] {
+  return db.query<SweepRow, [string]>('SELECT * FROM recovery_sweeps WHERE wallet_id = ? ORDER BY created_at DESC LIMIT 20').all(walletId);
+}
+
+export function moveSweep(db: Database, sweepId: string, from: SweepRow['status'][], to: SweepRow['status'], now: number, transactionId?: string): boolean {
+  const placeholders = from.map(() => '?').join(', ');
+  return (
+    db
+      .query(`UPDATE recovery_sweeps SET status = ?, transaction_id = COALESCE(?, transaction_id), updated_at = ? WHERE sweep_id = ? AND status IN (${placeholders})`)
+      .run(to, transactionId ?? null, now, sweepId, ...from).changes === 1
+  );
+}

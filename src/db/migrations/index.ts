@@ -12,5 +12,6 @@ import holderIndexes from './0005_holder_indexes.sql' with { type: 'text' };
 import recoveryEnrollments from './0006_recovery_enrollments.sql' with { type: 'text' };
 import watchMoved from './0007_watch_moved.sql' with { type: 'text' };
 import keyRefreshes from './0008_key_refreshes.sql' with { type: 'text' };
+import recoverySweeps from './0009_recovery_sweeps.sql' with { type: 'text' };
 
-export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved, keyRefreshes];
+export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved, keyRefreshes, recoverySweeps];

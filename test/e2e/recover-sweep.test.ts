@@ -1,0 +1,184 @@
+/**
+ * The owner + daemon sweep (issue 25) through the real daemon, the real owner client and CLI: the
+ * agent's key is revoked when the sweep is announced; nothing can be signed before the delay and a
+ * cancel leaves everything; after it the whole balance lands at the owner's address and the ledger
+ * agrees with the chain. Another owner, a wallet without a kit, another wallet's kit, a daemon that
+ * builds another message, and a replayed share get nothing.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import { generateKeyPairSigner, type Address } from '@solana/kit';
+import { ApiClient } from '../../src/client/api.ts';
+import { OwnerEnrollmentStore, agentEnroll, ownerFinishEnrollment, ownerStartEnrollment } from '../../src/client/recovery-enroll.ts';
+import { openKit, readKit, type RecoveryKit } from '../../src/client/recovery-kit.ts';
+import { commit } from '../../src/frost/party.ts';
+import { SERVER_ID } from '../../src/frost/ids.ts';
+import { OWNER_ID, recoverySignShare } from '../../src/frost/recovery-share.ts';
+import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../../src/frost/wire.ts';
+import { liveSweepOf, signSweep } from '../../src/client/recovery-owner-sweep.ts';
+import { listMail } from '../../src/db/mail.ts';
+import { scanDeposits } from '../../src/jobs/deposits.ts';
+import { ensureOwner, insertOwnerToken } from '../../src/db/owners.ts';
+import { newId } from '../../src/contract/ids.ts';
+import { newApiKey } from '../../src/domain/api-keys.ts';
+import { buildUsdcTransfer } from '../../src/solana/transfer.ts';
+import { errorOf } from '../helpers/errors.ts';
+import { runCli } from '../helpers/daemon.ts';
+import { startLyingProxy, type LyingProxy } from '../helpers/lying-proxy.ts';
+import { tempDir } from '../helpers/services.ts';
+import { startWorld, type Agent, type World } from '../helpers/world.ts';
+import { ledgerChainViolations } from '../reliability/money-invariants.ts';
+
+const PASSPHRASE = 'a long enough kit passphrase';
+const HOUR = 3_600_000;
+let world: World;
+let proxy: LyingProxy;
+const store = new OwnerEnrollmentStore(tempDir('aw-sweep-owner-'));
+let n = 0;
+
+beforeAll(async () => {
+  world = await startWorld({ env: { AGENT_WALLET_RECOVERY_SWEEP_DELAY_SECONDS: '3600' } });
+  proxy = startLyingProxy(world.url);
+});
+afterAll(async () => {
+  await proxy?.stop();
+  await world?.stop();
+});
+
+/** A claimed, funded agent with its owner's token and an enrolled kit. */
+async function enrolledAgent(usdc: bigint): Promise<{ agent: Agent; owner: ApiClient; token: string; kit: RecoveryKit; kitPath: string; email: string }> {
+  const email = `sweeper-${++n}@example.com`;
+  const agent = await world.agent(`Sweepable ${n}`, { claimBy: email });
+  await world.fund(agent.address, usdc);
+  await scanDeposits(world.services);
+  const token = mintOwnerToken(email);
+  const owner = new ApiClient(world.url, token);
+  const started = await ownerStartEnrollment(owner, store, agent.walletId);
+  await agentEnroll(agent.api, agent.profile, started.code);
+  const kitPath = join(tempDir('aw-sweep-kit-'), 'kit.json');
+  await ownerFinishEnrollment(owner, store, started.enrollment_id, { passphrase: PASSPHRASE, out: kitPath });
+  return { agent, owner, token, kit: readKit(kitPath), kitPath, email };
+}
+
+/** An owner API token, as the dashboard mints one. */
+function mintOwnerToken(email: string): string {
+  const key = newApiKey('owner');
+  world.services.db
+    .transaction(() => {
+      const { owner } = ensureOwner(world.services.db, email, newId('owner'), Date.now());
+      insertOwnerToken(world.services.db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'sweep test', now: Date.now() });
+    })
+    .immediate();
+  return key.key;
+}
+
+const ownerCli = (token: string, ...args: string[]) =>
+  runCli(['owner', 'recover', ...args, '--server', world.url, '--json'], { AGENT_WALLET_OWNER_TOKEN: token, AGENT_WALLET_KIT_PASSPHRASE: PASSPHRASE });
+
+function ledgerOf(walletId: string): bigint {
+  return (
+    world.services.db
+      .query(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b FROM transactions WHERE wallet_id = ? AND status = 'completed'`)
+      .get(walletId) as { b: bigint }
+  ).b;
+}
+
+describe('the owner + daemon sweep', () => {
+  test("announced from the CLI: the agent's key is 401 at once, the owner is mailed; not signable before the delay; after it the whole balance lands at the owner's address, ledger = chain", async () => {
+    const { agent, owner, token, kit, kitPath, email } = await enrolledAgent(30_000_000n);
+    const to = (await generateKeyPairSigner()).address;
+    const announced = await ownerCli(token, 'sweep', '--kit', kitPath, '--to', to);
+    expect(announced.code).toBe(5);
+    expect((await errorOf(agent.api.call('bot', 'info'))).errorCode).toBe('UNAUTHORIZED');
+    expect(listMail(world.services.db, 200).some((m) => m.kind === 'recovery' && m.to_addr === email)).toBe(true);
+    const audit = await owner.call<any>('owner', 'audit_log', { wallet_id: agent.walletId });
+    expect(audit.items.map((e: any) => e.kind)).toContain('recovery.sweep_announced');
+    // Too early, from the CLI (exit 5) and the API (INVALID_STATUS).
+    expect((await ownerCli(token, 'sweep', '--kit', kitPath, '--to', to)).code).toBe(5);
+    const sweep = (await liveSweepOf(owner, agent.walletId))!;
+    expect((await errorOf(signSweep(owner, kit, PASSPHRASE, sweep))).errorCode).toBe('INVALID_STATUS');
+    expect(await world.balance(agent.address)).toBe(30_000_000n);
+
+    world.clock.offsetMs += HOUR + 1_000;
+    try {
+      const done = await signSweep(owner, kit, PASSPHRASE, sweep);
+      expect(done).toMatchObject({ status: 'completed', amount: 30 });
+    } finally {
+      world.clock.offsetMs -= HOUR + 1_000;
+    }
+    expect(await world.balance(to)).toBe(30_000_000n);
+    expect(await world.balance(agent.address)).toBe(0n);
+    expect(ledgerChainViolations('an owner + daemon sweep', [{ account: agent.username, ledger: ledgerOf(agent.walletId), chain: await world.balance(agent.address) }])).toEqual([]);
+    const [status] = (await owner.call<any>('owner', 'recovery_sweeps', { wallet_id: agent.walletId })).items;
+    expect(status.transaction).toMatchObject({ status: 'completed', amount: 30 });
+  }, 60_000);
+
+  test('a cancel during the delay leaves everything: nothing can be signed, the balance stays', async () => {
+    const { agent, owner, token, kit, kitPath } = await enrolledAgent(5_000_000n);
+    const to = (await generateKeyPairSigner()).address;
+    await ownerCli(token, 'sweep', '--kit', kitPath, '--to', to);
+    const sweep = (await liveSweepOf(owner, agent.walletId))!;
+    const cancelled = await ownerCli(token, 'cancel', sweep.sweep_id);
+    expect(cancelled.json).toMatchObject({ status: 'cancelled' });
+    world.clock.offsetMs += HOUR + 1_000;
+    try {
+      expect((await errorOf(signSweep(owner, kit, PASSPHRASE, sweep))).errorCode).toBe('INVALID_STATUS');
+    } finally {
+      world.clock.offsetMs -= HOUR + 1_000;
+    }
+    expect(await world.balance(agent.address)).toBe(5_000_000n);
+    expect(await world.balance(to)).toBe(0n);
+  }, 60_000);
+
+  test('another owner, a wallet without a kit, another wallet\'s kit, a daemon that builds another message, and a replayed share get nothing', async () => {
+    const a = await enrolledAgent(7_000_000n);
+    const b = await enrolledAgent(1_000_000n);
+    const to = (await generateKeyPairSigner()).address;
+    expect((await errorOf(b.owner.call('owner', 'recovery_sweep_start', { wallet_id: a.agent.walletId, to_address: to }))).errorCode).toBe('NOT_FOUND');
+    const bare = await world.agent('No Kit', { claimBy: a.email });
+    expect((await errorOf(a.owner.call('owner', 'recovery_sweep_start', { wallet_id: bare.walletId, to_address: to }))).errorCode).toBe('INVALID_STATUS');
+
+    await a.owner.call('owner', 'recovery_sweep_start', { wallet_id: a.agent.walletId, to_address: to });
+    const sweep = (await liveSweepOf(a.owner, a.agent.walletId))!;
+    world.clock.offsetMs += HOUR + 1_000;
+    try {
+      // B's kit share for A's sweep (a client that does not check): the daemon refuses it; nothing is signed or sent.
+      const bKey = openKit(b.kit, PASSPHRASE);
+      const round = commit(bKey);
+      const opened = await a.owner.call<any>('owner', 'recovery_sweep_sign', { sweep_id: sweep.sweep_id, commitments: encodeCommitments(round.commitments) });
+      const message = new Uint8Array(Buffer.from(opened.message, 'base64'));
+      const share = recoverySignShare(bKey, round.nonces, [round.commitments, decodeCommitments(opened.server_commitments, SERVER_ID)], message);
+      const refused = await errorOf(a.owner.call('owner', 'recovery_sweep_complete', { sweep_id: sweep.sweep_id, sign_session_id: opened.sign_session_id, signature_share: encodeSignatureShare(OWNER_ID, share) }));
+      expect(refused.errorCode).toBe('VALIDATION_ERROR');
+      expect(await world.balance(a.agent.address)).toBe(7_000_000n);
+      expect((await liveSweepOf(a.owner, a.agent.walletId))!.transaction).toMatchObject({ status: 'approved', signature: null });
+
+      // A daemon that asks the kit to sign a payment to someone else gets no share.
+      const thief = (await generateKeyPairSigner()).address as Address;
+      const lyingOwner = new ApiClient(proxy.url, a.token);
+      proxy.lie = async (action, _p, data) => {
+        if (action !== 'recovery_sweep_sign') return data;
+        const { messageBytes } = await buildUsdcTransfer({
+          wallet: a.agent.address, mint: world.simnet.mint, recipientOwner: thief, amount: 7_000_000n, fee: 0n, treasuryOwner: thief, feePayer: world.services.feePayer.address,
+          createRecipientAta: true, memo: 'agent-wallet recovery sweep', blockhash: await world.services.chain.getLatestBlockhash(),
+        });
+        return { ...data, message: Buffer.from(messageBytes).toString('base64') };
+      };
+      const completes = proxy.count('recovery_sweep_complete');
+      const lied = await signSweep(lyingOwner, a.kit, PASSPHRASE, sweep).catch((e: unknown) => e as Error);
+      proxy.lie = null;
+      expect((lied as Error).name).toBe('CustodyCheckError');
+      expect(proxy.count('recovery_sweep_complete')).toBe(completes);
+
+      // The honest round completes; a replayed share of it is refused.
+      const done = await signSweep(a.owner, a.kit, PASSPHRASE, sweep);
+      expect(done.status).toBe('completed');
+      const replay = await errorOf(a.owner.call('owner', 'recovery_sweep_complete', { sweep_id: sweep.sweep_id, sign_session_id: 'sig_x', signature_share: { identifier: '03'.padEnd(64, '0'), share: '01'.padEnd(64, '0') } }));
+      expect(['INVALID_STATUS', 'NOT_FOUND']).toContain(replay.errorCode);
+    } finally {
+      proxy.lie = null;
+      world.clock.offsetMs -= HOUR + 1_000;
+    }
+    expect(await world.balance(to)).toBe(7_000_000n);
+  }, 60_000);
+});
