@@ -3,6 +3,7 @@
  * same env and defaults as the CLI, DESIGN §11), the wallet's authenticated client, progress
  * reporting and the stderr logger. stdout is the protocol channel: nothing here writes to it.
  */
+import { statSync } from 'node:fs';
 import { ApiClient } from '../client/api.ts';
 import type { ProfileData, ProfileStore } from '../client/profile.ts';
 import { DEFAULT_SERVER, profileClient, type CliContext } from '../cli/context.ts';
@@ -26,9 +27,20 @@ export interface Session {
   progress(step: string): void;
 }
 
-/** A session over the CLI context; the profile is loaded lazily and cached (scrypt is slow). */
+/**
+ * A session over the CLI context; the profile is loaded lazily and cached (scrypt is slow), and
+ * loaded again when its file changed: the CLI beside this server may have refreshed the key share
+ * or stored a rotated API key, and signing with the old share would be refused.
+ */
 export function createSession(ctx: CliContext, log: Logger): Session & { withProgress(report: (step: string) => void): Session } {
-  let cached: { profile: ProfileData; api: ApiClient } | null = null;
+  let cached: { profile: ProfileData; api: ApiClient; mtimeMs: number } | null = null;
+  const mtimeOf = () => {
+    try {
+      return statSync(ctx.store.path(ctx.profileName)).mtimeMs;
+    } catch {
+      return -1;
+    }
+  };
   const base: Session = {
     server: ctx.server,
     explicitServer: ctx.server !== DEFAULT_SERVER,
@@ -36,7 +48,8 @@ export function createSession(ctx: CliContext, log: Logger): Session & { withPro
     store: ctx.store,
     log,
     wallet() {
-      cached ??= profileClient(ctx);
+      const mtimeMs = mtimeOf();
+      if (!cached || cached.mtimeMs !== mtimeMs) cached = { ...profileClient(ctx), mtimeMs };
       return cached;
     },
     anonymous: () => new ApiClient(ctx.server),

@@ -196,6 +196,14 @@ describe('a wallet through MCP', () => {
     expect(await world.balance(bob.address)).toBe(b1);
   });
 
+  test('a running MCP server keeps paying after the CLI beside it refreshed the key shares (issue 25): it loads the changed profile again', async () => {
+    const refreshed = await runCli(['recovery', 'refresh', '--server', world.url, '--home', home, '--json']);
+    expect({ code: refreshed.code, status: refreshed.json.status }).toEqual({ code: 0, status: 'committed' });
+    const paid = await call('pay', { to: bob.username, amount: '1' });
+    expect(paid.isError).toBeFalsy();
+    expect(paid.structuredContent).toMatchObject({ status: 'completed', amount: 1 });
+  });
+
   test('business errors are tool results with code and how_to_fix; bad input is VALIDATION_ERROR; an unknown tool is a protocol error', async () => {
     const nobody = await call('pay', { to: 'nobody-here', amount: 1 });
     expect(nobody.isError).toBe(true);
