@@ -17,8 +17,9 @@ import { paymentHeader } from '../../src/x402/wire.ts';
 import { resolveUnknownPurchases } from '../../src/x402/purchase.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { agentKey } from '../helpers/signing.ts';
+import { ledgerBalance } from '../reliability/money-invariants.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
-import { failedTransactionListing, sellerAddress, startFacilitator, startHostileSeller, startV2Seller, type Facilitator, type HostileSeller, type Server } from '../x402/sellers.ts';
+import { failedTransactionListing, sellerAddress, startFacilitator, startHostileSeller, startV2Seller, type Facilitator, type HostileSeller, type Server, signOnly } from '../x402/sellers.ts';
 import { commit, signShare } from '../../src/frost/party.ts';
 import { commitmentList } from '../../src/frost/commitments.ts';
 import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../../src/frost/wire.ts';
@@ -53,14 +54,7 @@ async function freshAgent(usdc = 5_000_000n): Promise<{ agent: Agent; owner: Api
   return { agent, owner };
 }
 
-/** Completed rows of a wallet, as the ledger sums them. */
-function ledgerOf(walletId: string): bigint {
-  return (
-    world.services.db
-      .query(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b FROM transactions WHERE wallet_id = ? AND status = 'completed'`)
-      .get(walletId) as { b: bigint }
-  ).b;
-}
+const ledgerOf = (walletId: string): bigint => ledgerBalance(world.services.db, walletId);
 
 async function expectLedgerIsChain(a: Agent): Promise<void> {
   expect({ wallet: a.username, ledger: ledgerOf(a.walletId) }).toEqual({ wallet: a.username, ledger: await world.balance(a.address) });
@@ -74,12 +68,6 @@ async function heightPast(height: bigint): Promise<void> {
     await Bun.sleep(50);
   }
 }
-
-/** An api whose x402_settle is never sent: the agent stops after x402_sign_complete. */
-const signOnly = (api: ApiClient): ApiClient =>
-  new Proxy(api, {
-    get: (target, prop) => (prop === 'call' ? (ep: any, action: string, params: any, o: any) => (action === 'x402_settle' ? Promise.resolve({}) : target.call(ep, action, params, o)) : Reflect.get(target, prop)),
-  });
 
 /** Sends the stored partially signed bytes of a purchase to the facilitator, as a seller holding them would. */
 async function sellerSettlesStoredBytes(fetchId: string): Promise<string> {

@@ -27,7 +27,7 @@ import { runCli } from '../helpers/daemon.ts';
 import { startLyingProxy, type LyingProxy } from '../helpers/lying-proxy.ts';
 import { tempDir } from '../helpers/services.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
-import { ledgerChainViolations } from '../reliability/money-invariants.ts';
+import { ledgerChainViolations, ledgerBalance } from '../reliability/money-invariants.ts';
 
 const PASSPHRASE = 'a long enough kit passphrase';
 const HOUR = 3_600_000;
@@ -75,13 +75,7 @@ function mintOwnerToken(email: string): string {
 const ownerCli = (token: string, ...args: string[]) =>
   runCli(['owner', 'recover', ...args, '--server', world.url, '--json'], { AGENT_WALLET_OWNER_TOKEN: token, AGENT_WALLET_KIT_PASSPHRASE: PASSPHRASE });
 
-function ledgerOf(walletId: string): bigint {
-  return (
-    world.services.db
-      .query(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b FROM transactions WHERE wallet_id = ? AND status = 'completed'`)
-      .get(walletId) as { b: bigint }
-  ).b;
-}
+const ledgerOf = (walletId: string): bigint => ledgerBalance(world.services.db, walletId);
 
 describe('the owner + daemon sweep', () => {
   test("announced from the CLI: the agent's key is 401 at once, the owner is mailed; not signable before the delay; after it the whole balance lands at the owner's address, ledger = chain", async () => {

@@ -6,7 +6,6 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Address } from '@solana/kit';
-import type { ApiClient } from '../../src/client/api.ts';
 import { payPurchase } from '../../src/client/x402.ts';
 import { getTx } from '../../src/db/transactions.ts';
 import { getPurchaseById } from '../../src/db/x402.ts';
@@ -16,8 +15,8 @@ import { resolveUnknownPurchases } from '../../src/x402/purchase.ts';
 import { paymentHeader } from '../../src/x402/wire.ts';
 import { memoryLogger } from '../helpers/services.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
-import { ledgerChainViolations } from '../reliability/money-invariants.ts';
-import { sellerAddress, startFacilitator, startHostileSeller, startV2Seller, type Facilitator, type HostileSeller, type Server } from '../x402/sellers.ts';
+import { ledgerChainViolations, ledgerBalance } from '../reliability/money-invariants.ts';
+import { sellerAddress, startFacilitator, startHostileSeller, startV2Seller, type Facilitator, type HostileSeller, type Server, signOnly } from '../x402/sellers.ts';
 
 let world: World;
 let facilitator: Facilitator;
@@ -44,20 +43,7 @@ afterAll(async () => {
   await world?.stop();
 });
 
-/** An api whose x402_settle is never sent: the agent stops after x402_sign_complete (the backup is taken then). */
-const signOnly = (api: ApiClient): ApiClient =>
-  new Proxy(api, {
-    get: (target, prop) => (prop === 'call' ? (ep: any, action: string, params: any, o: any) => (action === 'x402_settle' ? Promise.resolve({}) : target.call(ep, action, params, o)) : Reflect.get(target, prop)),
-  });
-
-/** Completed rows of a wallet, as the ledger sums them. */
-function ledgerOf(walletId: string): bigint {
-  return (
-    world.services.db
-      .query(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b FROM transactions WHERE wallet_id = ? AND status = 'completed'`)
-      .get(walletId) as { b: bigint }
-  ).b;
-}
+const ledgerOf = (walletId: string): bigint => ledgerBalance(world.services.db, walletId);
 
 test('a purchase signed before the backup and landed by the seller after it is completed as the purchase, not recovered as a plain payment', async () => {
   const { db } = world.services;

@@ -17,7 +17,7 @@ import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
 import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
-import { ledgerChainViolations } from './money-invariants.ts';
+import { ledgerChainViolations, ledgerBalance } from './money-invariants.ts';
 
 let world: World;
 let bob: Agent;
@@ -30,14 +30,7 @@ beforeAll(async () => {
 });
 afterAll(() => world.stop());
 
-/** Completed rows of a wallet, as the ledger sums them. */
-function ledgerOf(walletId: string): bigint {
-  return (
-    world.services.db
-      .query(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b FROM transactions WHERE wallet_id = ? AND status = 'completed'`)
-      .get(walletId) as { b: bigint }
-  ).b;
-}
+const ledgerOf = (walletId: string): bigint => ledgerBalance(world.services.db, walletId);
 
 async function books(...agents: Agent[]) {
   return Promise.all(agents.map(async (a) => ({ account: a.username, ledger: ledgerOf(a.walletId), chain: await world.balance(a.address) })));

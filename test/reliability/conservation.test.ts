@@ -26,7 +26,7 @@ import { expireIntents } from '../../src/jobs/payments.ts';
 import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
 import { rng } from '../helpers/random.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
-import { ledgerChainViolations, moneyViolations, observeLanded, observePaylinkPayments, type Books, type Rules } from './money-invariants.ts';
+import { ledgerChainViolations, moneyViolations, observeLanded, observePaylinkPayments, type Books, type Rules, ledgerBalance } from './money-invariants.ts';
 import { x402Fetch } from '../../src/client/x402.ts';
 import { resolveUnknownPurchases } from '../../src/x402/purchase.ts';
 import { commit } from '../../src/frost/party.ts';
@@ -194,14 +194,7 @@ test('2,000+ random operations at concurrency 1, 4 and 16 conserve money; ledger
 const SETUP_FEE = 250_000n;
 const RULES: Rules = { setupFee: SETUP_FEE, platformFee: fee };
 
-/** Completed rows of a wallet, as the ledger sums them. */
-function ledgerOf(walletId: string): bigint {
-  return (
-    world.services.db
-      .query(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b FROM transactions WHERE wallet_id = ? AND status = 'completed'`)
-      .get(walletId) as { b: bigint }
-  ).b;
-}
+const ledgerOf = (walletId: string): bigint => ledgerBalance(world.services.db, walletId);
 
 test('racing payments to new recipients (a claimed wallet, a raw address) and racing payers of one paylink: one setup fee per account created, one payment per paylink, on chain', async () => {
   const seed = Number(process.env.CONSERVATION_SEED ?? Date.now() % 1_000_000);

@@ -7,6 +7,7 @@
  *   (none for our claimed wallets: the operator creates theirs);
  * - a paylink's reference key is carried by at most one landed payment that paid its payee.
  */
+import type { Database } from 'bun:sqlite';
 import type { Address } from '@solana/kit';
 import { usdcAta } from '../../src/solana/ata.ts';
 import type { ChainPort } from '../../src/solana/port.ts';
@@ -105,4 +106,13 @@ export interface Books {
 /** Every account whose ledger and chain disagree after `step`, as readable lines; empty when they agree. */
 export function ledgerChainViolations(step: string, books: Books[]): string[] {
   return books.filter((b) => b.ledger !== b.chain).map((b) => `after ${step}: ${b.account} ledger ${b.ledger} ≠ chain ${b.chain}`);
+}
+
+/** What the ledger says a wallet holds: completed incoming minus completed outgoing with its fees. */
+export function ledgerBalance(db: Database, walletId: string): bigint {
+  return (
+    db
+      .query(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b FROM transactions WHERE wallet_id = ? AND status = 'completed'`)
+      .get(walletId) as { b: bigint }
+  ).b;
 }

@@ -9,6 +9,7 @@
  * - a hostile v2 seller (short blockhash claims, receipts naming other transactions) and a
  *   transaction that lands failed while listing an account, for the chain-truth tests.
  */
+import type { ApiClient } from '../../src/client/api.ts';
 import {
   AccountRole,
   appendTransactionMessageInstruction,
@@ -322,3 +323,9 @@ export async function failedTransactionListing(world: World, listed: Address): P
     await Bun.sleep(50);
   }
 }
+
+/** An api whose x402_settle is never sent: the agent stops after x402_sign_complete (a seller, or a backup, is left holding the signed bytes). */
+export const signOnly = (api: ApiClient): ApiClient =>
+  new Proxy(api, {
+    get: (target, prop) => (prop === 'call' ? (ep: any, action: string, params: any, o: any) => (action === 'x402_settle' ? Promise.resolve({}) : target.call(ep, action, params, o)) : Reflect.get(target, prop)),
+  });
