@@ -18,9 +18,6 @@ import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../.
 import { liveSweepOf, signSweep } from '../../src/client/recovery-owner-sweep.ts';
 import { listMail } from '../../src/db/mail.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
-import { ensureOwner, insertOwnerToken } from '../../src/db/owners.ts';
-import { newId } from '../../src/contract/ids.ts';
-import { newApiKey } from '../../src/domain/api-keys.ts';
 import { buildUsdcTransfer } from '../../src/solana/transfer.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { runCli } from '../helpers/daemon.ts';
@@ -51,25 +48,13 @@ async function enrolledAgent(usdc: bigint): Promise<{ agent: Agent; owner: ApiCl
   const agent = await world.agent(`Sweepable ${n}`, { claimBy: email });
   await world.fund(agent.address, usdc);
   await scanDeposits(world.services);
-  const token = mintOwnerToken(email);
+  const token = world.ownerToken(email);
   const owner = new ApiClient(world.url, token);
   const started = await ownerStartEnrollment(owner, store, agent.walletId);
   await agentEnroll(agent.api, agent.profile, started.code);
   const kitPath = join(tempDir('aw-sweep-kit-'), 'kit.json');
   await ownerFinishEnrollment(owner, store, started.enrollment_id, { passphrase: PASSPHRASE, out: kitPath });
   return { agent, owner, token, kit: readKit(kitPath), kitPath, email };
-}
-
-/** An owner API token, as the dashboard mints one. */
-function mintOwnerToken(email: string): string {
-  const key = newApiKey('owner');
-  world.services.db
-    .transaction(() => {
-      const { owner } = ensureOwner(world.services.db, email, newId('owner'), Date.now());
-      insertOwnerToken(world.services.db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'sweep test', now: Date.now() });
-    })
-    .immediate();
-  return key.key;
 }
 
 const ownerCli = (token: string, ...args: string[]) =>

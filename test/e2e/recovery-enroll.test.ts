@@ -15,9 +15,7 @@ import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { agentEnroll, OwnerEnrollmentStore, ownerFinishEnrollment, ownerStartEnrollment } from '../../src/client/recovery-enroll.ts';
 import { openKit, readKit } from '../../src/client/recovery-kit.ts';
 import { newId } from '../../src/contract/ids.ts';
-import { ensureOwner, insertOwnerToken } from '../../src/db/owners.ts';
 import { getWallet } from '../../src/db/wallets.ts';
-import { newApiKey } from '../../src/domain/api-keys.ts';
 import { walletKeyPackage } from '../../src/frost/coordinator-dkg.ts';
 import { decodeSecretState } from '../../src/frost/codec.ts';
 import { enrollmentKeyPair, formatEnrollmentCode, parseEnrollmentCode, sealToOwner } from '../../src/frost/recovery-box.ts';
@@ -71,15 +69,9 @@ async function setup(): Promise<{ agent: Agent; agentApi: ApiClient; ownerApi: A
   const agent = await world.agent(`Enrolled ${++n}`);
   const email = `recovery-${n}@example.com`;
   world.claim(agent.walletId, email);
-  const key = newApiKey('owner');
-  world.services.db
-    .transaction(() => {
-      const { owner } = ensureOwner(world.services.db, email, newId('owner'), Date.now());
-      insertOwnerToken(world.services.db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'test', now: Date.now() });
-    })
-    .immediate();
+  const token = world.ownerToken(email);
   const home = tempDir('aw-owner-');
-  return { agent, agentApi: new ApiClient(proxyUrl, agent.profile.api_key), ownerApi: new ApiClient(proxyUrl, key.key), ownerToken: key.key, store: new OwnerEnrollmentStore(home), home };
+  return { agent, agentApi: new ApiClient(proxyUrl, agent.profile.api_key), ownerApi: new ApiClient(proxyUrl, token), ownerToken: token, store: new OwnerEnrollmentStore(home), home };
 }
 
 const agentShare = (a: Agent) => Fn.fromBytes((decodeSecretState(Buffer.from(a.profile.key_package, 'base64')) as KeyPackage).secret.signingShare);

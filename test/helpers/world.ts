@@ -38,6 +38,8 @@ export interface World {
   /** Claims a wallet for `email` (as the claim flow would) and returns an owner API client. */
   claim(walletId: string, email: string): ApiClient;
   ownerClient(email: string): ApiClient;
+  /** The owner API token ownerClient uses (minted once per e-mail), for a client of the test's own (a proxy, the CLI). */
+  ownerToken(email: string): string;
   fund(address: Address, usdc: bigint): Promise<string>;
   /** Alice pays Bob: two agents claimed by owner@example.com, Alice funded with `usdc`, Bob's token account made. */
   payerAndPayee(usdc: bigint): Promise<{ alice: Agent; bob: Agent }>;
@@ -56,7 +58,7 @@ export async function startWorld(opts: { env?: Record<string, string>; slotMs?: 
   const server = await startTestServer(services);
   const tokens = new Map<string, string>();
 
-  const ownerClient = (email: string): ApiClient => {
+  const ownerToken = (email: string): string => {
     let token = tokens.get(email);
     if (!token) {
       const key = newApiKey('owner');
@@ -69,8 +71,9 @@ export async function startWorld(opts: { env?: Record<string, string>; slotMs?: 
       token = key.key;
       tokens.set(email, token);
     }
-    return new ApiClient(server.url, token);
+    return token;
   };
+  const ownerClient = (email: string): ApiClient => new ApiClient(server.url, ownerToken(email));
 
   const claim = (walletId: string, email: string): ApiClient => {
     const api = ownerClient(email);
@@ -97,6 +100,7 @@ export async function startWorld(opts: { env?: Record<string, string>; slotMs?: 
     },
     claim,
     ownerClient,
+    ownerToken,
     fund: (address, usdc) => simnet.faucet(address, usdc),
     async payerAndPayee(usdc) {
       const alice = await world.agent('Alice', { claimBy: 'owner@example.com' });
