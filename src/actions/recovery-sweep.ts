@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { Address } from '@solana/kit';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { AppError, invalid } from '../errors.ts';
-import { OWNER_SWEEP } from '../contract/recovery-enroll.ts';
+import { OWNER_SWEEP, SWEEP_MEMO } from '../contract/recovery-enroll.ts';
 import { newId } from '../contract/ids.ts';
 import { setWalletKeyHash } from '../db/credentials.ts';
 import { appendAudit, appendEvent } from '../db/events.ts';
@@ -45,7 +45,6 @@ import { callerOwner, requireOwnerWallet } from './owner.ts';
 import { implement } from './registry.ts';
 
 const SESSION_TTL_MS = 2 * 60 * 1000;
-export const SWEEP_MEMO = 'agent-wallet recovery sweep';
 const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 function sweepView(services: Services, s: SweepRow) {

@@ -18,11 +18,11 @@ import type { ChainPort } from '../solana/port.ts';
 import { assembleSignedTransaction, buildUsdcTransfer, transactionSignature } from '../solana/transfer.ts';
 import type { ProfileData } from './profile.ts';
 import { openKit, type RecoveryKit } from './recovery-kit.ts';
+import { SWEEP_MEMO } from '../contract/recovery-enroll.ts';
 
 /** How long to wait for the sweep to be confirmed, re-sending the same bytes meanwhile. */
 const CONFIRM_TIMEOUT_MS = 60_000;
 const RESEND_MS = 2_000;
-export const SWEEP_MEMO = 'agent-wallet recovery sweep';
 
 export interface OfflineSweep {
   signature: string;

@@ -86,6 +86,9 @@ export const AGENT_KEY_REFRESH = {
   }),
 };
 
+/** The memo of every recovery sweep's transfer (the daemon's and the no-daemon one alike). */
+export const SWEEP_MEMO = 'agent-wallet recovery sweep';
+
 const SweepId = Id('recoverySweep', 'from recovery_sweep_start');
 
 /** The owner + daemon sweep (the agent's share is lost or the agent is compromised). */
