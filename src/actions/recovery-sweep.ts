@@ -39,13 +39,21 @@ import { txView } from '../payments/views.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { assembleSignedTransaction, buildUsdcTransfer, transactionSignature } from '../solana/transfer.ts';
 import { toUsdcNumber } from '../domain/money.ts';
-import { ownerActor } from '../domain/owner-actor.ts';
+import { ownerActor, type Via } from '../domain/owner-actor.ts';
 import type { Services } from '../services.ts';
 import { callerOwner, requireOwnerWallet } from './owner.ts';
 import { implement } from './registry.ts';
 
 const SESSION_TTL_MS = 2 * 60 * 1000;
 const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+/** The wallet's sweep not cancelled and not completed, as the dashboard shows it; null when none. */
+export function openSweepOf(services: Services, walletId: string) {
+  const s = liveSweep(services.db, walletId);
+  if (!s) return null;
+  const view = sweepView(services, s);
+  return view.transaction?.status === 'completed' ? null : view;
+}
 
 function sweepView(services: Services, s: SweepRow) {
   const tx = s.transaction_id ? getTx(services.db, s.transaction_id) : null;
@@ -98,7 +106,7 @@ export function startSweep(services: Services, ownerId: string, walletId: string
   return { ...sweepView(services, getSweep(services.db, sweepId)!), next_step: `The agent's API key is revoked. Sign after ${iso(executesAt)} with agent-wallet owner recover sweep; cancel before then with recovery_sweep_cancel.` };
 }
 
-export function cancelSweep(services: Services, ownerId: string, sweepId: string) {
+export function cancelSweep(services: Services, ownerId: string, sweepId: string, via: Via) {
   const s = ownSweep(services, ownerId, sweepId);
   const now = services.now().getTime();
   const tx = s.transaction_id ? getTx(services.db, s.transaction_id) : null;
@@ -107,7 +115,7 @@ export function cancelSweep(services: Services, ownerId: string, sweepId: string
     .transaction(() => {
       if (!moveSweep(services.db, sweepId, ['waiting', 'signing'], 'cancelled', now)) return false;
       if (s.transaction_id) closeOpenSessions(services.db, s.transaction_id);
-      appendAudit(services.db, { walletId: s.wallet_id, actor: ownerActor(ownerId, 'api'), kind: 'recovery.sweep_cancelled', data: { sweep_id: sweepId }, now });
+      appendAudit(services.db, { walletId: s.wallet_id, actor: ownerActor(ownerId, via), kind: 'recovery.sweep_cancelled', data: { sweep_id: sweepId }, now });
       return true;
     })
     .immediate();
@@ -216,7 +224,7 @@ export async function completeSweep(services: Services, ownerId: string, sweepId
 
 export const ownerSweepActions = implement(OWNER_SWEEP, {
   recovery_sweep_start: (ctx, p) => startSweep(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, p.to_address),
-  recovery_sweep_cancel: (ctx, p) => cancelSweep(ctx.services, callerOwner(ctx).ownerId, p.sweep_id),
+  recovery_sweep_cancel: (ctx, p) => cancelSweep(ctx.services, callerOwner(ctx).ownerId, p.sweep_id, 'api'),
   recovery_sweeps: (ctx, p) => {
     requireOwnerWallet(ctx.services, callerOwner(ctx).ownerId, p.wallet_id);
     return { items: walletSweeps(ctx.services.db, p.wallet_id).map((s) => sweepView(ctx.services, s)) };

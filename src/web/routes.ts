@@ -26,6 +26,7 @@ import {
 import { approvalView } from '../actions/approvals.ts';
 import { listWalletExports, revokeOwnerExport, rotateBotKey } from '../actions/wallet-keys.ts';
 import { recoveryStatus } from '../actions/recovery-enroll.ts';
+import { cancelSweep, openSweepOf } from '../actions/recovery-sweep.ts';
 import { AppError } from '../errors.ts';
 import type { ApprovalRow } from '../db/approvals.ts';
 import { railsToJson, type GuardRailsJson } from '../contract/guard-rails.ts';
@@ -70,6 +71,7 @@ const NOTICES: Record<string, string> = {
   rejected: 'Rejected. The agent is told.',
   revoked: 'Token revoked.',
   export_revoked: 'Export revoked: its file can no longer be imported.',
+  sweep_cancelled: 'Sweep cancelled: nothing moves. Rotate the agent\'s API key below to let it work again.',
   claimed: 'The wallet is yours. Set its guard rails below.',
   signed_out: 'You are signed out.',
 };
@@ -225,7 +227,7 @@ async function renderWallet(
     history: walletHistory(services.db, walletId, 50, 0).rows,
     audit: walletAuditLog(services, s.ownerId, walletId, 10, 0).items,
     exports: listWalletExports(services, s.ownerId, walletId, 50, 0).items,
-    recovery: recoveryStatus(services, s.ownerId, walletId),
+    recovery: { ...recoveryStatus(services, s.ownerId, walletId), sweep: openSweepOf(services, walletId) },
     csrf: s.csrf,
     message: opts.message ?? null,
   });
@@ -399,6 +401,14 @@ export function webRoutes(services: Services) {
         ownerPage(services, (c, s) => {
           const revoked = revokeOwnerExport(services, s.ownerId, c.params.export_id!, 'dashboard');
           return redirect(`/dashboard/wallets/${revoked.wallet_id}?done=export_revoked#keys`);
+        }),
+        noParse,
+      )
+      .post(
+        '/dashboard/sweeps/:sweep_id/cancel',
+        ownerPage(services, (c, s) => {
+          const cancelled = cancelSweep(services, s.ownerId, c.params.sweep_id!, 'dashboard');
+          return redirect(`/dashboard/wallets/${cancelled.wallet_id}?done=sweep_cancelled#recovery`);
         }),
         noParse,
       )

@@ -284,10 +284,12 @@ export interface RecoveryItem {
   fingerprint: string | null;
   enrolled_at: string | null;
   in_progress: { enrollment_id: string; status: string; expires_at: string | null } | null;
+  /** An announced sweep not completed: what the owner may cancel until it is signed. */
+  sweep: { sweep_id: string; to_address: string; status: string; executes_at: string | null; transaction: { status: string; signature: string | null } | null } | null;
 }
 
 /** The owner's recovery kit: enrolled or not, with the fingerprint to compare with the kit's. */
-function recoverySection(walletId: string, r: RecoveryItem): SafeHtml {
+function recoverySection(walletId: string, r: RecoveryItem, csrf: string): SafeHtml {
   return html`<h2 id="recovery">Recovery kit</h2>
 <p class="hint">A recovery kit is your own third share of this wallet's key, made on your machine with the agent-wallet CLI and never shown here. With it you can move the whole balance to an address you name if the agent's key is lost, or, with the agent, if this service disappears.</p>
 ${
@@ -295,7 +297,20 @@ ${
     ? html`<p>${status('enrolled')} ${when(r.enrolled_at)} — fingerprint <code class="mono" id="recovery-fingerprint">${r.fingerprint ?? ''}</code>. It should match the fingerprint your CLI printed for the kit.</p>`
     : html`<p class="muted">No kit enrolled. On your own machine: <code>agent-wallet owner recovery start ${walletId}</code>.</p>`
 }
-${r.in_progress ? html`<p class="muted">An enrollment is in progress (${r.in_progress.status}, until ${when(r.in_progress.expires_at)}).</p>` : ''}`;
+${r.in_progress ? html`<p class="muted">An enrollment is in progress (${r.in_progress.status}, until ${when(r.in_progress.expires_at)}).</p>` : ''}
+${r.sweep ? sweepNotice(r.sweep, csrf) : ''}`;
+}
+
+/** An announced sweep: where the balance goes and from when; a Cancel button until it is signed. */
+function sweepNotice(sw: NonNullable<RecoveryItem['sweep']>, csrf: string): SafeHtml {
+  const signed = sw.transaction !== null && sw.transaction.signature !== null;
+  return html`<div class="panel" role="status" id="sweep"><p><strong>A sweep of this wallet's whole USDC balance to <code class="mono">${sw.to_address}</code> was announced.</strong> ${
+    signed ? html`It is signed and ${sw.transaction!.status}.` : html`It can be signed with the recovery kit from ${when(sw.executes_at)} on; the agent's API key is revoked.`
+  }</p>${
+    signed
+      ? ''
+      : html`<form method="post" action="/dashboard/sweeps/${sw.sweep_id}/cancel" class="stack">${csrfField(csrf)}<p class="hint">If you did not start it, cancel it now; then rotate your owner tokens and, after a key refresh, enroll a new kit.</p><div><button type="submit" class="danger">Cancel the sweep</button></div></form>`
+  }</div>`;
 }
 
 export interface ExportItem {
@@ -440,7 +455,7 @@ ${
 
 ${keysSection(d.wallet.wallet_id, d.exports, d.csrf)}
 
-${recoverySection(d.wallet.wallet_id, d.recovery)}
+${recoverySection(d.wallet.wallet_id, d.recovery, d.csrf)}
 
 <h2 id="audit">Audit log</h2>
 ${

@@ -4,6 +4,7 @@ import { loadEffectiveRails } from '../../src/db/guard-rails.ts';
 import { listMail, type MailLink } from '../../src/db/mail.ts';
 import { queueApprovalMail } from '../../src/mail/approval-mail.ts';
 import { insertEnrollment, moveEnrollment } from '../../src/db/recovery.ts';
+import { startSweep } from '../../src/actions/recovery-sweep.ts';
 import { addPendingPayment, addWallet, claimFor, ownerCall, ownerWorld, type OwnerWorld } from '../actions/fixtures.ts';
 
 /** A cookie-keeping client over app.handle, like a browser without JavaScript. */
@@ -131,6 +132,31 @@ describe('dashboard', () => {
     const after = await b.request(`/dashboard/wallets/${wallet.walletId}`);
     expect(after.text).toContain('<code class="mono" id="recovery-fingerprint">ABCD-EF01-2345-6789-ABCD</code>');
     expect(after.text).not.toContain('No kit enrolled');
+  });
+
+  test('an announced sweep shows where the balance goes and when; its Cancel button (CSRF) cancels it and the page says so', async () => {
+    const w = ownerWorld();
+    const { b, wallet } = await claimedInBrowser(w, 'sweep@example.com');
+    const ownerId = (w.services.db.query('SELECT owner_id FROM wallets WHERE wallet_id = ?').get(wallet.walletId) as { owner_id: string }).owner_id;
+    const now = Date.now();
+    w.services.db.transaction(() => {
+      insertEnrollment(w.services.db, { enrollment_id: 'rce_0000000000000000000000000b', wallet_id: wallet.walletId, owner_id: ownerId, now, expires_at: now + 60_000 });
+      moveEnrollment(w.services.db, 'rce_0000000000000000000000000b', ['open'], 'enrolled', now, { fingerprint: 'ABCD-EF01-2345-6789-ABCD', enrolled_at: now });
+    }).immediate();
+    const to = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
+    const sweep = startSweep(w.services, ownerId, wallet.walletId, to);
+    const page = await b.request(`/dashboard/wallets/${wallet.walletId}`);
+    expect(page.text).toContain(`was announced`);
+    expect(page.text).toContain(to);
+    expect(page.text).toContain(`/dashboard/sweeps/${sweep.sweep_id}/cancel`);
+    const forged = await b.request(`/dashboard/sweeps/${sweep.sweep_id}/cancel`, { csrf: 'not-the-token' });
+    expect(forged.status).toBe(403);
+    const done = await b.request(`/dashboard/sweeps/${sweep.sweep_id}/cancel`, { csrf: Browser.csrf(page.text) });
+    expect(done.status).toBe(303);
+    expect(w.services.db.query('SELECT status FROM recovery_sweeps WHERE sweep_id = ?').get(sweep.sweep_id)).toEqual({ status: 'cancelled' });
+    const after = await b.request(done.location!);
+    expect(after.text).toContain('Sweep cancelled');
+    expect(after.text).not.toContain('was announced');
   });
 
   test('setting a daily budget in the form stores the rails; invalid input comes back with the error and the input', async () => {
