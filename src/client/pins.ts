@@ -9,12 +9,15 @@
 import type { ApiClient } from './api.ts';
 import { acceptSchedule, pinsFromPing, type PingAnswer, type Pins } from './custody.ts';
 import type { ProfileData } from './profile.ts';
+import { finishPending } from './recovery-refresh.ts';
 
 /** Applies a change to the stored profile (re-read under its lock) and returns what was written. */
 export type SaveProfile = (change: (profile: ProfileData) => void) => ProfileData;
 
-/** The profile's pins; pins what the server answers now for a profile that has none. */
+/** The profile's pins (after finishing a half-done key refresh); pins what the server answers now for a profile that has none. */
 export async function pinsOf(api: ApiClient, profile: ProfileData, save?: SaveProfile): Promise<Pins> {
+  // A key refresh left half-done (a crash after its commit) is finished before anything signs with the old share.
+  if (profile.pending_refresh && save) await finishPending(api, profile, save);
   if (profile.custody) return profile.custody;
   const pins = pinsFromPing(profile.network, await api.call<PingAnswer>('bot', 'ping'), new Date(), 'first_use');
   // Another process may have pinned first: its pins stay.

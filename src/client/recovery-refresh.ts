@@ -4,7 +4,8 @@
  * refreshed key itself and refuses unless the daemon's refreshed public package is the same key
  * (same address). Crash-safe in two phases: the refreshed share is stored beside the active one
  * before the commit, and made active only once the daemon answers the commit; a refresh left
- * pending is finished (or dropped, if the daemon never committed it) by the next run.
+ * pending is finished (or dropped, if the daemon never committed it) by the next run — of the
+ * refresh, or of anything that signs (pinsOf, which every signing path calls before its round).
  */
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { ApiError, type ApiClient } from './api.ts';
@@ -28,8 +29,14 @@ export interface RefreshResult {
 
 const keyOf = (encoded: string) => new Secret(decodeSecretState(Buffer.from(encoded, 'base64')) as KeyPackage);
 
+/** The in-memory profile becomes what was written (a field the write dropped is dropped here too). */
+function adopt(profile: ProfileData, written: ProfileData): void {
+  if (written.pending_refresh === undefined) delete profile.pending_refresh;
+  Object.assign(profile, written);
+}
+
 /** Commits the profile's pending refresh and makes it active; drops it when the daemon never committed it. */
-async function finishPending(api: ApiClient, profile: ProfileData, save: SaveProfile): Promise<'committed' | 'dropped' | null> {
+export async function finishPending(api: ApiClient, profile: ProfileData, save: SaveProfile): Promise<'committed' | 'dropped' | null> {
   const pending = profile.pending_refresh;
   if (!pending) return null;
   try {
@@ -37,12 +44,12 @@ async function finishPending(api: ApiClient, profile: ProfileData, save: SavePro
   } catch (err) {
     // Never committed and no longer committable: the daemon kept the old key, so does the agent.
     if (err instanceof ApiError && (err.errorCode === 'INVALID_STATUS' || err.errorCode === 'NOT_FOUND')) {
-      Object.assign(profile, save((p) => delete p.pending_refresh));
+      adopt(profile, save((p) => delete p.pending_refresh));
       return 'dropped';
     }
     throw err;
   }
-  Object.assign(
+  adopt(
     profile,
     save((p) => {
       if (p.pending_refresh?.refresh_id !== pending.refresh_id) return;
@@ -81,7 +88,7 @@ export async function refreshKey(api: ApiClient, profile: ProfileData, save: Sav
     });
   }
   const pending = { refresh_id: answer.refresh_id, key_package: Buffer.from(encodeSecretState(refreshed.reveal())).toString('base64'), public_package: encodePublicPackage(pub) };
-  Object.assign(
+  adopt(
     profile,
     save((p) => {
       p.pending_refresh = pending;

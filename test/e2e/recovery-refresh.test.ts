@@ -128,7 +128,7 @@ describe('a refresh', () => {
     expect(getWallet(world.services.db, alice.walletId)!.public_package).toBe(pub);
   }, 60_000);
 
-  test('a crash after the daemon committed: the pending share beside the old one is made active by the next run', async () => {
+  test('a crash after the daemon committed: the pending share beside the old one is made active by the next signing run', async () => {
     const store = new ProfileStore(alice.home);
     // Phase one by hand, and a commit whose answer never reached the agent.
     const before = fromDisk(alice);
@@ -143,10 +143,15 @@ describe('a refresh', () => {
     expect(crashed.pending_refresh).toBeDefined();
     expect(crashed.key_package).toBe(before.key_package);
     await alice.api.call('bot', 'recovery_refresh_commit', { refresh_id: crashed.pending_refresh!.refresh_id, public_package: crashed.pending_refresh!.public_package });
-    // The next run finishes it first, then refreshes again.
+    // The next payment (any signing path) finishes it first and signs with the refreshed share.
     const profile = fromDisk(alice);
+    const intent = await alice.api.call<{ transaction_id: string }>('bot', 'pay', { to: bob.username, amount: 1 });
+    expect((await confirmSignSubmit(alice.api, profile, intent.transaction_id, { save: save(alice) })).status).toBe('completed');
+    expect(fromDisk(alice).pending_refresh).toBeUndefined();
+    expect(fromDisk(alice).key_package).toBe(crashed.pending_refresh!.key_package);
+    // And a refresh run after it finds nothing pending.
     const next = await refreshKey(alice.api, profile, save(alice));
-    expect(next.finished_pending).toBe('committed');
+    expect(next.finished_pending).toBeNull();
     Object.assign(alice.profile, profile);
     expect(await pay(alice, 1)).toBe('completed');
   }, 60_000);
