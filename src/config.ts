@@ -134,6 +134,8 @@ export interface ConfigFlags {
   configFile?: string;
   port?: number;
   host?: string;
+  /** The embedded chain's RPC port (simnet.rpc_port). */
+  simnetPort?: number;
 }
 
 function schemaProps(schema: TSchema): Record<string, TSchema> {
@@ -227,6 +229,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   const server = (merged.server ??= {}) as Record<string, unknown>;
   if (flags.port !== undefined) server.port = flags.port;
   if (flags.host !== undefined) server.host = flags.host;
+  if (flags.simnetPort !== undefined) ((merged.simnet ??= {}) as Record<string, unknown>).rpc_port = flags.simnetPort;
 
   const file = validate(merged);
   const network = file.solana.network as NetworkName;

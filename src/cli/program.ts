@@ -43,9 +43,10 @@ export function buildProgram(done: (code: number) => void, json: boolean, wants:
     .option('--data-dir <dir>', 'data directory (env AGENT_WALLET_DATA_DIR; default ./data)')
     .option('--port <n>', 'listen port (0: any free port)')
     .option('--host <host>', 'listen address')
+    .option('--simnet-port <n>', "the embedded chain's RPC port (default 8899; 0: any free port)")
     .action(async (opts) => {
       const { serveCommand } = await import('../daemon/serve.ts');
-      done(await serveCommand({ configFile: opts.config, dataDir: opts.dataDir, port: parsePort('--port', opts.port), host: opts.host }));
+      done(await serveCommand({ configFile: opts.config, dataDir: opts.dataDir, port: parsePort('--port', opts.port), host: opts.host, simnetPort: parsePort('--simnet-port', opts.simnetPort) }));
     });
   helpFooter(serve, ['agent-wallet serve --data-dir /var/lib/agent-wallet --port 8787'], ['ok', 'error', 'usage']);
 

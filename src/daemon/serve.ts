@@ -50,12 +50,22 @@ async function startSimnet(config: Config, log: Logger, feePayer: Address): Prom
   mkdirSync(tmp, { recursive: true, mode: 0o700 });
   process.env.TMPDIR = tmp;
   const { startSimnet: start } = await import('../simnet/index.ts');
-  const simnet = await start({
-    port: config.simnet.rpc_port,
-    stateFile: join(config.dataDir, 'simnet', 'state.bin'),
-    slotMs: config.simnet.slot_ms,
-    log: (entry) => log.debug('simnet', entry),
-  });
+  let simnet: Simnet;
+  try {
+    simnet = await start({
+      port: config.simnet.rpc_port,
+      stateFile: join(config.dataDir, 'simnet', 'state.bin'),
+      slotMs: config.simnet.slot_ms,
+      log: (entry) => log.debug('simnet', entry),
+    });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new PortInUseError(
+        `the embedded chain's RPC port ${config.simnet.rpc_port} is already in use (solana-test-validator listens there too); start with --simnet-port N (0: any free port), or set simnet.rpc_port / AGENT_WALLET_SIMNET_RPC_PORT`,
+      );
+    }
+    throw err;
+  }
   await simnet.airdrop(feePayer, SIMNET_FEE_PAYER_LAMPORTS);
   return simnet;
 }

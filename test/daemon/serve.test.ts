@@ -2,7 +2,8 @@
  * Starting the daemon as an operator would, in real processes: a second daemon on a port already
  * in use exits with one line naming the port and the flag (it does not share the port and take half
  * the first one's requests); daemon.json is written once the server listens, so a daemon whose chain
- * is unreachable at start is still found by the admin commands and the doctor.
+ * is unreachable at start is still found by the admin commands and the doctor; a taken simnet RPC port
+ * is one line naming --simnet-port.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { existsSync, readFileSync } from 'node:fs';
@@ -76,3 +77,20 @@ test('daemon.json is written when the server listens: with the chain hanging at 
     await chain.stop();
   }
 }, 60_000);
+
+test("a taken simnet RPC port (solana-test-validator's 8899, say) is one line naming --simnet-port, exit 1", async () => {
+  const holder = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
+  try {
+    const proc = Bun.spawn([process.execPath, MAIN, 'serve', '--data-dir', join(tempDir('aw-simport-'), 'data'), '--port', '0', '--simnet-port', String(holder.port)], { stdout: 'pipe', stderr: 'pipe' });
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
+    const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+    clearTimeout(timer);
+    expect(code).toBe(1);
+    const lines = stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`port ${holder.port}`);
+    expect(lines[0]).toContain('--simnet-port');
+  } finally {
+    holder.stop(true);
+  }
+}, 30_000);
