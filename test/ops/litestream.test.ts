@@ -19,9 +19,15 @@ import { DEVNET_USDC } from '../../src/solana/networks.ts';
 import { runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 
+/**
+ * The litestream binary itself, from the npm package's platform build first: the package's
+ * node_modules/.bin wrapper runs it as a child, so killing the wrapper would leave it running.
+ */
 function findLitestream(): string | null {
-  const local = join(import.meta.dir, '..', '..', 'node_modules', '.bin', 'litestream');
-  for (const candidate of [existsSync(local) ? local : null, Bun.which('litestream')]) {
+  const modules = join(import.meta.dir, '..', '..', 'node_modules');
+  const native = join(modules, '@flydotio', `litestream-${process.platform}-${process.arch}`, 'litestream');
+  const wrapper = join(modules, '.bin', 'litestream');
+  for (const candidate of [existsSync(native) ? native : null, existsSync(wrapper) ? wrapper : null, Bun.which('litestream')]) {
     if (candidate && Bun.spawnSync([candidate, 'version']).exitCode === 0) return candidate;
   }
   return null;
@@ -94,6 +100,8 @@ test.skipIf(!litestream)('replicate to a file replica, litestream restore, mark 
   }
   replicator.kill('SIGTERM');
   await replicator.exited;
+  // What this test started is gone: no replicator of its config is left running.
+  expect(Bun.spawnSync(['pgrep', '-f', `replicate -config ${config}`]).stdout.toString().trim()).toBe('');
 
   // Not replicated: the replicator is stopped.
   const missed = await pay(api, a, b.username, '2');
