@@ -5,18 +5,13 @@ import { recordIntent, usernameOf } from '../client/custody.ts';
 import { pinsOf, updatePins } from '../client/pins.ts';
 import { AgentRound, completePay, confirmSignSubmit, expectationOf, intentOf, type Expectation } from '../client/sign.ts';
 import { saver } from './custody-commands.ts';
-import { parseUsdc } from '../domain/money.ts';
 import { commandFlags, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
-import { UsageError } from './usage.ts';
+import { UsageError, usdcArg } from './usage.ts';
 
 type Command = (ctx: CliContext) => Promise<number>;
 
-function micro(value: unknown): bigint {
-  const p = parseUsdc(value);
-  if (!p.ok) throw new UsageError(`amount ${String(value)} ${p.reason}`);
-  return p.micro;
-}
+const micro = (value: unknown): bigint => usdcArg('amount', value);
 
 function intFlag(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -54,7 +49,6 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
       note: 'string', reference: 'string', 'idempotency-key': 'string', 'no-confirm': 'boolean', request: 'string',
       'max-amount': 'string', 'accept-new-address': 'boolean', 'accept-fees': 'boolean',
     });
-    const { profile, api } = profileClient(ctx);
     let params: Record<string, unknown>;
     // What the agent asked for, in its own words: the client holds the server's message to it.
     let expect: Expectation;
@@ -72,6 +66,7 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
     expect.createdAt = new Date().toISOString();
     if (flags.note) params.note = flags.note;
     if (flags.reference) params.reference = flags.reference;
+    const { profile, api } = profileClient(ctx);
     const save = saver(ctx);
     await pinsOf(api, profile, save);
     // A key per logical payment: a retry of this command with the same key never pays twice.

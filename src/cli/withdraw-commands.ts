@@ -4,11 +4,10 @@ import { recordIntent, type Intent } from '../client/custody.ts';
 import { CustodyCheckError } from '../client/errors.ts';
 import { pinsOf, updatePins } from '../client/pins.ts';
 import { confirmSignSubmit, expectationOf, intentOf, type Expectation } from '../client/sign.ts';
-import { parseUsdc } from '../domain/money.ts';
 import { saver } from './custody-commands.ts';
 import { commandFlags, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
-import { UsageError } from './usage.ts';
+import { UsageError, usdcArg } from './usage.ts';
 
 const USAGE = 'usage: agent-wallet withdraw AMOUNT ADDRESS --reason R [--idempotency-key K] | withdraw confirm WD_ID [--to ADDRESS --amount AMOUNT] [--accept-fees] | withdraw get WD_ID';
 
@@ -19,7 +18,7 @@ const USAGE = 'usage: agent-wallet withdraw AMOUNT ADDRESS --reason R [--idempot
  * amount the agent passes now (--to, --amount); with neither, nothing is signed.
  */
 function withdrawalExpectation(recorded: Intent | undefined, withdrawalId: string, serverTx: string, flags: { to?: string; amount?: string }): Expectation {
-  const given = flags.to !== undefined && flags.amount !== undefined ? { amount: usdcFlag(flags.amount), recipientAddress: flags.to } : null;
+  const given = flags.to !== undefined && flags.amount !== undefined ? { amount: usdcArg('--amount', flags.amount), recipientAddress: flags.to } : null;
   if ((flags.to === undefined) !== (flags.amount === undefined)) throw new UsageError('--to and --amount go together: the address and the amount you withdraw');
   if (!recorded) {
     if (given) return given;
@@ -44,19 +43,18 @@ function withdrawalExpectation(recorded: Intent | undefined, withdrawalId: strin
   return expect;
 }
 
-function usdcFlag(value: string): bigint {
-  const p = parseUsdc(value);
-  if (!p.ok) throw new UsageError(`--amount ${value} ${p.reason}`);
-  return p.micro;
-}
 
 export const WITHDRAW_COMMANDS: Record<string, (ctx: CliContext) => Promise<number>> = {
   withdraw: async (ctx) => {
     const { flags, positional } = commandFlags(ctx, { reason: 'string', 'idempotency-key': 'string', 'accept-fees': 'boolean', to: 'string', amount: 'string' });
+    const [sub, id] = positional;
+    const byId = (sub === 'confirm' || sub === 'get') && positional.length === 2;
+    if (!byId && (positional.length !== 2 || !flags.reason)) throw new UsageError(USAGE);
+    // A malformed amount is a usage error before anything else is read.
+    const amount = byId ? 0n : usdcArg('amount', positional[0]);
     const { profile, api } = profileClient(ctx);
     const save = saver(ctx);
-    const [sub, id] = positional;
-    if ((sub === 'confirm' || sub === 'get') && positional.length === 2) {
+    if (byId) {
       const w = await api.call<Record<string, any>>('bot', 'get_withdrawal', { withdrawal_id: id });
       if (sub === 'get') {
         printData(ctx, w);
@@ -70,14 +68,11 @@ export const WITHDRAW_COMMANDS: Record<string, (ctx: CliContext) => Promise<numb
       printData(ctx, { withdrawal_id: id, ...done }, `Withdrawal ${done.status}.`);
       return done.status === 'completed' || done.status === 'pending' ? EXIT.ok : EXIT.error;
     }
-    if (positional.length !== 2 || !flags.reason) throw new UsageError(USAGE);
-    const amount = parseUsdc(positional[0]);
-    if (!amount.ok) throw new UsageError(`amount ${positional[0]} ${amount.reason}`);
     await pinsOf(api, profile, save);
     const idempotencyKey = flags['idempotency-key'] ?? randomUUID();
     const w = await api.call<Record<string, any>>('bot', 'withdraw', { amount: positional[0], to_address: positional[1], reason: flags.reason }, { idempotencyKey });
     if (w.transaction_id) {
-      const intent = intentOf({ amount: amount.micro, recipientAddress: positional[1]! });
+      const intent = intentOf({ amount, recipientAddress: positional[1]! });
       updatePins(profile, save, (p) => {
         recordIntent(p, w.transaction_id, intent, new Date());
         // Under the withdrawal id too: `withdraw confirm WD_ID` holds the server to this transaction and these words.

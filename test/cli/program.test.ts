@@ -90,6 +90,13 @@ describe('usage errors: exit 2 with a suggestion', () => {
     });
   });
 
+  test('an amount of 0 is a usage error (exit 2) like any malformed amount, before the profile is read', async () => {
+    for (const args of [['pay', 'alice', '0'], ['pay', 'alice', '-1'], ['withdraw', '0', 'So11111111111111111111111111111111111111112', '--reason', 'x'], ['pay', 'alice', '0.0000001']]) {
+      const res = await runCli([...args, '--json', '--home', '/nonexistent-agent-wallet-home']);
+      expect({ args, code: res.code, error: res.json?.error?.code }).toEqual({ args, code: 2, error: 'CLIENT_USAGE' });
+    }
+  });
+
   test('a missing operand, a missing required flag and a group without its subcommand are exit 2', async () => {
     expect((await runCli(['rename'])).code).toBe(2);
     const fund = await runCli(['fund-request', '5']);
