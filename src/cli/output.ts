@@ -63,12 +63,19 @@ export function progress(ctx: CliContext, step: string): void {
 }
 
 /** Prints an error and returns the exit code for it. */
+/** A refused key, said as a CLI user fixes it (the API's words speak of HTTP headers). */
+const REFUSED_KEY: Partial<Record<string, string>> = {
+  bot: "This profile's API key was refused: the owner may have rotated it (or a recovery sweep revoked it). Store the new key with: agent-wallet set-api-key (it reads the key from stdin).",
+  owner: 'The owner token was refused: mint a new one on /dashboard/tokens (or agent-wallet admin owner-token EMAIL) and pass it with --owner-token or AGENT_WALLET_OWNER_TOKEN.',
+};
+
 export function printError(ctx: Pick<CliContext, 'json' | 'out' | 'err'>, err: unknown): number {
   if (err instanceof ApiError) {
-    if (ctx.json) ctx.out(`${JSON.stringify(err.envelope(), null, 2)}\n`);
+    const howToFix = (err.errorCode === 'UNAUTHORIZED' && err.endpoint && REFUSED_KEY[err.endpoint]) || err.howToFix;
+    if (ctx.json) ctx.out(`${JSON.stringify({ success: false, error: { ...err.envelope().error, how_to_fix: howToFix } }, null, 2)}\n`);
     else {
       ctx.err(`error ${err.errorCode}: ${err.message}\n`);
-      if (err.howToFix) ctx.err(`how to fix: ${err.howToFix}\n`);
+      if (howToFix) ctx.err(`how to fix: ${howToFix}\n`);
       for (const [k, v] of Object.entries(err.details)) ctx.err(`${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}\n`);
     }
     if (err.errorCode === 'UNAUTHORIZED') return EXIT.auth;

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { ApiClient } from '../client/api.ts';
 import { registerWallet } from '../client/register.ts';
 import { exportWallet, importWallet, parseWalletFile, WalletFileError } from '../client/wallet-file.ts';
-import { isWellFormedKey } from '../domain/api-keys.ts';
+import { keyProblem } from '../domain/api-keys.ts';
 import { commandFlags, DEFAULT_SERVER, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
 import { UsageError } from './usage.ts';
@@ -66,7 +66,8 @@ export const WALLET_COMMANDS: Record<string, Command> = {
   'set-api-key': async (ctx) => {
     const { positional } = commandFlags(ctx, {});
     const key = (positional[0] ?? (process.stdin.isTTY ? '' : await new Response(Bun.stdin.stream()).text())).trim();
-    if (!isWellFormedKey(key, 'bot')) throw new UsageError('the key must be a wallet_bot_… key, as the owner got it from rotate_api_key or the dashboard');
+    const problem = keyProblem(key, 'bot');
+    if (problem) throw new UsageError(`that is not a wallet_bot_… key as the owner got it from rotate_api_key or the dashboard: ${problem}`);
     const profile = ctx.store.load(ctx.profileName);
     const server = ctx.server === DEFAULT_SERVER ? profile.server_url : ctx.server;
     const info = await new ApiClient(server, key).call<{ wallet_id: string; username: string }>('bot', 'info');

@@ -14,6 +14,8 @@ export class ApiError extends Error {
     readonly howToFix: string,
     readonly status: number,
     readonly details: Record<string, unknown>,
+    /** The endpoint that answered (the CLI words an UNAUTHORIZED by whose key was refused). */
+    readonly endpoint?: Endpoint,
   ) {
     super(message);
   }
@@ -85,7 +87,7 @@ export class ApiClient {
         continue;
       }
       const { code, message, how_to_fix, ...details } = e;
-      throw new ApiError((code as ErrorCode) ?? 'INTERNAL_ERROR', String(message ?? 'request failed'), String(how_to_fix ?? ''), res.status, details);
+      throw new ApiError((code as ErrorCode) ?? 'INTERNAL_ERROR', String(message ?? 'request failed'), String(how_to_fix ?? ''), res.status, details, endpoint);
     }
   }
 }

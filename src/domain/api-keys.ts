@@ -22,6 +22,16 @@ export function hashApiKey(key: string): Uint8Array {
   return sha256(new TextEncoder().encode(key));
 }
 
+/** What is wrong with `key` as a key of `kind`, or null when it is well formed. */
+export function keyProblem(key: string, kind: KeyKind): string | null {
+  const prefix = KEY_PREFIXES[kind];
+  if (!key.startsWith(prefix)) return `it must start with ${prefix}`;
+  const body = key.slice(prefix.length);
+  if (/[^1-9A-HJ-NP-Za-km-z]/.test(body)) return `the part after ${prefix} must be base58 (no 0, O, I, l or other characters), and "${body.match(/[^1-9A-HJ-NP-Za-km-z]/)![0]}" is not`;
+  if (!KEY_BODY.test(body)) return `the part after ${prefix} must be 32 to 50 base58 characters, not ${body.length}`;
+  return null;
+}
+
 /** True when `key` has the prefix of `kind` and a well-formed random part. */
 export function isWellFormedKey(key: string, kind: KeyKind): boolean {
   const prefix = KEY_PREFIXES[kind];

@@ -90,6 +90,13 @@ describe('usage errors: exit 2 with a suggestion', () => {
     });
   });
 
+  test('set-api-key with a malformed key says what is wrong with it (exit 2)', async () => {
+    const res = await runCli(['set-api-key', 'wallet_bot_WRONG', '--json', '--home', '/nonexistent-agent-wallet-home']);
+    expect(res.code).toBe(2);
+    expect(res.json.error.message).toContain('must be base58');
+    expect(res.json.error.message).toContain('"O" is not');
+  });
+
   test('an amount of 0 is a usage error (exit 2) like any malformed amount, before the profile is read', async () => {
     for (const args of [['pay', 'alice', '0'], ['pay', 'alice', '-1'], ['withdraw', '0', 'So11111111111111111111111111111111111111112', '--reason', 'x'], ['pay', 'alice', '0.0000001']]) {
       const res = await runCli([...args, '--json', '--home', '/nonexistent-agent-wallet-home']);

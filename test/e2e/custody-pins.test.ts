@@ -197,3 +197,17 @@ describe('profiles made before pins', () => {
     expect(pins.payees[bob.username]?.address).toBe(bob.address);
   });
 });
+
+describe('a refused key, said as a CLI user fixes it (issue 26)', () => {
+  test("after the owner rotated the bot key, the CLI names set-api-key; a refused owner token names where to mint one", async () => {
+    const carol = await world.agent('Rotated Carol');
+    const owner = world.claim(carol.walletId, 'carol-owner@example.com');
+    await owner.call('owner', 'rotate_api_key', { wallet_id: carol.walletId });
+    const refused = await cli(carol.home, 'balance');
+    expect(refused.code).toBe(4);
+    expect(refused.json.error).toMatchObject({ code: 'UNAUTHORIZED', how_to_fix: expect.stringContaining('agent-wallet set-api-key') });
+    const badOwner = await runCli(['owner', 'recovery', 'status', carol.walletId, '--server', world.url, '--json'], { AGENT_WALLET_OWNER_TOKEN: 'wallet_owner_11111111111111111111111111111111' });
+    expect(badOwner.code).toBe(4);
+    expect(badOwner.json.error.how_to_fix).toContain('/dashboard/tokens');
+  });
+});
