@@ -8,6 +8,7 @@ import { parseUsdc } from '../domain/money.ts';
 import { commandFlags, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData } from './output.ts';
 import { UsageError } from './usage.ts';
+import { paylinkNextStep, withNextStep } from './next-steps.ts';
 
 type Command = (ctx: CliContext) => Promise<number>;
 
@@ -78,12 +79,13 @@ export async function requestCommand(ctx: CliContext, target: RequestTarget): Pr
       if (flags['expires-in']) params.expires_in = expiresIn(flags['expires-in']);
       if (flags['reveal-owner']) params.reveal_owner = true;
       const res = await target.api().call<Record<string, unknown>>(endpoint, 'create_payment_request', params);
-      printData(ctx, res, `Payment request created: ${String(res.url)}`);
+      printData(ctx, withNextStep(res, paylinkNextStep(res, target.prefix)), `Payment request created: ${String(res.url)}`);
       return EXIT.ok;
     }
     case 'get': {
       if ((id === undefined) === (flags.reference === undefined)) throw new UsageError(`give the paylink as REQUEST_ID or --reference R (one of them): ${target.prefix} request get --help`);
-      printData(ctx, await target.api().call(endpoint, 'get_payment_request', id !== undefined ? { request_id: id } : { reference: flags.reference }));
+      const got = await target.api().call<Record<string, unknown>>(endpoint, 'get_payment_request', id !== undefined ? { request_id: id } : { reference: flags.reference });
+      printData(ctx, withNextStep(got, paylinkNextStep(got, target.prefix)));
       return EXIT.ok;
     }
     case 'list': {

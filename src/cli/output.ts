@@ -71,7 +71,10 @@ const REFUSED_KEY: Partial<Record<string, string>> = {
 
 export function printError(ctx: Pick<CliContext, 'json' | 'out' | 'err'>, err: unknown): number {
   if (err instanceof ApiError) {
-    const howToFix = (err.errorCode === 'UNAUTHORIZED' && err.endpoint && REFUSED_KEY[err.endpoint]) || err.howToFix;
+    const howToFix =
+      (err.errorCode === 'UNAUTHORIZED' && err.endpoint && REFUSED_KEY[err.endpoint]) ||
+      (err.errorCode === 'WALLET_NOT_CLAIMED' ? 'Your owner claims the wallet at its claim URL with the claim code (agent-wallet info shows both); until then only agent-wallet info, rename and set-owner work.' : null) ||
+      err.howToFix;
     if (ctx.json) ctx.out(`${JSON.stringify({ success: false, error: { ...err.envelope().error, how_to_fix: howToFix } }, null, 2)}\n`);
     else {
       ctx.err(`error ${err.errorCode}: ${err.message}\n`);

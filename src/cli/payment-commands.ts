@@ -8,6 +8,7 @@ import { saver } from './custody-commands.ts';
 import { commandFlags, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
 import { UsageError, usdcArg } from './usage.ts';
+import { approvalNextStep, paymentNextStep, withNextStep } from './next-steps.ts';
 
 type Command = (ctx: CliContext) => Promise<number>;
 
@@ -19,9 +20,9 @@ function intFlag(name: string, value: string | undefined): number | undefined {
   return Number(value);
 }
 
-/** Prints a transaction and maps its status to the exit code (5 while the owner must approve). */
+/** Prints a transaction (its next step as the command to run) and maps its status to the exit code (5 while the owner must approve). */
 function finish(ctx: CliContext, tx: Record<string, unknown>, headline: string): number {
-  printData(ctx, tx, headline);
+  printData(ctx, withNextStep(tx, paymentNextStep(tx)), headline);
   if (tx.status === 'awaiting_approval') return EXIT.awaitingApproval;
   return tx.status === 'completed' || tx.status === 'pending' || tx.status === 'pre_approved' || tx.status === 'approved' ? EXIT.ok : EXIT.error;
 }
@@ -135,7 +136,7 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
     if (positional.length !== 1) throw new UsageError('usage: agent-wallet approval APPROVAL_ID [--wait S]');
     const { api } = profileClient(ctx);
     const res = await api.call<Record<string, unknown>>('bot', 'approval_status', { approval_id: positional[0], wait_seconds: intFlag('wait', flags.wait) });
-    printData(ctx, res);
+    printData(ctx, withNextStep(res, approvalNextStep(res)));
     return res.status === 'pending' ? EXIT.awaitingApproval : EXIT.ok;
   },
 

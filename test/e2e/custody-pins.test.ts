@@ -211,3 +211,25 @@ describe('a refused key, said as a CLI user fixes it (issue 26)', () => {
     expect(badOwner.json.error.how_to_fix).toContain('/dashboard/tokens');
   });
 });
+
+describe('the CLI names the next command, not the API action (issue 26)', () => {
+  test('pay awaiting approval, approval --wait once approved, request create, and an unclaimed wallet each print the exact command', async () => {
+    const dave = await world.agent('Next Step Dave');
+    const unclaimed = await cli(dave.home, 'balance');
+    expect(unclaimed.json.error).toMatchObject({ code: 'WALLET_NOT_CLAIMED', how_to_fix: expect.stringContaining('agent-wallet info') });
+
+    const owner = world.claim(dave.walletId, 'dave-owner@example.com');
+    await world.fund(dave.address, 20_000_000n);
+    await owner.call('owner', 'set_guard_rails', { wallet_id: dave.walletId, rails: { approval_above: '1' } });
+    const waiting = await cli(dave.home, 'pay', bob.username, '5');
+    expect(waiting.code).toBe(5);
+    expect(waiting.json.next_step).toBe(`wait for the owner: agent-wallet approval ${waiting.json.approval_id} --wait 30, then agent-wallet confirm ${waiting.json.transaction_id}`);
+    await owner.call('owner', 'approve', { approval_id: waiting.json.approval_id });
+    const approved = await cli(dave.home, 'approval', waiting.json.approval_id, '--wait', '1');
+    expect(approved.json.next_step).toBe(`the owner approved it: agent-wallet confirm ${waiting.json.transaction_id}`);
+
+    const link = await cli(dave.home, 'request', 'create', '--description', 'Consulting', '--amount', '3');
+    expect(link.json.next_step).toContain(`agent-wallet pay --request ${link.json.request_id}`);
+    expect(link.json.next_step).toContain(`agent-wallet request send ${link.json.request_id}`);
+  });
+});
