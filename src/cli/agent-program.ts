@@ -103,7 +103,7 @@ export function addAgentCommands(program: Command, done: Done): void {
   ])((c) =>
     c
       .requiredOption('--name <name>', 'the wallet name')
-      .option('--owner-email <email>', 'mail the claim link to this owner')
+      .option('--owner-email <email>', "your owner's e-mail, shown masked on the claim page; nothing is mailed: hand the claim_url and claim_code to your owner")
       .option('--agent-model <model>', 'the model running the agent')
       .option('--description <text>', 'what the agent does'),
   );
@@ -112,7 +112,7 @@ export function addAgentCommands(program: Command, done: Done): void {
   cmd(program, 'address', 'the deposit address', wallet, ['agent-wallet address'])();
   cmd(program, 'reconcile', 'compare the ledger with the chain for this wallet', wallet, ['agent-wallet reconcile'])();
   cmd(program, 'rename', 'change the wallet name', wallet, ['agent-wallet rename "Research bot 2"'])((c) => c.argument('<name>', 'the new name'));
-  cmd(program, 'set-owner', 'invite an owner by email (claim link)', wallet, ['agent-wallet set-owner me@example.com'])((c) => c.argument('<email>', "the owner's email"));
+  cmd(program, 'set-owner', "record your owner's e-mail (shown masked on the claim page; nothing is mailed: hand over claim_url and claim_code)", wallet, ['agent-wallet set-owner me@example.com'])((c) => c.argument('<email>', "the owner's email"));
   const exp = cmd(program, 'export', 'write the wallet to a .wlt file (importable while the server keeps the export)', wallet, ['agent-wallet export backup.wlt'])((c) =>
     c.argument('<file>', 'the .wlt file to write').option('--force', 'overwrite the file'),
   );
