@@ -63,6 +63,7 @@ export function layout(title: string, body: SafeHtml, nav: Nav = {}): SafeHtml {
 <meta name="referrer" content="no-referrer">
 <title>${title} · Agent Wallet</title>
 <link rel="stylesheet" href="/static/style.css">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>

@@ -46,7 +46,7 @@ import {
   validSessionCsrf,
   type OwnerSession,
 } from './session.ts';
-import { STYLE_CSS } from './style.ts';
+import { FAVICON_SVG, STYLE_CSS } from './style.ts';
 import {
   approvalConfirmPage,
   approvalDonePage,
@@ -64,6 +64,8 @@ import {
 } from './views.ts';
 
 /** Fixed notices after a redirect (never text from the query string). */
+const favicon = () => new Response(FAVICON_SVG, { headers: { 'Content-Type': 'image/svg+xml', 'Cache-Control': 'public, max-age=86400', 'X-Content-Type-Options': 'nosniff' } });
+
 const NOTICES: Record<string, string> = {
   rails: 'Guard rails saved and in force.',
   rails_pending: 'Guard rails saved: stricter values apply now, looser ones after the loosening delay.',
@@ -254,6 +256,8 @@ export function webRoutes(services: Services) {
   return (
     new Elysia({ name: 'web' })
       .get('/static/style.css', () => new Response(STYLE_CSS, { headers: { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' } }))
+      .get('/favicon.svg', () => favicon())
+      .get('/favicon.ico', () => favicon())
       .get('/', () => redirect('/dashboard'))
 
       // ---- claim -------------------------------------------------------------------------

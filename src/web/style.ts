@@ -71,3 +71,6 @@ details summary { cursor: pointer; font-weight: 600; margin: .5rem 0; }
 }
 @media (max-width: 30rem) { main { padding: .75rem; } h1 { font-size: 1.35rem; } dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .5rem; } }
 `;
+
+/** The pages' icon: a wallet-green rounded square with a W (served at /favicon.svg and /favicon.ico, which browsers ask for unprompted). */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0f766e"/><path d="M7 10l3.2 12h1.6L16 13l4.2 9h1.6L25 10h-2.4l-2 8-3.8-8h-1.6l-3.8 8-2-8z" fill="#fff"/></svg>`;

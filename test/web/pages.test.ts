@@ -287,6 +287,16 @@ describe('dashboard', () => {
     expect(listMail(w.services.db, 10)).toHaveLength(0);
   });
 
+  test('every page names its icon, and /favicon.ico and /favicon.svg serve it (no 404 on every page load)', async () => {
+    const b = new Browser(ownerWorld());
+    expect((await b.request('/login')).text).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml">');
+    for (const path of ['/favicon.ico', '/favicon.svg']) {
+      const res = await b.request(path);
+      expect({ path, status: res.status, type: res.headers.get('content-type') }).toEqual({ path, status: 200, type: 'image/svg+xml' });
+      expect(res.text).toStartWith('<svg');
+    }
+  });
+
   test('the stylesheet is served with focus styles', async () => {
     const res = await new Browser(ownerWorld()).request('/static/style.css');
     expect(res.headers.get('content-type')).toContain('text/css');
