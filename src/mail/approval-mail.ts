@@ -7,6 +7,7 @@
 import { decideApproval, getApproval, type ApprovalRow } from '../db/approvals.ts';
 import { getApprovalLink, getOwner, insertApprovalLink, spendApprovalLinks, type ApprovalLinkRow } from '../db/owners.ts';
 import { getWallet, type WalletRow } from '../db/wallets.ts';
+import { withdrawalOfTx } from '../db/withdrawals.ts';
 import { sameHash } from '../domain/api-keys.ts';
 import { ownerActor } from '../domain/owner-actor.ts';
 import type { Services } from '../services.ts';
@@ -43,11 +44,16 @@ export function queueApprovalMail(services: Services, approval: ApprovalRow): vo
     approvalMail(
       owner.email,
       wallet,
-      approval,
+      { ...approval, agent_reason: agentReasonOf(db, approval) },
       { approve: `${base}/approval/${approve.token}`, reject: `${base}/approval/${reject.token}`, dashboard: `${base}/dashboard/wallets/${wallet.wallet_id}` },
       APPROVAL_LINK_HOURS,
     ),
   );
+}
+
+/** The reason the agent gave for what waits (a withdrawal's --reason), or null. */
+export function agentReasonOf(db: Services['db'], approval: ApprovalRow): string | null {
+  return approval.subject_type === 'withdrawal' ? (withdrawalOfTx(db, approval.subject_id)?.reason ?? null) : null;
 }
 
 /** Why an approval link cannot be used. */

@@ -53,7 +53,7 @@ export function loginMail(to: string, url: string, minutes: number): OutgoingMai
 }
 
 /** The mail asking the owner to approve or reject; each link opens a confirmation page first. */
-export function approvalMail(to: string, wallet: WalletRef, approval: ApprovalRow, urls: { approve: string; reject: string; dashboard: string }, hours: number): OutgoingMail {
+export function approvalMail(to: string, wallet: WalletRef, approval: ApprovalRow & { agent_reason?: string | null }, urls: { approve: string; reject: string; dashboard: string }, hours: number): OutgoingMail {
   const what = SUBJECTS[approval.subject_type];
   const amount = approval.amount === null ? '' : `${formatUsdc(approval.amount)} USDC`;
   const links = [
@@ -70,6 +70,7 @@ export function approvalMail(to: string, wallet: WalletRef, approval: ApprovalRo
         `Your agent wallet "${wallet.name}" (@${wallet.username}) waits for your approval:`,
         '',
         `  ${what}: ${amount || '-'}${approval.recipient ? ` to ${approval.recipient}` : ''}`,
+        ...(approval.agent_reason ? [`  The agent's reason: ${approval.agent_reason}`] : []),
         `  Why it waits: ${approval.reason}`,
         `  Approval id: ${approval.approval_id}`,
         '',

@@ -26,6 +26,7 @@ import {
 import { approvalView } from '../actions/approvals.ts';
 import { listWalletExports, revokeOwnerExport, rotateBotKey } from '../actions/wallet-keys.ts';
 import { recoveryStatus } from '../actions/recovery-enroll.ts';
+import { agentReasonOf } from '../mail/approval-mail.ts';
 import { cancelSweep, openSweepOf } from '../actions/recovery-sweep.ts';
 import { AppError } from '../errors.ts';
 import type { ApprovalRow } from '../db/approvals.ts';
@@ -465,7 +466,7 @@ export function webRoutes(services: Services) {
           const state = approvalLinkInfo(services, params.token!);
           if (!state.ok) return approvalFailurePage(state.reason, state.approval?.status ?? null, state.approval?.wallet_id ?? null);
           const csrf = anonymousCsrf(services, request);
-          const view = approvalViewOf(state.approval, state.wallet);
+          const view = approvalViewOf(services, state.approval, state.wallet);
           return withCookie(pageResponse(200, 'Confirm your decision', approvalConfirmPage(view, state.link.decision, params.token!, csrf.token)), csrf.setCookie);
         }),
       )
@@ -476,7 +477,7 @@ export function webRoutes(services: Services) {
           if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
           const state = decideByLink(services, params.token!);
           if (!state.ok) return approvalFailurePage(state.reason, state.approval?.status ?? null, state.approval?.wallet_id ?? null);
-          return pageResponse(200, state.link.decision === 'approved' ? 'Approved' : 'Rejected', approvalDonePage(approvalViewOf(state.approval, state.wallet), state.link.decision));
+          return pageResponse(200, state.link.decision === 'approved' ? 'Approved' : 'Rejected', approvalDonePage(approvalViewOf(services, state.approval, state.wallet), state.link.decision));
         }),
         noParse,
       )
@@ -492,6 +493,6 @@ function claimInfoOrNull(services: Services, walletId: string) {
   }
 }
 
-function approvalViewOf(a: ApprovalRow, w: { name: string; username: string }) {
-  return { ...approvalView(a), wallet_name: w.name, wallet_username: w.username };
+function approvalViewOf(services: Services, a: ApprovalRow, w: { name: string; username: string }) {
+  return { ...approvalView(a), wallet_name: w.name, wallet_username: w.username, agent_reason: agentReasonOf(services.db, a) };
 }

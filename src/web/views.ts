@@ -509,22 +509,27 @@ ${
 // ---------------------------------------------------------------------------------------------
 // Approval links
 
-export function approvalConfirmPage(a: Approval & { wallet_name: string; wallet_username: string }, decision: 'approved' | 'rejected', token: string, csrf: string): SafeHtml {
+/** What an approval lets the agent do, in the words of its kind. */
+const SUBJECT_WORDS: Record<string, string> = { payment: 'this payment', withdrawal: 'this withdrawal', x402: 'this purchase' };
+
+export function approvalConfirmPage(a: Approval & { wallet_name: string; wallet_username: string; agent_reason: string | null }, decision: 'approved' | 'rejected', token: string, csrf: string): SafeHtml {
   const verb = decision === 'approved' ? 'Approve' : 'Reject';
-  return html`<h1>${verb} this ${a.subject_type}?</h1>
+  const what = SUBJECT_WORDS[a.subject_type] ?? 'this payment';
+  return html`<h1>${verb} ${what}?</h1>
 <dl class="facts">
   <dt>Wallet</dt><dd>${a.wallet_name} <span class="mono">@${a.wallet_username}</span></dd>
   <dt>Amount</dt><dd><strong>${a.amount === null ? '—' : `${a.amount} USDC`}</strong></dd>
   <dt>To</dt><dd class="mono">${a.recipient ?? '—'}</dd>
+  ${a.agent_reason === null ? '' : html`<dt>The agent's reason</dt><dd>${a.agent_reason}</dd>`}
   <dt>Why it waits</dt><dd>${a.reason}</dd>
   <dt>Requested</dt><dd>${when(a.created_at)}</dd>
 </dl>
-<p>${decision === 'approved' ? 'Approving lets the agent sign and send this payment.' : 'Rejecting stops this payment; the agent is told.'} The link works once.</p>
+<p>${decision === 'approved' ? `Approving lets the agent sign and send ${what}.` : `Rejecting stops ${what}; the agent is told.`} The link works once.</p>
 <form method="post" action="/approval/${token}" class="actions">
   ${csrfField(csrf)}
   <button type="submit"${decision === 'rejected' ? new SafeHtml(' class="danger"') : ''}>${verb} ${a.amount === null ? '' : `${a.amount} USDC`}</button>
-  <a class="button secondary" href="/dashboard/wallets/${a.wallet_id}">Open the dashboard instead</a>
-</form>`;
+</form>
+<p><a href="/dashboard/wallets/${a.wallet_id}">Decide on the dashboard instead</a></p>`;
 }
 
 export function approvalDonePage(a: Approval, decision: 'approved' | 'rejected'): SafeHtml {

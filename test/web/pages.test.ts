@@ -3,6 +3,7 @@ import { getApproval } from '../../src/db/approvals.ts';
 import { loadEffectiveRails } from '../../src/db/guard-rails.ts';
 import { listMail, type MailLink } from '../../src/db/mail.ts';
 import { queueApprovalMail } from '../../src/mail/approval-mail.ts';
+import { insertWithdrawal } from '../../src/db/withdrawals.ts';
 import { insertEnrollment, moveEnrollment } from '../../src/db/recovery.ts';
 import { startSweep } from '../../src/actions/recovery-sweep.ts';
 import { addPendingPayment, addWallet, claimFor, ownerCall, ownerWorld, type OwnerWorld } from '../actions/fixtures.ts';
@@ -343,6 +344,29 @@ describe('approval links from e-mail', () => {
     const replay = await b.request(links.approve!, { csrf: Browser.csrf(confirm.text) });
     expect(replay.status).toBe(410);
     expect((await b.request(links.reject!)).status).toBe(410);
+  });
+
+  test("a withdrawal's approval mail and page carry the agent's reason and say withdrawal; the one primary action is the decision", async () => {
+    const w = ownerWorld();
+    const wallet = addWallet(w.services, { name: 'Saver' });
+    claimFor(w.services, wallet.walletId, 'owner@example.com');
+    const p = addPendingPayment(w.services, wallet.walletId, { amount: 3_000_000n, recipient: 'So11111111111111111111111111111111111111112' });
+    const now = Date.now();
+    w.services.db.transaction(() => {
+      w.services.db.query("UPDATE transactions SET type = 'withdrawal', category = 'withdrawal' WHERE transaction_id = ?").run(p.transactionId);
+      w.services.db.query("UPDATE approvals SET subject_type = 'withdrawal', reason = 'withdrawals always need the owner' WHERE approval_id = ?").run(p.approvalId);
+      insertWithdrawal(w.services.db, { withdrawal_id: 'wd_0000000000000000000000000a', transaction_id: p.transactionId, wallet_id: wallet.walletId, to_address: 'So11111111111111111111111111111111111111112', reason: 'moving savings to cold storage', now });
+      queueApprovalMail(w.services, getApproval(w.services.db, p.approvalId)!);
+    }).immediate();
+    const mail = listMail(w.services.db, 1)[0]!;
+    expect(mail.body).toContain("The agent's reason: moving savings to cold storage");
+    const links = Object.fromEntries((JSON.parse(mail.links) as MailLink[]).map((l) => [l.label, new URL(l.url).pathname]));
+    const page = await new Browser(w).request(links.approve!);
+    expect(page.text).toContain('Approve this withdrawal?');
+    expect(page.text).toContain('moving savings to cold storage');
+    expect(page.text).toContain('Approving lets the agent sign and send this withdrawal.');
+    expect(page.text).not.toContain('this payment');
+    expect(page.text).not.toContain('class="button secondary"');
   });
 
   test('an approval link expires after 48 hours; an unknown one is 404', async () => {
