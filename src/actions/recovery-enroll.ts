@@ -33,7 +33,7 @@ const reportAad = (enrollmentId: string) => `recovery:${enrollmentId}:daemon_rep
 const notFound = () =>
   new AppError('NOT_FOUND', 'Enrollment not found for this wallet.', { howToFix: 'Use the enrollment code the owner made for this wallet (agent-wallet owner recovery start on the owner’s machine).' });
 
-/** The enrollment, if it belongs to `walletId`, is not past its time, and is in one of `statuses`. */
+/** The enrollment, if `mayUse` accepts it (the caller's wallet or owner), it is not past its time, and it is in one of `statuses`. */
 function liveEnrollment(services: Services, enrollmentId: string, mayUse: (row: EnrollmentRow) => boolean, statuses: EnrollmentRow['status'][]): EnrollmentRow {
   const row = getEnrollment(services.db, enrollmentId);
   if (!row || !mayUse(row)) throw notFound();
@@ -45,7 +45,7 @@ function liveEnrollment(services: Services, enrollmentId: string, mayUse: (row: 
   if (!statuses.includes(row.status)) {
     const next: Record<string, string> = {
       open: "The agent has not run its half yet: on the agent's machine, run agent-wallet recovery enroll CODE.",
-      split: "The agent's report has not arrived: run agent-wallet recovery enroll CODE again on the agent's machine.",
+      split: "The agent's report has not arrived. If its run failed after the exchange, the owner starts a new enrollment (agent-wallet owner recovery start): a split is never run twice.",
       delivered: 'Both reports are in: the owner finishes with agent-wallet owner recovery finish.',
       enrolled: 'This enrollment is complete.',
     };
