@@ -67,8 +67,8 @@ export function paymentHoldingReference(db: Database, merchantId: string, refere
 /**
  * The payment that keeps `reference` from another payment to `merchantId`: one signed (pending)
  * or completed for at least `minAmount`, or — for the payer itself, so it does not pay an order
- * twice — any of its own not yet failed, cancelled, expired or rejected. Another payer's unsigned
- * intent holds nothing: it costs nothing to make. `exceptTxId` leaves out the payment asking.
+ * twice — its own not yet signed. Another payer's unsigned intent holds nothing: it costs nothing
+ * to make. `exceptTxId` leaves out the payment asking.
  */
 export function referenceHolder(
   db: Database,
@@ -78,7 +78,7 @@ export function referenceHolder(
     .query<Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'>, [string, string, string, bigint, string]>(
       `SELECT transaction_id, wallet_id, status FROM transactions
        WHERE to_merchant_id = ? AND reference = ? AND direction = 'out' AND transaction_id != ?5
-         AND ((status IN ('pending', 'completed') AND amount >= ?4) OR (wallet_id = ?3 AND status IN ${LIVE_STATUSES}))
+         AND ((status IN ('pending', 'completed') AND amount >= ?4) OR (wallet_id = ?3 AND status IN ('pre_approved', 'awaiting_approval', 'approved')))
        ORDER BY status = 'completed' DESC, created_at LIMIT 1`,
     )
     .get(q.merchantId, q.reference, q.payerWalletId, q.minAmount, q.exceptTxId ?? '');

@@ -233,7 +233,7 @@ describe('order references cannot be squatted (issue 24.9)', () => {
     expect((await errorOf(confirmSignSubmit(mallory.api, mallory.profile, squat.transaction_id))).errorCode).toBe('INVALID_STATUS');
   });
 
-  test('1 micro-USDC paid with an order id before its paylink exists neither consumes the order nor reads as paid; the paylink is created and paid', async () => {
+  test('1 micro-USDC paid with an order id before its paylink exists neither consumes the order nor reads as paid; the paylink is created and paid in full, even by the one who underpaid', async () => {
     const mallory = await world.agent('Micro Mallory', { claimBy: 'micro-owner@example.com' });
     await world.fund(mallory.address, 10_000_000n);
     const tiny = await payAndSettle(mallory, 'acme-store', '0.000001', 'order-tiny');
@@ -241,8 +241,9 @@ describe('order references cannot be squatted (issue 24.9)', () => {
     const link = await merchant.api.call<any>('merchant', 'create_payment_request', { description: 'Order tiny', amount: '5', reference: 'order-tiny' });
     const v = await merchant.api.call<any>('merchant', 'verify', { reference: 'order-tiny' });
     expect(v).toMatchObject({ paid: false, status: 'underpaid', expected_amount: 5, amount: 0.000001 });
-    const intent = await alice.api.call<any>('bot', 'pay', { payment_request_id: link.request_id });
-    expect((await confirmSignSubmit(alice.api, alice.profile, intent.transaction_id)).status).toBe('completed');
+    // Even the one who underpaid can still pay the order in full.
+    const intent = await mallory.api.call<any>('bot', 'pay', { payment_request_id: link.request_id });
+    expect((await confirmSignSubmit(mallory.api, mallory.profile, intent.transaction_id)).status).toBe('completed');
     expect(await merchant.api.call<any>('merchant', 'verify', { reference: 'order-tiny' })).toMatchObject({ paid: true, status: 'paid', amount: 5, expected_amount: 5 });
     expect(await merchant.api.call<any>('merchant', 'get_payment_request', { request_id: link.request_id })).toMatchObject({ status: 'paid', paid_amount: 5 });
   });
