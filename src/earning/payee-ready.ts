@@ -9,13 +9,14 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { AccountRole, type Address, type Instruction } from '@solana/kit';
 import { getTransferSolInstructionDataEncoder } from '@solana-program/system';
-import { usdcAta } from '../solana/ata.ts';
+import { usdcAta, usdcAtaBump } from '../solana/ata.ts';
 import { AppError } from '../errors.ts';
 import { ChainRejectedError } from '../solana/errors.ts';
 import {
   computeUnitLimitInstruction,
   computeUnitPriceInstruction,
   createAtaIdempotentInstruction,
+  createAtaUnits,
   CU_BUDGET,
   SYSTEM_PROGRAM_ADDRESS,
 } from '../solana/instructions.ts';
@@ -58,17 +59,21 @@ export function ensurePayeeReady(services: Services, owner: Address): Promise<vo
   return pending;
 }
 
-/** The setup message's instructions: compute budget (measured, instructions.ts), rent for the account, its token account. */
+/**
+ * The setup message's instructions: compute budget (measured, instructions.ts; the token account's
+ * creation budgeted for its bump seed `ataBump`), rent for the account, its token account.
+ */
 export function payeeSetupInstructions(p: {
   feePayer: Address;
   owner: Address;
   ata: Address;
+  ataBump: number;
   mint: Address;
   fundAccount: boolean;
   createTokenAccount: boolean;
   price: bigint;
 }): Instruction[] {
-  const limit = CU_BUDGET.computeBudget + (p.fundAccount ? CU_BUDGET.systemTransfer : 0) + (p.createTokenAccount ? CU_BUDGET.createAta : 0);
+  const limit = CU_BUDGET.computeBudget + (p.fundAccount ? CU_BUDGET.systemTransfer : 0) + (p.createTokenAccount ? createAtaUnits(p.ataBump) : 0);
   const instructions: Instruction[] = [computeUnitLimitInstruction(limit), computeUnitPriceInstruction(p.price)];
   if (p.fundAccount) {
     instructions.push({
@@ -89,9 +94,9 @@ async function setUp(services: Services, owner: Address): Promise<void> {
   const feePayer = services.feePayer.address;
   const [accountExists, tokenAccountExists] = await Promise.all([services.chain.accountExists(owner), services.chain.tokenAccountExists(owner, mint)]);
   if (accountExists && tokenAccountExists) return;
-  const ata = await usdcAta(owner, mint);
+  const [ata, ataBump] = await Promise.all([usdcAta(owner, mint), usdcAtaBump(owner, mint)]);
   const [blockhash, price] = await Promise.all([services.chain.getLatestBlockhash(), currentPriorityFee(services, [owner, ata])]);
-  const instructions = payeeSetupInstructions({ feePayer, owner, ata, mint, fundAccount: !accountExists, createTokenAccount: !tokenAccountExists, price });
+  const instructions = payeeSetupInstructions({ feePayer, owner, ata, ataBump, mint, fundAccount: !accountExists, createTokenAccount: !tokenAccountExists, price });
   const messageBytes = compileMessage(feePayer, blockhash, instructions);
   const wire = assembleSignedTransaction(messageBytes, { [feePayer]: ed25519.sign(messageBytes, services.feePayer.keypairBytes.subarray(0, 32)) });
   const signature = transactionSignature(wire);

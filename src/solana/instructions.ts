@@ -42,20 +42,33 @@ export const X402_MAX_COMPUTE_UNIT_PRICE = 5_000_000n;
  * Simnet's token program is the lean p-token build; the classic SPL Token program still serving
  * some clusters spends ~6,200 CU on a transferChecked and ~25,000 on a creating CreateIdempotent,
  * so each budget covers the larger of the two figures plus about 20%.
+ * A creating CreateIdempotent also searches the account's bump seed on chain, from 255 down: each
+ * candidate that is not the bump costs one create_program_address (1,500 CU on every cluster), so
+ * its budget grows with 255 − bump (createAtaUnits). Measured: 13,973 CU at bump 255, +1,500 per
+ * step; one address in 4,096 has a bump of 243 or less, past what a flat 30,000 covered.
  */
 export const CU_BUDGET = {
   computeBudget: 300,
   transferChecked: 7_500,
   perReference: 50,
+  /** A creating CreateIdempotent of an account whose bump is 255; createAtaUnits adds the search below it. */
   createAta: 30_000,
+  bumpCandidate: 1_500,
   memoBase: 1_000,
   memoPerByte: 2,
   systemTransfer: 300,
 } as const;
 
+/** The budget of a CreateIdempotent that creates the account whose bump seed is `bump`. */
+export function createAtaUnits(bump: number): number {
+  if (!Number.isInteger(bump) || bump < 0 || bump > 255) throw new RangeError(`bump ${bump} is not a u8`);
+  return CU_BUDGET.createAta + (255 - bump) * CU_BUDGET.bumpCandidate;
+}
+
 /**
  * The largest SetComputeUnitLimit a wallet accepts in a message this service builds (checkTransfer).
- * Our largest kind (ATA creation + fee + the longest memo) budgets under 50,000 CU; 200,000 is the
+ * Our largest kind (ATA creation + fee + the longest memo) budgets under 50,000 CU plus 1,500 per bump
+ * candidate, under 200,000 for any bump above 155 (all addresses but one in 2^100); 200,000 is the
  * runtime's default allowance per instruction, so a higher limit can only come from a message we did
  * not build, and would let the fee payer be charged a priority fee for ~4× the work it needs.
  */

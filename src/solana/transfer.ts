@@ -16,12 +16,13 @@ import {
   type SignatureBytes,
   type TransactionMessageBytes,
 } from '@solana/kit';
-import { usdcAta } from './ata.ts';
+import { usdcAta, usdcAtaBump } from './ata.ts';
 import { compileV0Message } from './compile.ts';
 import {
   computeUnitLimitInstruction,
   computeUnitPriceInstruction,
   createAtaIdempotentInstruction,
+  createAtaUnits,
   CU_BUDGET,
   memoInstruction,
   transferCheckedInstruction,
@@ -42,11 +43,14 @@ export const MAX_TRANSACTION_BYTES = 1232;
 
 const SIGNATURE_BYTES = 64;
 
-/** The compute-unit limit of a `buildUsdcTransfer` message of this shape (budgets in instructions.ts). */
-export function computeUnitBudget(kind: { createRecipientAta: boolean; fee: boolean; references: number; memoBytes: number | null }): number {
+/**
+ * The compute-unit limit of a `buildUsdcTransfer` message of this shape (budgets in instructions.ts);
+ * `recipientAtaBump` is the bump seed of the recipient's token account when the message creates it.
+ */
+export function computeUnitBudget(kind: { recipientAtaBump: number | null; fee: boolean; references: number; memoBytes: number | null }): number {
   return (
     CU_BUDGET.computeBudget +
-    (kind.createRecipientAta ? CU_BUDGET.createAta : 0) +
+    (kind.recipientAtaBump === null ? 0 : createAtaUnits(kind.recipientAtaBump)) +
     CU_BUDGET.transferChecked + kind.references * CU_BUDGET.perReference +
     (kind.fee ? CU_BUDGET.transferChecked : 0) +
     (kind.memoBytes === null ? 0 : CU_BUDGET.memoBase + kind.memoBytes * CU_BUDGET.memoPerByte)
@@ -88,7 +92,7 @@ export async function buildUsdcTransfer(p: {
   ]);
   const references = p.references ?? [];
   const limit = computeUnitBudget({
-    createRecipientAta: p.createRecipientAta,
+    recipientAtaBump: p.createRecipientAta ? await usdcAtaBump(p.recipientOwner, p.mint) : null,
     fee: p.fee > 0n,
     references: references.length,
     memoBytes: p.memo === undefined ? null : new TextEncoder().encode(p.memo).length,

@@ -1,7 +1,9 @@
 /**
  * The first payment to a freshly claimed payee (issue 24.11): claimed through its real magic link
  * (which has the operator set the wallet up on chain in the background), then paid at once by
- * another agent through the real client — 50 times, never a 500, every payment completed.
+ * another agent through the real client — 50 times, never a 500, every payment completed; and a
+ * payee at one of the addresses (one in 4,096) whose token account's creation costs more compute
+ * than a flat budget allowed, paid at once and again.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { ApiClient, ApiError } from '../../src/client/api.ts';
@@ -14,6 +16,8 @@ import { drainFeePayer } from '../helpers/fee-payer.ts';
 import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
 import { findAssociatedTokenPda, getCloseAccountInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
+import { insertPayeeWallet } from '../helpers/bulk-wallets.ts';
+import { DEEP_BUMP_OWNERS } from '../helpers/deep-bump.ts';
 
 let world: World;
 let payer: Agent;
@@ -25,30 +29,49 @@ beforeAll(async () => {
 });
 afterAll(() => world.stop());
 
-async function claimFresh(i: number): Promise<string> {
-  const { response } = await registerWallet(new ApiClient(world.url), { name: `Fresh ${i}` });
-  const email = `fresh-${i}@example.com`;
-  await new ApiClient(world.url).call('public', 'claim', { wallet_id: response.wallet_id, claim_code: response.claim_code, email });
+/** Claims the wallet as its owner does: the claim code on the public endpoint, then the mailed link's button. */
+async function claimThroughLink(walletId: string, claimCode: string, email: string): Promise<void> {
+  await new ApiClient(world.url).call('public', 'claim', { wallet_id: walletId, claim_code: claimCode, email });
   const mail = listMail(world.services.db, 500).find((m) => m.kind === 'claim' && m.to_addr === email)!;
   const landing = await followLink(fetch, new URL(new URL(JSON.parse(mail.links)[0].url).pathname, world.url).href);
   expect(landing.status).toBe(303);
+}
+
+async function claimFresh(i: number): Promise<string> {
+  const { response } = await registerWallet(new ApiClient(world.url), { name: `Fresh ${i}` });
+  await claimThroughLink(response.wallet_id as string, response.claim_code as string, `fresh-${i}@example.com`);
   return response.username as string;
+}
+
+/** One payment of 1 USDC to `to` through the real client: its final status, or the error the API answered. */
+async function payOnce(to: string): Promise<string> {
+  try {
+    const intent = await payer.api.call<{ transaction_id: string }>('bot', 'pay', { to, amount: 1 });
+    return String((await confirmSignSubmit(payer.api, payer.profile, intent.transaction_id)).status);
+  } catch (err) {
+    return err instanceof ApiError ? `${err.errorCode} (${err.status}) ${err.message}` : String(err);
+  }
 }
 
 test('50 times: claim a fresh wallet through its link, pay it at once — no 500, every payment completes', async () => {
   const failures: string[] = [];
   for (let i = 0; i < 50; i++) {
-    const payee = await claimFresh(i);
-    try {
-      const intent = await payer.api.call<{ transaction_id: string }>('bot', 'pay', { to: payee, amount: 1 });
-      const done = await confirmSignSubmit(payer.api, payer.profile, intent.transaction_id);
-      if (done.status !== 'completed') failures.push(`${i}: ${String(done.status)}`);
-    } catch (err) {
-      failures.push(`${i}: ${err instanceof ApiError ? `${err.errorCode} (${err.status}) ${err.message}` : String(err)}`);
-    }
+    const outcome = await payOnce(await claimFresh(i));
+    if (outcome !== 'completed') failures.push(`${i}: ${outcome}`);
   }
   expect(failures).toEqual([]);
 }, 120_000);
+
+test("a payee whose token account has a low bump seed (the program searches it on chain, 1,500 CU a candidate), claimed through its link, is paid at once and every time after", async () => {
+  const { owner, bump } = DEEP_BUMP_OWNERS[1];
+  const [, ataBump] = await findAssociatedTokenPda({ owner, mint: world.simnet.mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+  expect(ataBump as number).toBe(bump);
+  const payee = insertPayeeWallet(world.services.db, owner, 'DEEP-BUMP');
+  await claimThroughLink(payee.walletId, 'DEEP-BUMP', 'deep-bump@example.com');
+  const outcomes = [await payOnce(payee.username), await payOnce(payee.username), await payOnce(payee.username)];
+  expect(outcomes).toEqual(['completed', 'completed', 'completed']);
+  expect(await world.balance(owner)).toBe(3_000_000n);
+}, 60_000);
 
 test('a payee setup Solana refuses (the fee payer out of SOL) answers SERVICE_UNAVAILABLE with how_to_fix, not a 500; topped up, the same payment completes', async () => {
   const payee = await world.agent('Unready Payee', { claimBy: 'unready@example.com' });

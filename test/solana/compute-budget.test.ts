@@ -10,7 +10,7 @@ import { generateKeyPairSigner, getAddressDecoder, getTransactionDecoder, lampor
 import { AccountState, TOKEN_PROGRAM_ADDRESS, getMintEncoder, getTokenEncoder } from '@solana-program/token';
 import { FailedTransactionMetadata, LiteSVM } from 'litesvm';
 import { payeeSetupInstructions } from '../../src/earning/payee-ready.ts';
-import { usdcAta } from '../../src/solana/ata.ts';
+import { usdcAta, usdcAtaBump } from '../../src/solana/ata.ts';
 import { checkTransfer, decodeMessage } from '../../src/solana/decode.ts';
 import {
   COMPUTE_BUDGET_PROGRAM_ADDRESS,
@@ -23,6 +23,7 @@ import {
 import { DEVNET_USDC, USDC_DECIMALS } from '../../src/solana/networks.ts';
 import { assembleSignedTransaction, buildUsdcTransfer, compileMessage } from '../../src/solana/transfer.ts';
 import { randomAddress } from './helpers.ts';
+import { DEEP_BUMP_OWNERS } from '../helpers/deep-bump.ts';
 
 const AGENT = ed25519_FROST.Identifier.fromNumber(1);
 const SERVER = ed25519_FROST.Identifier.fromNumber(2);
@@ -110,12 +111,37 @@ describe('compute budget per message kind (measured on LiteSVM)', () => {
       const c = await chain();
       const owner = randomAddress();
       const instructions = payeeSetupInstructions({
-        feePayer: c.feePayer, owner, ata: await usdcAta(owner, DEVNET_USDC), mint: DEVNET_USDC, fundAccount, createTokenAccount, price: 10_000n,
+        feePayer: c.feePayer, owner, ata: await usdcAta(owner, DEVNET_USDC), ataBump: await usdcAtaBump(owner, DEVNET_USDC), mint: DEVNET_USDC, fundAccount, createTokenAccount, price: 10_000n,
       });
       const { limit, consumed } = await c.land(compileMessage(c.feePayer, c.blockhash(), instructions));
       expect(consumed).toBeLessThanOrEqual(limit);
     });
   }
+
+  describe('an owner whose token account has a low bump seed (the program searches it on chain, 1,500 CU a candidate)', () => {
+    const { owner, bump } = DEEP_BUMP_OWNERS[0];
+
+    it('the payee setup that creates its token account lands within its limit', async () => {
+      expect(await usdcAtaBump(owner, DEVNET_USDC)).toBe(bump);
+      const c = await chain();
+      const instructions = payeeSetupInstructions({
+        feePayer: c.feePayer, owner, ata: await usdcAta(owner, DEVNET_USDC), ataBump: bump, mint: DEVNET_USDC, fundAccount: true, createTokenAccount: true, price: 10_000n,
+      });
+      const { limit, consumed } = await c.land(compileMessage(c.feePayer, c.blockhash(), instructions));
+      expect(consumed).toBeLessThanOrEqual(limit);
+    });
+
+    it('a payment that creates its token account (no fee, no memo: the tightest budget) lands within its limit', async () => {
+      const c = await chain();
+      const { messageBytes } = await buildUsdcTransfer({
+        wallet: c.wallet, mint: DEVNET_USDC, recipientOwner: owner, amount: 1_000n, fee: 0n, treasuryOwner: c.treasury, feePayer: c.feePayer,
+        createRecipientAta: true, computeUnitPrice: 10_000n, blockhash: c.blockhash(),
+      });
+      const { limit, consumed } = await c.land(messageBytes);
+      expect(consumed).toBeLessThanOrEqual(limit);
+      expect(limit).toBeLessThan(MAX_ACCEPTED_COMPUTE_UNIT_LIMIT);
+    });
+  });
 });
 
 describe("the agent's check of compute-budget instructions", () => {

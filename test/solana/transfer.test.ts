@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'bun:test';
 import { getBase58Decoder, getTransactionDecoder } from '@solana/kit';
-import { usdcAta } from '../../src/solana/ata.ts';
+import { usdcAta, usdcAtaBump } from '../../src/solana/ata.ts';
 import { decodeMessage } from '../../src/solana/decode.ts';
 import {
   X402_DEFAULT_COMPUTE_UNIT_LIMIT,
@@ -34,7 +34,7 @@ describe('buildUsdcTransfer', () => {
       blockhash: BLOCKHASH.blockhash,
       signers: [c.feePayer, c.wallet],
       instructions: [
-        { kind: 'computeUnitLimit', units: computeUnitBudget({ createRecipientAta: true, fee: true, references: 2, memoBytes: 13 }) },
+        { kind: 'computeUnitLimit', units: computeUnitBudget({ recipientAtaBump: await usdcAtaBump(c.recipientOwner, c.mint), fee: true, references: 2, memoBytes: 13 }) },
         { kind: 'computeUnitPrice', microLamports: 25_000n },
         { kind: 'createAtaIdempotent', payer: c.feePayer, ata: destination, owner: c.recipientOwner, mint: c.mint },
         { kind: 'transferChecked', source, mint: c.mint, destination, authority: c.wallet, amount: 12_500_000n, decimals: USDC_DECIMALS, extraAccounts: references },
@@ -49,7 +49,7 @@ describe('buildUsdcTransfer', () => {
     const built = await buildUsdcTransfer({ ...c, amount: 1n, fee: 0n, createRecipientAta: false, blockhash: BLOCKHASH });
     const decoded = decodeMessage(built.messageBytes);
     expect(decoded.instructions.map((i) => i.kind)).toEqual(['computeUnitLimit', 'computeUnitPrice', 'transferChecked']);
-    expect(decoded.instructions[0]).toEqual({ kind: 'computeUnitLimit', units: computeUnitBudget({ createRecipientAta: false, fee: false, references: 0, memoBytes: null }) });
+    expect(decoded.instructions[0]).toEqual({ kind: 'computeUnitLimit', units: computeUnitBudget({ recipientAtaBump: null, fee: false, references: 0, memoBytes: null }) });
     expect(decoded.instructions[1]).toEqual({ kind: 'computeUnitPrice', microLamports: 0n });
     expect(decoded.instructions[2]).toMatchObject({ amount: 1n, extraAccounts: [] });
   });
