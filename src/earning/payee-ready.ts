@@ -143,8 +143,13 @@ async function setUp(services: Services, owner: Address): Promise<void> {
     if (Date.now() - sentAt >= REBROADCAST_MS) {
       sentAt = Date.now();
       await services.chain.sendRawTransaction(wire).catch((err: unknown) => {
-        // Landed meanwhile (the next status read says so), or expired (the deadline says so).
-        if (!(err instanceof ChainRejectedError && (err.kind === 'already_processed' || err.kind === 'blockhash_not_found'))) throw err;
+        if (!(err instanceof ChainRejectedError)) throw err;
+        // Landed meanwhile, or expired: the next status read or the deadline says so. Any other
+        // refusal (the fee payer briefly short of SOL) says nothing of the first send, which the
+        // cluster accepted and may still land, as for a payment's re-send (settle.ts).
+        if (err.kind !== 'already_processed' && err.kind !== 'blockhash_not_found') {
+          services.log.warn('a re-send of the payee setup was refused; waiting for the first send until the deadline', { owner, signature, kind: err.kind, reason: err.reason });
+        }
       });
     }
     await Bun.sleep(200);

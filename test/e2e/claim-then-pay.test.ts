@@ -90,6 +90,40 @@ test('a payee setup Solana refuses (the fee payer out of SOL) answers SERVICE_UN
   expect(await world.balance(payee.address)).toBe(1_000_000n);
 }, 60_000);
 
+test("a payee setup whose re-send is refused (the first send dropped by a congested node, then the fee payer briefly out of SOL) keeps waiting: topped up, it lands and the payment completes in the same call", async () => {
+  const payee = await world.agent('Congested Payee', { claimBy: 'congested@example.com' });
+  const floor = 10_000_000_000n;
+  const sends = () => world.simnet.stats().calls.sendTransaction ?? 0;
+  const dropped = world.simnet.stats().dropped;
+  const intent = await payer.api.call<{ transaction_id: string }>('bot', 'pay', { to: payee.username, amount: 1 });
+  world.simnet.setCongestion(floor);
+  let outcome: Promise<string> = Promise.resolve('not started');
+  try {
+    outcome = confirmSignSubmit(payer.api, payer.profile, intent.transaction_id).then(
+      (done) => String(done.status),
+      (err: unknown) => (err instanceof ApiError ? `${err.errorCode} (${err.status}) ${err.message}` : String(err)),
+    );
+    // The setup's first send is accepted and dropped (priced at the cap, below the floor).
+    const deadline = Date.now() + 10_000;
+    while (world.simnet.stats().dropped === dropped) {
+      if (Date.now() > deadline) throw new Error('the setup was not sent');
+      await Bun.sleep(20);
+    }
+    await drainFeePayer(world, 0n, floor);
+    // Its re-send (every 2 s) now fails its preflight: the fee payer cannot pay.
+    const drained = sends();
+    while (sends() === drained) {
+      if (Date.now() > deadline) throw new Error('the setup was not re-sent');
+      await Bun.sleep(20);
+    }
+  } finally {
+    await world.simnet.airdrop(world.services.feePayer.address, 100_000_000_000n);
+    world.simnet.setCongestion(null);
+  }
+  expect(await outcome).toBe('completed');
+  expect(await world.balance(payee.address)).toBe(1_000_000n);
+}, 60_000);
+
 test('a payee that closed its USDC token account is paid again: the next payment recreates it (with its setup fee) and completes', async () => {
   const payee = await SolanaPayWallet.create(world.simnet.url);
   await world.simnet.faucet(payee.address, 0n, 1_000_000_000n);
