@@ -9,6 +9,7 @@ import { action } from '../../src/contract/action.ts';
 import { ERROR_CODES } from '../../src/contract/errors.ts';
 import { call, memoryLogger, testServices } from '../helpers/services.ts';
 import { rng } from '../helpers/random.ts';
+import { ChainRejectedError } from '../../src/solana/errors.ts';
 
 const services = testServices();
 const app = createApp(services);
@@ -191,6 +192,31 @@ describe('unexpected errors', () => {
     const logged = lines.map((l) => JSON.parse(l)).find((e) => e.msg === 'internal error');
     expect(logged.request_id).toBe('req-123');
     expect(logged.error).toContain('no_such_table');
+  });
+
+  test('a chain refusal reaching the dispatcher is SERVICE_UNAVAILABLE with how_to_fix and Retry-After, logged with its kind and logs, never INTERNAL_ERROR', async () => {
+    const { log, lines } = memoryLogger();
+    const s = { ...testServices(), log };
+    const refused = implement(
+      { refused: action({ endpoint: 'bot', auth: 'none', params: T.Object({}, { additionalProperties: false }), summary: 'test' }) },
+      {
+        refused: () => {
+          throw new ChainRejectedError('simulation_failed', 'Transaction simulation failed', ['Program log: insufficient lamports']);
+        },
+      },
+    );
+    const deps: DispatchDeps = { services: s, table: buildTable([refused]), limiter: new RateLimiter(60_000), metrics: new Metrics(), unclaimedDetails: () => ({}) };
+    const { response } = await dispatch(deps, {
+      endpoint: 'bot',
+      request: new Request('http://localhost/v1/bot', { method: 'POST', body: '{"action":"refused"}' }),
+      ip: '127.0.0.1',
+      requestId: 'req-chain',
+    });
+    expectError({ status: response.status, body: await response.json() }, 503, 'SERVICE_UNAVAILABLE');
+    expect(response.headers.get('retry-after')).toBe('10');
+    const logged = lines.map((l) => JSON.parse(l)).find((e) => e.msg === 'chain refused a transaction');
+    expect(logged).toMatchObject({ request_id: 'req-chain', kind: 'simulation_failed', logs: ['Program log: insufficient lamports'] });
+    expect(lines.some((l) => JSON.parse(l).msg === 'internal error')).toBe(false);
   });
 });
 
