@@ -44,8 +44,9 @@ export const X402_MAX_COMPUTE_UNIT_PRICE = 5_000_000n;
  * so each budget covers the larger of the two figures plus about 20%.
  * A creating CreateIdempotent also searches the account's bump seed on chain, from 255 down: each
  * candidate that is not the bump costs one create_program_address (1,500 CU on every cluster), so
- * its budget grows with 255 − bump (createAtaUnits). Measured: 13,973 CU at bump 255, +1,500 per
- * step; one address in 4,096 has a bump of 243 or less, past what a flat 30,000 covered.
+ * its budget grows with 255 − bump (createAtaUnits). Measured: a payee setup (rent + creation)
+ * consumes 13,973 CU at bump 255 and 1,500 more per step down; one address in 4,096 has a bump of
+ * 243 or less, past what a flat 30,000 covered.
  */
 export const CU_BUDGET = {
   computeBudget: 300,
