@@ -1,9 +1,8 @@
 /** `agent-wallet withdraw AMOUNT ADDRESS --reason R`, `withdraw confirm WD_ID`, `withdraw get WD_ID`. */
 import { randomUUID } from 'node:crypto';
-import { recordIntent, type Intent } from '../client/custody.ts';
-import { CustodyCheckError } from '../client/errors.ts';
 import { pinsOf, updatePins } from '../client/pins.ts';
-import { confirmSignSubmit, expectationOf, intentOf, type Expectation } from '../client/sign.ts';
+import { confirmSignSubmit } from '../client/sign.ts';
+import { recordWithdrawal, withdrawalExpectation, type WithdrawalWords } from '../client/withdrawals.ts';
 import { saver } from './custody-commands.ts';
 import { commandFlags, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
@@ -11,38 +10,11 @@ import { UsageError, usdcArg } from './usage.ts';
 
 const USAGE = 'usage: agent-wallet withdraw AMOUNT ADDRESS --reason R [--idempotency-key K] | withdraw confirm WD_ID [--to ADDRESS --amount AMOUNT] [--accept-fees] | withdraw get WD_ID';
 
-/**
- * What `withdraw confirm WD_ID` holds the server's message to: the amount and address this profile
- * recorded for that withdrawal id, and the transaction the server made for it then — never the
- * server's word now on which transaction the withdrawal is. Without a record, only the address and
- * amount the agent passes now (--to, --amount); with neither, nothing is signed.
- */
-function withdrawalExpectation(recorded: Intent | undefined, withdrawalId: string, serverTx: string, flags: { to?: string; amount?: string }): Expectation {
-  const given = flags.to !== undefined && flags.amount !== undefined ? { amount: usdcArg('--amount', flags.amount), recipientAddress: flags.to } : null;
+/** The address and amount the agent passed to `withdraw confirm` (--to, --amount), or null. */
+function givenWords(flags: { to?: string; amount?: string }): WithdrawalWords | null {
   if ((flags.to === undefined) !== (flags.amount === undefined)) throw new UsageError('--to and --amount go together: the address and the amount you withdraw');
-  if (!recorded) {
-    if (given) return given;
-    throw new CustodyCheckError(`refusing to sign: this profile has no record of withdrawal ${withdrawalId}, so nothing holds the server to an address and an amount`, {
-      howToFix: `If you asked for this withdrawal (from another machine or profile), confirm it with the address and amount you asked for: agent-wallet withdraw confirm ${withdrawalId} --to ADDRESS --amount AMOUNT.`,
-      details: { withdrawal_id: withdrawalId },
-    });
-  }
-  if (recorded.transaction_id !== undefined && recorded.transaction_id !== serverTx) {
-    throw new CustodyCheckError(`refusing to sign: the server names transaction ${serverTx} for withdrawal ${withdrawalId}, but it made ${recorded.transaction_id} for it when you asked`, {
-      howToFix: 'Do not retry: a server that swaps the transaction behind a withdrawal may be compromised. Report it to the operator.',
-      details: { withdrawal_id: withdrawalId, recorded_transaction_id: recorded.transaction_id, offered_transaction_id: serverTx },
-    });
-  }
-  const expect = expectationOf(recorded);
-  if (given && (given.amount !== expect.amount || given.recipientAddress !== expect.recipientAddress)) {
-    throw new CustodyCheckError(`refusing to sign: --to/--amount differ from the address and amount this profile recorded for withdrawal ${withdrawalId}`, {
-      howToFix: 'Confirm without --to/--amount to hold it to what you asked, or ask for a new withdrawal.',
-      details: { withdrawal_id: withdrawalId },
-    });
-  }
-  return expect;
+  return flags.to !== undefined && flags.amount !== undefined ? { amount: usdcArg('--amount', flags.amount), recipientAddress: flags.to } : null;
 }
-
 
 export const WITHDRAW_COMMANDS: Record<string, (ctx: CliContext) => Promise<number>> = {
   withdraw: async (ctx) => {
@@ -60,7 +32,8 @@ export const WITHDRAW_COMMANDS: Record<string, (ctx: CliContext) => Promise<numb
         printData(ctx, w);
         return EXIT.ok;
       }
-      const expect = withdrawalExpectation((await pinsOf(api, profile, save)).intents[id!], id!, w.transaction_id, flags);
+      // Held to what this profile recorded for the withdrawal id, never to the server's word on its transaction.
+      const expect = withdrawalExpectation((await pinsOf(api, profile, save)).intents[id!], id!, w.transaction_id, givenWords(flags));
       const done = await confirmSignSubmit(api, profile, w.transaction_id, { confirmAction: 'confirm_withdrawal', expect, acceptNewFees: flags['accept-fees'], save, progress: (s) => progress(ctx, s) });
       updatePins(profile, save, (p) => {
         delete p.intents[id!];
@@ -71,12 +44,10 @@ export const WITHDRAW_COMMANDS: Record<string, (ctx: CliContext) => Promise<numb
     await pinsOf(api, profile, save);
     const idempotencyKey = flags['idempotency-key'] ?? randomUUID();
     const w = await api.call<Record<string, any>>('bot', 'withdraw', { amount: positional[0], to_address: positional[1], reason: flags.reason }, { idempotencyKey });
-    if (w.transaction_id) {
-      const intent = intentOf({ amount, recipientAddress: positional[1]! });
+    if (typeof w.transaction_id === 'string') {
+      const created = { withdrawal_id: w.withdrawal_id, transaction_id: w.transaction_id };
       updatePins(profile, save, (p) => {
-        recordIntent(p, w.transaction_id, intent, new Date());
-        // Under the withdrawal id too: `withdraw confirm WD_ID` holds the server to this transaction and these words.
-        if (w.withdrawal_id) recordIntent(p, w.withdrawal_id, { ...intent, transaction_id: w.transaction_id }, new Date());
+        recordWithdrawal(p, created, { amount, recipientAddress: positional[1]! }, new Date());
       });
     }
     printData(ctx, w, w.status === 'awaiting_approval' ? `Withdrawal requested; the owner must approve it, then run: agent-wallet withdraw confirm ${w.withdrawal_id}` : `Withdrawal ${w.status}.`);

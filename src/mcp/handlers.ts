@@ -11,6 +11,7 @@ import { registerWallet, type RegisterParams } from '../client/register.ts';
 import { AgentRound, completePay, confirmSignSubmit, expectationOf, intentOf, type Expectation } from '../client/sign.ts';
 import { recordIntent, usernameOf } from '../client/custody.ts';
 import { pinsOf, updatePins, type SaveProfile } from '../client/pins.ts';
+import { recordWithdrawal, withdrawalExpectation } from '../client/withdrawals.ts';
 import { exportWallet, importWallet, parseWalletFile } from '../client/wallet-file.ts';
 import { parseUsdc } from '../domain/money.ts';
 import type { ProfileData } from '../client/profile.ts';
@@ -118,20 +119,34 @@ export const payTool: ToolHandler = async (s, args) => {
   return { ...result, idempotency_key: idempotencyKey };
 };
 
-/** `confirm_payment` / `confirm_withdrawal`: the whole confirm + check + sign + submit, held to the intent this profile recorded. */
-export function confirmTool(confirmAction: 'confirm_payment' | 'confirm_withdrawal'): ToolHandler {
-  return async (s, args) => {
-    const { profile, api } = s.wallet();
-    const id = String(args.transaction_id);
-    const recorded = (await pinsOf(api, profile, saver(s))).intents[id];
-    const expect: Expectation = {
-      ...(recorded ? expectationOf(recorded) : {}),
-      ...(args.max_amount !== undefined ? { maxAmount: micro(args.max_amount, 'max_amount') } : {}),
-      ...(args.accept_new_address === true ? { acceptNewAddress: true } : {}),
-    };
-    return confirmAndSubmit(s, api, profile, id, confirmAction, expect, args.accept_new_fees === true);
+/** `confirm_payment`: the whole confirm + check + sign + submit, held to the intent this profile recorded (else the ceiling). */
+export const confirmPaymentTool: ToolHandler = async (s, args) => {
+  const { profile, api } = s.wallet();
+  const id = String(args.transaction_id);
+  const recorded = (await pinsOf(api, profile, saver(s))).intents[id];
+  const expect: Expectation = {
+    ...(recorded ? expectationOf(recorded) : {}),
+    ...(args.max_amount !== undefined ? { maxAmount: micro(args.max_amount, 'max_amount') } : {}),
+    ...(args.accept_new_address === true ? { acceptNewAddress: true } : {}),
   };
-}
+  return confirmAndSubmit(s, api, profile, id, 'confirm_payment', expect, args.accept_new_fees === true);
+};
+
+/**
+ * `confirm_withdrawal`: like confirm_payment, held to the address and amount this profile recorded
+ * for the transaction; a withdrawal it never asked for is signed only against a to_address and
+ * amount the agent gives now (src/client/withdrawals.ts), never against the ceiling alone.
+ */
+export const confirmWithdrawalTool: ToolHandler = async (s, args) => {
+  const { profile, api } = s.wallet();
+  const id = String(args.transaction_id);
+  if ((args.to_address === undefined) !== (args.amount === undefined)) {
+    throw new ToolError('VALIDATION_ERROR', '/to_address and /amount go together', 'Send both the address and the amount you withdraw, or neither.');
+  }
+  const given = args.amount !== undefined ? { amount: micro(args.amount, 'amount'), recipientAddress: String(args.to_address) } : null;
+  const expect = withdrawalExpectation((await pinsOf(api, profile, saver(s))).intents[id], id, id, given);
+  return confirmAndSubmit(s, api, profile, id, 'confirm_withdrawal', expect, args.accept_new_fees === true);
+};
 
 /** `withdraw`: creates the withdrawal and records the agent's amount and address, which confirm_withdrawal holds the server to. */
 export const withdrawTool: ToolHandler = async (s, args) => {
@@ -142,9 +157,10 @@ export const withdrawTool: ToolHandler = async (s, args) => {
   await pinsOf(api, profile, saver(s));
   const w = await api.call<Record<string, unknown>>('bot', 'withdraw', params, { idempotencyKey });
   if (typeof w.transaction_id === 'string') {
-    const id = w.transaction_id;
+    const created = { withdrawal_id: w.withdrawal_id, transaction_id: w.transaction_id };
+    // Under its withdrawal id too, so `agent-wallet withdraw confirm WD_ID` beside this server holds it the same way.
     updatePins(profile, saver(s), (p) => {
-      recordIntent(p, id, intentOf({ amount, recipientAddress: String(params.to_address) }), new Date());
+      recordWithdrawal(p, created, { amount, recipientAddress: String(params.to_address) }, new Date());
     });
   }
   return { ...w, idempotency_key: idempotencyKey };

@@ -18,7 +18,7 @@ import { WITHDRAWALS } from '../contract/withdrawals.ts';
 import { EARNING } from '../contract/earning.ts';
 import { X402 } from '../contract/x402.ts';
 import { AGENT_EXPORTS } from '../contract/wallet-keys.ts';
-import { confirmTool, idempotencyKeyOf, payTool, registerTool, walletExportTool, walletImportTool, withdrawTool, x402FetchTool, x402ResumeTool, type Args, type ToolHandler } from './handlers.ts';
+import { confirmPaymentTool, confirmWithdrawalTool, idempotencyKeyOf, payTool, registerTool, walletExportTool, walletImportTool, withdrawTool, x402FetchTool, x402ResumeTool, type Args, type ToolHandler } from './handlers.ts';
 
 /** Every contract group whose actions tools may map to. */
 const CONTRACT_GROUPS: Record<string, ContractAction>[] = [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402, AGENT_EXPORTS];
@@ -69,6 +69,9 @@ const MaxAmount = T.Optional(
 );
 const AcceptNewAddress = T.Optional(T.Boolean({ description: "true: you confirmed out of band that the merchant's (or x402 host's) new payout address is theirs; moves the pin. A wallet's address change is always refused" }));
 const AcceptNewFees = T.Optional(T.Boolean({ description: 'true: accept (and pin) the fee schedule the server publishes now, when it charges more than the one pinned at registration' }));
+/** A withdrawal this profile did not ask for (another machine's) is signed only against the agent's own address and amount. */
+const WithdrawTo = T.Optional(T.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$', description: 'only for a withdrawal this profile did not ask for: the address you asked to withdraw to (with amount); the message must pay exactly it' }));
+const WithdrawAmount = T.Optional(T.Union([T.Number(), T.String({ maxLength: 32 })], { description: 'only for a withdrawal this profile did not ask for: the amount you asked to withdraw (with to_address)' }));
 const CUSTODY_ARGS = { max_amount: MaxAmount, accept_new_address: AcceptNewAddress, accept_new_fees: AcceptNewFees };
 
 const WltFile = (description: string) => T.String({ minLength: 1, maxLength: 4096, description });
@@ -105,7 +108,7 @@ export const TOOL_ROWS: readonly ToolRow[] = [
     action: 'confirm_payment',
     omit: ['commitments'],
     extend: CUSTODY_ARGS,
-    run: confirmTool('confirm_payment'),
+    run: confirmPaymentTool,
     hints: { destructiveHint: true },
     description:
       'Completes a pre_approved or owner-approved payment: checks the exact Solana transaction, signs it (FROST with the server) and submits it, waiting for the chain. Safe to call again: a completed payment returns its result.',
@@ -123,11 +126,11 @@ export const TOOL_ROWS: readonly ToolRow[] = [
     name: 'confirm_withdrawal',
     action: 'confirm_withdrawal',
     omit: ['commitments'],
-    extend: { accept_new_fees: AcceptNewFees },
-    run: confirmTool('confirm_withdrawal'),
+    extend: { to_address: WithdrawTo, amount: WithdrawAmount, accept_new_fees: AcceptNewFees },
+    run: confirmWithdrawalTool,
     hints: { destructiveHint: true },
     description:
-      'After the owner approved a withdrawal: checks the exact Solana transaction, signs it (FROST with the server) and submits it, waiting for the chain. transaction_id is the one withdraw returned.',
+      'After the owner approved a withdrawal: checks the exact Solana transaction, signs it (FROST with the server) and submits it, waiting for the chain. transaction_id is the one withdraw returned; a withdrawal this profile did not ask for is signed only when to_address and amount are the ones you asked for.',
   },
   { name: 'get_withdrawal', action: 'get_withdrawal' },
   { name: 'create_paylink', action: 'create_payment_request' },

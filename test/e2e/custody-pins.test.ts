@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateKeyPairSigner, type Address } from '@solana/kit';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ApiClient } from '../../src/client/api.ts';
 import { ProfileStore } from '../../src/client/profile.ts';
 import { buildUsdcTransfer } from '../../src/solana/transfer.ts';
@@ -17,6 +19,8 @@ import { runCli } from '../helpers/daemon.ts';
 import { startLyingProxy, type LyingProxy } from '../helpers/lying-proxy.ts';
 import { tempDir } from '../helpers/services.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
+
+const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts');
 
 let world: World;
 let proxy: LyingProxy;
@@ -43,6 +47,16 @@ afterAll(async () => {
 });
 
 const cli = (home: string, ...args: string[]) => runCli([...args, '--server', proxy.url, '--home', home, '--json']);
+
+/** The real MCP server (bun src/main.ts mcp) on `home`, through the proxy, as an MCP host starts it. */
+async function connectMcp(home: string) {
+  const client = new Client({ name: 'custody-pins-test', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, 'mcp'], env: { PATH: process.env.PATH ?? '', AGENT_WALLET_URL: proxy.url, AGENT_WALLET_HOME: home }, stderr: 'pipe' }));
+  return {
+    call: async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent: any },
+    close: () => client.close(),
+  };
+}
 
 describe('payee pins', () => {
   test('a first payment to a username pins it; payees lists address, first and last paid, count; forget drops it', async () => {
@@ -180,6 +194,36 @@ describe('withdraw confirm WD_ID is held to what this profile recorded for that 
     const done = await cli(alice.home, 'withdraw', 'confirm', w.json.withdrawal_id);
     expect(done.json.status).toBe('completed');
     expect(await world.balance(mine)).toBe(2_000_000n);
+  });
+
+  test("the MCP server's confirm_withdrawal is held the same way: a withdrawal this profile never asked for gets no share without the agent's own to_address and amount; one it asked for is recorded under its withdrawal id too", async () => {
+    const mine = (await generateKeyPairSigner()).address;
+    const thief = (await generateKeyPairSigner()).address;
+    const mcp = await connectMcp(alice.home);
+    try {
+      // A withdrawal of the same wallet made with the API key alone (no intent in this profile): 30 USDC to the thief, approved.
+      const other = await alice.api.call<any>('bot', 'withdraw', { amount: '30', to_address: thief, reason: 'looks routine' }, { idempotencyKey: crypto.randomUUID() });
+      await owner.call('owner', 'approve', { approval_id: other.approval_id });
+      const signs = proxy.count('frost_sign_complete');
+      const unasked = await mcp.call('confirm_withdrawal', { transaction_id: other.transaction_id });
+      expect(unasked.isError).toBe(true);
+      expect(unasked.structuredContent.error.code).toBe('CLIENT_CUSTODY_CHECK');
+      expect(unasked.structuredContent.error.how_to_fix).toContain('to_address and amount');
+      // Words that differ from its message (the agent meant its own address) refuse it too.
+      const held = await mcp.call('confirm_withdrawal', { transaction_id: other.transaction_id, to_address: mine, amount: 30 });
+      expect(held.structuredContent.error.code).toBe('CLIENT_CUSTODY_CHECK');
+      expect(proxy.count('frost_sign_complete')).toBe(signs);
+      expect(await world.balance(thief)).toBe(0n);
+
+      // The agent's own withdrawal through MCP: the CLI beside it confirms it by its withdrawal id.
+      const asked = await mcp.call('withdraw', { amount: '4', to_address: mine, reason: 'savings' });
+      await owner.call('owner', 'approve', { approval_id: asked.structuredContent.approval_id });
+      const done = await cli(alice.home, 'withdraw', 'confirm', asked.structuredContent.withdrawal_id);
+      expect(done.json.status).toBe('completed');
+      expect(await world.balance(mine)).toBe(4_000_000n);
+    } finally {
+      await mcp.close();
+    }
   });
 });
 

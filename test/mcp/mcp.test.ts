@@ -115,7 +115,7 @@ describe('tools', () => {
     const extras: Record<string, string[]> = {
       pay: ['idempotency_key', 'confirm', 'max_amount', 'accept_new_address', 'accept_new_fees'],
       confirm_payment: ['max_amount', 'accept_new_address', 'accept_new_fees'],
-      confirm_withdrawal: ['accept_new_fees'],
+      confirm_withdrawal: ['to_address', 'amount', 'accept_new_fees'],
       withdraw: ['idempotency_key'],
       wallet_export: ['file', 'overwrite'],
       x402_fetch: ['idempotency_key', 'accept_new_address'],
