@@ -103,28 +103,53 @@ export async function checkX402Message(profile: ProfileData, prepared: Prepared,
   }
 }
 
-/** What the agent asked of a purchase: its ceiling, and the seller's host whose payTo is pinned. */
+/**
+ * What the agent asked of a purchase: its ceiling, and the seller's host whose payTo is pinned;
+ * for a purchase resumed later, also the payTo and price prepare described when the agent asked.
+ */
 export interface X402Expectation {
   host?: string;
   maxAmount?: bigint;
   acceptNewAddress?: boolean;
+  payTo?: string;
+  amount?: bigint;
 }
 
-/** Holds the price to the agent's ceiling and payTo to the host's pin. */
+/** Holds the price to the agent's ceiling and payTo to the host's pin; a resumed purchase, to the payTo and price recorded at fetch. */
 function checkPurchase(pins: Pins, prepared: Prepared, expect: X402Expectation): void {
   if (!prepared.amount_atomic || !/^[0-9]+$/.test(prepared.amount_atomic) || !prepared.pay_to) {
     throw new CustodyCheckError('refusing to sign: prepare did not describe the payment (pay_to, amount, fee payer)');
   }
-  checkCeiling(pins, BigInt(prepared.amount_atomic), expect.maxAmount, `the x402 price${expect.host ? ` of ${expect.host}` : ''}`);
+  const offered = BigInt(prepared.amount_atomic);
+  checkCeiling(pins, offered, expect.maxAmount, `the x402 price${expect.host ? ` of ${expect.host}` : ''}`);
   if (expect.host) checkPin(pins.x402_hosts[expect.host], expect.host, prepared.pay_to, expect.acceptNewAddress === true);
+  // A resumed purchase: the server's description now must be the one the agent checked at fetch.
+  if ((expect.payTo !== undefined && prepared.pay_to !== expect.payTo) || (expect.amount !== undefined && offered !== expect.amount)) {
+    throw new CustodyCheckError(`refusing to sign: the server now describes this purchase as ${formatUsdc(offered)} USDC to ${prepared.pay_to}; when you fetched it, it was ${formatUsdc(expect.amount ?? offered)} USDC to ${expect.payTo ?? prepared.pay_to}`, {
+      howToFix: 'Do not retry: a server that changes a purchase after you fetched it may be compromised. Report it to the operator; fetch the URL again for a new purchase.',
+      details: { recorded_pay_to: expect.payTo, offered_pay_to: prepared.pay_to, recorded_amount: expect.amount !== undefined ? formatUsdc(expect.amount) : undefined, offered_amount: formatUsdc(offered) },
+    });
+  }
 }
 
-function x402ExpectationOf(intent: Intent | undefined): X402Expectation {
-  if (!intent) return {};
+function x402ExpectationOf(intent: Intent): X402Expectation {
   return {
     ...(intent.host ? { host: intent.host } : {}),
     ...(intent.max_amount ? { maxAmount: micro(intent.max_amount) } : {}),
     ...(intent.accept_new_address ? { acceptNewAddress: true } : {}),
+    ...(intent.to_address ? { payTo: intent.to_address } : {}),
+    ...(intent.amount ? { amount: micro(intent.amount) } : {}),
+  };
+}
+
+/** What to record for a purchase the agent fetched: its host, ceiling, and the payTo and price prepare described (and the checks passed). */
+function purchaseIntent(agent: X402Expectation, prepared: Prepared, pins: Pins): Intent {
+  return {
+    host: agent.host,
+    max_amount: formatUsdc(agent.maxAmount ?? micro(pins.max_amount)),
+    ...(agent.acceptNewAddress ? { accept_new_address: true } : {}),
+    to_address: prepared.pay_to,
+    amount: formatUsdc(BigInt(prepared.amount_atomic!)),
   };
 }
 
@@ -152,12 +177,20 @@ export async function payPurchase(
   opts: { agent?: X402Expectation; save?: SaveProfile } = {},
 ): Promise<Record<string, any>> {
   const pins = await pinsOf(api, profile, opts.save);
-  const agent = opts.agent ?? x402ExpectationOf(pins.intents[fetchId]);
+  const recorded = pins.intents[fetchId];
+  const agent = opts.agent ?? (recorded ? x402ExpectationOf(recorded) : {});
   const key = new Secret(decodeSecretState(Buffer.from(profile.key_package, 'base64')) as KeyPackage);
   const { nonces, commitments } = commit(key);
   const confirmed = await api.call<ConfirmAnswer>('bot', 'x402_confirm', { fetch_id: fetchId, commitments: encodeCommitments(commitments) });
   if (!confirmed.signed) {
     if (!confirmed.message || !confirmed.sign_session_id) throw new CustodyCheckError('the server did not return a message to sign');
+    // Resumed (nothing described it in this run): only what this profile recorded at fetch holds the server's description.
+    if (!expect && !opts.agent && !recorded) {
+      throw new CustodyCheckError(`refusing to sign: this profile has no record of purchase ${fetchId}, so nothing holds the server to a seller and a price`, {
+        howToFix: 'Resume it with the profile that fetched it, or fetch the URL again for a new purchase.',
+        details: { fetch_id: fetchId },
+      });
+    }
     const described = expect ?? { payment_required: true, fetch_id: fetchId, status: null, ...confirmed.summary };
     checkPurchase(pins, described, agent);
     await checkX402Message(profile, described, confirmed.message);
@@ -197,16 +230,17 @@ export async function x402Fetch(
   const prepared = await api.call<Prepared>('bot', 'x402_prepare', { ...req }, { idempotencyKey: opts.idempotencyKey });
   if (!prepared.payment_required || !prepared.fetch_id) return { outcome: 'not_required', fetch_id: null, prepared, settled: null, response: (prepared.response as Record<string, any>) ?? null };
   progress(`payment required: ${prepared.amount} USDC to ${prepared.pay_to} (${prepared.status})`);
-  // Refused now, before the owner is asked to approve a purchase this client would not sign.
-  if (prepared.status === 'awaiting_approval' || prepared.status === 'pre_approved' || prepared.status === 'approved') checkPurchase(pins, prepared, agent);
-  if (prepared.status === 'awaiting_approval') {
-    // Resumed later (x402 resume): the recorded host and ceiling hold the server to this request.
+  if (prepared.status === 'awaiting_approval' || prepared.status === 'pre_approved' || prepared.status === 'approved') {
+    // Refused now, before the owner is asked to approve a purchase this client would not sign.
+    checkPurchase(pins, prepared, agent);
+    // Kept until signed: a resume (after the owner's approval, or after this run died before signing)
+    // holds the server to this host, ceiling, payTo and price.
     const fetchId = prepared.fetch_id;
     updatePins(profile, opts.save, (p) => {
-      recordIntent(p, fetchId, { host: agent.host, max_amount: formatUsdc(agent.maxAmount ?? micro(pins.max_amount)), ...(agent.acceptNewAddress ? { accept_new_address: true } : {}) }, new Date());
+      recordIntent(p, fetchId, purchaseIntent(agent, prepared, pins), new Date());
     });
-    return { outcome: 'awaiting_approval', fetch_id: prepared.fetch_id, prepared, settled: null, response: null };
   }
+  if (prepared.status === 'awaiting_approval') return { outcome: 'awaiting_approval', fetch_id: prepared.fetch_id, prepared, settled: null, response: null };
   if (prepared.status !== 'pre_approved' && prepared.status !== 'approved' && prepared.status !== 'pending' && prepared.status !== 'completed') {
     return { outcome: prepared.status === 'rejected' ? 'rejected' : 'failed', fetch_id: prepared.fetch_id, prepared, settled: null, response: null };
   }

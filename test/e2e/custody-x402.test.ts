@@ -3,7 +3,8 @@
  * HTTP front on a fixed port) serves first a real seller paying A, then a real seller paying B:
  * the purchase at B is refused before any share leaves the client, unless the agent accepts the
  * new address (--accept-new-address), which moves the pin. A price above the agent's ceiling is
- * refused client-side too.
+ * refused client-side too. A purchase resumed after approval is held to the payTo and price prepare
+ * described when the agent fetched it, and one this profile never fetched is not signed on resume.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Address } from '@solana/kit';
@@ -109,6 +110,40 @@ describe('x402 payTo pinned per host', () => {
     expect(proxy.count('x402_sign_complete')).toBe(completes);
     const resumed = await run('x402', 'resume', waiting.json.fetch_id);
     expect(resumed.json.outcome).toBe('completed');
+  });
+
+  test('a first purchase from a host, resumed after approval, is held to the payTo and price prepare described (no pin yet to hold it); a purchase this profile never fetched gets no share on resume', async () => {
+    const newbie = await world.agent('Newbie');
+    const owner = world.claim(newbie.walletId, 'newbie-owner@example.com');
+    await world.fund(newbie.address, 1_000_000n);
+    await owner.call('owner', 'set_guard_rails', { wallet_id: newbie.walletId, rails: { approval_above: '0.005' } });
+    const run = (...args: string[]) => runCli([...args, '--server', proxy.url, '--home', newbie.home, '--json']);
+    behind = sellerA.url;
+    const waiting = await run('x402', 'fetch', `http://${host()}/paid`);
+    expect(waiting.code).toBe(5);
+    await owner.call('owner', 'approve', { approval_id: waiting.json.approval_id });
+    // The server describes another seller at confirm, summary and message alike; this profile never paid the host.
+    proxy.lie = async (action, _p, data) => {
+      if (action !== 'x402_confirm' || data.signed) return data;
+      const { messageBytes } = await buildX402Transfer({ wallet: newbie.address, mint: world.simnet.mint, payTo: payB, amount: 10_000n, feePayer: facilitator.feePayer, blockhash: await world.services.chain.getLatestBlockhash() });
+      return { ...data, message: Buffer.from(messageBytes).toString('base64'), summary: { ...data.summary, pay_to: payB } };
+    };
+    const completes = proxy.count('x402_sign_complete');
+    const refused = await run('x402', 'resume', waiting.json.fetch_id).finally(() => {
+      proxy.lie = null;
+    });
+    expect(refused.json.error).toMatchObject({ code: 'CLIENT_CUSTODY_CHECK', recorded_pay_to: payA, offered_pay_to: payB });
+    expect(proxy.count('x402_sign_complete')).toBe(completes);
+    expect((await run('x402', 'resume', waiting.json.fetch_id)).json.outcome).toBe('completed');
+
+    // Prepared with the API key alone: no record in this profile, so resume signs nothing.
+    const unasked = await newbie.api.call<any>('bot', 'x402_prepare', { url: `${sellerB.url}/paid` });
+    await owner.call('owner', 'approve', { approval_id: unasked.approval_id });
+    const b0 = await world.balance(payB);
+    const unrecorded = await run('x402', 'resume', unasked.fetch_id);
+    expect(unrecorded.json.error).toMatchObject({ code: 'CLIENT_CUSTODY_CHECK', fetch_id: unasked.fetch_id });
+    expect(proxy.count('x402_sign_complete')).toBe(completes + 1);
+    expect(await world.balance(payB)).toBe(b0);
   });
 
   test('a price above the profile ceiling is refused client-side', async () => {
