@@ -53,6 +53,14 @@ export function markWatchedMoved(db: Database, owner: string, now: number): void
   db.query('UPDATE token_watch SET moved_at = ? WHERE owner = ?').run(now, owner);
 }
 
+/**
+ * `owner`'s account has signatures left to handle (a backlog longer than a pass takes, or a
+ * transaction not served yet): the next pass looks at it whatever its amount, after a restart too.
+ */
+export function setWatchUnread(db: Database, owner: string, now: number): void {
+  db.query('UPDATE token_watch SET checked_at = NULL, updated_at = ? WHERE owner = ?').run(now, owner);
+}
+
 /** Moves `owner`'s cursor past `signature` (handled, whatever it was). */
 export function setWatchCursor(db: Database, owner: string, signature: string, now: number): void {
   db.query(

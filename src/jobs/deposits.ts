@@ -11,17 +11,20 @@
  * the amount alone is not the change marker: a wallet's account is also looked at when one of our
  * own transfers out of it completed since the read (only we sign for a wallet), and a merchant's
  * payout account, which its owner empties at will, gets its newest signature compared with the
- * cursor in turn, one account a pass. A backlog is read whole, oldest first, so the cursor never
- * moves past a signature not handled.
+ * cursor in turn, one account a pass. A backlog is handled oldest first, so the cursor never
+ * moves past a signature not handled, and at most SIGNATURES_PER_PASS of it a pass: the rest waits
+ * for the next pass (listed once, kept in memory), so one account's long history — thousands of
+ * deposits while the daemon was down, or dust sent to it — does not hold the others' back.
  */
 import type { Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
 import { appendEvent } from '../db/events.ts';
 import { hasSignature, insertTx, isOwnOutgoing } from '../db/transactions.ts';
-import { setWatchCursor, setWatchedAmount, watchedOwners, type WatchedOwner } from '../db/watch.ts';
+import { setWatchCursor, setWatchedAmount, setWatchUnread, watchedOwners, type WatchedOwner } from '../db/watch.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { signaturesSince } from '../solana/history.ts';
+import type { AddressSignature } from '../solana/port.ts';
 import type { Services } from '../services.ts';
 import { forgetBalance } from '../payments/balance-cache.ts';
 import type { JobDef } from './runner.ts';
@@ -36,6 +39,8 @@ const ACCOUNTS_PER_CALL = 100;
 const WATCH_BUDGET_SHARE = 0.5;
 /** A merchant payout account seen for the first time: only this recent history is looked at (its paylinks are newer). */
 const FIRST_LOOK_SLACK_MS = 60_000;
+/** Signatures of one account handled in a pass (each may cost a transaction lookup). */
+export const SIGNATURES_PER_PASS = 500;
 
 const atas = new Map<string, Address>();
 
@@ -68,6 +73,25 @@ export async function scanDeposits(services: Services): Promise<number> {
 /** Per daemon: which merchant payout account the next pass probes. */
 const probeTurn = new WeakMap<Services, number>();
 
+/**
+ * What a pass left of an account's backlog: the signatures newer than `cursor` up to `top`, newest
+ * first. The next pass goes on from there and lists only what is newer than `top`. The cursor in
+ * SQLite stays the truth: when it is not `cursor` (a restart, a restore), the backlog is listed again.
+ */
+interface Backlog {
+  cursor: string | null;
+  top: string;
+  rest: AddressSignature[];
+}
+/** Per daemon: the backlogs left, by owner. */
+const backlogs = new WeakMap<Services, Map<string, Backlog>>();
+
+function backlogsOf(services: Services): Map<string, Backlog> {
+  let held = backlogs.get(services);
+  if (!held) backlogs.set(services, (held = new Map()));
+  return held;
+}
+
 /** Whether the account may have changed since it was read: never read, another amount, or one of our transfers out since. */
 function changed(o: WatchedOwner, amount: bigint | null): boolean {
   return o.checked_at === null || o.amount !== amount || (o.moved_at !== null && o.moved_at >= o.checked_at);
@@ -76,6 +100,11 @@ function changed(o: WatchedOwner, amount: bigint | null): boolean {
 async function watchPass(services: Services): Promise<{ recorded: number; accounts: number }> {
   const mint = services.config.usdcMint as Address;
   const owners = watchedOwners(services.db, services.now().getTime() - LATE_WINDOW_MS);
+  const held = backlogsOf(services);
+  if (held.size > 0) {
+    const watched = new Set(owners.map((o) => o.owner));
+    for (const owner of held.keys()) if (!watched.has(owner)) held.delete(owner);
+  }
   const accounts = await Promise.all(owners.map((o) => tokenAccountOf(o.owner, mint)));
   // Read before the amounts: a transfer of ours completing after this is newer than the read.
   const readAt = services.now().getTime();
@@ -91,6 +120,7 @@ async function watchPass(services: Services): Promise<{ recorded: number; accoun
     const outcome = await handleNewSignatures(services, o, accounts[i]!, mint, slot);
     recorded += outcome.recorded;
     if (outcome.complete) services.db.transaction(() => setWatchedAmount(services.db, o.owner, amount, readAt)).immediate();
+    else services.db.transaction(() => setWatchUnread(services.db, o.owner, services.now().getTime())).immediate();
   }
   return { recorded, accounts: owners.length };
 }
@@ -101,17 +131,38 @@ async function newerThanCursor(services: Services, o: WatchedOwner, account: Add
   return newest !== undefined && newest.signature !== o.last_signature;
 }
 
-async function handleNewSignatures(services: Services, o: WatchedOwner, account: Address, mint: Address, readAt: bigint): Promise<{ recorded: number; complete: boolean }> {
-  // From a view at or past the slot the amounts were read at: a node whose signature index trails
-  // (or another endpoint behind it) must not answer "nothing new" for a change it has not indexed yet.
+/**
+ * The account's signatures to handle, newest first, and the newest listed (a first look may leave
+ * older ones out). From a view at or past the slot the amounts were read at: a node whose signature
+ * index trails (or another endpoint behind it) must not answer "nothing new" for a change it has
+ * not indexed yet.
+ */
+async function newSignatures(services: Services, o: WatchedOwner, account: Address, readAt: bigint): Promise<{ sigs: AddressSignature[]; newest: string | undefined }> {
+  const held = backlogsOf(services).get(o.owner);
+  if (held && held.cursor === o.last_signature) {
+    const sigs = [...(await signaturesSince(services.chain, account, held.top, { minContextSlot: readAt })), ...held.rest];
+    return { sigs, newest: sigs[0]?.signature };
+  }
   // A merchant's payout account may have a long history before its first paylink: none of it can
   // pay one, so its first look reads back only to then.
   const since = o.last_signature === null && o.wallet_id === null && o.paylinks_since !== null ? (Number(o.paylinks_since) - FIRST_LOOK_SLACK_MS) / 1000 : null;
   const listed = await signaturesSince(services.chain, account, o.last_signature ?? undefined, { minContextSlot: readAt, ...(since !== null && { notBefore: since }) });
   const sigs = since === null ? listed : listed.filter((s) => s.blockTime === null || Number(s.blockTime) >= since);
+  return { sigs, newest: listed[0]?.signature };
+}
+
+async function handleNewSignatures(services: Services, o: WatchedOwner, account: Address, mint: Address, readAt: bigint): Promise<{ recorded: number; complete: boolean }> {
+  const { sigs, newest } = await newSignatures(services, o, account, readAt);
+  const held = backlogsOf(services);
+  held.delete(o.owner);
   let recorded = 0;
   // Oldest first, so the cursor only moves past what was handled.
-  for (const s of [...sigs].reverse()) {
+  const oldestFirst = [...sigs].reverse();
+  for (const [n, s] of oldestFirst.entries()) {
+    if (n === SIGNATURES_PER_PASS) {
+      held.set(o.owner, { cursor: oldestFirst[n - 1]!.signature, top: sigs[0]!.signature, rest: sigs.slice(0, sigs.length - n) });
+      return { recorded, complete: false };
+    }
     const skip = s.err !== null || isOwnOutgoing(services.db, s.signature) || (o.wallet_id !== null && hasSignature(services.db, o.wallet_id, s.signature));
     if (!skip) {
       const transfers = await services.chain.getTokenTransfersOf(s.signature);
@@ -128,7 +179,7 @@ async function handleNewSignatures(services: Services, o: WatchedOwner, account:
     services.db.transaction(() => setWatchCursor(services.db, o.owner, s.signature, services.now().getTime())).immediate();
   }
   // Older history left out of a first look: the cursor still moves to the newest listed, so the probe does not find it new again.
-  if (sigs.length === 0 && listed.length > 0) services.db.transaction(() => setWatchCursor(services.db, o.owner, listed[0]!.signature, services.now().getTime())).immediate();
+  if (sigs.length === 0 && newest !== undefined) services.db.transaction(() => setWatchCursor(services.db, o.owner, newest, services.now().getTime())).immediate();
   return { recorded, complete: true };
 }
 

@@ -2,8 +2,9 @@
  * The deposit watch against the chain (issue 24.4, 24.5), with the ledger checked against chain
  * balances after each fault (ledgerChainViolations): a deposit spent by the wallet's own payment
  * before the next pass, leaving the amount where the watch last read it; a Solana Pay payment of a
- * merchant's paylink swept out of the payout account before the next pass; and 2,050 deposits
- * made while the watch did not run, more than its old 2,000-signature reach.
+ * merchant's paylink swept out of the payout account before the next pass; 2,050 deposits made
+ * while the watch did not run, more than its old 2,000-signature reach; and a backlog handled a
+ * bounded part a pass, oldest first, while another wallet's deposit is not held back.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { getAddressDecoder, type Address } from '@solana/kit';
@@ -14,7 +15,10 @@ import { transferCheckedInstruction } from '../../src/solana/instructions.ts';
 import { assembleSignedTransaction, compileMessage } from '../../src/solana/transfer.ts';
 import { ApiClient } from '../../src/client/api.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
-import { scanDeposits } from '../../src/jobs/deposits.ts';
+import { scanDeposits, SIGNATURES_PER_PASS } from '../../src/jobs/deposits.ts';
+import { signaturesSince } from '../../src/solana/history.ts';
+import type { ChainPort } from '../../src/solana/port.ts';
+import type { Services } from '../../src/services.ts';
 import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { ledgerChainViolations, ledgerBalance } from './money-invariants.ts';
@@ -121,11 +125,49 @@ describe('a backlog beyond 2,000 signatures (24.5)', () => {
     const n = 2_050;
     const total = await depositMany(carol.address, n);
     expect(await world.balance(carol.address)).toBe(total);
-    // A few passes at most; each moves the cursor only past what it handled.
-    for (let pass = 0; pass < 3 && ledgerOf(carol.walletId) !== total; pass++) await scanDeposits(world.services);
+    // A few passes, SIGNATURES_PER_PASS each; each moves the cursor only past what it handled.
+    for (let pass = 0; pass < Math.ceil(n / SIGNATURES_PER_PASS) && ledgerOf(carol.walletId) !== total; pass++) await scanDeposits(world.services);
     const deposits = world.services.db.query("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND type = 'deposit'").get(carol.walletId) as { n: bigint };
     expect(Number(deposits.n)).toBe(n);
     expect(ledgerChainViolations('2,050 deposits while the watch was down', await books(carol))).toEqual([]);
     expect(ledgerOf(carol.walletId)).toBe(total);
+  }, 120_000);
+});
+
+describe('a backlog is handled a bounded part a pass (24.5)', () => {
+  test("a backlog is handled SIGNATURES_PER_PASS a pass, oldest first and listed once, while another wallet's deposit behind it is recorded in the first pass; ledger = chain", async () => {
+    const erin = await world.agent('Long', { claimBy: 'o@example.com' });
+    const dave = await world.agent('Behind', { claimBy: 'o@example.com' });
+    await Promise.all([world.fund(erin.address, 0n), world.fund(dave.address, 0n)]);
+    const erinAccount = await usdcAta(erin.address, world.simnet.mint);
+    // Which accounts the watch lists the history of, through the daemon's own chain port.
+    const listings: string[] = [];
+    const chain: ChainPort = { ...world.services.chain, getSignaturesForAddress: (a, o) => (listings.push(a), world.services.chain.getSignaturesForAddress(a, o)) };
+    const watched: Services = { ...world.services, chain };
+    await scanDeposits(watched);
+    const n = SIGNATURES_PER_PASS * 2 + 100;
+    const total = await depositMany(erin.address, n);
+    const behind = await world.fund(dave.address, 3_000_000n);
+    const count = () => Number((world.services.db.query("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND type = 'deposit'").get(erin.walletId) as { n: bigint }).n);
+
+    await scanDeposits(watched);
+    const daves = world.services.db.query("SELECT amount FROM transactions WHERE wallet_id = ? AND type = 'deposit' AND signature = ?").get(dave.walletId, behind) as { amount: bigint } | null;
+    expect(daves?.amount).toBe(3_000_000n);
+    expect(count()).toBe(SIGNATURES_PER_PASS);
+    // The oldest: the chain's history of the account, newest first, ends with the ones recorded.
+    const history = (await signaturesSince(world.services.chain, erinAccount, undefined)).map((s) => s.signature);
+    const recorded = new Set((world.services.db.query("SELECT signature FROM transactions WHERE wallet_id = ? AND type = 'deposit'").all(erin.walletId) as { signature: string }[]).map((r) => r.signature));
+    expect(history.slice(-SIGNATURES_PER_PASS - 1, -1).every((s) => recorded.has(s))).toBe(true);
+    expect(history.slice(0, -SIGNATURES_PER_PASS - 1).some((s) => recorded.has(s))).toBe(false);
+
+    // The next passes go on from what is left: one listing of what is newer, not the backlog again.
+    listings.length = 0;
+    await scanDeposits(watched);
+    expect(count()).toBe(SIGNATURES_PER_PASS * 2);
+    expect(listings.filter((a) => a === erinAccount)).toHaveLength(1);
+    await scanDeposits(watched);
+    expect(count()).toBe(n);
+    expect(ledgerOf(erin.walletId)).toBe(total);
+    expect(ledgerChainViolations('a backlog handled over passes', await books(erin, dave))).toEqual([]);
   }, 120_000);
 });
