@@ -42,8 +42,8 @@ const SCRYPT = { n: 1 << 15, r: 8, p: 1 };
 /** The only files a backup may restore: a manifest naming anything else (../, other paths) is refused. */
 const KNOWN_FILES = new Set(['wallet.db', 'config.toml', 'master.key', 'fee-payer.json', 'simnet/state.bin']);
 
-function keyOf(passphrase: string, salt: Buffer): Buffer {
-  return scryptSync(passphrase, salt, 32, { N: SCRYPT.n, r: SCRYPT.r, p: SCRYPT.p, maxmem: 64 * 1024 * 1024 });
+function keyOf(passphrase: string, salt: Buffer, params: { n: number; r: number; p: number } = SCRYPT): Buffer {
+  return scryptSync(passphrase, salt, 32, { N: params.n, r: params.r, p: params.p, maxmem: 64 * 1024 * 1024 });
 }
 
 /** nonce (12) ‖ ciphertext ‖ tag (16); the file's path is the associated data, so files cannot be swapped. */
@@ -66,13 +66,13 @@ function open(key: Buffer, path: string, sealed: Buffer): Buffer {
 }
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-/** Backup file names are flat: simnet/state.bin is stored as simnet__state.bin. */
 /** The manifest's MAC: HMAC-SHA256 of its JSON (without `mac`) under a key kept apart from the file key. */
 function manifestMac(key: Buffer, manifest: Omit<Manifest, 'mac'>): string {
   const macKey = createHash('sha256').update('agent-wallet backup manifest mac v1').update(key).digest();
   return createHmac('sha256', macKey).update(JSON.stringify(manifest)).digest('base64');
 }
 
+/** Backup file names are flat: simnet/state.bin is stored as simnet__state.bin. */
 const storedName = (path: string, encrypted: boolean) => `${path.replaceAll('/', '__')}${encrypted ? '.enc' : ''}`;
 
 function isEmptyOrMissing(dir: string): boolean {
@@ -151,7 +151,12 @@ export function readBackup(backupDir: string, passphrase?: string): { manifest: 
   if (encrypted) {
     if (!passphrase) throw new BackupError('the backup is encrypted: set AGENT_WALLET_BACKUP_PASSPHRASE to its passphrase');
     const enc = manifest.encryption!;
-    key = scryptSync(passphrase, Buffer.from(enc.salt, 'base64'), 32, { N: enc.n, r: enc.r, p: enc.p, maxmem: 64 * 1024 * 1024 });
+    try {
+      key = keyOf(passphrase, Buffer.from(enc.salt, 'base64'), enc);
+    } catch {
+      // The key parameters are read before the MAC can be checked: ones scrypt refuses were edited in.
+      throw new BackupError(`${manifestPath} is not authenticated by this passphrase (its key parameters were changed); nothing was restored`);
+    }
     const { mac, ...rest } = manifest;
     const expected = manifestMac(key, rest);
     if (typeof mac !== 'string' || mac.length !== expected.length || !timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) {

@@ -146,6 +146,20 @@ describe('admin restore', () => {
     expect(existsSync(join(target, 'master.key'))).toBe(true);
   });
 
+  test('an encrypted manifest whose key parameters were edited to ones scrypt refuses is refused as unauthenticated, nothing written', () => {
+    const passphrase = 'correct horse battery staple';
+    const { out } = backup(passphrase);
+    const manifestPath = join(out, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+    const target = join(tempDir('aw-rs-'), 'data');
+    // A cost past scrypt's memory limit, a salt that is not text.
+    for (const edit of [{ n: 1 << 24 }, { salt: 42 }]) {
+      writeFileSync(manifestPath, JSON.stringify({ ...manifest, encryption: { ...manifest.encryption, ...edit } }));
+      expect(() => restoreBackup(out, target, { passphrase })).toThrow(new BackupError(`${manifestPath} is not authenticated by this passphrase (its key parameters were changed); nothing was restored`));
+      expect(existsSync(target)).toBe(false);
+    }
+  });
+
   test('the CLI: backup exits 0 with its manifest; a tampered restore exits 1 naming the file', async () => {
     const { dir, db } = dataDir();
     db.close();
