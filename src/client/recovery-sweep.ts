@@ -62,6 +62,10 @@ export async function offlineSweep(p: {
   if (p.to === wallet) throw new RepairError('key', '--to is the wallet itself: name the address the balance goes to');
   if (p.feePayer.address === wallet) throw new RepairError('key', 'the fee payer must be a key of your own, not the wallet');
   const { agent, owner } = recoveryPair(p.profile, p.kit, p.passphrase);
+  // Without this, an RPC of another cluster (or a wrong --mint) would read as an empty wallet.
+  if (!(await p.chain.accountExists(p.mint))) {
+    throw new RepairError('key', `the USDC mint ${p.mint} is not on the cluster behind --rpc: point --rpc at the wallet's network (${p.profile.network}) or pass that network's USDC --mint`);
+  }
   progress(`reading the USDC balance of ${wallet}`);
   const amount = await p.chain.getTokenBalance(wallet, p.mint);
   if (amount <= 0n) throw new RepairError('key', `the wallet ${wallet} holds no USDC (mint ${p.mint}): nothing to sweep`);
