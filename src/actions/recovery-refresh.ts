@@ -4,15 +4,16 @@
  * until the agent commits the same public package — so a crash on either side between the two
  * steps leaves both on the old key. The commit replaces the daemon's key, closes every open signing
  * round of the wallet (their nonces were committed under the old shares), supersedes the enrolled
- * recovery kits (they no longer lie on the key) and records it in the audit log the owner reads, in
- * one transaction.
+ * recovery kits (they no longer lie on the key), records it in the audit log and mails the owner
+ * to enroll again, in one transaction.
  */
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { AppError } from '../errors.ts';
 import { AGENT_KEY_REFRESH } from '../contract/recovery-enroll.ts';
 import { newId } from '../contract/ids.ts';
 import { appendAudit, appendEvent } from '../db/events.ts';
-import { closeWalletSigningSessions, commitKeyRefresh, getKeyRefresh, insertKeyRefresh, supersedeEnrollments } from '../db/recovery.ts';
+import { getOwner } from '../db/owners.ts';
+import { closeWalletSigningSessions, commitKeyRefresh, currentEnrollment, getKeyRefresh, insertKeyRefresh, supersedeEnrollments } from '../db/recovery.ts';
 import type { WalletRow } from '../db/wallets.ts';
 import { walletKeyPackage } from '../frost/coordinator-dkg.ts';
 import { encodeSecretState } from '../frost/codec.ts';
@@ -22,6 +23,7 @@ import { RepairError, refreshContribution, refreshKeyPackage } from '../frost/re
 import { seal } from '../frost/seal.ts';
 import { decodePublicPackage, encodePublicPackage } from '../frost/wire.ts';
 import { FrostWireError } from '../frost/errors.ts';
+import { queueMail } from '../mail/outbox.ts';
 import type { Services } from '../services.ts';
 import { implement } from './registry.ts';
 import { callerWallet } from './wallet.ts';
@@ -78,14 +80,31 @@ export function commitRefresh(services: Services, wallet: WalletRow, refreshId: 
     .transaction(() => {
       if (!commitKeyRefresh(services.db, refreshId, now)) return null;
       const sessions = closeWalletSigningSessions(services.db, wallet.wallet_id);
+      const kit = currentEnrollment(services.db, wallet.wallet_id);
       const kits = supersedeEnrollments(services.db, wallet.wallet_id, now);
       appendAudit(services.db, { walletId: wallet.wallet_id, actor: 'agent', kind: 'key.refreshed', data: { refresh_id: refreshId, signing_sessions_closed: sessions, recovery_kits_superseded: kits }, now });
       appendEvent(services.db, { walletId: wallet.wallet_id, type: 'key.refreshed', data: { refresh_id: refreshId, recovery_kit_superseded: kits > 0 }, now });
+      const owner = wallet.owner_id ? getOwner(services.db, wallet.owner_id) : null;
+      if (owner) queueMail(services, refreshMail(owner.email, wallet, kit?.fingerprint ?? null));
       return { sessions, kits };
     })
     .immediate();
   if (!outcome) return commitRefresh(services, wallet, refreshId, agentPublic);
   return { refresh_id: refreshId, status: 'committed', address: wallet.address, recovery_kit_superseded: outcome.kits > 0, signing_sessions_closed: outcome.sessions };
+}
+
+/** The owner learns of every key change; a kit it holds no longer works, so it is told to enroll again. */
+function refreshMail(to: string, wallet: WalletRow, kitFingerprint: string | null) {
+  const kit = kitFingerprint
+    ? `Your recovery kit (fingerprint ${kitFingerprint}) no longer works: it is not a share of the refreshed key. Enroll again with agent-wallet owner recovery start, and destroy the old kit file.`
+    : 'No recovery kit was enrolled. To have one, enroll with agent-wallet owner recovery start (an enrollment begun before the refresh starts again).';
+  return {
+    kind: 'recovery',
+    to,
+    subject: kitFingerprint ? `Your recovery kit for ${wallet.name} no longer works: enroll again` : `The key shares of ${wallet.name} were refreshed`,
+    body: `The agent and the service refreshed the key shares of ${wallet.name}; its address ${wallet.address} is unchanged and payments go on as before.\n\n${kit}\n\nIf neither you nor the agent's operator asked for this, check the wallet's audit log on the dashboard.`,
+    links: [],
+  };
 }
 
 export const agentKeyRefreshActions = implement(AGENT_KEY_REFRESH, {

@@ -1,7 +1,8 @@
 /**
  * Refreshing the wallet key (issue 25) through the real daemon and the real client: the address
  * stays and payments go on as before; a kit enrolled before no longer signs (refused before
- * anything is sent) and a new enrollment works; a lying daemon is refused with nothing stored; a
+ * anything is sent, and its share signs no valid signature with either refreshed share), the owner is
+ * mailed to enroll again and a new enrollment works; a lying daemon is refused with nothing stored; a
  * crash between the two phases leaves both sides on one key; another wallet cannot commit it.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -14,9 +15,15 @@ import { refreshKey } from '../../src/client/recovery-refresh.ts';
 import { recoveryPair } from '../../src/client/recovery-sweep.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { saver } from '../../src/cli/custody-commands.ts';
+import { listMail } from '../../src/db/mail.ts';
 import { getWallet } from '../../src/db/wallets.ts';
-import { ownerKeyPackage } from '../../src/frost/recovery-share.ts';
+import { walletKeyPackage } from '../../src/frost/coordinator-dkg.ts';
+import { decodeSecretState } from '../../src/frost/codec.ts';
+import { commit } from '../../src/frost/party.ts';
+import { OWNER_ID, ownerKeyPackage, recoveryAggregate, recoverySignShare } from '../../src/frost/recovery-share.ts';
+import { AggregateError } from '../../src/frost/rfc9591.ts';
 import { Secret } from '../../src/frost/secret.ts';
+import type { KeyPackage } from '../../src/frost/types.ts';
 import { decodePublicPackage } from '../../src/frost/wire.ts';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { errorOf } from '../helpers/errors.ts';
@@ -52,6 +59,17 @@ async function pay(a: Agent, amount: number): Promise<string> {
   return String((await confirmSignSubmit(a.api, a.profile, intent.transaction_id)).status);
 }
 
+/** A recovery pair's signature ({1, 3} or {2, 3}), aggregated and checked under the group key of `keys[0]`. */
+function pairSignature(keys: [Secret<KeyPackage>, Secret<KeyPackage>], message: Uint8Array): Uint8Array {
+  const rounds = keys.map((k) => ({ k, ...commit(k) }));
+  const list = rounds.map((r) => r.commitments);
+  const shares = Object.fromEntries(rounds.map((r) => [r.k.reveal().secret.identifier, recoverySignShare(r.k, r.nonces, list, message)]));
+  return recoveryAggregate(keys[0].reveal().public, list, message, shares);
+}
+
+const daemonKey = (a: Agent) => walletKeyPackage(world.services.masterKey, a.walletId, getWallet(world.services.db, a.walletId)!.server_key);
+const agentKey = (a: Agent) => new Secret(decodeSecretState(Buffer.from(fromDisk(a).key_package, 'base64')) as KeyPackage);
+
 async function enroll(a: Agent, name: string): Promise<string> {
   const started = await ownerStartEnrollment(owner, ownerStore, a.walletId);
   await agentEnroll(a.api, a.profile, started.code);
@@ -61,11 +79,13 @@ async function enroll(a: Agent, name: string): Promise<string> {
 }
 
 describe('a refresh', () => {
-  test('keeps the address and payments (client and CLI); the old kit no longer signs and a new enrollment works', async () => {
+  test('keeps the address and payments (client and CLI); the old kit signs with neither refreshed share, the owner is mailed to enroll again, and a new enrollment works', async () => {
     const kit = await enroll(alice, 'old.json');
     expect(await pay(alice, 1)).toBe('completed');
     const before = getWallet(world.services.db, alice.walletId)!;
     const oldShare = openKit(readKit(kit), PASSPHRASE);
+    const message = new TextEncoder().encode('a sweep message');
+    expect(pairSignature([daemonKey(alice), oldShare], message)).toHaveLength(64);
 
     const done = await refreshKey(alice.api, alice.profile, save(alice));
     expect(done).toMatchObject({ status: 'committed', address: alice.address, finished_pending: null });
@@ -83,6 +103,24 @@ describe('a refresh', () => {
     const pub = decodePublicPackage(JSON.parse(after.public_package));
     expect(() => ownerKeyPackage(pub, new Secret(ed25519.Point.Fn.fromBytes(oldShare.reveal().secret.signingShare)))).toThrow(/refreshed since/);
     expect(() => recoveryPair(fromDisk(alice), readKit(kit), PASSPHRASE)).toThrow(/refreshed/);
+    // Signing anyway, with the daemon's ({2, 3}) or the agent's ({1, 3}) refreshed share: no signature verifies under the group key.
+    const stale = new Secret<KeyPackage>({ public: pub, secret: oldShare.reveal().secret });
+    for (const helper of [daemonKey(alice), agentKey(alice)]) {
+      const err = (() => {
+        try {
+          pairSignature([helper, stale], message);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(err).toBeInstanceOf(AggregateError);
+      expect((err as AggregateError).cheaters).toEqual([OWNER_ID]);
+    }
+    // The owner is told the kit no longer works.
+    const mail = listMail(world.services.db, 200).filter((m) => m.kind === 'recovery' && m.to_addr === 'owner@example.com');
+    expect(mail).toHaveLength(1);
+    expect(mail[0]!.subject).toContain('no longer works');
+    expect(mail[0]!.body).toContain(readKit(kit).fingerprint);
     expect(await owner.call<any>('owner', 'recovery_status', { wallet_id: alice.walletId })).toMatchObject({ enrolled: false });
     const statuses = world.services.db.query('SELECT status FROM recovery_enrollments WHERE wallet_id = ?').all(alice.walletId) as { status: string }[];
     expect(statuses.map((s) => s.status)).toContain('superseded');
