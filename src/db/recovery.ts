@@ -66,9 +66,14 @@ export function enrollmentInProgress(db: Database, walletId: string): Enrollment
   return db.query<EnrollmentRow, [string]>("SELECT * FROM recovery_enrollments WHERE wallet_id = ? AND status IN ('open', 'split', 'delivered') ORDER BY created_at DESC LIMIT 1").get(walletId);
 }
 
-/** After a refresh: every enrolled kit of the wallet no longer signs. Returns how many were superseded. */
+/**
+ * After a refresh: every enrolled kit of the wallet no longer signs, and an enrollment in progress
+ * drops its reports (pieces of the old shares), as a cancelled one does. Returns how many were superseded.
+ */
 export function supersedeEnrollments(db: Database, walletId: string, now: number): number {
-  return db.query("UPDATE recovery_enrollments SET status = 'superseded', updated_at = ? WHERE wallet_id = ? AND status IN ('enrolled', 'open', 'split', 'delivered')").run(now, walletId).changes;
+  return db
+    .query("UPDATE recovery_enrollments SET status = 'superseded', daemon_report = NULL, agent_box = NULL, updated_at = ? WHERE wallet_id = ? AND status IN ('enrolled', 'open', 'split', 'delivered')")
+    .run(now, walletId).changes;
 }
 
 export interface KeyRefreshRow {

@@ -130,6 +130,18 @@ describe('a refresh', () => {
     expect(() => recoveryPair(fromDisk(alice), readKit(fresh), PASSPHRASE)).not.toThrow();
   }, 60_000);
 
+  test('an enrollment in progress is superseded with both reports dropped (they were of the old shares): the owner cannot finish it, a new one works', async () => {
+    const started = await ownerStartEnrollment(owner, ownerStore, alice.walletId);
+    await agentEnroll(alice.api, alice.profile, started.code);
+    await refreshKey(alice.api, alice.profile, save(alice));
+    const row = world.services.db.query('SELECT status, daemon_report, agent_box FROM recovery_enrollments WHERE enrollment_id = ?').get(started.enrollment_id);
+    expect(row).toEqual({ status: 'superseded', daemon_report: null, agent_box: null });
+    const refused = await errorOf(ownerFinishEnrollment(owner, ownerStore, started.enrollment_id, { passphrase: PASSPHRASE, out: join(tempDir('aw-refresh-kit-'), 'k.json') }));
+    expect({ code: refused.errorCode, message: refused.message }).toEqual({ code: 'INVALID_STATUS', message: 'This enrollment is superseded.' });
+    const fresh = await enroll(alice, 'again.json');
+    expect(() => recoveryPair(fromDisk(alice), readKit(fresh), PASSPHRASE)).not.toThrow();
+  }, 60_000);
+
   test('a daemon that answers another key is refused: nothing is stored, the key is unchanged, payments go on', async () => {
     const profileBefore = fromDisk(alice);
     const walletBefore = getWallet(world.services.db, alice.walletId)!;
