@@ -13,7 +13,7 @@ import { OwnerEnrollmentStore, agentEnroll, ownerFinishEnrollment, ownerStartEnr
 import { openKit, readKit } from '../../src/client/recovery-kit.ts';
 import { refreshKey } from '../../src/client/recovery-refresh.ts';
 import { recoveryPair } from '../../src/client/recovery-sweep.ts';
-import { confirmSignSubmit } from '../../src/client/sign.ts';
+import { AgentRound, completePay, confirmSignSubmit } from '../../src/client/sign.ts';
 import { saver } from '../../src/cli/custody-commands.ts';
 import { listMail } from '../../src/db/mail.ts';
 import { getWallet } from '../../src/db/wallets.ts';
@@ -128,6 +128,16 @@ describe('a refresh', () => {
     const fresh = await enroll(alice, 'new.json');
     expect(readKit(fresh).fingerprint).not.toBe(readKit(kit).fingerprint);
     expect(() => recoveryPair(fromDisk(alice), readKit(fresh), PASSPHRASE)).not.toThrow();
+  }, 60_000);
+
+  test('a payment whose signing round was open at the refresh: that round is refused, the agent signs it again with its refreshed share', async () => {
+    const round = new AgentRound(alice.profile);
+    const intent = await alice.api.call<Record<string, unknown>>('bot', 'pay', { to: bob.username, amount: 1, commitments: round.commitments });
+    expect(typeof intent.sign_session_id).toBe('string');
+    await refreshKey(alice.api, alice.profile, save(alice));
+    const stale = await errorOf(completePay(alice.api, alice.profile, intent, round));
+    expect({ code: stale.errorCode, message: stale.message }).toEqual({ code: 'INVALID_STATUS', message: 'This signing session is closed or expired.' });
+    expect(String((await confirmSignSubmit(alice.api, alice.profile, String(intent.transaction_id))).status)).toBe('completed');
   }, 60_000);
 
   test('an enrollment in progress is superseded with both reports dropped (they were of the old shares): the owner cannot finish it, a new one works', async () => {
