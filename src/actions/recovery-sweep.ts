@@ -18,7 +18,7 @@ import { appendAudit, appendEvent } from '../db/events.ts';
 import { getOwner } from '../db/owners.ts';
 import { currentEnrollment, getSweep, insertSweep, liveSweep, moveSweep, walletSweeps, type SweepRow } from '../db/recovery.ts';
 import { closeOpenSessions, consumeNonces, getSignSession, insertSignSession } from '../db/sign-sessions.ts';
-import { getTx, insertTx, setTxMessage, setTxSigned } from '../db/transactions.ts';
+import { CONFIRMABLE, getTx, insertTx, moveTx, setTxMessage, setTxSigned, setUnsignedTxAmount, type TxRow, type TxStatus } from '../db/transactions.ts';
 import type { WalletRow } from '../db/wallets.ts';
 import { walletKeyPackage } from '../frost/coordinator-dkg.ts';
 import { AAD } from '../frost/aad.ts';
@@ -50,9 +50,7 @@ const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Numbe
 /** The wallet's sweep not cancelled and not completed, as the dashboard shows it; null when none. */
 export function openSweepOf(services: Services, walletId: string) {
   const s = liveSweep(services.db, walletId);
-  if (!s) return null;
-  const view = sweepView(services, s);
-  return view.transaction?.status === 'completed' ? null : view;
+  return s ? sweepView(services, s) : null;
 }
 
 function sweepView(services: Services, s: SweepRow) {
@@ -107,32 +105,49 @@ export function startSweep(services: Services, ownerId: string, walletId: string
 }
 
 export function cancelSweep(services: Services, ownerId: string, sweepId: string, via: Via) {
-  const s = ownSweep(services, ownerId, sweepId);
+  ownSweep(services, ownerId, sweepId);
   const now = services.now().getTime();
-  const tx = s.transaction_id ? getTx(services.db, s.transaction_id) : null;
-  if (tx?.signed_tx) throw new AppError('INVALID_STATUS', 'This sweep is signed and being sent; it cannot be cancelled.', { howToFix: 'Wait for its outcome (recovery_sweeps).' });
-  const cancelled = services.db
+  services.db
     .transaction(() => {
-      if (!moveSweep(services.db, sweepId, ['waiting', 'signing'], 'cancelled', now)) return false;
-      if (s.transaction_id) closeOpenSessions(services.db, s.transaction_id);
+      const s = getSweep(services.db, sweepId)!;
+      const tx = s.transaction_id ? getTx(services.db, s.transaction_id) : null;
+      if (tx && SIGNED.includes(tx.status)) throw new AppError('INVALID_STATUS', `This sweep is signed and ${tx.status}; it cannot be cancelled.`, { howToFix: 'Read its outcome with recovery_sweeps.' });
+      if (!moveSweep(services.db, sweepId, ['waiting', 'signing'], 'cancelled', now)) throw new AppError('INVALID_STATUS', `This sweep is ${s.status}.`, { howToFix: 'Nothing to cancel.' });
+      if (tx) {
+        closeOpenSessions(services.db, tx.transaction_id);
+        // Its unsigned transaction set the whole balance aside: released, so the wallet can spend again.
+        moveTx(services.db, tx.transaction_id, CONFIRMABLE, 'cancelled', now);
+      }
       appendAudit(services.db, { walletId: s.wallet_id, actor: ownerActor(ownerId, via), kind: 'recovery.sweep_cancelled', data: { sweep_id: sweepId }, now });
-      return true;
     })
     .immediate();
-  if (!cancelled) throw new AppError('INVALID_STATUS', `This sweep is ${s.status}.`, { howToFix: 'Nothing to cancel.' });
   return sweepView(services, getSweep(services.db, sweepId)!);
+}
+
+/** Transaction statuses of a sweep that is signed and sent or landed: never signed again nor cancelled. */
+const SIGNED: readonly TxStatus[] = ['pending', 'completed'];
+
+/**
+ * The sweep's transaction a new round signs (unsigned, or back to confirmable after its bytes
+ * expired); null when the round makes a new one: none yet, or the last one failed (nothing moved,
+ * the delay is over, so the owner may try again once the cause is gone). A cancelled or signed
+ * sweep is refused. Read again inside the round's write: concurrent rounds share one transaction.
+ */
+function sweepTxToSign(services: Services, s: SweepRow): TxRow | null {
+  if (s.status === 'cancelled') throw new AppError('INVALID_STATUS', 'This sweep was cancelled.', { howToFix: 'Announce a new one with recovery_sweep_start.' });
+  const tx = s.transaction_id ? getTx(services.db, s.transaction_id) : null;
+  if (tx && SIGNED.includes(tx.status)) throw new AppError('INVALID_STATUS', `The sweep is signed and ${tx.status}.`, { howToFix: 'Read its outcome with recovery_sweeps.' });
+  return tx && CONFIRMABLE.includes(tx.status) ? tx : null;
 }
 
 /** After the delay: the message the daemon will co-sign, and a signing round with the owner's commitments. */
 export async function signSweep(services: Services, ownerId: string, sweepId: string, commitmentsJson: unknown) {
   const s = ownSweep(services, ownerId, sweepId);
-  if (s.status === 'cancelled') throw new AppError('INVALID_STATUS', 'This sweep was cancelled.', { howToFix: 'Announce a new one with recovery_sweep_start.' });
+  sweepTxToSign(services, s);
   const now = services.now().getTime();
   if (now < Number(s.executes_at)) {
     throw new AppError('INVALID_STATUS', `This sweep may be signed from ${iso(s.executes_at)} on.`, { howToFix: 'Sign it after that time; cancel it meanwhile if you did not start it.', headers: { 'Retry-After': String(Math.ceil((Number(s.executes_at) - now) / 1000)) } });
   }
-  const existing = s.transaction_id ? getTx(services.db, s.transaction_id) : null;
-  if (existing?.signed_tx) throw new AppError('INVALID_STATUS', `The sweep is signed and ${existing.status}.`, { howToFix: 'Read its outcome with recovery_sweeps.' });
   let owner;
   try {
     owner = decodeCommitments(commitmentsJson, OWNER_ID, 'commitments');
@@ -155,16 +170,17 @@ export async function signSweep(services: Services, ownerId: string, sweepId: st
   });
   const { nonces, commitments } = commit(walletKeyPackage(services.masterKey, wallet.wallet_id, wallet.server_key));
   const sessionId = newId('signSession');
-  const txId = existing?.transaction_id ?? newId('transaction');
   services.db
     .transaction(() => {
+      const existing = sweepTxToSign(services, getSweep(services.db, sweepId)!);
+      const txId = existing?.transaction_id ?? newId('transaction');
       if (!existing) {
         insertTx(services.db, {
           transaction_id: txId, wallet_id: wallet.wallet_id, type: 'withdrawal', direction: 'out', category: 'withdrawal', status: 'approved', amount,
           counterparty: to, to_address: to, note: SWEEP_MEMO, decision_rule: 'recovery_sweep', decision_reason: `owner sweep ${sweepId}`, now,
         });
       } else {
-        services.db.query('UPDATE transactions SET amount = ?, updated_at = ? WHERE transaction_id = ? AND signed_tx IS NULL').run(amount, now, txId);
+        setUnsignedTxAmount(services.db, txId, amount, now);
       }
       setTxMessage(services.db, txId, messageBytes, lastValidBlockHeight, now, price);
       closeOpenSessions(services.db, txId);

@@ -148,9 +148,17 @@ export function getSweep(db: Database, sweepId: string): SweepRow | null {
   return db.query<SweepRow, [string]>('SELECT * FROM recovery_sweeps WHERE sweep_id = ?').get(sweepId);
 }
 
-/** The wallet's sweep that is not cancelled (waiting or signing), if any. */
+/**
+ * The wallet's sweep still under way: not cancelled and its transaction not landed. A completed
+ * sweep is over, so a deposit that arrives after it can be swept by a new announcement.
+ */
 export function liveSweep(db: Database, walletId: string): SweepRow | null {
-  return db.query<SweepRow, [string]>("SELECT * FROM recovery_sweeps WHERE wallet_id = ? AND status != 'cancelled' ORDER BY created_at DESC LIMIT 1").get(walletId);
+  return db
+    .query<SweepRow, [string]>(
+      `SELECT s.* FROM recovery_sweeps s LEFT JOIN transactions t ON t.transaction_id = s.transaction_id
+       WHERE s.wallet_id = ? AND s.status != 'cancelled' AND (t.status IS NULL OR t.status != 'completed') ORDER BY s.created_at DESC LIMIT 1`,
+    )
+    .get(walletId);
 }
 
 export function walletSweeps(db: Database, walletId: string): SweepRow[] {

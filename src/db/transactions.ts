@@ -110,6 +110,11 @@ export function setTxMessage(db: Database, transactionId: string, message: Uint8
   ).run(message, lastValidBlockHeight, priorityFee, now, transactionId);
 }
 
+/** The amount of a transaction not signed yet, for a message built again over a changed balance (a sweep's). */
+export function setUnsignedTxAmount(db: Database, transactionId: string, amount: bigint, now: number): void {
+  db.query('UPDATE transactions SET amount = ?, updated_at = ? WHERE transaction_id = ? AND signed_tx IS NULL').run(amount, now, transactionId);
+}
+
 /** Records the signed bytes and moves the transaction to pending, before the first broadcast. */
 export function setTxSigned(db: Database, transactionId: string, signedTx: Uint8Array, signature: string | null, now: number): boolean {
   return (

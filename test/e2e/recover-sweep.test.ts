@@ -17,9 +17,11 @@ import { OWNER_ID, recoverySignShare } from '../../src/frost/recovery-share.ts';
 import { decodeCommitments, encodeCommitments, encodeSignatureShare } from '../../src/frost/wire.ts';
 import { liveSweepOf, signSweep } from '../../src/client/recovery-owner-sweep.ts';
 import { listMail } from '../../src/db/mail.ts';
+import { outstandingOut } from '../../src/db/transactions.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
 import { buildUsdcTransfer } from '../../src/solana/transfer.ts';
 import { errorOf } from '../helpers/errors.ts';
+import { drainFeePayer } from '../helpers/fee-payer.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { startLyingProxy, type LyingProxy } from '../helpers/lying-proxy.ts';
 import { tempDir } from '../helpers/services.ts';
@@ -61,6 +63,21 @@ const ownerCli = (token: string, ...args: string[]) =>
   runCli(['owner', 'recover', ...args, '--server', world.url, '--json'], { AGENT_WALLET_OWNER_TOKEN: token, AGENT_WALLET_KIT_PASSPHRASE: PASSPHRASE });
 
 const ledgerOf = (walletId: string): bigint => ledgerBalance(world.services.db, walletId);
+
+/** Runs `fn` with the clock past an announced sweep's delay. */
+async function afterDelay<T>(fn: () => Promise<T>): Promise<T> {
+  world.clock.offsetMs += HOUR + 1_000;
+  try {
+    return await fn();
+  } finally {
+    world.clock.offsetMs -= HOUR + 1_000;
+  }
+}
+
+/** Opens a signing round of the sweep with a fresh commitment of the kit, as the owner's CLI does before checking the message. */
+function openRound(owner: ApiClient, kit: RecoveryKit, sweepId: string): Promise<{ sign_session_id: string; message: string }> {
+  return owner.call('owner', 'recovery_sweep_sign', { sweep_id: sweepId, commitments: encodeCommitments(commit(openKit(kit, PASSPHRASE)).commitments) });
+}
 
 describe('the owner + daemon sweep', () => {
   test("announced from the CLI: the agent's key is 401 at once, the owner is mailed; not signable before the delay; after it the whole balance lands at the owner's address, ledger = chain", async () => {
@@ -159,5 +176,74 @@ describe('the owner + daemon sweep', () => {
       world.clock.offsetMs -= HOUR + 1_000;
     }
     expect(await world.balance(to)).toBe(7_000_000n);
+  }, 60_000);
+
+  test('a cancel after a signing round was opened releases the balance: the agent, given a new key, can pay with it', async () => {
+    const { agent, owner, kit } = await enrolledAgent(4_000_000n);
+    const to = (await generateKeyPairSigner()).address;
+    const { sweep_id } = await owner.call<{ sweep_id: string }>('owner', 'recovery_sweep_start', { wallet_id: agent.walletId, to_address: to });
+    await afterDelay(() => openRound(owner, kit, sweep_id));
+    // The owner finds the agent's share after all: the sweep is called off and the agent gets a new key.
+    await owner.call('owner', 'recovery_sweep_cancel', { sweep_id });
+    const { api_key } = await owner.call<{ api_key: string }>('owner', 'rotate_api_key', { wallet_id: agent.walletId });
+    const paid = await new ApiClient(world.url, api_key).call<{ status: string }>('bot', 'pay', { to: (await generateKeyPairSigner()).address, amount: 3 });
+    expect(['pre_approved', 'awaiting_approval']).toContain(paid.status);
+    expect((await owner.call<any>('owner', 'recovery_sweeps', { wallet_id: agent.walletId })).items[0].transaction.status).toBe('cancelled');
+    expect(await world.balance(agent.address)).toBe(4_000_000n);
+  }, 60_000);
+
+  test('concurrent signing rounds of one sweep set the balance aside once, and the sweep still lands whole', async () => {
+    const { agent, owner, kit } = await enrolledAgent(6_000_000n);
+    const to = (await generateKeyPairSigner()).address;
+    await owner.call('owner', 'recovery_sweep_start', { wallet_id: agent.walletId, to_address: to });
+    const sweep = (await liveSweepOf(owner, agent.walletId))!;
+    await afterDelay(async () => {
+      await Promise.all([1, 2, 3].map(() => openRound(owner, kit, sweep.sweep_id)));
+      expect(outstandingOut(world.services.db, agent.walletId)).toBe(6_000_000n);
+      expect((await signSweep(owner, kit, PASSPHRASE, sweep)).status).toBe('completed');
+    });
+    expect(await world.balance(to)).toBe(6_000_000n);
+    expect(outstandingOut(world.services.db, agent.walletId)).toBe(0n);
+  }, 60_000);
+
+  test("a sweep whose transaction failed (the operator's fee payer out of SOL) is signed again once it is topped up, or cancelled; nothing moved meanwhile", async () => {
+    const a = await enrolledAgent(2_000_000n);
+    const b = await enrolledAgent(3_000_000n);
+    const to = (await generateKeyPairSigner()).address;
+    for (const w of [a, b]) await w.owner.call('owner', 'recovery_sweep_start', { wallet_id: w.agent.walletId, to_address: to });
+    const [sweepA, sweepB] = [(await liveSweepOf(a.owner, a.agent.walletId))!, (await liveSweepOf(b.owner, b.agent.walletId))!];
+    const sol = await world.services.chain.getSolBalance(world.services.feePayer.address);
+    await drainFeePayer(world, 0n);
+    try {
+      await afterDelay(async () => {
+        expect((await signSweep(a.owner, a.kit, PASSPHRASE, sweepA)).status).toBe('failed');
+        expect((await signSweep(b.owner, b.kit, PASSPHRASE, sweepB)).status).toBe('failed');
+      });
+    } finally {
+      await world.simnet.airdrop(world.services.feePayer.address, sol);
+    }
+    expect(await world.balance(to)).toBe(0n);
+    await afterDelay(async () => {
+      expect(await signSweep(a.owner, a.kit, PASSPHRASE, (await liveSweepOf(a.owner, a.agent.walletId))!)).toMatchObject({ status: 'completed', amount: 2 });
+    });
+    expect((await b.owner.call<{ status: string }>('owner', 'recovery_sweep_cancel', { sweep_id: sweepB.sweep_id })).status).toBe('cancelled');
+    expect(await world.balance(to)).toBe(2_000_000n);
+    expect(await world.balance(b.agent.address)).toBe(3_000_000n);
+    expect(ledgerChainViolations('a sweep signed again after a failure', [{ account: a.agent.username, ledger: ledgerOf(a.agent.walletId), chain: await world.balance(a.agent.address) }])).toEqual([]);
+  }, 60_000);
+
+  test('after a completed sweep, a later deposit is swept by a new announcement', async () => {
+    const { agent, owner, kit } = await enrolledAgent(1_000_000n);
+    const to = (await generateKeyPairSigner()).address;
+    await owner.call('owner', 'recovery_sweep_start', { wallet_id: agent.walletId, to_address: to });
+    await afterDelay(async () => expect((await signSweep(owner, kit, PASSPHRASE, (await liveSweepOf(owner, agent.walletId))!)).status).toBe('completed'));
+    // A payer who still had the wallet's address pays it after the sweep.
+    await world.fund(agent.address, 500_000n);
+    await scanDeposits(world.services);
+    const again = await owner.call<{ sweep_id: string; status: string }>('owner', 'recovery_sweep_start', { wallet_id: agent.walletId, to_address: to });
+    expect(again.status).toBe('waiting');
+    await afterDelay(async () => expect(await signSweep(owner, kit, PASSPHRASE, (await liveSweepOf(owner, agent.walletId))!)).toMatchObject({ status: 'completed', amount: 0.5 }));
+    expect(await world.balance(to)).toBe(1_500_000n);
+    expect(await world.balance(agent.address)).toBe(0n);
   }, 60_000);
 });
