@@ -15,6 +15,7 @@ import { OWNER_SWEEP, SWEEP_MEMO } from '../contract/recovery-enroll.ts';
 import { newId } from '../contract/ids.ts';
 import { setWalletKeyHash } from '../db/credentials.ts';
 import { appendAudit, appendEvent } from '../db/events.ts';
+import { revokeAllExports } from '../db/exports.ts';
 import { getOwner } from '../db/owners.ts';
 import { currentEnrollment, getSweep, insertSweep, liveSweep, moveSweep, walletSweeps, type SweepRow } from '../db/recovery.ts';
 import { closeOpenSessions, consumeNonces, getSignSession, insertSignSession } from '../db/sign-sessions.ts';
@@ -85,9 +86,11 @@ export function startSweep(services: Services, ownerId: string, walletId: string
     .transaction(() => {
       if (liveSweep(services.db, walletId)) throw new AppError('INVALID_STATUS', 'A sweep of this wallet is already announced.', { howToFix: 'See recovery_sweeps; cancel it to announce another.' });
       insertSweep(services.db, { sweep_id: sweepId, wallet_id: walletId, owner_id: ownerId, to_address: toAddress, executes_at: executesAt, now });
-      // The agent may be the compromised party: its key stops working at once.
+      // The agent may be the compromised party: its key stops working at once, and so do its .wlt
+      // exports, which carry that key and the agent's share (as a rotation revokes them).
       setWalletKeyHash(services.db, walletId, randomBytes(32));
-      const data = { sweep_id: sweepId, to_address: toAddress, executes_at: iso(executesAt), kit_fingerprint: enrolled.fingerprint };
+      const revoked = revokeAllExports(services.db, walletId, now);
+      const data = { sweep_id: sweepId, to_address: toAddress, executes_at: iso(executesAt), kit_fingerprint: enrolled.fingerprint, revoked_exports: revoked };
       appendAudit(services.db, { walletId, actor: ownerActor(ownerId, 'api'), kind: 'recovery.sweep_announced', data, now });
       appendEvent(services.db, { walletId, type: 'recovery.sweep_announced', data, now });
       if (owner) {
@@ -95,7 +98,7 @@ export function startSweep(services: Services, ownerId: string, walletId: string
           kind: 'recovery',
           to: owner.email,
           subject: `A sweep of ${wallet.name} was announced`,
-          body: `A sweep of the whole USDC balance of ${wallet.name} (${wallet.address}) to ${toAddress} was announced with your owner account and your recovery kit. The agent's API key was revoked. It can be signed from ${iso(executesAt)} on.\n\nIf this was not you, cancel it now (agent-wallet owner recover cancel ${sweepId}, or recovery_sweep_cancel), rotate your owner tokens and enroll a new kit after refreshing the key.`,
+          body: `A sweep of the whole USDC balance of ${wallet.name} (${wallet.address}) to ${toAddress} was announced with your owner account and your recovery kit. The agent's API key and its .wlt exports were revoked. It can be signed from ${iso(executesAt)} on.\n\nIf this was not you, cancel it now (agent-wallet owner recover cancel ${sweepId}, or recovery_sweep_cancel), rotate your owner tokens and enroll a new kit after refreshing the key.`,
           links: [],
         });
       }

@@ -99,13 +99,13 @@ export const OWNER_SWEEP = {
     destructive: true,
     params: Params({ wallet_id: WalletId, to_address: SolanaAddress }),
     summary:
-      "Announces a sweep of the wallet's whole USDC balance to to_address, signed later by your recovery kit and the daemon. The agent's API key is revoked at once; the sweep can be signed only after recovery.sweep_delay_seconds (default 24 h), and cancelled until then. Needs an enrolled kit.",
+      "Announces a sweep of the wallet's whole USDC balance to to_address, signed later by your recovery kit and the daemon. The agent's API key and its .wlt exports are revoked at once; the sweep can be signed only after recovery.sweep_delay_seconds (default 24 h), and cancelled until then. Needs an enrolled kit.",
   }),
   recovery_sweep_cancel: action({
     endpoint: 'owner',
     auth: 'owner',
     params: Params({ sweep_id: SweepId }),
-    summary: 'Cancels a sweep that was not signed yet: nothing moves. (The agent gets a new key only by rotate_api_key.)',
+    summary: 'Cancels a sweep that was not signed yet, or whose transaction failed: nothing moves. (The agent gets a new key only by rotate_api_key.)',
   }),
   recovery_sweeps: action({
     endpoint: 'owner',

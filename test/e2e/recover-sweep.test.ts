@@ -246,4 +246,14 @@ describe('the owner + daemon sweep', () => {
     expect(await world.balance(to)).toBe(1_500_000n);
     expect(await world.balance(agent.address)).toBe(0n);
   }, 60_000);
+
+  test("announcing a sweep revokes the wallet's exports with its key: a .wlt made before it releases nothing", async () => {
+    const { agent, owner } = await enrolledAgent(1_000_000n);
+    const exported = await agent.api.call<{ export_id: string; import_token: string }>('bot', 'wallet_export', {});
+    await owner.call('owner', 'recovery_sweep_start', { wallet_id: agent.walletId, to_address: (await generateKeyPairSigner()).address });
+    const imported = await errorOf(new ApiClient(world.url).call('bot', 'wallet_import_key', { export_id: exported.export_id, import_token: exported.import_token }));
+    expect(imported.errorCode).toBe('INVALID_STATUS');
+    const audit = await owner.call<any>('owner', 'audit_log', { wallet_id: agent.walletId });
+    expect(audit.items.find((e: any) => e.kind === 'recovery.sweep_announced').data.revoked_exports).toEqual([exported.export_id]);
+  }, 60_000);
 });
