@@ -62,6 +62,8 @@ function sweepView(services: Services, s: SweepRow) {
     to_address: s.to_address,
     status: s.status,
     executes_at: iso(s.executes_at),
+    // By the daemon's clock, which decides: the owner's machine may run behind or ahead of it.
+    signable: s.status !== 'cancelled' && services.now().getTime() >= Number(s.executes_at) && !(tx && SIGNED.includes(tx.status)),
     created_at: iso(s.created_at),
     transaction: tx ? { transaction_id: tx.transaction_id, status: tx.status, amount: toUsdcNumber(tx.amount), signature: tx.signature } : null,
   };

@@ -89,8 +89,12 @@ export const OWNER_RECOVER_COMMANDS: Record<string, Command> = {
       return EXIT.awaitingApproval;
     }
     if (live.to_address !== flags.to) throw new UsageError(`sweep ${live.sweep_id} of this wallet goes to ${live.to_address}; cancel it first to sweep to ${flags.to}`);
-    if (Date.parse(live.executes_at) > Date.now()) {
-      printData(ctx, live, `Sweep ${live.sweep_id} may be signed from ${live.executes_at} on.`);
+    if (live.transaction?.status === 'pending') {
+      printData(ctx, live, `Sweep ${live.sweep_id} is signed and sent; see its outcome with agent-wallet owner recover status ${kit.wallet_id}.`);
+      return EXIT.ok;
+    }
+    if (!live.signable) {
+      printData(ctx, live, `Sweep ${live.sweep_id} may be signed from ${live.executes_at} on (by the daemon's clock).`);
       return EXIT.awaitingApproval;
     }
     const passphrase = await readSecret('AGENT_WALLET_KIT_PASSPHRASE', 'Kit passphrase: ');

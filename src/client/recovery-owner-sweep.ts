@@ -22,6 +22,8 @@ export interface SweepView {
   to_address: string;
   status: 'waiting' | 'cancelled' | 'signing';
   executes_at: string;
+  /** The daemon would open a signing round now: its delay is over and nothing is signed yet. */
+  signable: boolean;
   transaction: { transaction_id: string; status: string; amount: number; signature: string | null } | null;
 }
 

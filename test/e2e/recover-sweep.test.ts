@@ -256,4 +256,16 @@ describe('the owner + daemon sweep', () => {
     const audit = await owner.call<any>('owner', 'audit_log', { wallet_id: agent.walletId });
     expect(audit.items.find((e: any) => e.kind === 'recovery.sweep_announced').data.revoked_exports).toEqual([exported.export_id]);
   }, 60_000);
+
+  test("the owner's CLI signs once the daemon's clock passed the delay, whatever the owner's machine's clock says, and the balance lands", async () => {
+    const { agent, token, kitPath } = await enrolledAgent(9_000_000n);
+    const to = (await generateKeyPairSigner()).address;
+    expect((await ownerCli(token, 'sweep', '--kit', kitPath, '--to', to)).code).toBe(5);
+    // The daemon's clock runs an hour ahead of the owner's machine (the CLI runs on the real clock).
+    const signed = await afterDelay(() => ownerCli(token, 'sweep', '--kit', kitPath, '--to', to));
+    expect(signed.code).toBe(0);
+    expect(signed.json).toMatchObject({ status: 'completed', amount: 9 });
+    expect(await world.balance(to)).toBe(9_000_000n);
+    expect(await world.balance(agent.address)).toBe(0n);
+  }, 60_000);
 });
