@@ -268,4 +268,22 @@ describe('the owner + daemon sweep', () => {
     expect(await world.balance(to)).toBe(9_000_000n);
     expect(await world.balance(agent.address)).toBe(0n);
   }, 60_000);
+
+  test('the very same complete sent again after the sweep landed is refused: one signature, one transfer', async () => {
+    const { agent, owner, kit } = await enrolledAgent(2_500_000n);
+    const to = (await generateKeyPairSigner()).address;
+    const { sweep_id } = await owner.call<{ sweep_id: string }>('owner', 'recovery_sweep_start', { wallet_id: agent.walletId, to_address: to });
+    await afterDelay(async () => {
+      const key = openKit(kit, PASSPHRASE);
+      const round = commit(key);
+      const opened = await owner.call<any>('owner', 'recovery_sweep_sign', { sweep_id, commitments: encodeCommitments(round.commitments) });
+      const share = recoverySignShare(key, round.nonces, [round.commitments, decodeCommitments(opened.server_commitments, SERVER_ID)], new Uint8Array(Buffer.from(opened.message, 'base64')));
+      const body = { sweep_id, sign_session_id: opened.sign_session_id, signature_share: encodeSignatureShare(OWNER_ID, share) };
+      expect(await owner.call<any>('owner', 'recovery_sweep_complete', body)).toMatchObject({ status: 'completed', amount: 2.5 });
+      expect((await errorOf(owner.call('owner', 'recovery_sweep_complete', body))).errorCode).toBe('INVALID_STATUS');
+    });
+    const rows = world.services.db.query("SELECT status FROM transactions WHERE wallet_id = ? AND decision_rule = 'recovery_sweep'").all(agent.walletId);
+    expect(rows).toEqual([{ status: 'completed' }]);
+    expect(await world.balance(to)).toBe(2_500_000n);
+  }, 60_000);
 });
