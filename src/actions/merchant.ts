@@ -11,7 +11,6 @@ import { AppError, invalid } from '../errors.ts';
 import { MERCHANT } from '../contract/merchant.ts';
 import { newId } from '../contract/ids.ts';
 import {
-  completedPaymentByReference,
   getMerchant,
   largestPaymentByReference,
   insertMerchant,
@@ -192,7 +191,7 @@ export const merchantActions = implement(MERCHANT, {
     const given = p.expected_amount === undefined ? null : amountParam(ctx.services, '/expected_amount', p.expected_amount);
     const ordered = orderAmount(ctx.services.db, ctx.services.now().getTime(), m.merchant_id, p.reference);
     const expected = given ?? (ordered > 0n ? ordered : null);
-    const payment = completedPaymentByReference(ctx.services.db, m.merchant_id, p.reference, expected ?? 0n) ?? largestPaymentByReference(ctx.services.db, m.merchant_id, p.reference);
+    const payment = largestPaymentByReference(ctx.services.db, m.merchant_id, p.reference);
     const base = { reference: p.reference, expected_amount: expected === null ? null : toUsdcNumber(expected) };
     if (!payment) {
       const underway = paymentHoldingReference(ctx.services.db, m.merchant_id, p.reference);

@@ -231,13 +231,15 @@ export const paymentActions = implement(PAYMENTS, {
     if (p.to === undefined) throw invalid('/to', 'is required (or payment_request_id)', 'Send to (a username or Solana address) and amount.');
     if (p.amount === undefined) throw invalid('/amount', 'is required', 'Send amount as a decimal USDC value, e.g. 12.5.');
     const recipient = resolveRecipient(ctx.services.db, wallet, p.to);
+    const amount = amountParam(ctx.services, '/amount', p.amount);
     // A merchant reference names one order: refused while another payment holds it (checked again
     // inside the write transaction, so two concurrent pays cannot both pass).
     const checkReference = () => {
-      if (recipient.merchantId && p.reference !== undefined) assertReferenceFree(ctx.services.db, ctx.services.now().getTime(), wallet.wallet_id, recipient.merchantId, p.reference);
+      if (recipient.merchantId && p.reference !== undefined) {
+        assertReferenceFree(ctx.services.db, ctx.services.now().getTime(), { payerWalletId: wallet.wallet_id, merchantId: recipient.merchantId, reference: p.reference, amount });
+      }
     };
     checkReference();
-    const amount = amountParam(ctx.services, '/amount', p.amount);
     const q = await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment');
     const tx = ctx.services.db
       .transaction(() => {

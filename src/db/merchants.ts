@@ -66,7 +66,8 @@ export function paymentHoldingReference(db: Database, merchantId: string, refere
 
 /**
  * The payment that keeps `reference` from another payment to `merchantId`: one signed (pending)
- * or completed for at least `minAmount`, or — for the payer itself, so it does not pay an order
+ * or completed for at least `minAmount` (a smaller one may be an underpayment, which must not keep
+ * out the payment that meets the order), or — for the payer itself, so it does not pay an order
  * twice — its own not yet signed. Another payer's unsigned intent holds nothing: it costs nothing
  * to make. `exceptTxId` leaves out the payment asking.
  */
@@ -114,14 +115,10 @@ const RECEIPTS = `(
   WHERE p.merchant_id = ? AND p.status = 'paid' AND p.paid_via = 'solana_pay'
 )`;
 
-/** The payment to `merchantId` with `reference`, however it was paid (at most one exists: a reference is held once). */
-export function completedPaymentByReference(db: Database, merchantId: string, reference: string, minAmount = 0n): MerchantPayment | null {
-  return db
-    .query<MerchantPayment, [string, string, string, bigint]>(`SELECT * FROM ${RECEIPTS} WHERE reference = ? AND amount >= ? ORDER BY completed_at LIMIT 1`)
-    .get(merchantId, merchantId, reference, minAmount);
-}
-
-/** The largest payment `merchantId` received with `reference`, whatever its amount (to say by how much an order is short). */
+/**
+ * The largest payment `merchantId` received with `reference`, however it was paid: the order's
+ * payment, as an underpayment before it never holds the reference against it (referenceHolder).
+ */
 export function largestPaymentByReference(db: Database, merchantId: string, reference: string): MerchantPayment | null {
   return db
     .query<MerchantPayment, [string, string, string]>(`SELECT * FROM ${RECEIPTS} WHERE reference = ? ORDER BY amount DESC, completed_at LIMIT 1`)

@@ -103,7 +103,9 @@ export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPay
     .transaction(() => {
       assertPayable(services, getPaylink(services.db, row.request_id)!);
       assertPaylinkFree(services, payer, row.request_id);
-      if (recipient.merchantId && reference !== undefined) assertReferenceFree(services.db, services.now().getTime(), payer.wallet_id, recipient.merchantId, reference, row.request_id);
+      if (recipient.merchantId && reference !== undefined) {
+        assertReferenceFree(services.db, services.now().getTime(), { payerWalletId: payer.wallet_id, merchantId: recipient.merchantId, reference, amount, viaPaylinkId: row.request_id });
+      }
       const created = createIntent(services, {
         wallet: payer,
         type: 'payment',

@@ -2,8 +2,9 @@
  * A merchant reference names one order: a payment or a merchant paylink holding it refuses the
  * next one. Checked by pay (actions), by an agent paying a paylink (earning), by a new paylink, and
  * again when a payment is signed. A payment holds a reference only once signed (an unsigned intent
- * costs nothing, so it would let anyone squat an order id), and only when it pays at least what the
- * order asks — a merchant paylink's amount: an underpayment neither consumes the order nor reads as paid.
+ * costs nothing, so it would let anyone squat an order id), and only against payments no larger
+ * than itself and than what the order asks (a merchant paylink's amount): whatever the merchant
+ * expects, an underpayment neither keeps out the payment that meets it nor reads as paid.
  */
 import type { Database } from 'bun:sqlite';
 import { AppError } from '../errors.ts';
@@ -15,13 +16,24 @@ export function orderAmount(db: Database, now: number, merchantId: string, refer
   return merchantPaylinkHoldingReference(db, merchantId, reference, now)?.amount ?? 0n;
 }
 
+/** A payment of `amount` to `merchantId` with `reference`; `viaPaylinkId` is the paylink it pays, `exceptTxId` the payment itself once it exists. */
+export interface ReferencedPayment {
+  payerWalletId: string;
+  merchantId: string;
+  reference: string;
+  amount: bigint;
+  viaPaylinkId?: string;
+  exceptTxId?: string;
+}
+
 /**
- * Refuses a payment to `merchantId` with a `reference` another payment already holds (completed,
- * or under way: not failed, cancelled, expired or rejected), or that an open or paid paylink of
- * the merchant holds, other than `viaPaylinkId` (the paylink this payment pays). Call inside the
- * transaction that creates the intent. The other payment's id is named only to the wallet that made it.
+ * Refuses a payment to `merchantId` with a `reference` another payment already holds (see
+ * referenceHolder), or that an open or paid paylink of the merchant holds, other than
+ * `viaPaylinkId`. Call inside the transaction that creates the intent. The other payment's id is
+ * named only to the wallet that made it.
  */
-export function assertReferenceFree(db: Database, now: number, payerWalletId: string, merchantId: string, reference: string, viaPaylinkId?: string, exceptTxId?: string): void {
+export function assertReferenceFree(db: Database, now: number, q: ReferencedPayment): void {
+  const { payerWalletId, merchantId, reference, viaPaylinkId } = q;
   const paylink = merchantPaylinkHoldingReference(db, merchantId, reference, now);
   if (paylink && paylink.request_id !== viaPaylinkId) {
     if (paylink.status === 'paid') {
@@ -35,7 +47,9 @@ export function assertReferenceFree(db: Database, now: number, payerWalletId: st
       details: { field: '/reference', payment_request_id: paylink.request_id },
     });
   }
-  const holder = referenceHolder(db, { merchantId, reference, payerWalletId, minAmount: paylink?.amount ?? 0n, exceptTxId });
+  // The order asks at least its paylink's amount; a smaller payment never keeps out a larger one.
+  const asked = paylink?.amount ?? 0n;
+  const holder = referenceHolder(db, { merchantId, reference, payerWalletId, minAmount: q.amount > asked ? q.amount : asked, exceptTxId: q.exceptTxId });
   if (!holder) return;
   const own = holder.wallet_id === payerWalletId ? { transaction_id: holder.transaction_id, status: holder.status } : {};
   if (holder.status === 'completed') {
@@ -79,10 +93,21 @@ export function assertNewPaylinkReference(db: Database, now: number, merchantId:
  * another signed or completed payment of the order (or a paylink now carries it), so it is not
  * signed — the order is paid once.
  */
-export function referenceTaken(db: Database, now: number, tx: { transaction_id: string; wallet_id: string; to_merchant_id: string | null; reference: string | null; payment_request_id: string | null }): AppError | null {
+export function referenceTaken(
+  db: Database,
+  now: number,
+  tx: { transaction_id: string; wallet_id: string; to_merchant_id: string | null; reference: string | null; payment_request_id: string | null; amount: bigint },
+): AppError | null {
   if (!tx.to_merchant_id || tx.reference === null) return null;
   try {
-    assertReferenceFree(db, now, tx.wallet_id, tx.to_merchant_id, tx.reference, tx.payment_request_id ?? undefined, tx.transaction_id);
+    assertReferenceFree(db, now, {
+      payerWalletId: tx.wallet_id,
+      merchantId: tx.to_merchant_id,
+      reference: tx.reference,
+      amount: tx.amount,
+      viaPaylinkId: tx.payment_request_id ?? undefined,
+      exceptTxId: tx.transaction_id,
+    });
     return null;
   } catch (err) {
     if (err instanceof AppError) return err;

@@ -14,6 +14,7 @@ import { tempDir } from '../helpers/services.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { randomAddress, startReceiver, verifyStandardWebhook, type Receiver } from '../webhooks/receiver.ts';
 import { errorOf } from '../helpers/errors.ts';
+import { signWithoutSubmit } from '../helpers/signing.ts';
 
 let world: World;
 let alice: Agent;
@@ -246,5 +247,41 @@ describe('order references cannot be squatted (issue 24.9)', () => {
     expect((await confirmSignSubmit(mallory.api, mallory.profile, intent.transaction_id)).status).toBe('completed');
     expect(await merchant.api.call<any>('merchant', 'verify', { reference: 'order-tiny' })).toMatchObject({ paid: true, status: 'paid', amount: 5, expected_amount: 5 });
     expect(await merchant.api.call<any>('merchant', 'get_payment_request', { request_id: link.request_id })).toMatchObject({ status: 'paid', paid_amount: 5 });
+  });
+
+  test("1 micro-USDC paid with an order id that no paylink carries does not keep the order's payment out: another agent's payment completes, verify names it, and the order is then paid once", async () => {
+    const mallory = await world.agent('Direct Mallory', { claimBy: 'direct-owner@example.com' });
+    await world.fund(mallory.address, 10_000_000n);
+    const received0 = await world.balance(merchant.payout as never);
+    expect((await payAndSettle(mallory, 'acme-store', '0.000001', 'order-direct')).status).toBe('completed');
+    expect(await merchant.api.call<any>('merchant', 'verify', { reference: 'order-direct', expected_amount: '4' })).toMatchObject({ paid: false, status: 'underpaid', amount: 0.000001 });
+    const done = await payAndSettle(alice, 'acme-store', '4', 'order-direct');
+    expect(done.status).toBe('completed');
+    // With or without the amount the merchant expects, verify answers with the payment of the order.
+    for (const asked of [{}, { expected_amount: '4' }]) {
+      expect(await merchant.api.call<any>('merchant', 'verify', { reference: 'order-direct', ...asked })).toMatchObject({ paid: true, status: 'paid', amount: 4, transaction_id: done.transaction_id });
+    }
+    // Paid once: another payment of the order is refused, whoever makes it.
+    for (const payer of [alice, mallory]) {
+      const again = await errorOf(payer.api.call('bot', 'pay', { to: 'acme-store', amount: '4', reference: 'order-direct' }));
+      expect(again.errorCode).toBe('INVALID_STATUS');
+      expect(again.message).toContain('already paid');
+    }
+    expect(await world.balance(merchant.payout as never)).toBe(received0 + 4_000_001n);
+  });
+
+  test('two payers who both confirmed a payment of one order: the first to sign holds it, the other is refused at signing and nothing of it is signed', async () => {
+    const bob = await world.agent('Race Bob', { claimBy: 'race-bob-owner@example.com' });
+    await world.fund(bob.address, 10_000_000n);
+    const second = await bob.api.call<any>('bot', 'pay', { to: 'acme-store', amount: '2', reference: 'order-signed' });
+    await bob.api.call('bot', 'confirm_payment', { transaction_id: second.transaction_id });
+    const first = await signWithoutSubmit(alice.api, alice.profile, { to: 'acme-store', amount: '2', reference: 'order-signed' });
+    const refused = await errorOf(confirmSignSubmit(bob.api, bob.profile, second.transaction_id));
+    expect(refused.errorCode).toBe('INVALID_STATUS');
+    expect(refused.message).toContain('under way');
+    expect(world.services.db.query('SELECT signed_tx FROM transactions WHERE transaction_id = ?').get(second.transaction_id)).toEqual({ signed_tx: null });
+    expect((await alice.api.call<any>('bot', 'submit_signed_tx', { transaction_id: first, wait: true })).status).toBe('completed');
+    expect(await merchant.api.call<any>('merchant', 'verify', { reference: 'order-signed' })).toMatchObject({ paid: true, amount: 2, transaction_id: first });
+    expect((await errorOf(confirmSignSubmit(bob.api, bob.profile, second.transaction_id))).message).toContain('already paid');
   });
 });
