@@ -65,24 +65,26 @@ export function paymentHoldingReference(db: Database, merchantId: string, refere
 }
 
 /**
- * The payment that keeps `reference` from another payment to `merchantId`: one signed (pending)
- * or completed for at least `minAmount` (a smaller one may be an underpayment, which must not keep
- * out the payment that meets the order), or — for the payer itself, so it does not pay an order
- * twice — its own not yet signed. Another payer's unsigned intent holds nothing: it costs nothing
- * to make. `exceptTxId` leaves out the payment asking.
+ * The payment that keeps `reference` from another payment to `merchantId`: another payer's signed
+ * (pending) or completed one for at least `minAmount` (a smaller one may be an underpayment, which
+ * must not keep out the payment that meets the order), or — so the payer does not pay an order
+ * twice — its own signed or completed one for at least `ownMinAmount`, or its own not yet signed.
+ * Another payer's unsigned intent holds nothing: it costs nothing to make. `exceptTxId` leaves out
+ * the payment asking.
  */
 export function referenceHolder(
   db: Database,
-  q: { merchantId: string; reference: string; payerWalletId: string; minAmount: bigint; exceptTxId?: string },
+  q: { merchantId: string; reference: string; payerWalletId: string; minAmount: bigint; ownMinAmount: bigint; exceptTxId?: string },
 ): Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'> | null {
   return db
-    .query<Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'>, [string, string, string, bigint, string]>(
+    .query<Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'>, [string, string, string, bigint, bigint, string]>(
       `SELECT transaction_id, wallet_id, status FROM transactions
-       WHERE to_merchant_id = ? AND reference = ? AND direction = 'out' AND transaction_id != ?5
-         AND ((status IN ('pending', 'completed') AND amount >= ?4) OR (wallet_id = ?3 AND status IN ('pre_approved', 'awaiting_approval', 'approved')))
+       WHERE to_merchant_id = ? AND reference = ? AND direction = 'out' AND transaction_id != ?6
+         AND ((status IN ('pending', 'completed') AND amount >= (CASE WHEN wallet_id = ?3 THEN ?5 ELSE ?4 END))
+           OR (wallet_id = ?3 AND status IN ('pre_approved', 'awaiting_approval', 'approved')))
        ORDER BY status = 'completed' DESC, created_at LIMIT 1`,
     )
-    .get(q.merchantId, q.reference, q.payerWalletId, q.minAmount, q.exceptTxId ?? '');
+    .get(q.merchantId, q.reference, q.payerWalletId, q.minAmount, q.ownMinAmount, q.exceptTxId ?? '');
 }
 
 /**

@@ -2,9 +2,11 @@
  * A merchant reference names one order: a payment or a merchant paylink holding it refuses the
  * next one. Checked by pay (actions), by an agent paying a paylink (earning), by a new paylink, and
  * again when a payment is signed. A payment holds a reference only once signed (an unsigned intent
- * costs nothing, so it would let anyone squat an order id), and only against payments no larger
- * than itself and than what the order asks (a merchant paylink's amount): whatever the merchant
- * expects, an underpayment neither keeps out the payment that meets it nor reads as paid.
+ * costs nothing, so it would let anyone squat an order id), and against another payer only for
+ * payments no larger than itself and than what the order asks (a merchant paylink's amount):
+ * whatever the merchant expects, an underpayment neither keeps out the payment that meets it nor
+ * reads as paid. A payer's own payment holds the order against its next one of any amount (unless
+ * below the paylink's): a payer does not pay an order twice.
  */
 import type { Database } from 'bun:sqlite';
 import { AppError } from '../errors.ts';
@@ -47,9 +49,10 @@ export function assertReferenceFree(db: Database, now: number, q: ReferencedPaym
       details: { field: '/reference', payment_request_id: paylink.request_id },
     });
   }
-  // The order asks at least its paylink's amount; a smaller payment never keeps out a larger one.
+  // The order asks at least its paylink's amount. Another payer's smaller payment never keeps out a
+  // larger one (it may be an underpayment); the payer's own holds unless below the paylink's amount.
   const asked = paylink?.amount ?? 0n;
-  const holder = referenceHolder(db, { merchantId, reference, payerWalletId, minAmount: q.amount > asked ? q.amount : asked, exceptTxId: q.exceptTxId });
+  const holder = referenceHolder(db, { merchantId, reference, payerWalletId, minAmount: q.amount > asked ? q.amount : asked, ownMinAmount: asked, exceptTxId: q.exceptTxId });
   if (!holder) return;
   const own = holder.wallet_id === payerWalletId ? { transaction_id: holder.transaction_id, status: holder.status } : {};
   if (holder.status === 'completed') {
@@ -79,7 +82,7 @@ export function assertNewPaylinkReference(db: Database, now: number, merchantId:
     });
   }
   // Another payer's payment for less than this order asks does not hold it.
-  const payment = referenceHolder(db, { merchantId, reference, payerWalletId: '', minAmount: amount ?? 0n });
+  const payment = referenceHolder(db, { merchantId, reference, payerWalletId: '', minAmount: amount ?? 0n, ownMinAmount: amount ?? 0n });
   if (payment) {
     throw new AppError('INVALID_STATUS', `A payment with reference "${reference}" is already ${payment.status === 'completed' ? 'completed' : 'under way'}; an order is paid once.`, {
       howToFix: 'Use a new reference for each order; check this one with verify {reference}.',
