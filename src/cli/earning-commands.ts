@@ -9,6 +9,7 @@ import { commandFlags, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData } from './output.ts';
 import { UsageError } from './usage.ts';
 import { paylinkNextStep, withNextStep } from './next-steps.ts';
+import { paylinkText } from './paylink-text.ts';
 
 type Command = (ctx: CliContext) => Promise<number>;
 
@@ -51,6 +52,12 @@ function expiresIn(value: string | undefined): number | string | undefined {
   return /^\d+$/.test(value) ? Number(value) : value;
 }
 
+/** A paylink as JSON with --json, else as a short table (paylink-text.ts). */
+function printPaylink(ctx: CliContext, p: Record<string, unknown>, headline: string): void {
+  if (ctx.json) printData(ctx, p);
+  else ctx.out(`${paylinkText(p, headline).join('\n')}\n`);
+}
+
 /** `request create|get|list|cancel|send` for an agent's or a merchant's paylinks. */
 export async function requestCommand(ctx: CliContext, target: RequestTarget): Promise<number> {
   const { flags, positional } = commandFlags(ctx, {
@@ -79,13 +86,13 @@ export async function requestCommand(ctx: CliContext, target: RequestTarget): Pr
       if (flags['expires-in']) params.expires_in = expiresIn(flags['expires-in']);
       if (flags['reveal-owner']) params.reveal_owner = true;
       const res = await target.api().call<Record<string, unknown>>(endpoint, 'create_payment_request', params);
-      printData(ctx, withNextStep(res, paylinkNextStep(res, target.prefix)), `Payment request created: ${String(res.url)}`);
+      printPaylink(ctx, withNextStep(res, paylinkNextStep(res, target.prefix)), `Payment request created: ${String(res.request_id)}`);
       return EXIT.ok;
     }
     case 'get': {
       if ((id === undefined) === (flags.reference === undefined)) throw new UsageError(`give the paylink as REQUEST_ID or --reference R (one of them): ${target.prefix} request get --help`);
       const got = await target.api().call<Record<string, unknown>>(endpoint, 'get_payment_request', id !== undefined ? { request_id: id } : { reference: flags.reference });
-      printData(ctx, withNextStep(got, paylinkNextStep(got, target.prefix)));
+      printPaylink(ctx, withNextStep(got, paylinkNextStep(got, target.prefix)), `Payment request ${String(got.request_id)}`);
       return EXIT.ok;
     }
     case 'list': {

@@ -185,6 +185,11 @@ describe('command line', () => {
 
     const got = await runCli(['request', 'get', '--reference', 'cli-1', '--server', world.url, '--home', seller.home, '--json']);
     expect(got.json).toMatchObject({ status: 'paid', payer: buyer.username });
+    const read = await runCli(['request', 'get', created.json.request_id, '--server', world.url, '--home', seller.home]);
+    expect(read.code).toBe(0);
+    expect(read.stdout).toContain('  Tea: green    2   2.50   5.00\n  Biscuits      1   1.00   1.00\n  Total                    6.00 USDC\n');
+    expect(read.stdout).not.toContain('Solana Pay:');
+    expect(read.stdout).toContain(`Status:     paid 6.00 USDC by ${buyer.username}`);
     const bad = await runCli(['request', 'create', '--description', 'x', '--item', 'no price here', '--server', world.url, '--home', seller.home]);
     expect(bad.code).toBe(2);
   });
