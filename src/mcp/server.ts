@@ -5,7 +5,7 @@
  * CLI: AGENT_WALLET_URL, AGENT_WALLET_PROFILE, AGENT_WALLET_HOME, AGENT_WALLET_PASSPHRASE (or
  * --server, --profile, --home). stdout is the protocol channel: logs go to stderr only.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
@@ -141,11 +141,11 @@ export function createMcpServer(session: ReturnType<typeof createSession>, tools
   return server;
 }
 
-/** How an MCP host starts this server: the compiled binary itself, or bun with the absolute entry file. */
+/** How an MCP host starts this server: the compiled binary itself, or bun with the absolute entry file it runs now (src/main.ts or a bundle of it). */
 export function launchCommand(): { command: string; args: string[] } {
   const compiled = Bun.main.includes('$bunfs') || Bun.main.includes('~BUN');
   if (compiled) return { command: process.execPath, args: ['mcp'] };
-  return { command: process.execPath, args: [resolve(join(import.meta.dir, '..', 'main.ts')), 'mcp'] };
+  return { command: process.execPath, args: [resolve(Bun.main), 'mcp'] };
 }
 
 /** The JSON snippet MCP hosts (Claude Desktop, Cursor, …) take, for the current settings. */

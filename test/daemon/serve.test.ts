@@ -11,10 +11,9 @@ import { join } from 'node:path';
 import { ApiClient } from '../../src/client/api.ts';
 import { registerWallet } from '../../src/client/register.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
-import { customChainEnv, runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
+import { MAIN, customChainEnv, runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 
-const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts');
 let simnet: Simnet;
 let first: DaemonProcess;
 

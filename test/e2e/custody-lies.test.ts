@@ -10,14 +10,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Address } from '@solana/kit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { join } from 'node:path';
 import { feeFor, toUsdcNumber } from '../../src/domain/money.ts';
 import { buildUsdcTransfer } from '../../src/solana/transfer.ts';
-import { runCli } from '../helpers/daemon.ts';
+import { MAIN, runCli } from '../helpers/daemon.ts';
 import { startLyingProxy, type Lie, type LyingProxy } from '../helpers/lying-proxy.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
-const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts');
 const OTHER_MINT = 'So11111111111111111111111111111111111111112' as Address;
 
 let world: World;

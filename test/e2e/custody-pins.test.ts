@@ -15,12 +15,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ApiClient } from '../../src/client/api.ts';
 import { ProfileStore } from '../../src/client/profile.ts';
 import { buildUsdcTransfer } from '../../src/solana/transfer.ts';
-import { runCli } from '../helpers/daemon.ts';
+import { MAIN, runCli } from '../helpers/daemon.ts';
 import { startLyingProxy, type LyingProxy } from '../helpers/lying-proxy.ts';
 import { tempDir } from '../helpers/services.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
-const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts');
 
 let world: World;
 let proxy: LyingProxy;

@@ -5,7 +5,7 @@ import { TOKEN_PROGRAM_ADDRESS, findAssociatedTokenPda } from '@solana-program/t
 import { join } from 'node:path';
 import { createRpcChainPort } from '../../src/solana/port.ts';
 import { DEVNET_USDC } from '../../src/solana/networks.ts';
-import { runCli, startDaemonProcess } from '../helpers/daemon.ts';
+import { MAIN, runCli, startDaemonProcess } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 
 test('ping reports simnet with its RPC URL; faucet USDC survives a restart; SIGTERM exits 0', async () => {
@@ -87,7 +87,7 @@ test('listening on a non-loopback address without TLS logs a warning', async () 
 
 test('agent-wallet simnet runs the chain alone: kit clients see a devnet-like cluster with USDC', async () => {
   const dataDir = join(tempDir('aw-simnet-'), 'data');
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, '..', '..', 'src', 'main.ts'), 'simnet', '--port', '0', '--data-dir', dataDir], { stdout: 'pipe', stderr: 'pipe' });
+  const proc = Bun.spawn([process.execPath, MAIN, 'simnet', '--port', '0', '--data-dir', dataDir], { stdout: 'pipe', stderr: 'pipe' });
   const reader = proc.stdout.getReader();
   let out = '';
   while (!out.includes('\n')) {

@@ -9,7 +9,7 @@ import { ApiClient } from '../../src/client/api.ts';
 import { registerWallet } from '../../src/client/register.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { markClaimed } from '../../src/db/wallets.ts';
-import { runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
+import { MAIN, runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 
 const OWNER = 'keys-owner@example.com';
@@ -62,8 +62,7 @@ async function importInto(file: string) {
 
 /** `agent-wallet set-api-key` with the key on stdin, as the dashboard advises (it stays out of `ps`). */
 async function setKeyFromStdin(home: string, key: string): Promise<{ code: number; json: any }> {
-  const main = join(import.meta.dir, '..', '..', 'src', 'main.ts');
-  const proc = Bun.spawn([process.execPath, main, 'set-api-key', '--server', daemon.url, '--home', home, '--json'], { stdin: new Response(`${key}\n`), stdout: 'pipe', stderr: 'pipe' });
+  const proc = Bun.spawn([process.execPath, MAIN, 'set-api-key', '--server', daemon.url, '--home', home, '--json'], { stdin: new Response(`${key}\n`), stdout: 'pipe', stderr: 'pipe' });
   const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
   return { code, json: JSON.parse(stdout) };
 }

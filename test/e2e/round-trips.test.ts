@@ -6,17 +6,15 @@
  * create nothing.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../../src/client/api.ts';
 import { AgentRound, completePay, type RoundAnswer } from '../../src/client/sign.ts';
-import { runCli } from '../helpers/daemon.ts';
+import { MAIN, runCli } from '../helpers/daemon.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
-const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts');
 
 let world: World;
 let alice: Agent;

@@ -84,7 +84,7 @@ describe('RFC 9591 Appendix E.1 through our path', () => {
 });
 
 describe('differential against noble ed25519_FROST', () => {
-  const CASES = 2000;
+  const CASES = 1000;
   const KEYS = 50;
   // noble spends ~10–15 ms signing and aggregating one case (it re-decodes and re-checks every point
   // on every call), so every case compares nonces and commitments and every eighth also the shares,

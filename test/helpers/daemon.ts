@@ -7,7 +7,12 @@ import { DEVNET_USDC, type NetworkName } from '../../src/solana/networks.ts';
 import { tempDir } from './services.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
-const MAIN = join(ROOT, 'src', 'main.ts');
+/**
+ * The entry every agent-wallet process of a test runs: under `npm test`, the bundle of src/main.ts
+ * scripts/test.ts built for this run (it loads in half the time, over some 300 processes a run);
+ * src/main.ts itself when a test file runs alone.
+ */
+export const MAIN = process.env.AW_TEST_MAIN ?? join(ROOT, 'src', 'main.ts');
 
 export interface DaemonProcess {
   url: string;

@@ -19,11 +19,10 @@ import { EARNING } from '../../src/contract/earning.ts';
 import { X402 } from '../../src/contract/x402.ts';
 import { WITHDRAWALS } from '../../src/contract/withdrawals.ts';
 import type { Address } from '@solana/kit';
-import { runCli } from '../helpers/daemon.ts';
+import { MAIN, runCli } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
-const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts');
 
 interface Connected {
   client: Client;

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
 import { rawRpc, until } from './helpers.ts';
+import { MAIN } from '../helpers/daemon.ts';
 
-const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts');
 
 function simnetProcess(flags: string[]): Subprocess<'ignore', 'pipe', 'pipe'> {
   const dataDir = join(mkdtempSync(join(tmpdir(), 'simnet-cli-')), 'data');
