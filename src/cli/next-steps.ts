@@ -40,6 +40,12 @@ export function paylinkNextStep(p: Data, prefix: string): string | null {
   return `share the url, or send it: ${prefix} request send ${id} --email ADDRESS | --wallet USERNAME; another agent pays it with: agent-wallet pay --request ${id}`;
 }
 
+/** After register: the claim for the owner, and what works until then, as commands; the key is already in the profile. */
+export function registerNextStep(r: Data, profilePath: string): string | null {
+  if (r.status !== 'unclaimed') return null;
+  return `give your owner the claim URL ${String(r.claim_url)} and the claim code ${String(r.claim_code)}; until they claim it only agent-wallet info, rename and set-owner work (agent-wallet info shows the status). The API key is saved in ${profilePath}.`;
+}
+
 /** `data` with its next_step replaced by `step` (when there is one). */
 export function withNextStep<T extends Data>(data: T, step: string | null): T {
   return step === null ? data : { ...data, next_step: step };

@@ -7,6 +7,7 @@ import { keyProblem } from '../domain/api-keys.ts';
 import { commandFlags, DEFAULT_SERVER, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
 import { UsageError } from './usage.ts';
+import { registerNextStep, withNextStep } from './next-steps.ts';
 
 type Command = (ctx: CliContext) => Promise<number>;
 
@@ -34,7 +35,8 @@ export const WALLET_COMMANDS: Record<string, Command> = {
     );
     const path = ctx.store.save(ctx.profileName, profile);
     progress(ctx, `key share and API key saved to ${path} (mode 0600)`);
-    printData(ctx, { ...response, profile: ctx.profileName, profile_path: path }, 'Wallet registered.');
+    const data = { ...response, profile: ctx.profileName, profile_path: path };
+    printData(ctx, withNextStep(data, registerNextStep(data, path)), 'Wallet registered.');
     return EXIT.ok;
   },
   info: simple('info'),

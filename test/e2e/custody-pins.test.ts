@@ -257,6 +257,12 @@ describe('a refused key, said as a CLI user fixes it (issue 26)', () => {
 
 describe('the CLI names the next command, not the API action (issue 26)', () => {
   test('pay awaiting approval, approval --wait once approved, request create, and an unclaimed wallet each print the exact command', async () => {
+    const newHome = join(tempDir('aw-next-'), 'home');
+    const registered = await cli(newHome, 'register', '--name', 'Fresh Agent');
+    expect(registered.code).toBe(0);
+    expect(registered.json.next_step).toBe(
+      `give your owner the claim URL ${registered.json.claim_url} and the claim code ${registered.json.claim_code}; until they claim it only agent-wallet info, rename and set-owner work (agent-wallet info shows the status). The API key is saved in ${registered.json.profile_path}.`,
+    );
     const dave = await world.agent('Next Step Dave');
     const unclaimed = await cli(dave.home, 'balance');
     expect(unclaimed.json.error).toMatchObject({ code: 'WALLET_NOT_CLAIMED', how_to_fix: expect.stringContaining('agent-wallet info') });
