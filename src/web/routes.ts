@@ -29,10 +29,13 @@ import { recoveryStatus } from '../actions/recovery-enroll.ts';
 import { agentReasonOf } from '../mail/approval-mail.ts';
 import { cancelSweep, openSweepOf } from '../actions/recovery-sweep.ts';
 import { AppError } from '../errors.ts';
-import type { ApprovalRow } from '../db/approvals.ts';
 import { railsToJson, type GuardRailsJson } from '../contract/guard-rails.ts';
 import { walletHistory } from '../db/owners.ts';
-import { toUsdcNumber } from '../domain/money.ts';
+import { formatUsdc, toUsdcNumber } from '../domain/money.ts';
+import { explorerTxUrl } from '../domain/explorer.ts';
+import { getTx } from '../db/transactions.ts';
+import { getApproval, type ApprovalRow } from '../db/approvals.ts';
+import { usdcAta } from '../solana/ata.ts';
 import { approvalLinkInfo, decideByLink, type ApprovalLinkFailure } from '../mail/approval-mail.ts';
 import type { Services } from '../services.ts';
 import { html, pageResponse, problemPage, redirect, type Nav } from './html.ts';
@@ -59,6 +62,7 @@ import {
   railsFormValues,
   rotatedKeyPage,
   tokensPage,
+  transactionPage,
   walletPage,
   walletsPage,
   type RailsFormValues,
@@ -219,6 +223,7 @@ async function renderWallet(
     balance = null; // shown as unavailable; the rest of the page still works
   }
   const desired = railsToJson(desiredRails(services, walletId));
+  const history = walletHistory(services.db, walletId, 20, 0);
   const body = walletPage({
     wallet: { wallet_id: wallet.wallet_id, name: wallet.name, username: wallet.username, address: wallet.address, claimed_at: wallet.claimed_at === null ? null : new Date(Number(wallet.claimed_at)).toISOString() },
     balance,
@@ -227,7 +232,9 @@ async function renderWallet(
     advanced: opts.advanced ?? JSON.stringify(desired, null, 2),
     errors: opts.errors ?? [],
     pending: listOwnerApprovals(services, s.ownerId, { walletId, status: 'pending' }, 100, 0).items,
-    history: walletHistory(services.db, walletId, 50, 0).rows,
+    history: history.rows,
+    historyTotal: history.total,
+    editRails: opts.form !== undefined || opts.advanced !== undefined || (opts.errors?.length ?? 0) > 0 || Object.keys(desired).length === 0,
     audit: walletAuditLog(services, s.ownerId, walletId, 10, 0).items,
     exports: listWalletExports(services, s.ownerId, walletId, 50, 0).items,
     recovery: { ...recoveryStatus(services, s.ownerId, walletId), sweep: openSweepOf(services, walletId) },
@@ -235,6 +242,28 @@ async function renderWallet(
     message: opts.message ?? null,
   });
   return pageResponse(opts.status ?? 200, wallet.name, body, nav(s, 'wallets'));
+}
+
+/** The owner's wallet, or null when it is not theirs (or does not exist). */
+function ownerWalletOrNull(services: Services, ownerId: string, walletId: string) {
+  try {
+    return requireOwnerWallet(services, ownerId, walletId);
+  } catch (err) {
+    if (err instanceof AppError && err.errorCode === 'NOT_FOUND') return null;
+    throw err;
+  }
+}
+
+/** USDC balances of `addresses` on chain, in one batched read; null when the RPC does not answer (the list still renders). */
+async function balancesOf(services: Services, addresses: string[]): Promise<bigint[] | null> {
+  try {
+    const mint = services.config.usdcMint as Address;
+    const accounts = await Promise.all(addresses.map((a) => usdcAta(a as Address, mint)));
+    const { amounts } = await services.chain.getTokenAmounts(accounts);
+    return amounts.map((a) => a ?? 0n);
+  } catch {
+    return null;
+  }
 }
 
 /** Saves guard rails from a page; on a validation error the page comes back with the errors and the input. */
@@ -355,10 +384,32 @@ export function webRoutes(services: Services) {
       // ---- dashboard ---------------------------------------------------------------------
       .get(
         '/dashboard',
-        ownerPage(services, ({ request }, s) => {
+        ownerPage(services, async ({ request }, s) => {
           const wallets = listOwnerWallets(services, s.ownerId, 100, 0).items;
           const pending = listOwnerApprovals(services, s.ownerId, { status: 'pending' }, 100, 0).items;
-          return pageResponse(200, 'Your wallets', walletsPage(wallets, pending, s.csrf, noticeOf(request)), nav(s, 'wallets'));
+          const balances = await balancesOf(services, wallets.map((w) => w.address));
+          const items = wallets.map((w, i) => ({ ...w, balance: balances === null ? null : formatUsdc(balances[i]!) }));
+          return pageResponse(200, 'Your wallets', walletsPage(items, pending, s.csrf, noticeOf(request)), nav(s, 'wallets'));
+        }),
+      )
+      .get(
+        '/dashboard/transactions/:transaction_id',
+        ownerPage(services, ({ params }, s) => {
+          const tx = getTx(services.db, params.transaction_id!);
+          // Another owner's transaction is as unknown as a made-up id.
+          const wallet = tx ? ownerWalletOrNull(services, s.ownerId, tx.wallet_id) : null;
+          if (!tx || !wallet) return problemPage(404, 'Not found', 'There is no such transaction among your wallets.', html`Go to <a href="/dashboard">your wallets</a>.`, nav(s));
+          const approval = tx.approval_id ? getApproval(services.db, tx.approval_id) : null;
+          const iso = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+          const detail = transactionPage({
+            ...tx,
+            wallet: { wallet_id: wallet.wallet_id, name: wallet.name },
+            explorer_url: tx.signature && tx.status === 'completed' ? explorerTxUrl(services.config.solana.network, tx.signature) : null,
+            approval: approval ? { status: approval.status, decided_by: approval.decided_by, decided_at: iso(approval.decided_at) } : null,
+            created_at: iso(tx.created_at)!,
+            completed_at: iso(tx.completed_at),
+          });
+          return pageResponse(200, `Transaction ${tx.transaction_id}`, detail, nav(s, 'wallets'));
         }),
       )
       .get(

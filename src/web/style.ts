@@ -60,6 +60,22 @@ form.inline { display: inline; margin: 0; }
 .token { display: block; padding: .75rem; background: #fff; border: 1px dashed var(--accent); border-radius: 6px; overflow-wrap: anywhere; }
 ul.audit li { overflow-wrap: anywhere; margin-bottom: .25rem; }
 details summary { cursor: pointer; font-weight: 600; margin: .5rem 0; }
+details.edit { border: 1px solid var(--line); border-radius: 8px; padding: .25rem 1rem; margin: 1rem 0; }
+details.edit[open] { padding-bottom: 1rem; }
+details.edit > summary { color: var(--accent); }
+h1 .handle { font-size: 1rem; font-weight: 400; margin-left: .5rem; }
+/* The money first: the balance as the page's headline figure, its facts beside it. */
+.money { display: flex; flex-wrap: wrap; gap: 1rem 2.5rem; align-items: flex-start; background: var(--panel); border: 1px solid var(--line); border-radius: 10px; padding: 1rem 1.25rem; margin: 0 0 1rem; }
+.money .label { margin: 0; color: var(--muted); font-size: .875rem; text-transform: uppercase; letter-spacing: .04em; }
+.money .amount { margin: 0; font-size: 2.25rem; font-weight: 700; line-height: 1.2; font-variant-numeric: tabular-nums; }
+.money .amount .unit { font-size: 1.1rem; font-weight: 600; color: var(--muted); }
+.money dl.facts { margin: 0; flex: 1 1 20rem; }
+dl.facts dd.num { font-variant-numeric: tabular-nums; }
+nav.sections { display: flex; flex-wrap: wrap; gap: .25rem; border-bottom: 1px solid var(--line); margin: 1rem 0 0; padding-bottom: .5rem; }
+nav.sections a { padding: .3rem .75rem; border-radius: 6px; text-decoration: none; border: 1px solid var(--line); background: #fff; }
+nav.sections a:hover { background: var(--panel); }
+.badge { display: inline-block; padding: 0 .5rem; border-radius: 999px; background: #fff8e6; border: 1px solid var(--warn); color: var(--warn); font-weight: 600; font-size: .875rem; text-decoration: none; }
+caption { text-align: left; padding: .25rem 0; }
 /* Phones: table rows become cards, each cell labelled by its column (data-label). */
 @media (max-width: 40rem) {
   table.cards, table.cards tbody, table.cards tr, table.cards td { display: block; width: 100%; min-width: 0; }

@@ -138,6 +138,8 @@ export interface WalletItem {
   status: string;
   claimed_at: string | null;
   pending_approvals: number;
+  /** USDC on chain, formatted; null when the RPC did not answer. */
+  balance: string | null;
 }
 
 function approvalRows(items: Approval[], csrf: string, showWallet: boolean): SafeHtml {
@@ -163,19 +165,20 @@ ${items.map(
 }
 
 export function walletsPage(wallets: WalletItem[], pending: Approval[], csrf: string, message: string | null): SafeHtml {
+  const waiting = (n: number) => (n > 0 ? html`<a class="badge" href="#pending">${n} waiting</a>` : html`<span class="muted">—</span>`);
   return html`<h1>Your wallets</h1>
 ${notice(message)}
 ${
   wallets.length === 0
     ? html`<p>You have no wallets yet. Open the claim URL your agent gave you to claim one.</p>`
     : html`<div class="table-wrap"><table class="cards">
-<thead><tr><th scope="col">Name</th><th scope="col">Username</th><th scope="col">Status</th><th scope="col" class="num">Waiting for you</th><th scope="col">Claimed</th></tr></thead>
+<thead><tr><th scope="col">Wallet</th><th scope="col" class="num">Balance</th><th scope="col">Waiting for you</th><th scope="col">Status</th><th scope="col">Claimed</th></tr></thead>
 <tbody>${wallets.map(
-        (w) => html`<tr><td data-label="Name"><a href="/dashboard/wallets/${w.wallet_id}">${w.name}</a></td><td data-label="Username" class="mono">@${w.username}</td><td data-label="Status">${status(w.status)}</td><td data-label="Waiting for you" class="num">${w.pending_approvals}</td><td data-label="Claimed">${when(w.claimed_at)}</td></tr>`,
+        (w) => html`<tr><td data-label="Wallet"><a href="/dashboard/wallets/${w.wallet_id}"><strong>${w.name}</strong></a><br><span class="mono muted">@${w.username}</span></td><td data-label="Balance" class="num">${w.balance === null ? html`<span class="muted" title="The Solana RPC did not answer">unavailable</span>` : html`<strong>${w.balance}</strong> USDC`}</td><td data-label="Waiting for you">${waiting(w.pending_approvals)}</td><td data-label="Status">${status(w.status)}</td><td data-label="Claimed">${when(w.claimed_at)}</td></tr>`,
       )}</tbody>
 </table></div>`
 }
-<h2>Waiting for your approval</h2>
+<h2 id="pending">Waiting for your approval</h2>
 ${pending.length === 0 ? html`<p class="muted">Nothing waits for you.</p>` : approvalRows(pending, csrf, true)}`;
 }
 
@@ -271,6 +274,9 @@ export interface WalletPageData {
   errors: { field: string; message: string }[];
   pending: Approval[];
   history: HistoryRow[];
+  historyTotal: number;
+  /** The change form starts open: nothing is set yet, or it comes back with errors. */
+  editRails: boolean;
   audit: { kind: string; actor: string; created_at: string | null }[];
   exports: ExportItem[];
   recovery: RecoveryItem;
@@ -353,32 +359,124 @@ export function rotatedKeyPage(wallet: { wallet_id: string; name: string }, rota
 <p>Give it to the agent, which stores it with <code>agent-wallet set-api-key</code> (the key is read from stdin). ${rotated.revoked_exports.length === 0 ? 'No export was active.' : `Revoked exports: ${rotated.revoked_exports.length} (they carried the old key).`}</p>`;
 }
 
+/** The wallet's latest transactions; each row opens its detail page. */
+function historySection(rows: HistoryRow[], total: number): SafeHtml {
+  return html`<h2 id="history">History</h2>
+${
+  rows.length === 0
+    ? html`<p class="muted">No transactions yet.</p>`
+    : html`<div class="table-wrap"><table class="cards">
+<caption class="muted">${rows.length < total ? `The latest ${rows.length} of ${total}` : `${total} in all`}</caption>
+<thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Counterparty</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Fees</th><th scope="col">Status</th></tr></thead>
+<tbody>${rows.map(
+        (t) => html`<tr><td data-label="When"><a href="/dashboard/transactions/${t.transaction_id}" aria-label="${t.type} of ${formatUsdc(t.amount)} USDC, ${when(new Date(Number(t.created_at)).toISOString())}: details">${when(new Date(Number(t.created_at)).toISOString())}</a></td><td data-label="What">${t.type}${t.direction === 'in' ? ' (in)' : ''}</td><td data-label="Counterparty" class="mono">${t.counterparty ?? t.to_address ?? '—'}</td><td data-label="Amount" class="num">${t.direction === 'in' ? '+' : '−'}${formatUsdc(t.amount)} USDC</td><td data-label="Fees" class="num">${formatUsdc(t.fee + t.setup_fee)}</td><td data-label="Status">${status(t.status)}</td></tr>`,
+      )}</tbody>
+</table></div>`
+}`;
+}
+
+export interface TransactionDetail {
+  transaction_id: string;
+  wallet: { wallet_id: string; name: string };
+  type: string;
+  direction: string;
+  status: string;
+  amount: bigint;
+  fee: bigint;
+  setup_fee: bigint;
+  counterparty: string | null;
+  to_address: string | null;
+  note: string | null;
+  reference: string | null;
+  signature: string | null;
+  explorer_url: string | null;
+  decision_rule: string | null;
+  decision_reason: string | null;
+  approval: { status: string; decided_by: string | null; decided_at: string | null } | null;
+  error: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+/** One transaction as its owner checks it: money, parties, state on chain, and the rule that decided it. */
+export function transactionPage(t: TransactionDetail): SafeHtml {
+  const out = t.direction === 'out';
+  const total = out ? t.amount + t.fee + t.setup_fee : t.amount;
+  const row = (label: string, value: SafeHtml | string | null) => (value === null || value === '' ? '' : html`<dt>${label}</dt><dd>${value}</dd>`);
+  return html`<p><a href="/dashboard/wallets/${t.wallet.wallet_id}#history">← ${t.wallet.name}</a></p>
+<h1>${out ? 'Sent' : 'Received'} ${formatUsdc(t.amount)} USDC ${status(t.status)}</h1>
+<section class="money" aria-label="Amounts">
+  <dl class="facts">
+    <dt>Amount</dt><dd class="num">${formatUsdc(t.amount)} USDC</dd>
+    ${out ? html`<dt>Platform fee</dt><dd class="num">${formatUsdc(t.fee)} USDC</dd>` : ''}
+    ${out && t.setup_fee > 0n ? html`<dt>Account setup fee</dt><dd class="num">${formatUsdc(t.setup_fee)} USDC</dd>` : ''}
+    <dt>${out ? 'Total debited' : 'Total credited'}</dt><dd class="num"><strong>${formatUsdc(total)} USDC</strong></dd>
+  </dl>
+</section>
+<dl class="facts detail">
+  ${row('Type', t.type)}
+  ${row(out ? 'Recipient' : 'From', t.counterparty)}
+  ${row(out ? 'Recipient address' : 'Sender address', t.to_address ? html`<span class="mono">${t.to_address}</span>` : null)}
+  ${row('Status', status(t.status))}
+  ${row('Why it failed', t.error)}
+  ${row('Created', when(t.created_at))}
+  ${row('Completed', t.completed_at ? when(t.completed_at) : null)}
+  ${row('Note', t.note)}
+  ${row('Reference', t.reference ? html`<span class="mono">${t.reference}</span>` : null)}
+  ${row('Decided by', t.decision_rule ? html`<span class="mono">${t.decision_rule}</span>${t.decision_reason ? html` — ${t.decision_reason}` : ''}` : t.decision_reason)}
+  ${row('Your approval', t.approval ? html`${status(t.approval.status)}${t.approval.decided_at ? html` ${when(t.approval.decided_at)}` : ''}${t.approval.decided_by ? html` <span class="muted">via ${t.approval.decided_by}</span>` : ''}` : null)}
+  ${row(
+    'Chain signature',
+    t.signature
+      ? html`<span class="mono">${t.signature}</span>${t.explorer_url ? html`<br><a href="${t.explorer_url}" rel="noreferrer">View on Solana Explorer</a>` : html`<br><span class="muted">This network has no public explorer.</span>`}`
+      : null,
+  )}
+  ${row('Transaction id', html`<span class="mono">${t.transaction_id}</span>`)}
+</dl>`;
+}
+
 export function walletPage(d: WalletPageData): SafeHtml {
   const f = d.form;
   const bad = (name: string) => d.errors.some((e) => e.field.startsWith(`/rails/${name}`) || e.field.startsWith(`/rails/budgets/${name}`));
+  const section = (href: string, label: string) => html`<a href="${href}">${label}</a>`;
   return html`<p><a href="/dashboard">← All wallets</a></p>
-<h1>${d.wallet.name}</h1>
+<h1>${d.wallet.name} <span class="mono muted handle">@${d.wallet.username}</span></h1>
 ${notice(d.message)}
-<dl class="facts">
-  <dt>Balance</dt><dd>${d.balance === null ? html`<span class="muted">unavailable (the Solana RPC did not answer; reload later)</span>` : html`<strong>${d.balance} USDC</strong>`}</dd>
-  <dt>Username</dt><dd class="mono">@${d.wallet.username}</dd>
-  <dt>Deposit address</dt><dd class="mono">${d.wallet.address}</dd>
-  <dt>Wallet id</dt><dd class="mono">${d.wallet.wallet_id}</dd>
-  <dt>Claimed</dt><dd>${when(d.wallet.claimed_at)}</dd>
-</dl>
+<section class="money" aria-label="Balance">
+  <div>
+    <p class="label">Balance</p>
+    <p class="amount">${d.balance === null ? html`<span class="muted">unavailable</span>` : html`${d.balance} <span class="unit">USDC</span>`}</p>
+    ${d.balance === null ? html`<p class="hint">The Solana RPC did not answer; reload later.</p>` : ''}
+  </div>
+  <dl class="facts">
+    <dt>Deposit address</dt><dd class="mono">${d.wallet.address}</dd>
+    <dt>Wallet id</dt><dd class="mono">${d.wallet.wallet_id}</dd>
+    <dt>Claimed</dt><dd>${when(d.wallet.claimed_at)}</dd>
+  </dl>
+</section>
+<nav class="sections" aria-label="Wallet sections">
+  ${section('#approvals', d.pending.length ? `Approvals (${d.pending.length})` : 'Approvals')}
+  ${section('#history', 'History')}
+  ${section('#rails', 'Guard rails')}
+  ${section('#keys', 'Keys')}
+  ${section('#recovery', 'Recovery')}
+  ${section('#audit', 'Audit log')}
+</nav>
 
 <h2 id="approvals">Waiting for your approval</h2>
 ${d.pending.length === 0 ? html`<p class="muted">Nothing waits for you.</p>` : approvalRows(d.pending, d.csrf, false)}
 
+${historySection(d.history, d.historyTotal)}
+
 <h2 id="rails">Guard rails</h2>
-<h3>In force</h3>
 ${railsSummary(d.rails.rails)}
 ${
   d.rails.pending
     ? html`<div class="warning"><h3>Loosening scheduled for ${when(d.rails.pending.apply_at)}</h3>${railsSummary(d.rails.pending.rails)}</div>`
     : ''
 }
-<h3>Change</h3>
+<details class="edit"${d.editRails ? new SafeHtml(' open') : ''}>
+<summary>Change guard rails</summary>
 <p class="hint">Stricter values apply at once. Looser values wait for the loosening delay in force, so a stolen session cannot open the wallet instantly. Amounts are USDC and count amount + fees; leave a field empty for no limit.</p>
 ${errorList('The guard rails were not saved:', d.errors.map((e) => e.message))}
 <form method="post" action="/dashboard/wallets/${d.wallet.wallet_id}/rails" class="stack" novalidate>
@@ -440,18 +538,7 @@ ${errorList('The guard rails were not saved:', d.errors.map((e) => e.message))}
     <div><button type="submit">Save document</button></div>
   </form>
 </details>
-
-<h2 id="history">History</h2>
-${
-  d.history.length === 0
-    ? html`<p class="muted">No transactions yet.</p>`
-    : html`<div class="table-wrap"><table class="cards">
-<thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Counterparty</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Fees</th><th scope="col">Status</th></tr></thead>
-<tbody>${d.history.map(
-        (t) => html`<tr><td data-label="When">${when(new Date(Number(t.created_at)).toISOString())}</td><td data-label="Type">${t.type}${t.direction === 'in' ? ' (in)' : ''}</td><td data-label="Counterparty" class="mono">${t.counterparty ?? t.to_address ?? '—'}</td><td data-label="Amount" class="num">${t.direction === 'in' ? '+' : '−'}${formatUsdc(t.amount)} USDC</td><td data-label="Fees" class="num">${formatUsdc(t.fee + t.setup_fee)}</td><td data-label="Status">${status(t.status)}</td></tr>`,
-      )}</tbody>
-</table></div>`
-}
+</details>
 
 ${keysSection(d.wallet.wallet_id, d.exports, d.csrf)}
 

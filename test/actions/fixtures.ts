@@ -21,7 +21,11 @@ import { call, testServices, type CallResult } from '../helpers/services.ts';
 export const START = Date.parse('2030-01-15T10:00:00Z');
 
 /** A chain whose every wallet holds 12.5 USDC. */
-export const fakeChain = { getTokenBalance: async () => 12_500_000n, tokenAccountExists: async () => true } as unknown as ChainPort;
+export const fakeChain = {
+  getTokenBalance: async () => 12_500_000n,
+  getTokenAmounts: async (accounts: unknown[]) => ({ amounts: accounts.map(() => 12_500_000n), slot: 1n }),
+  tokenAccountExists: async () => true,
+} as unknown as ChainPort;
 
 export interface OwnerWorld {
   services: Services;

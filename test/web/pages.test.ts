@@ -110,7 +110,12 @@ describe('dashboard', () => {
     addPendingPayment(w.services, wallet.walletId, { amount: 7_000_000n, recipient: 'newer-2' });
     const res = await b.request(`/dashboard/wallets/${wallet.walletId}`);
     expect(res.status).toBe(200);
-    expect(res.text).toContain('12.5 USDC');
+    expect(res.text).toContain('<p class="amount">12.5 <span class="unit">USDC</span></p>');
+    // The money first: balance, then what waits for the owner, then history, then the rails.
+    const order = ['class="money"', 'id="approvals"', 'id="history"', 'id="rails"', 'id="keys"', 'id="recovery"', 'id="audit"'].map((m) => res.text.indexOf(m));
+    expect(order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1]!))).toBe(true);
+    // Nothing set yet: the change form is open.
+    expect(res.text).toContain('<details class="edit" open>');
     expect(res.text).toContain('<label for="daily">Daily budget</label>');
     expect(res.text.indexOf('newer-2')).toBeLessThan(res.text.indexOf('older-1'));
     expect(res.text).toContain('/approve"');
@@ -220,6 +225,60 @@ describe('dashboard', () => {
     expect((await b.request(`/dashboard/wallets/${wallet.walletId}/rails`, { daily: '1' })).status).toBe(403);
     expect(getApproval(w.services.db, p.approvalId)?.status).toBe('pending');
     expect(loadEffectiveRails(w.services.db, wallet.walletId, w.services.now())).toEqual({});
+  });
+
+  test('the wallet list shows each wallet with its balance on chain and what waits for the owner', async () => {
+    const w = ownerWorld();
+    const { b, wallet } = await claimedInBrowser(w, 'list@example.com', 'Listed Agent');
+    addPendingPayment(w.services, wallet.walletId);
+    const list = await b.request('/dashboard');
+    const row = list.text.slice(list.text.indexOf('Listed Agent'));
+    expect(row).toContain('<td data-label="Balance" class="num"><strong>12.5</strong> USDC</td>');
+    expect(row).toContain('<a class="badge" href="#pending">1 waiting</a>');
+  });
+
+  test('a history row opens the transaction detail: amounts, fee, recipient, status, the rule that decided it and the approval; no explorer link on simnet', async () => {
+    const w = ownerWorld();
+    const { b, wallet } = await claimedInBrowser(w, 'detail@example.com');
+    const p = addPendingPayment(w.services, wallet.walletId, { amount: 30_000_000n, recipient: 'shop-9' });
+    const page = await b.request(`/dashboard/wallets/${wallet.walletId}`);
+    expect(page.text).toContain(`href="/dashboard/transactions/${p.transactionId}"`);
+    const detail = await b.request(`/dashboard/transactions/${p.transactionId}`);
+    expect(detail.status).toBe(200);
+    for (const part of [
+      'Sent 30 USDC',
+      '<dt>Amount</dt><dd class="num">30 USDC</dd>',
+      '<dt>Platform fee</dt><dd class="num">0.125 USDC</dd>',
+      '<dt>Total debited</dt><dd class="num"><strong>30.125 USDC</strong></dd>',
+      '<dt>Recipient</dt><dd>shop-9</dd>',
+      '<dt>Decided by</dt><dd><span class="mono">approval_above</span> — above the approval limit</dd>',
+      'awaiting approval',
+      p.transactionId,
+    ]) expect(detail.text).toContain(part);
+    expect(detail.text).not.toContain('explorer.solana.com');
+  });
+
+  test("another owner's transaction, and an unknown one, is a 404 page that names nothing of it", async () => {
+    const w = ownerWorld();
+    const a = await claimedInBrowser(w, 'a2@example.com', 'Alpha Agent');
+    const p = addPendingPayment(w.services, a.wallet.walletId, { recipient: 'secret-shop' });
+    const bob = await claimedInBrowser(w, 'b2@example.com', 'Beta Agent');
+    const view = await bob.b.request(`/dashboard/transactions/${p.transactionId}`);
+    expect(view.status).toBe(404);
+    expect(view.text).not.toContain('secret-shop');
+    expect(view.text).not.toContain('Alpha Agent');
+    expect((await bob.b.request('/dashboard/transactions/tx_00000000000000000000000000')).status).toBe(404);
+    expect((await a.b.request(`/dashboard/transactions/${p.transactionId}`)).status).toBe(200);
+  });
+
+  test('once guard rails are set the page shows them and keeps the change form folded', async () => {
+    const w = ownerWorld();
+    const { b, wallet } = await claimedInBrowser(w, 'folded@example.com');
+    const csrf = Browser.csrf((await b.request(`/dashboard/wallets/${wallet.walletId}`)).text);
+    expect((await b.request(`/dashboard/wallets/${wallet.walletId}/rails`, { csrf, daily: '50' })).status).toBe(303);
+    const page = await b.request(`/dashboard/wallets/${wallet.walletId}`);
+    expect(page.text).toContain('<details class="edit">');
+    expect(page.text).not.toContain('<details class="edit" open>');
   });
 
   test('owner B cannot see or act on owner A’s wallet or approvals through the pages (404)', async () => {
