@@ -62,8 +62,9 @@ export function payRoutes(services: Services) {
         const view = publicPaylinkView(services, row);
         const qr = view.solana_pay_url ? await qrSvg(view.solana_pay_url, `QR code: pay ${view.payee.name} with a Solana wallet`) : null;
         const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64');
-        const body = checkoutPage({ ...view, signature: row.signature }, qr, nonce);
-        return pageResponse(200, `Pay ${view.payee.name}`, body, {}, checkoutCsp(nonce));
+        const body = checkoutPage({ ...view, signature: row.signature }, qr, nonce, services.now().getTime());
+        const title = view.status === 'paid' ? `Paid · ${view.payee.name}` : view.status === 'open' ? `Pay ${view.payee.name}` : `${view.payee.name} · ${view.status}`;
+        return pageResponse(200, title, body, {}, checkoutCsp(nonce));
       }),
     )
     .get(

@@ -34,57 +34,77 @@ export interface CheckoutView {
   signature: string | null;
 }
 
-const usdc = (n: number) => `${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 })} USDC`;
+const figure = (n: number) => n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 });
+const usdc = (n: number) => `${figure(n)} USDC`;
 const when = (isoTime: string | null) => (isoTime === null ? '' : `${isoTime.slice(0, 16).replace('T', ' ')} UTC`);
 
-function orderTable(v: CheckoutView): SafeHtml {
-  if (v.items.length === 0) {
-    return html`<dl class="facts">
-  <dt>For</dt><dd>${v.description}</dd>
-  <dt>Amount</dt><dd id="total">${v.amount === null ? 'you choose the amount in your wallet' : usdc(v.amount)}</dd>
-</dl>`;
-  }
-  return html`<p>${v.description}</p>
-<div class="table-wrap">
-<table class="cards" id="items">
-  <caption class="muted">Items</caption>
-  <thead><tr><th scope="col">Item</th><th scope="col" class="num">Unit price</th><th scope="col" class="num">Quantity</th><th scope="col" class="num">Total</th></tr></thead>
-  <tbody>
-  ${v.items.map(
-    (i) => html`<tr><td data-label="Item">${i.description}</td><td class="num" data-label="Unit price">${usdc(i.price)}</td><td class="num" data-label="Quantity">${i.quantity}</td><td class="num" data-label="Total">${usdc(i.total)}</td></tr>`,
-  )}
-  </tbody>
-  <tfoot><tr><th scope="row" colspan="3">Total</th><td class="num" id="total"><strong>${usdc(v.amount ?? 0)}</strong></td></tr></tfoot>
-</table>
-</div>`;
+/** Time left until `expiresAt`, in the largest two units (what a payer needs to judge it). */
+export function timeLeft(expiresAtMs: number, nowMs: number): string {
+  const s = Math.max(0, Math.floor((expiresAtMs - nowMs) / 1000));
+  if (s === 0) return 'expired';
+  const d = Math.floor(s / 86_400);
+  const h = Math.floor((s % 86_400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (d > 0) return `${d} d ${h} h left`;
+  if (h > 0) return `${h} h ${m} min left`;
+  if (m > 0) return `${m} min ${s % 60} s left`;
+  return `${s} s left`;
 }
 
-function statusBlock(v: CheckoutView): SafeHtml {
+function orderTable(v: CheckoutView): SafeHtml {
+  if (v.items.length === 0) return html`<p class="order-for">${v.description}</p>`;
+  return html`<p class="order-for">${v.description}</p>
+<table class="lines" id="items">
+  <caption class="visually-hidden">Items</caption>
+  <thead><tr><th scope="col">Item</th><th scope="col" class="num">Qty</th><th scope="col" class="num">Price (USDC)</th><th scope="col" class="num">Total (USDC)</th></tr></thead>
+  <tbody>
+  ${v.items.map((i) => html`<tr><td>${i.description}</td><td class="num">${i.quantity}</td><td class="num">${figure(i.price)}</td><td class="num">${figure(i.total)}</td></tr>`)}
+  </tbody>
+  <tfoot><tr><th scope="row" colspan="3">Total</th><td class="num" id="total"><strong>${usdc(v.amount ?? 0)}</strong></td></tr></tfoot>
+</table>`;
+}
+
+/** The headline: who and how much, by status (a paid page no longer asks to pay). */
+function headline(v: CheckoutView): SafeHtml {
+  const amount = v.amount === null ? 'Any amount' : usdc(v.amount);
+  const label: Record<CheckoutView['status'], string> = {
+    open: `Pay ${v.payee.name}`,
+    paid: `Paid to ${v.payee.name}`,
+    expired: `Expired: ${v.payee.name} asked for`,
+    cancelled: `Cancelled: ${v.payee.name} asked for`,
+  };
+  return html`<h1 class="headline"><span class="label">${label[v.status]}</span> <span class="amount${v.status === 'open' || v.status === 'paid' ? '' : ' void'}" id="headline-amount">${amount}</span></h1>
+<p class="muted">@${v.payee.username}${v.payee.owner_email ? html` · owned by <span id="owner-email">${v.payee.owner_email}</span>` : ''}</p>`;
+}
+
+function statusBlock(v: CheckoutView, nowMs: number): SafeHtml {
   switch (v.status) {
     case 'paid':
-      return html`<div class="notice"><strong>Paid.</strong> Received ${v.paid_at ? `on ${when(v.paid_at)}` : ''}. Thank you!
+      return html`<div class="notice"><strong>Payment received</strong>${v.paid_at ? ` on ${when(v.paid_at)}` : ''}. Thank you!
 ${v.signature ? html`<br><span class="muted">Solana transaction</span> <code class="mono" id="signature">${v.signature}</code>` : ''}</div>`;
     case 'expired':
       return html`<div class="errors"><strong>This payment request expired</strong>${v.expires_at ? ` on ${when(v.expires_at)}` : ''}. Do not pay it: ask ${v.payee.name} for a new one.</div>`;
     case 'cancelled':
       return html`<div class="errors"><strong>This payment request was cancelled</strong> by ${v.payee.name}. Do not pay it.</div>`;
     default:
-      return html`<p><span class="status status-pending">Waiting for payment</span>${v.expires_at ? html` <span class="muted">· pay before ${when(v.expires_at)}</span>` : ''}</p>`;
+      return html`<p class="due"><span class="status status-pending">Waiting for payment</span>${
+        v.expires_at
+          ? html` <span class="muted">· <time id="countdown" datetime="${v.expires_at}">${timeLeft(Date.parse(v.expires_at), nowMs)}</time> (until ${when(v.expires_at)})</span>`
+          : ''
+      }</p>`;
   }
 }
 
-/** The checkout page body. `qr` is the QR code of the Solana Pay URL (open paylinks only). */
-export function checkoutPage(v: CheckoutView, qr: SafeHtml | null, nonce: string): SafeHtml {
+/** The checkout page body. `qr` is the QR code of the Solana Pay URL (open paylinks only); `nowMs` dates the time left. */
+export function checkoutPage(v: CheckoutView, qr: SafeHtml | null, nonce: string, nowMs: number): SafeHtml {
   const open = v.status === 'open' && v.solana_pay_url !== null;
-  return html`<h1>Pay ${v.payee.name}</h1>
-<p class="muted">Payment request from <strong>${v.payee.name}</strong> (@${v.payee.username})${v.payee.owner_email ? html`, owned by <span id="owner-email">${v.payee.owner_email}</span>` : ''}.</p>
-<section class="panel" aria-labelledby="order-h">
-  <h2 id="order-h">Order</h2>
+  return html`${headline(v)}
+<div id="pay-status" role="status" aria-live="polite" data-short-code="${v.short_code}" data-status="${v.status}">
+${statusBlock(v, nowMs)}
+</div>
+<section class="panel order" aria-label="Order">
   ${orderTable(v)}
 </section>
-<div id="pay-status" role="status" aria-live="polite" data-short-code="${v.short_code}" data-status="${v.status}">
-${statusBlock(v)}
-</div>
 ${
   open
     ? html`<section aria-labelledby="pay-h">
@@ -99,14 +119,14 @@ ${
   <p class="hint">Pay through the QR code or the link: they carry this request's reference, which is how the payment is recognised. A plain transfer to the address is not matched to this request.</p>
   <details><summary>Solana Pay link</summary><p><code class="mono" id="solana-pay-url">${v.solana_pay_url}</code></p></details>
   <details><summary>Paying from an agent wallet?</summary><p>Call <code>pay</code> with <code>payment_request_id: "${v.request_id}"</code>.</p></details>
-</section>`
-    : ''
-}
+</section>
 <p><a href="/pay/${v.short_code}" id="refresh">Refresh status</a></p>
-${open ? checkoutScript(nonce) : ''}`;
+${checkoutScript(nonce)}`
+    : ''
+}`;
 }
 
-/** Polls pay_status every 2 s (for at most an hour) and reloads the page when the status changes; enables the copy button. */
+/** Counts the time left down each second, polls pay_status every 2 s (for at most an hour) and reloads the page when the status changes; enables the copy button. */
 function checkoutScript(nonce: string): SafeHtml {
   return html`<script nonce="${nonce}">
 (function () {
@@ -119,6 +139,18 @@ function checkoutScript(nonce: string): SafeHtml {
     copy.addEventListener('click', function () {
       navigator.clipboard.writeText(document.getElementById('pay-address').textContent).then(function () { copy.textContent = 'Copied'; });
     });
+  }
+  var countdown = document.getElementById('countdown');
+  if (countdown) {
+    var until = Date.parse(countdown.getAttribute('datetime'));
+    var tick = function () {
+      var s = Math.max(0, Math.floor((until - Date.now()) / 1000));
+      var d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60);
+      countdown.textContent = s === 0 ? 'expired' : d > 0 ? d + ' d ' + h + ' h left' : h > 0 ? h + ' h ' + m + ' min left' : m > 0 ? m + ' min ' + (s % 60) + ' s left' : s + ' s left';
+      if (s === 0) { setTimeout(function () { location.reload(); }, 1500); return; }
+      setTimeout(tick, 1000);
+    };
+    tick();
   }
   var stopAt = Date.now() + 3600 * 1000;
   function poll() {

@@ -76,6 +76,20 @@ nav.sections a { padding: .3rem .75rem; border-radius: 6px; text-decoration: non
 nav.sections a:hover { background: var(--panel); }
 .badge { display: inline-block; padding: 0 .5rem; border-radius: 999px; background: #fff8e6; border: 1px solid var(--warn); color: var(--warn); font-weight: 600; font-size: .875rem; text-decoration: none; }
 caption { text-align: left; padding: .25rem 0; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+/* Checkout: the total is the headline; the order panel is a compact list that fits a phone. */
+h1.headline { margin: .5rem 0 .25rem; }
+h1.headline .label { display: block; font-size: 1rem; font-weight: 600; color: var(--muted); }
+h1.headline .amount { display: block; font-size: 2.5rem; line-height: 1.15; font-variant-numeric: tabular-nums; }
+h1.headline .amount.void { text-decoration: line-through; color: var(--muted); }
+.due { margin: .75rem 0; }
+.panel.order { padding: .75rem 1rem; }
+.panel.order > :first-child { margin-top: 0; }
+.order-for { font-weight: 600; margin: 0 0 .5rem; }
+table.lines { min-width: 0; }
+table.lines th, table.lines td { padding: .4rem .25rem; }
+table.lines thead th { background: none; color: var(--muted); font-weight: 500; font-size: .875rem; }
+table.lines tfoot th, table.lines tfoot td { border-bottom: none; background: none; font-size: 1.05rem; }
 /* Phones: table rows become cards, each cell labelled by its column (data-label). */
 @media (max-width: 40rem) {
   table.cards, table.cards tbody, table.cards tr, table.cards td { display: block; width: 100%; min-width: 0; }

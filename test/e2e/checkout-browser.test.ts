@@ -74,14 +74,17 @@ test.skipIf(browser === null)(
     await page.setViewportSize({ width: 420, height: 900 });
     const res = await page.goto(link.url);
     expect(res?.status()).toBe(200);
-    expect(await page.locator('h1').textContent()).toBe('Pay Harbour Bakery');
+    // The total is the headline, and it is the sum of the items.
+    expect(await page.locator('h1').innerText()).toBe('Pay Harbour Bakery\n26.00 USDC');
+    expect(await page.locator('#headline-amount').textContent()).toBe('26.00 USDC');
+    expect(await page.locator('#countdown').textContent()).toMatch(/^6 d 23 h left$/);
     expect(await page.locator('#owner-email').textContent()).toBe('baker@example.com');
 
     // Items and total.
     const rows = page.locator('#items tbody tr');
     expect(await rows.count()).toBe(2);
     expect(await rows.nth(0).innerText()).toContain('Sourdough loaf');
-    expect(await rows.nth(0).innerText()).toContain('13.00 USDC');
+    expect(await rows.nth(0).innerText()).toMatch(/Sourdough loaf\s+2\s+6.50\s+13.00/);
     expect(await rows.nth(1).innerText()).toContain('Cinnamon bun <fresh>'); // escaped, shown as text
     expect(await page.locator('#total').innerText()).toBe('26.00 USDC');
     expect(await page.locator('.qr svg[role="img"]').count()).toBe(1);
@@ -94,6 +97,10 @@ test.skipIf(browser === null)(
     expect(request).toMatchObject({ recipient: seller.address, amount: '26', splToken: world.simnet.mint, references: [link.reference_key], label: 'Harbour Bakery', message: 'Order #1042 — pickup Saturday' });
     expect(await page.locator('#pay-address').textContent()).toBe(seller.address);
     await page.screenshot({ path: '/tmp/checkout-open.png', fullPage: true });
+    // Without JavaScript: the time left at render, and a refresh link.
+    const plainOpen = await (await fetch(link.url)).text();
+    expect(plainOpen).toMatch(/<time id="countdown" datetime="[^"]+">6 d 23 h left<\/time>/);
+    expect(plainOpen).toContain(`<a href="/pay/${link.short_code}" id="refresh">Refresh status</a>`);
 
     const signature = await human.payUrl(url);
     const paidAt = Date.now();
@@ -101,7 +108,11 @@ test.skipIf(browser === null)(
     const waited = Date.now() - paidAt;
     expect(waited).toBeLessThan(5_000);
     expect(await page.locator('#pay-status').getAttribute('data-status')).toBe('paid');
-    expect(await page.locator('#pay-status').innerText()).toContain('Paid.');
+    expect(await page.locator('#pay-status').innerText()).toContain('Payment received');
+    // Paid: the page no longer asks to pay.
+    expect(await page.locator('h1').innerText()).toBe('Paid to Harbour Bakery\n26.00 USDC');
+    expect(await page.getByText(/^Pay /).count()).toBe(0);
+    expect(await page.locator('#countdown').count()).toBe(0);
     expect(await page.locator('#signature').textContent()).toBe(signature);
     expect(await page.locator('#solana-pay-link').count()).toBe(0);
     await page.screenshot({ path: '/tmp/checkout-paid.png', fullPage: true });
@@ -112,10 +123,10 @@ test.skipIf(browser === null)(
     expect(got).toMatchObject({ status: 'paid', payer: human.address, signature, paid_via: 'solana_pay', paid_amount: 26 });
     expect(consoleProblems.filter((m) => /Content Security Policy|Refused/i.test(m))).toEqual([]);
 
-    // Without JavaScript the server-rendered page is complete too, with a refresh link.
+    // Without JavaScript the server-rendered paid page is complete too.
     const plain = await (await fetch(link.url)).text();
-    expect(plain).toContain(`<a href="/pay/${link.short_code}" id="refresh">Refresh status</a>`);
-    expect(plain).toContain('<strong>Paid.</strong>');
+    expect(plain).toContain('<strong>Payment received</strong>');
+    expect(plain).not.toContain('id="refresh"');
     await page.close();
     console.log(`checkout page showed paid ${waited} ms after the payment; screenshots: /tmp/checkout-open.png, /tmp/checkout-paid.png`);
   },
