@@ -1,0 +1,166 @@
+/**
+ * Every page a person sees, in headless Chromium against a real daemon app and simnet: the owner's
+ * wallet list, wallet page and transaction detail, the mailed approval page for a payment and for a
+ * withdrawal, and the checkout open, paid and expired (and open on a phone). Each is checked with
+ * axe-core (no accessibility violation on any of them) and saved: under test/web/__screenshots__/
+ * with AW_UPDATE_SCREENSHOTS=1 (the committed set), else in a temp dir the test prints, so a
+ * test run leaves the tree clean.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { confirmSignSubmit } from '../../src/client/sign.ts';
+import { listMail, type MailLink } from '../../src/db/mail.ts';
+import { startWorld, type Agent, type World } from '../helpers/world.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) {
+  console.warn(`\n!!! BROWSER TEST SKIPPED: ${CHROMIUM} is missing. Install it with "apt-get install -y chromium" to run test/e2e/page-screenshots.test.ts.\n`);
+}
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const SHOTS = process.env.AW_UPDATE_SCREENSHOTS === '1' ? join(import.meta.dir, '..', 'web', '__screenshots__') : mkdtempSync(join(tmpdir(), 'aw-screenshots-'));
+const AXE = join(import.meta.dir, '..', '..', 'node_modules', 'axe-core', 'axe.min.js');
+const OWNER = 'screens-owner@example.com';
+
+let world: World;
+let browser: BrowserContext | null = null;
+let origin = '';
+
+beforeAll(async () => {
+  if (!haveChromium) return;
+  mkdirSync(SHOTS, { recursive: true });
+  world = await startWorld();
+  origin = new URL(world.url).origin;
+  world.services.publicUrl = () => origin;
+  // bypassCSP: the pages' CSP refuses the injected axe-core script (the CSP itself is tested by
+  // checkout-browser.test.ts, whose script must run under it).
+  browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'aw-chromium-')), { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1280, height: 900 }, bypassCSP: true });
+});
+
+afterAll(async () => {
+  if (browser) console.log(`page screenshots: ${SHOTS}`);
+  await browser?.close();
+  await world?.stop();
+});
+
+/** The newest outbox mail to `to` of `kind`: its links, pointed at this world. */
+function mailLinks(to: string, kind: string): Record<string, string> {
+  const mail = listMail(world.services.db, 200).find((m) => m.to_addr === to && m.kind === kind);
+  if (!mail) throw new Error(`no ${kind} mail to ${to}`);
+  return Object.fromEntries((JSON.parse(mail.links) as MailLink[]).map((l) => [l.label, `${origin}${new URL(l.url).pathname}`]));
+}
+
+/** Saves a full-page screenshot as NAME.png and runs axe-core on the page: no violations. */
+async function shootAndCheck(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  await page.addScriptTag({ path: AXE });
+  const result = await page.evaluate(async () => {
+    const r = await (globalThis as any).axe.run(document, { resultTypes: ['violations'] });
+    return { passed: r.passes.length, violations: r.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3) })) };
+  });
+  if (result.violations.length) console.error(`axe violations on ${name}:`, JSON.stringify(result.violations, null, 2));
+  expect({ page: name, violations: result.violations }).toEqual({ page: name, violations: [] });
+  // The rules ran: a page's landmarks, headings, contrast and labels pass, not nothing.
+  expect(result.passed).toBeGreaterThan(10);
+}
+
+async function signIn(page: Page, email: string): Promise<void> {
+  await page.goto(`${origin}/login`);
+  await page.getByLabel('E-mail address').fill(email);
+  await page.getByRole('button', { name: 'Send me a sign-in link' }).click();
+  await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
+  await page.goto(mailLinks(email, 'login')['sign in']!);
+  await page.getByRole('button', { name: /^Sign in/ }).click();
+  await page.waitForURL((u) => u.pathname === '/dashboard');
+}
+
+test.skipIf(!haveChromium)(
+  'wallet list, wallet page, transaction detail and both approval pages: screenshots, and axe-core finds no violation',
+  async () => {
+    const agent = await world.agent('Research Agent', { claimBy: OWNER });
+    const shop = await world.agent('Corner Cafe', { claimBy: OWNER });
+    const owner = world.claim(agent.walletId, OWNER);
+    await world.fund(agent.address, 120_000_000n);
+    await world.fund(shop.address, 0n);
+    const paid = await agent.api.call<any>('bot', 'pay', { to: shop.username, amount: '12.5', note: 'API credits' });
+    const done = await confirmSignSubmit(agent.api, agent.profile, paid.transaction_id);
+    expect(done.status).toBe('completed');
+    await owner.call('owner', 'set_guard_rails', { wallet_id: agent.walletId, rails: { approval_above: '20', budgets: { daily: '100' } } });
+    const waiting = await agent.api.call<any>('bot', 'pay', { to: shop.username, amount: '45', note: 'Annual plan' });
+    expect(waiting.status).toBe('awaiting_approval');
+    const approvalLinks = mailLinks(OWNER, 'approval');
+    const withdrawal = await agent.api.call<any>('bot', 'withdraw', { amount: '30', to_address: shop.address, reason: 'Move the monthly surplus to the cold wallet' });
+    expect(withdrawal.status).toBe('awaiting_approval');
+
+    const page = await browser!.newPage();
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await signIn(page, OWNER);
+    expect(await page.locator('td[data-label="Balance"]').first().innerText()).toMatch(/USDC/);
+    await shootAndCheck(page, 'wallet-list');
+
+    await page.getByRole('link', { name: 'Research Agent' }).first().click();
+    await page.getByRole('heading', { name: /Research Agent/ }).waitFor();
+    await shootAndCheck(page, 'wallet-page');
+
+    await page.locator(`a[href="/dashboard/transactions/${paid.transaction_id}"]`).click();
+    await page.getByRole('heading', { name: /Sent 12.5 USDC/ }).waitFor();
+    expect(await page.locator('dl.detail').innerText()).toContain(done.signature as string);
+    await shootAndCheck(page, 'transaction-detail');
+
+    await page.goto(approvalLinks.approve!);
+    await page.getByRole('heading').first().waitFor();
+    expect(await page.locator('main').innerText()).toContain('45');
+    await shootAndCheck(page, 'approval-payment');
+
+    await page.goto(mailLinks(OWNER, 'approval').approve!);
+    expect(await page.locator('main').innerText()).toContain('Move the monthly surplus to the cold wallet');
+    await shootAndCheck(page, 'approval-withdrawal');
+    await page.close();
+  },
+  60_000,
+);
+
+test.skipIf(!haveChromium)(
+  'checkout open (desktop and phone), paid and expired: screenshots, and axe-core finds no violation',
+  async () => {
+    const seller: Agent = await world.agent('Harbour Bakery', { claimBy: 'baker@example.com' });
+    const buyer: Agent = await world.agent('Buyer Bot', { claimBy: 'buyer@example.com' });
+    await world.fund(buyer.address, 100_000_000n);
+    const items = [
+      { description: 'Sourdough loaf', price: '6.5', quantity: 2 },
+      { description: 'Cinnamon bun', price: '3.25', quantity: 4 },
+    ];
+    const link = await seller.api.call<any>('bot', 'create_payment_request', { description: 'Order #1042 — pickup Saturday', items });
+
+    const page = await browser!.newPage();
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(link.url);
+    await page.locator('#countdown').waitFor();
+    await shootAndCheck(page, 'checkout-open');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await shootAndCheck(page, 'checkout-open-mobile');
+
+    const intent = await buyer.api.call<any>('bot', 'pay', { payment_request_id: link.request_id });
+    expect((await confirmSignSubmit(buyer.api, buyer.profile, intent.transaction_id)).status).toBe('completed');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(link.url);
+    expect(await page.locator('#pay-status').getAttribute('data-status')).toBe('paid');
+    await shootAndCheck(page, 'checkout-paid');
+
+    const stale = await seller.api.call<any>('bot', 'create_payment_request', { description: 'Order #1043', items, expires_in: 3600 });
+    world.clock.offsetMs += 2 * 3_600_000;
+    try {
+      await page.goto(stale.url);
+      expect(await page.locator('#pay-status').getAttribute('data-status')).toBe('expired');
+      await shootAndCheck(page, 'checkout-expired');
+    } finally {
+      world.clock.offsetMs -= 2 * 3_600_000;
+    }
+    await page.close();
+  },
+  60_000,
+);
