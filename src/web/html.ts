@@ -74,6 +74,7 @@ export function layout(title: string, body: SafeHtml, nav: Nav = {}): SafeHtml {
       ? html`<nav aria-label="Owner">
     ${link('/dashboard', 'Wallets', 'wallets')}
     ${link('/dashboard/tokens', 'API tokens', 'tokens')}
+    <a href="/login">Switch owner</a>
     <form method="post" action="/logout" class="inline">
       <input type="hidden" name="csrf" value="${nav.csrf ?? ''}">
       <button type="submit" class="link">Sign out <span class="muted">(${nav.email})</span></button>

@@ -325,9 +325,13 @@ export function webRoutes(services: Services) {
       .get(
         '/login',
         page(services, ({ request }) => {
-          if (currentOwner(services, request)) return redirect('/dashboard');
+          // A signed-in owner may switch: one browser holds one owner's session at a time.
+          const signedIn = currentOwner(services, request);
           const csrf = anonymousCsrf(services, request);
-          return withCookie(pageResponse(200, 'Sign in', loginForm(csrf.token, '', [], noticeOf(request))), csrf.setCookie);
+          const message = signedIn
+            ? `You are signed in as ${signedIn.email}. Sign in with another e-mail to switch this browser to that owner: a browser holds one owner's session at a time, and the new sign-in ends this one.`
+            : noticeOf(request);
+          return withCookie(pageResponse(200, 'Sign in', loginForm(csrf.token, '', [], message), signedIn ? nav(signedIn) : {}), csrf.setCookie);
         }),
       )
       .post(
@@ -364,6 +368,9 @@ export function webRoutes(services: Services) {
           const session = newSession(services, request);
           const result = followMagicLink(services, params.token!, { hash: session.hash, expiresAt: session.expiresAt });
           if (!result.ok) return linkFailurePage(result.reason, result.walletId);
+          // The session this browser held (another owner's, or an older one) ends: its cookie is replaced.
+          const previous = currentOwner(services, request);
+          if (previous) endSession(services, request, previous);
           const target = result.claimed && result.walletId ? `/dashboard/wallets/${result.walletId}?done=claimed` : '/dashboard';
           return redirect(target, { 'Set-Cookie': session.setCookie });
         }),

@@ -317,6 +317,29 @@ describe('dashboard', () => {
     expect((await ownerCall(w, token, 'wallets')).status).toBe(401);
   });
 
+  test('a signed-in browser switches owner from the sign-in page: the new sign-in replaces the session and ends the old one', async () => {
+    const w = ownerWorld();
+    await claimedInBrowser(w, 'beta@example.com', 'Beta Agent');
+    const { b } = await claimedInBrowser(w, 'alpha@example.com', 'Alpha Agent');
+    const oldCookie = b.jar.get('aw_session');
+    const login = await b.request('/login');
+    expect(login.status).toBe(200);
+    expect(login.text).toContain('You are signed in as alpha@example.com. Sign in with another e-mail to switch this browser to that owner');
+    const loginCsrf = /action="\/login" class="stack" novalidate>\s*<input type="hidden" name="csrf" value="([^"]+)"/.exec(login.text)![1]!;
+    expect((await b.request('/login', { csrf: loginCsrf, email: 'beta@example.com' })).status).toBe(200);
+    const link = new URL((JSON.parse(listMail(w.services.db, 1)[0]!.links) as MailLink[])[0]!.url).pathname;
+    const confirm = await b.request(link);
+    const landing = await b.request(link, { csrf: Browser.csrf(confirm.text) });
+    expect(landing.location).toBe('/dashboard');
+    const now = await b.request('/dashboard');
+    expect(now.text).toContain('Beta Agent');
+    expect(now.text).not.toContain('Alpha Agent');
+    // The old session is gone, not only its cookie: replaying it is signed out.
+    const replay = new Browser(w);
+    replay.jar.set('aw_session', oldCookie!);
+    expect((await replay.request('/dashboard')).location).toBe('/login');
+  });
+
   test('sign-out ends the session; sign-in by e-mail link starts a new one', async () => {
     const w = ownerWorld();
     const { b } = await claimedInBrowser(w, 'o@example.com');
