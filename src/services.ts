@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 import type { FeePayerKey } from './secret-files.ts';
 import type { ChainPort } from './solana/port.ts';
+import type { RestoreState } from './ops/restore-state.ts';
 
 export interface Services {
   config: Config;
@@ -25,4 +26,6 @@ export interface Services {
   chain: ChainPort;
   /** The embedded chain's RPC URL when running on simnet. */
   simnetRpcUrl?: string;
+  /** The first start after a restore: money actions wait while it is active (src/ops/restore-state.ts). */
+  restore: RestoreState;
 }

@@ -2,6 +2,7 @@
  * The HTTP application. Built by `createApp(services)` so each test gets a fresh one and can
  * drive it with `app.handle(new Request(...))`. Elysia routes; the dispatcher does the rest.
  */
+import { restoreView } from '../ops/restore-state.ts';
 import { Elysia } from 'elysia';
 import { actionTable } from '../actions/index.ts';
 import { assertDatabaseAlive } from '../db/maintenance.ts';
@@ -62,6 +63,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .get('/v1/openapi.json', () => jsonResponse(200, openApiDocument(deps.table, services.version, `${services.publicUrl()}/v1`)))
     .get('/healthz', () => {
       assertDatabaseAlive(services.db);
+      if (services.restore.active) return jsonResponse(200, { status: 'restoring', ...restoreView(services.restore) });
       return jsonResponse(200, { status: 'ok' });
     })
     .get('/metrics', ({ request, server }) => {

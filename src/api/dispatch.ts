@@ -21,6 +21,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { claimIdempotencyKey, isRecorded, recordIdempotentResponse, releaseIdempotencyKey } from '../db/idempotency.ts';
 import { principalKey } from '../domain/principal.ts';
 import { toJson } from './respond.ts';
+import { restoringError } from '../ops/restore-state.ts';
 import { bodyWithin, MAX_BODY_BYTES } from './body.ts';
 
 export interface DispatchDeps {
@@ -164,6 +165,8 @@ function rateLimit(deps: DispatchDeps, call: IncomingCall, credential: Credentia
 }
 
 function checkCondition(deps: DispatchDeps, entry: RegisteredAction, principal: Principal): void {
+  // After a restore, only reads until the ledger is reconciled with the chain (nothing paid twice).
+  if (deps.services.restore.active && !entry.contract.readOnly) throw restoringError(deps.services.restore);
   if (principal.kind === 'bot' && !principal.claimed && !entry.contract.allowUnclaimed) {
     throw new AppError('WALLET_NOT_CLAIMED', `The wallet is not claimed yet, so "${entry.name}" is not available.`, {
       details: deps.unclaimedDetails(principal.walletId),

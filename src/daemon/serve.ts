@@ -26,7 +26,7 @@ import type { Simnet } from '../simnet/index.ts';
 import type { Services } from '../services.ts';
 import type { Address } from '@solana/kit';
 import { treasuryOf } from '../payments/message.ts';
-import { reconcileAfterRestore } from '../ops/after-restore.ts';
+import { beginRestore, finishRestore } from '../ops/after-restore.ts';
 import { ledgerMetricsSource } from '../ops/ledger-metrics.ts';
 import { feePayerWatch } from '../ops/fee-payer-watch.ts';
 
@@ -133,14 +133,9 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
       if (outcome === 'rate_limited') log.warn('rpc rate limited', { method, detail: 'the RPC provider answered HTTP 429; calls wait and retry (lower solana.rpc_max_rps to stay under its limit)' });
     },
   });
-  try {
-    // A restored ledger is reconciled before anything can sign or record: see src/ops/after-restore.ts.
-    await reconcileAfterRestore(services);
-  } catch (err) {
-    await simnet?.stop();
-    db.close();
-    throw new Error(`the restored ledger could not be reconciled with the chain (${(err as Error).message}); start again once the RPC answers`);
-  }
+  // A restored ledger: its signing rounds close now, before anything answers; the daemon then
+  // serves reads while money actions wait for the reconciliation with the chain (below).
+  const restoring = beginRestore(services);
   metrics.addSource(ledgerMetricsSource(db));
   const app = createApp(services, { metrics });
   let server: NonNullable<typeof app.server>;
@@ -169,15 +164,35 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   await prepareTreasury(services, simnet);
 
   const jobs = new JobRunner(log, metrics);
-  jobs.add(maintenanceJob(db));
-  for (const job of paymentJobs(services)) jobs.add(job);
-  jobs.add(depositJob(services));
-  for (const job of paylinkJobs(services)) jobs.add(job);
-  jobs.add(mailJob(services));
-  jobs.add(webhookJob(services));
-  jobs.add(webhookHistoryJob(services));
-  for (const job of x402Jobs(services)) jobs.add(job);
-  jobs.add(feePayerWatch(services, metrics).job);
+  let stopped = false;
+  const startJobs = () => {
+    if (stopped) return;
+    jobs.add(maintenanceJob(db));
+    for (const job of paymentJobs(services)) jobs.add(job);
+    jobs.add(depositJob(services));
+    for (const job of paylinkJobs(services)) jobs.add(job);
+    jobs.add(mailJob(services));
+    jobs.add(webhookJob(services));
+    jobs.add(webhookHistoryJob(services));
+    for (const job of x402Jobs(services)) jobs.add(job);
+    jobs.add(feePayerWatch(services, metrics).job);
+  };
+  // The jobs record and send money (and the deposit watch expects the scan done): after the
+  // reconciliation, which a chain outage only delays (tried again, backing off to a minute).
+  const restored = restoring
+    ? (async (closed) => {
+        for (let wait = 2_000; !stopped; wait = Math.min(wait * 2, 60_000)) {
+          try {
+            await finishRestore(services, closed);
+            return startJobs();
+          } catch (err) {
+            if (stopped) return;
+            log.error('restore: the ledger could not be reconciled with the chain yet; trying again', { error: (err as Error).message, retry_in_ms: wait });
+            await Bun.sleep(wait);
+          }
+        }
+      })(restoring)
+    : Promise.resolve(startJobs());
 
   if (!tls && !isLoopbackHost(config.server.host)) {
     log.warn('listening on a non-loopback address without TLS: DKG packages carry secret shares; set server.tls_cert_file/tls_key_file or put a TLS proxy in front', {
@@ -198,7 +213,9 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   const stop = () =>
     (stopping ??= (async () => {
       log.info('shutting down');
+      stopped = true;
       await server.stop(false);
+      await Promise.race([restored, Bun.sleep(1_000)]);
       await jobs.stop();
       await simnet?.stop();
       db.close();

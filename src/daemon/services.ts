@@ -7,6 +7,7 @@ import type { Services } from '../services.ts';
 import { createRpcChainPort, type ChainPort } from '../solana/port.ts';
 import type { RpcObserver } from '../solana/rpc-transport.ts';
 import { VERSION } from '../version.ts';
+import { notRestoring } from '../ops/restore-state.ts';
 
 export function buildServices(opts: {
   config: Config;
@@ -39,5 +40,6 @@ export function buildServices(opts: {
         log: (event, fields) => opts.log.warn(event, fields),
       }),
     simnetRpcUrl: opts.simnetRpcUrl,
+    restore: notRestoring(),
   };
 }

@@ -54,31 +54,77 @@ export function parsePaymentMemo(memo: string | null): { transactionId: string; 
   return { transactionId: last, reference: reference === '' ? null : reference };
 }
 
-/** Longest wait for the chain to pass a block height (a stalled cluster ends the start, to be tried again). */
+/** Longest wait for the chain to pass a block height (a stalled cluster fails this try; the next one waits again). */
 const HEIGHT_WAIT_MS = 10 * 60 * 1000;
+/** How often the wait logs where it stands. */
+const PROGRESS_EVERY_MS = 5_000;
 
 async function untilHeightPasses(services: Services, height: bigint): Promise<void> {
   const deadline = Date.now() + HEIGHT_WAIT_MS;
-  while ((await services.chain.getBlockHeight()) <= height) {
+  let logged = 0;
+  for (;;) {
+    const current = await services.chain.getBlockHeight();
+    services.restore.blockHeight = current;
+    if (current > height) return;
     if (Date.now() > deadline) throw new Error(`the chain did not pass block height ${height} within ${HEIGHT_WAIT_MS / 60_000} minutes`);
+    if (Date.now() - logged >= PROGRESS_EVERY_MS) {
+      logged = Date.now();
+      services.log.info('restore: waiting for the chain', { until_block_height: height.toString(), block_height: current.toString(), blocks_to_go: Number(height - current + 1n) });
+    }
     await Bun.sleep(500);
   }
 }
 
-/** Runs the reconciliation when the ledger carries the restored marker; null otherwise. A chain outage throws (start again later). */
-export async function reconcileAfterRestore(services: Services): Promise<RestoreReconciliation | null> {
-  const { db, log } = services;
-  const marker = restoredMarker(db);
-  if (!marker) return null;
-  const now = () => services.now().getTime();
-
+/**
+ * The part of the first start after a restore that runs before the daemon answers anything: every
+ * signing session and DKG run of backup time is closed (a restored nonce may have signed already),
+ * and money actions are held (services.restore) until `finishRestore`. False when not restored.
+ */
+export function beginRestore(services: Services): ClosedSessions | null {
+  const { db } = services;
+  if (!restoredMarker(db)) return null;
   const closed = db
     .transaction(() => {
       forgetWatchedAmounts(db);
       return invalidateRestoredSigning(db);
     })
     .immediate();
+  services.restore = { active: true, untilBlockHeight: null, blockHeight: null };
+  services.log.info('restore: serving reads; money actions wait until the ledger is reconciled with the chain', { sign_sessions_closed: closed.signSessions, dkg_sessions_closed: closed.dkgSessions });
+  return closed;
+}
+
+type ClosedSessions = { signSessions: number; dkgSessions: number };
+
+/**
+ * The rest, while the daemon serves reads: waits until every transaction signed before now has
+ * landed or expired, records what landed, then lets money actions through. A chain outage throws
+ * (the caller tries again); the marker stays until it succeeds.
+ */
+export async function finishRestore(services: Services, closed: ClosedSessions): Promise<RestoreReconciliation> {
+  const summary = await reconcileAfterRestore(services, closed);
+  services.restore = { active: false, untilBlockHeight: null, blockHeight: null };
+  if (!summary) throw new Error('no restored marker: finishRestore after beginRestore only');
+  return summary;
+}
+
+/** Runs the reconciliation when the ledger carries the restored marker; null otherwise. A chain outage throws (start again later). */
+export async function reconcileAfterRestore(services: Services, closedAtStart?: ClosedSessions): Promise<RestoreReconciliation | null> {
+  const { db, log } = services;
+  const marker = restoredMarker(db);
+  if (!marker) return null;
+  const now = () => services.now().getTime();
+
+  const closed =
+    closedAtStart ??
+    db
+      .transaction(() => {
+        forgetWatchedAmounts(db);
+        return invalidateRestoredSigning(db);
+      })
+      .immediate();
   const { lastValidBlockHeight } = await services.chain.getLatestBlockhash();
+  services.restore.untilBlockHeight = lastValidBlockHeight;
   log.info('restore: waiting until every transaction signed before the restore has landed or expired', { until_block_height: lastValidBlockHeight.toString() });
   await untilHeightPasses(services, lastValidBlockHeight);
   const mint = services.config.usdcMint as Address;

@@ -154,6 +154,11 @@ async function daemon(dataDir: string): Promise<Check> {
   }
   try {
     const res = await fetch(new URL('/healthz', api_url), { signal: AbortSignal.timeout(5_000) });
+    const health = (await res.json().catch(() => ({}))) as { status?: string; until_block_height?: string | null; blocks_to_go?: number };
+    if (res.ok && health.status === 'restoring') {
+      const where = health.until_block_height === null ? 'reading the chain' : `${health.blocks_to_go} blocks to go (until block height ${health.until_block_height})`;
+      return pass('daemon', `pid ${pid} answers at ${api_url}; restoring, ${where}: reads work, money actions wait until the ledger is reconciled with the chain`);
+    }
     if (res.ok) return pass('daemon', `pid ${pid} answers /healthz at ${api_url}`);
     return fail('daemon', `pid ${pid} answers /healthz with ${res.status}`, 'Read the daemon log; /healthz fails when the ledger cannot be read.');
   } catch (err) {

@@ -3,6 +3,7 @@
  * pages with the same status and advice, and unknown errors into a logged 500 page.
  */
 import { AppError } from '../errors.ts';
+import { restoringError } from '../ops/restore-state.ts';
 import type { Services } from '../services.ts';
 import { problemPage, type Nav } from './html.ts';
 import { FormError } from './session.ts';
@@ -28,6 +29,8 @@ export function errorPage(err: AppError, n: Nav = {}): Response {
 export function page(services: Services, handler: (c: Ctx) => Response | Promise<Response>) {
   return async (c: Ctx): Promise<Response> => {
     try {
+      // A decision or a claim while a restore is reconciled could race the chain scan: reads only.
+      if (services.restore.active && c.request.method === 'POST') throw restoringError(services.restore);
       return await handler(c);
     } catch (err) {
       if (err instanceof FormError) return problemPage(err.status, 'Form not accepted', err.message, 'Go back and submit the form again.');

@@ -116,6 +116,9 @@ test.skipIf(!litestream)('replicate to a file replica, litestream restore, mark 
   expect(marked.code).toBe(0);
 
   daemon = await startDaemonProcess({ dataDir: restoredDir, env: env(), timeoutMs: 60_000 });
+  // It answers at once; the reconciliation finishes in the background.
+  const reconciledBy = Date.now() + 60_000;
+  while (!daemon.logs().includes('restore: ledger reconciled with the chain') && Date.now() < reconciledBy) await Bun.sleep(100);
   expect(daemon.logs()).toContain('restore: ledger reconciled with the chain');
   const api2 = new ApiClient(daemon.url, a.api_key);
   const sent = await api2.call<{ items: any[] }>('bot', 'list_payments', { limit: 10 });
