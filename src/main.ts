@@ -7,7 +7,7 @@ import { DatabaseOpenError } from './db/open.ts';
 import { SecretFileError } from './secret-files.ts';
 import { runProgram } from './cli/program.ts';
 import { UsageError } from './cli/usage.ts';
-import { PortInUseError } from './daemon/serve.ts';
+import { PortInUseError } from './daemon/port-in-use.ts';
 
 // A reader that went away (`agent-wallet history | head`) is not an error.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {

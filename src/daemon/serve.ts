@@ -4,6 +4,7 @@
  * order: stop accepting, finish in-flight requests, stop jobs, stop the chain, close the DB.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { PortInUseError } from './port-in-use.ts';
 import { join } from 'node:path';
 import { loadConfig, type Config, type ConfigFlags } from '../config.ts';
 import { openDatabase } from '../db/open.ts';
@@ -87,10 +88,6 @@ async function prepareTreasury(services: Services, simnet: Simnet | null): Promi
 }
 
 /** The listen port is taken: a one-line error naming the port and how to choose another. */
-export class PortInUseError extends Error {
-  override readonly name = 'PortInUseError';
-}
-
 /** Starts the daemon; resolves once it listens. Refused while another daemon holds the data directory. */
 export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {}): Promise<RunningDaemon> {
   const config = loadConfig(flags);
