@@ -10,6 +10,10 @@ import { claimDetails } from '../actions/wallet.ts';
 import type { Endpoint } from '../contract/action.ts';
 import type { Services } from '../services.ts';
 import { dispatch, type DispatchDeps } from './dispatch.ts';
+import { Turns } from './turns.ts';
+
+/** State-changing calls that may wait for their turn at once by default. */
+const TURNS_QUEUE_LIMIT = 256;
 import { AppError } from '../errors.ts';
 import { Metrics } from '../metrics.ts';
 import { openApiDocument } from './openapi.ts';
@@ -21,6 +25,8 @@ import { payRoutes } from '../web/pay-routes.ts';
 export interface AppOptions {
   /** Shared with the job runner so /metrics shows both. */
   metrics?: Metrics;
+  /** State-changing calls that may wait for their turn at once (default 256); past it they are told to retry. */
+  writeQueue?: number;
 }
 
 function isLoopback(ip: string): boolean {
@@ -34,12 +40,22 @@ function newRequestId(): string {
 /** Creates the Elysia app over `services`. */
 export function createApp(services: Services, opts: AppOptions = {}) {
   const metrics = opts.metrics ?? new Metrics();
+  const turns = new Turns(opts.writeQueue ?? TURNS_QUEUE_LIMIT);
+  metrics.addSource(() => [
+    '# HELP agent_wallet_write_queue State-changing calls waiting for their turn of the event loop.',
+    '# TYPE agent_wallet_write_queue gauge',
+    `agent_wallet_write_queue ${turns.waiting}`,
+    '# HELP agent_wallet_write_queue_refused_total State-changing calls refused because the queue was full (503, Retry-After).',
+    '# TYPE agent_wallet_write_queue_refused_total counter',
+    `agent_wallet_write_queue_refused_total ${turns.refused}`,
+  ]);
   const deps: DispatchDeps = {
     services,
     table: actionTable(),
     limiter: new RateLimiter(60_000),
     metrics,
     unclaimedDetails: (walletId) => claimDetails(services, walletId),
+    turns,
   };
 
   const clientIp = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null): string =>

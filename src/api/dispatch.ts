@@ -22,6 +22,7 @@ import { claimIdempotencyKey, isRecorded, recordIdempotentResponse, releaseIdemp
 import { principalKey } from '../domain/principal.ts';
 import { toJson } from './respond.ts';
 import { restoringError } from '../ops/restore-state.ts';
+import type { Turns } from './turns.ts';
 import { bodyWithin, MAX_BODY_BYTES } from './body.ts';
 
 export interface DispatchDeps {
@@ -31,6 +32,8 @@ export interface DispatchDeps {
   metrics: Metrics;
   /** Extra error details for a bot key on an unclaimed wallet (claim_url, claim_code). */
   unclaimedDetails: (walletId: string) => Record<string, unknown>;
+  /** Admission of state-changing calls: one a turn of the event loop, a bounded queue (turns.ts). */
+  turns?: Turns;
 }
 
 export interface IncomingCall {
@@ -269,6 +272,8 @@ export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<
     rateLimit(deps, call, credential, baseHeaders);
     const principal = authenticate(services.db, credential, entry.contract.auth);
     checkCondition(deps, entry, principal);
+    // Reads go straight on; a state-changing call's synchronous work waits for its own turn.
+    if (deps.turns && !entry.contract.readOnly) await deps.turns.take();
     const valid = validateParams(entry, params, isGet);
     const idem = entry.contract.idempotent ? idempotencyKey(call.request.headers) : null;
     if (idem) {
