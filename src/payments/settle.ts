@@ -223,7 +223,16 @@ export async function confirmPending(services: Services): Promise<void> {
   const tip = await services.chain.getBlockHeightAndSlot();
   const seen = await lookUp(services, txs.map((t) => t.signature!));
   w.lastLookAt = Date.now();
+  // What landed or failed is recorded together first; the rest (expiry, re-sends) one by one.
+  const recorded = recordOutcomes(
+    services,
+    txs.flatMap((tx, i) => {
+      const status = seen[i]!.status;
+      return isOutcome(services, status) ? [{ tx, status }] : [];
+    }),
+  );
   for (const [i, tx] of txs.entries()) {
+    if (recorded.has(tx.transaction_id)) continue;
     try {
       await record(services, tx, seen[i]!, tip);
     } catch (err) {
@@ -233,19 +242,47 @@ export async function confirmPending(services: Services): Promise<void> {
   }
 }
 
+/** A status at the configured commitment: the transaction's outcome. */
+function isOutcome(services: Services, status: SignatureStatus | null): status is SignatureStatus {
+  return status !== null && reached(status, services.config.solana.commitment);
+}
+
+/** Records one outcome (failed or completed) in the caller's transaction. */
+function applyOutcome(services: Services, tx: TxRow, status: SignatureStatus): void {
+  if (status.err !== null) failTx(services, tx, `the transaction failed on chain: ${JSON.stringify(status.err)}`);
+  else completeTx(services, tx);
+}
+
 /** Records a status at the configured commitment as the transaction's outcome; false when it is not one yet. */
 function recordOutcome(services: Services, tx: TxRow, status: SignatureStatus | null): boolean {
-  if (!status || !reached(status, services.config.solana.commitment)) return false;
-  crashPoint('confirmation_seen');
-  services.db
-    .transaction(() => {
-      if (status.err !== null) failTx(services, tx, `the transaction failed on chain: ${JSON.stringify(status.err)}`);
-      else completeTx(services, tx);
-    })
-    .immediate();
-  crashPoint('completion_recorded');
-  watchOf(services).lastSent.delete(tx.transaction_id);
+  if (!isOutcome(services, status)) return false;
+  recordOutcomes(services, [{ tx, status }]);
   return true;
+}
+
+/**
+ * Records the outcomes of one look in ONE transaction (one commit, one fsync, however many landed
+ * together), each row in its own savepoint: a row that fails is logged and left pending for the
+ * next look, without rolling back the others. Returns the ids recorded.
+ */
+function recordOutcomes(services: Services, outcomes: { tx: TxRow; status: SignatureStatus }[]): Set<string> {
+  const recorded = new Set<string>();
+  if (outcomes.length === 0) return recorded;
+  crashPoint('confirmation_seen');
+  const { db } = services;
+  db.transaction(() => {
+    for (const { tx, status } of outcomes) {
+      try {
+        db.transaction(() => applyOutcome(services, tx, status))();
+        recorded.add(tx.transaction_id);
+      } catch (err) {
+        services.log.warn('recording an outcome failed; the next look tries again', { transaction_id: tx.transaction_id, error: (err as Error).message });
+      }
+    }
+  }).immediate();
+  crashPoint('completion_recorded');
+  for (const id of recorded) watchOf(services).lastSent.delete(id);
+  return recorded;
 }
 
 /**
@@ -258,13 +295,15 @@ async function outcomesOnly(services: Services): Promise<void> {
   const pending = pendingSignatures(services.db, PASS_LIMIT);
   if (pending.length === 0) return;
   const seen = await lookUp(services, pending.map((t) => t.signature));
+  const outcomes: { tx: TxRow; status: SignatureStatus }[] = [];
   for (const [i, { transaction_id, signature }] of pending.entries()) {
     const status = seen[i]!.status;
-    if (!status || !reached(status, services.config.solana.commitment)) continue;
+    if (!isOutcome(services, status)) continue;
     // Read after the look: recorded only while still pending with the signature that was looked up.
     const tx = getTx(services.db, transaction_id);
-    if (tx?.status === 'pending' && tx.signature === signature) recordOutcome(services, tx, status);
+    if (tx?.status === 'pending' && tx.signature === signature) outcomes.push({ tx, status });
   }
+  recordOutcomes(services, outcomes);
 }
 
 async function record(services: Services, tx: TxRow, { status, contextSlot }: Seen, tip: { blockHeight: bigint; slot: bigint }): Promise<void> {

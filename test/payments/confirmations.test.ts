@@ -213,3 +213,35 @@ describe('a repeated submit (issue 24.3)', () => {
     ])).toEqual([]);
   });
 });
+
+describe('outcomes of one look are recorded together', () => {
+  test('of three landed payments, one whose row fails to record stays pending without rolling back the others, and the next pass records it; ledger = chain', async () => {
+    const ids = await signedPayments(3);
+    const before = { alice: await world.balance(alice.address), bob: await world.balance(bob.address) };
+    for (const id of ids) await world.services.chain.sendRawTransaction(getTx(world.services.db, id)!.signed_tx!);
+    const bad = ids[1]!;
+    // A real fault in the ledger for that one row: its completion is refused by SQLite.
+    world.services.db.run(`CREATE TEMP TRIGGER refuse_one BEFORE UPDATE OF status ON transactions WHEN OLD.transaction_id = '${bad}' BEGIN SELECT RAISE(ABORT, 'disk says no'); END`);
+    try {
+      const deadline = Date.now() + 10_000;
+      while ([ids[0]!, ids[2]!].some((id) => getTx(world.services.db, id)!.status === 'pending') && Date.now() < deadline) {
+        await confirmPending(world.services);
+        await Bun.sleep(20);
+      }
+      expect(getTx(world.services.db, ids[0]!)!.status).toBe('completed');
+      expect(getTx(world.services.db, ids[2]!)!.status).toBe('completed');
+      expect(getTx(world.services.db, bad)!.status).toBe('pending');
+    } finally {
+      world.services.db.run('DROP TRIGGER refuse_one');
+    }
+    await confirmPending(world.services);
+    expect(getTx(world.services.db, bad)!.status).toBe('completed');
+    // Ledger = chain for the three: Alice's outgoing rows (amount and fees) and Bob's incoming rows.
+    const rows = ids.map((id) => getTx(world.services.db, id)!);
+    const incoming = rows.map((t) => world.services.db.query("SELECT amount FROM transactions WHERE wallet_id = ? AND direction = 'in' AND signature = ?").get(bob.walletId, t.signature) as { amount: bigint } | null);
+    expect(ledgerChainViolations('a batch with one bad row', [
+      { account: alice.username, ledger: rows.reduce((n, t) => n + t.amount + t.fee + t.setup_fee, 0n), chain: before.alice - (await world.balance(alice.address)) },
+      { account: bob.username, ledger: incoming.reduce((n, r) => n + (r ? BigInt(r.amount) : 0n), 0n), chain: (await world.balance(bob.address)) - before.bob },
+    ])).toEqual([]);
+  });
+});
