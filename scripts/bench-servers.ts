@@ -95,7 +95,12 @@ if (mode === 'bare') {
   services.chain = createRpcChainPort(simnet.url);
   await simnet.airdrop(services.feePayer.address, 1_000_000_000_000n);
   await simnet.faucet(services.feePayer.address, 0n);
-  const app = createApp(services);
+  // The ledger gauges and counters as the daemon serves them (the bench reads commits per payment).
+  const { Metrics } = await import('../src/metrics.ts');
+  const { ledgerMetricsSource } = await import('../src/ops/ledger-metrics.ts');
+  const metrics = new Metrics();
+  metrics.addSource(ledgerMetricsSource(services.db));
+  const app = createApp(services, { metrics });
   app.listen({ port: 0, hostname: '127.0.0.1' });
   const url = `http://127.0.0.1:${app.server?.port}/v1`;
   const profiles = [];

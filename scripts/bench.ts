@@ -208,6 +208,7 @@ async function benchPayments(): Promise<void> {
     await Bun.sleep(SECONDS * 1000);
     const idleRate = (cpuMs(world.pid) - idleCpu) / (performance.now() - idleStart);
     const requestsBefore = await botRequests(url);
+    const commitsBefore = await ledgerCommits(url);
     const cpuBefore = cpuMs(world.pid);
     const agentBefore = process.cpuUsage();
     const runStart = performance.now();
@@ -216,8 +217,10 @@ async function benchPayments(): Promise<void> {
     const daemonCpu = (cpuMs(world.pid) - cpuBefore - idleRate * runMs) / e2e.count;
     const agentProcess = process.cpuUsage(agentBefore);
     const roundTrips = ((await botRequests(url)) - requestsBefore) / e2e.count;
+    const commits = ((await ledgerCommits(url)) - commitsBefore) / e2e.count;
     const signatures = daemonCpu / plainSignatureMs;
     rows.push(`${'daemon CPU per payment'.padEnd(34)} ${daemonCpu.toFixed(2)} ms = ${signatures.toFixed(1)} plain noble Ed25519 signatures (one ${plainSignatureMs.toFixed(2)} ms, this run); idle ${(idleRate * 1000).toFixed(1)} ms/s taken off; ${e2e.count} payments; goal ≤ 10 ms: ${daemonCpu <= 10 ? 'met' : 'NOT MET'}, ≤ 25: ${signatures <= 25 ? 'met' : 'NOT MET'}`);
+    rows.push(`${'ledger commits per payment'.padEnd(34)} ${commits.toFixed(2)} (all of the daemon's commits while paying: intents, signing, completions, jobs; /metrics; goal ≤ 2: ${commits <= 2 ? 'met' : 'NOT MET'})`);
     rows.push(`${'round trips per payment'.padEnd(34)} ${roundTrips.toFixed(2)} (daemon /metrics request counters; goal 2: ${roundTrips <= 2 ? 'met' : 'NOT MET'})`);
     rows.push(`${'bench process CPU per payment'.padEnd(34)} ${((agentProcess.user + agentProcess.system) / 1000 / e2e.count).toFixed(2)} ms (16 agents' FROST, checks, HTTP client and JSON)`);
     await benchAgentWork(apis[0]!, profiles[0]!, recipient(0));
@@ -254,6 +257,12 @@ function cpuMs(pid: number): number {
   // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+/** The daemon's ledger commits so far, from its /metrics. */
+async function ledgerCommits(url: string): Promise<number> {
+  const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
+  return Number(/^agent_wallet_ledger_commits_total (\d+)$/m.exec(text)?.[1] ?? NaN);
 }
 
 /** The daemon's /bot requests so far, all actions and statuses, from its /metrics. */

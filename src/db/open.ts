@@ -9,6 +9,7 @@ import { Database } from 'bun:sqlite';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import schema from '../../schema.sql' with { type: 'text' };
+import { countCommits } from './commit-count.ts';
 import { MIGRATIONS } from './migrations/index.ts';
 
 /** The schema version this binary writes: 1 for schema.sql plus one per migration. */
@@ -53,6 +54,7 @@ export function openDatabase(path: string, opts: OpenOptions): Database {
     }
     migrate(db, path);
     checkNetwork(db, path, opts.network);
+    countCommits(db);
     return db;
   } catch (err) {
     db.close();

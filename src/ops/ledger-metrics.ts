@@ -4,6 +4,7 @@
  */
 import type { Database } from 'bun:sqlite';
 import { completedPaymentsSince, mailBacklog, unfinishedTxCounts, UNFINISHED_STATUSES, webhookBacklog } from '../db/ops-metrics.ts';
+import { commitsOf } from '../db/commit-count.ts';
 
 export function ledgerMetricsSource(db: Database, now: () => number = Date.now): () => string[] {
   let lastSeq = 0;
@@ -19,6 +20,9 @@ export function ledgerMetricsSource(db: Database, now: () => number = Date.now):
     const mail = mailBacklog(db);
     const age = (oldestAt: number | null) => (oldestAt === null ? 0 : Math.max(0, (now() - oldestAt) / 1000));
     return [
+      '# HELP agent_wallet_ledger_commits_total Ledger transactions committed (each an fsync with synchronous=FULL).',
+      '# TYPE agent_wallet_ledger_commits_total counter',
+      `agent_wallet_ledger_commits_total ${commitsOf(db)}`,
       '# HELP agent_wallet_transactions Transactions not finished yet, by status.',
       '# TYPE agent_wallet_transactions gauge',
       ...UNFINISHED_STATUSES.map((s) => `agent_wallet_transactions{status="${s}"} ${counts.get(s) ?? 0}`),

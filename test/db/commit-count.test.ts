@@ -1,0 +1,27 @@
+import { expect, test } from 'bun:test';
+import { commitsOf } from '../../src/db/commit-count.ts';
+import { openDatabase } from '../../src/db/open.ts';
+
+test('the ledger counts its commits: one per outermost transaction in every mode, none for a nested one or one that rolled back', () => {
+  const db = openDatabase(':memory:', { network: 'simnet' });
+  const start = commitsOf(db);
+  db.run('CREATE TABLE t (x INTEGER) STRICT');
+  const insert = db.transaction((x: number) => db.query('INSERT INTO t VALUES (?)').run(x));
+  insert(1);
+  insert.immediate(2);
+  insert.deferred(3);
+  insert.exclusive(4);
+  db.transaction(() => {
+    insert(5);
+    insert(6);
+  }).immediate();
+  expect(() =>
+    db.transaction(() => {
+      insert(7);
+      throw new Error('refused');
+    }).immediate(),
+  ).toThrow('refused');
+  expect(commitsOf(db) - start).toBe(5);
+  expect(db.query('SELECT count(*) AS n FROM t').get()).toEqual({ n: 6n });
+  db.close();
+});
