@@ -251,6 +251,12 @@ async function runIdempotent(
   }
 }
 
+/**
+ * State-changing actions whose synchronous work is a row read before a send: a turn buys nothing,
+ * and spreading a burst of submits over turns would split the shared first confirmation look.
+ */
+const NO_TURN = new Set(['submit_signed_tx']);
+
 /** Dispatches one API call to its action and renders the envelope. */
 export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<{ response: Response; action: string }> {
   const { services } = deps;
@@ -273,7 +279,7 @@ export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<
     const principal = authenticate(services.db, credential, entry.contract.auth);
     checkCondition(deps, entry, principal);
     // Reads go straight on; a state-changing call's synchronous work waits for its own turn.
-    if (deps.turns && !entry.contract.readOnly) await deps.turns.take();
+    if (deps.turns && !entry.contract.readOnly && !NO_TURN.has(entry.name)) await deps.turns.take();
     const valid = validateParams(entry, params, isGet);
     const idem = entry.contract.idempotent ? idempotencyKey(call.request.headers) : null;
     if (idem) {
