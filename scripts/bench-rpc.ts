@@ -165,6 +165,9 @@ async function benchPayments(): Promise<void> {
       for (let i = 0; i < 10; i++) if (!(await payAtOnce(daemon, a, b, 1))[0]!.ok) throw new Error('payment failed');
     });
     report(`calls per payment (10 one after another)   ${(sequential.calls / 10).toFixed(1)}   (${Object.entries(sequential.stats.calls).map(([m, n]) => `${m} ${n}`).join(', ')})`);
+    // What a provider plan allows: the daemon spends its call budget, so payments/s ≤ rps / calls per payment.
+    const callsEach = sequential.calls / 10;
+    report(`payments/s ceiling = rpc_max_rps / calls per payment   ${[10, 25, 50, 100].map((rps) => `${rps} rps → ${(rps / callsEach).toFixed(1)}/s`).join(', ')}`);
 
     const latencies: number[] = [];
     for (let i = 0; i < 10; i++) {
