@@ -4,8 +4,8 @@
  * order: stop accepting, finish in-flight requests, stop jobs, stop the chain, close the DB.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { PortInUseError } from './port-in-use.ts';
 import { join } from 'node:path';
+import { PortInUseError } from './port-in-use.ts';
 import { loadConfig, type Config, type ConfigFlags } from '../config.ts';
 import { openDatabase } from '../db/open.ts';
 import { createLogger, type Logger } from '../log.ts';
@@ -87,7 +87,6 @@ async function prepareTreasury(services: Services, simnet: Simnet | null): Promi
   }
 }
 
-/** The listen port is taken: a one-line error naming the port and how to choose another. */
 /** Starts the daemon; resolves once it listens. Refused while another daemon holds the data directory. */
 export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {}): Promise<RunningDaemon> {
   const config = loadConfig(flags);

@@ -1,8 +1,9 @@
 /**
  * The first start after `admin restore`: the ledger is as old as the backup, the chain is not.
- * Before the daemon serves anything:
- *   1. every open signing session and unfinished DKG run from backup time is closed (a restored
- *      nonce may have signed already; it must never sign a second message),
+ *   1. before the daemon answers anything (beginRestore), every open signing session and
+ *      unfinished DKG run from backup time is closed (a restored nonce may have signed already; it
+ *      must never sign a second message); then it serves reads while money actions wait
+ *      (src/ops/restore-state.ts) for the rest (finishRestore):
  *   2. it waits until every transaction signed before now has landed or expired: the newest
  *      blockhash's lastValidBlockHeight bounds them all (bytes broadcast just before a crash, or a
  *      restored message signed after the backup, may still land until then),
@@ -78,7 +79,7 @@ async function untilHeightPasses(services: Services, height: bigint): Promise<vo
 /**
  * The part of the first start after a restore that runs before the daemon answers anything: every
  * signing session and DKG run of backup time is closed (a restored nonce may have signed already),
- * and money actions are held (services.restore) until `finishRestore`. False when not restored.
+ * and money actions are held (services.restore) until `finishRestore`. Null when not restored.
  */
 export function beginRestore(services: Services): ClosedSessions | null {
   const { db } = services;
