@@ -39,7 +39,7 @@ const usdc = (n: number) => `${figure(n)} USDC`;
 const when = (isoTime: string | null) => (isoTime === null ? '' : `${isoTime.slice(0, 16).replace('T', ' ')} UTC`);
 
 /** Time left until `expiresAt`, in the largest two units (what a payer needs to judge it). */
-export function timeLeft(expiresAtMs: number, nowMs: number): string {
+function timeLeft(expiresAtMs: number, nowMs: number): string {
   const s = Math.max(0, Math.floor((expiresAtMs - nowMs) / 1000));
   if (s === 0) return 'expired';
   const d = Math.floor(s / 86_400);
