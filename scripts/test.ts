@@ -52,7 +52,11 @@ const reading = (async () => {
   }
 })();
 const code = await proc.exited;
-await Promise.race([reading, Bun.sleep(500)]);
+// The summary is among the last bytes written; on a loaded machine they may be read a while
+// after the exit. A process left behind holding the pipe keeps `reading` open, so bounded.
+for (const deadline = performance.now() + 5000; !summary && performance.now() < deadline; ) {
+  await Promise.race([reading, Bun.sleep(50)]);
+}
 rmSync(bundleDir, { recursive: true, force: true });
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 
