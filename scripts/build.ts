@@ -16,6 +16,8 @@ const args = [
   '--no-compile-autoload-dotenv',
   '--no-compile-autoload-bunfig',
   'src/main.ts',
+  // Worker threads are separate entry points of the executable (src/frost/pool.ts starts them).
+  'src/frost/worker.ts',
   '--outfile',
   'dist/agent-wallet',
 ];

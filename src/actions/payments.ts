@@ -10,8 +10,7 @@ import { markFeedRead, readFeed } from './feed.ts';
 import { getWalletTx, listTxs, moveTx, type TxRow, type TxType } from '../db/transactions.ts';
 import { closeOpenSessions } from '../db/sign-sessions.ts';
 import { toUsdcNumber } from '../domain/money.ts';
-import { agentCommitments, completeSigning, prepareRound, recordRound, startSigning, type SignInitResult } from '../frost/coordinator-sign.ts';
-import type { SigningCommitments } from '../frost/types.ts';
+import { completeSigning, prepareRound, recordRound, startSigning, type PreparedRound, type SignInitResult } from '../frost/coordinator-sign.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
 import { assertAffordable, createIntent, decideIntent, quote, setupHeldQuote } from '../payments/intent.ts';
 import { ensureMessage, treasuryOf } from '../payments/message.ts';
@@ -130,8 +129,7 @@ export async function confirmTx(services: Services, walletAddress: string, tx: T
  * for the agent's commitments — same nonce sealing, single use and expiry. A transaction already
  * signed opens no round (its bytes are re-sent, never signed again).
  */
-export async function confirmAndOpenRound(services: Services, wallet: { wallet_id: string; address: string; server_key: Uint8Array }, tx: TxRow, agent: SigningCommitments) {
-  const prepared = prepareRound(services, tx.wallet_id, wallet.server_key, agent);
+export async function confirmAndOpenRound(services: Services, wallet: { wallet_id: string; address: string; server_key: Uint8Array }, tx: TxRow, prepared: PreparedRound) {
   // A message built now is stored with the round in one SQLite transaction (one fsync less).
   let round: SignInitResult | null = null;
   const confirmed = await confirmTx(services, wallet.address, tx, (stored) => {
@@ -155,7 +153,7 @@ export async function confirmAndOpenRound(services: Services, wallet: { wallet_i
  * its idempotent answer (the intent alone: a replay opens no second round) are committed first,
  * so a round that cannot open now leaves the payment to confirm_payment, with the reason.
  */
-async function withRound(services: Services, wallet: { wallet_id: string; address: string; server_key: Uint8Array }, view: ReturnType<typeof txView>, agent: SigningCommitments | null) {
+async function withRound(services: Services, wallet: { wallet_id: string; address: string; server_key: Uint8Array }, view: ReturnType<typeof txView>, agent: PreparedRound | null) {
   // A payment that waits for the owner (or was refused) opens no session.
   if (!agent || view.status !== 'pre_approved') return view;
   try {
@@ -224,8 +222,8 @@ export const paymentActions = implement(PAYMENTS, {
 
   pay: async (ctx, p) => {
     const wallet = callerWallet(ctx);
-    // Malformed commitments are refused before anything is created.
-    const agent = p.commitments === undefined ? null : agentCommitments(p.commitments);
+    // Malformed commitments are refused before anything is created; the server's round is ready with them.
+    const agent = p.commitments === undefined ? null : await prepareRound(ctx.services, wallet.wallet_id, wallet.server_key, p.commitments);
     // A paylink names the payee, the amount (unless open) and the reference (src/earning/agent-pay.ts).
     if (p.payment_request_id !== undefined) return withRound(ctx.services, wallet, await payPaylink(ctx, wallet, { ...p, payment_request_id: p.payment_request_id }), agent);
     if (p.to === undefined) throw invalid('/to', 'is required (or payment_request_id)', 'Send to (a username or Solana address) and amount.');
@@ -255,23 +253,23 @@ export const paymentActions = implement(PAYMENTS, {
 
   confirm_payment: async (ctx, p) => {
     const wallet = callerWallet(ctx);
-    const agent = p.commitments === undefined ? null : agentCommitments(p.commitments);
     const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id);
+    const agent = p.commitments === undefined ? null : await prepareRound(ctx.services, wallet.wallet_id, wallet.server_key, p.commitments);
     return agent ? confirmAndOpenRound(ctx.services, wallet, tx, agent) : confirmTx(ctx.services, wallet.address, tx);
   },
 
-  frost_sign_init: (ctx, p) => {
+  frost_sign_init: async (ctx, p) => {
     const wallet = callerWallet(ctx);
     const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
     if (tx.status === 'awaiting_approval' || tx.status === 'completed' || tx.status === 'expired') assertConfirmable(tx);
     applyRecheck(ctx.services, tx);
-    return { transaction_id: tx.transaction_id, ...startSigning(ctx.services, tx, wallet.server_key, p.commitments) };
+    return { transaction_id: tx.transaction_id, ...(await startSigning(ctx.services, tx, wallet.server_key, p.commitments)) };
   },
 
   frost_sign_complete: async (ctx, p) => {
     const wallet = callerWallet(ctx);
     const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
-    const { fresh, ...result } = completeSigning(ctx.services, tx.transaction_id, wallet.address, wallet.server_key, p.signature_share, {
+    const { fresh, ...result } = await completeSigning(ctx.services, tx.transaction_id, wallet.address, wallet.server_key, p.signature_share, {
       sessionId: p.sign_session_id,
       recheck: (current) => {
         // Inside the signing transaction: a paylink paid meanwhile (by Solana Pay) is never paid again.

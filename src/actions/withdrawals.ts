@@ -10,7 +10,7 @@ import { isSolanaAddress } from '../payments/recipient.ts';
 import { txView } from '../payments/views.ts';
 import type { Services } from '../services.ts';
 import { confirmAndOpenRound, confirmTx, ownTx } from './payments.ts';
-import { agentCommitments } from '../frost/coordinator-sign.ts';
+import { prepareRound } from '../frost/coordinator-sign.ts';
 import { amountParam } from '../params.ts';
 import { callerWallet } from './wallet.ts';
 import { implement } from './registry.ts';
@@ -53,8 +53,8 @@ export const withdrawalActions = implement(WITHDRAWALS, {
 
   confirm_withdrawal: async (ctx, p) => {
     const wallet = callerWallet(ctx);
-    const agent = p.commitments === undefined ? null : agentCommitments(p.commitments);
     const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, ['withdrawal']);
+    const agent = p.commitments === undefined ? null : await prepareRound(ctx.services, wallet.wallet_id, wallet.server_key, p.commitments);
     return agent ? confirmAndOpenRound(ctx.services, wallet, tx, agent) : confirmTx(ctx.services, wallet.address, tx);
   },
 

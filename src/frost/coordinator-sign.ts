@@ -4,32 +4,34 @@
  * frost_sign_init:     agent commitments → server commitments (server nonces sealed, single use)
  * frost_sign_complete: agent share → the server computes its own share, aggregates, verifies the
  *                      Ed25519 signature under the wallet address, adds the fee payer's signature
- *                      and stores the signed bytes — all in one synchronous SQLite transaction that
- *                      also consumes the nonces. The server's share never leaves the process, so
- *                      one message yields at most one signature: never two landable transfers.
+ *                      and stores the signed bytes, consuming the nonces in the same SQLite
+ *                      transaction that stores them.
+ *
+ * The curve work runs on a worker thread (pool.ts, sign-jobs.ts) between two synchronous steps:
+ * the session and the transaction are read and checked, the worker computes, and one write
+ * transaction checks them again and stores the result. The server's share never leaves the
+ * process except inside that stored signature; it is a pure function of the session row (its
+ * message and both commitments are fixed there), so a share computed twice for one session — two
+ * concurrent identical requests, or a crash before the store — is the same share: one message
+ * yields at most one signature, never two landable transfers.
  */
 import type { Database } from 'bun:sqlite';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { getAddressEncoder, type Address } from '@solana/kit';
 import { AppError, invalid } from '../errors.ts';
 import { newId } from '../contract/ids.ts';
+import { crashPoint } from '../crash-points.ts';
 import { closeOpenSessions, consumeNonces, getSignSession, insertSignSession, latestSignSession, type SignSessionRow } from '../db/sign-sessions.ts';
 import { getTx, setTxSigned, type TxRow } from '../db/transactions.ts';
 import { sameHash } from '../domain/api-keys.ts';
 import { assembleSignedTransaction, signatureSlots, transactionSignature } from '../solana/transfer.ts';
 import type { FeePayerKey } from '../secret-files.ts';
-import { AAD } from './aad.ts';
-import { decodeSecretState, encodeSecretState } from './codec.ts';
-import { commitmentList } from './commitments.ts';
-import { walletKeyPackage } from './coordinator-dkg.ts';
 import { FrostProtocolError, FrostWireError } from './errors.ts';
-import { AGENT_ID, SERVER_ID } from './ids.ts';
-import { ed25519Sign, ed25519Verifies } from './native-ed25519.ts';
-import { aggregate, commit, signShare, verifyShare } from './party.ts';
-import { open, seal } from './seal.ts';
-import { Secret } from './secret.ts';
-import type { SigningCommitments, SigningNonces } from './types.ts';
-import { decodeCommitments, decodeSignatureShare, encodeCommitments, type CommitmentsWire } from './wire.ts';
+import { AGENT_ID } from './ids.ts';
+import { ed25519Sign } from './native-ed25519.ts';
+import { frostPool } from './pool.ts';
+import type { SignResult } from './sign-jobs.ts';
+import { decodeSignatureShare, type CommitmentsWire } from './wire.ts';
 
 /** A signing session lives 2 minutes. */
 export const SIGN_SESSION_TTL_MS = 2 * 60 * 1000;
@@ -63,39 +65,36 @@ export interface SignInitResult {
   expires_at: string;
 }
 
-/** The agent's round-one commitments from the wire, decoded and checked once (VALIDATION_ERROR naming the field). */
-export function agentCommitments(json: unknown): SigningCommitments {
-  try {
-    return decodeCommitments(json, AGENT_ID, 'commitments');
-  } catch (err) {
-    wire(err, '/commitments');
-  }
-}
-
-/** frost_sign_init: commits the server to a fresh nonce pair for the stored message of `tx`. */
-export function startSigning(deps: SignDeps, tx: TxRow, walletServerKey: Uint8Array, agentCommitmentsJson: unknown): SignInitResult {
-  return openSigningSession(deps, tx, walletServerKey, agentCommitments(agentCommitmentsJson));
-}
-
-/** The round-one step itself, for commitments already decoded (the fast path decodes them before the intent exists). */
-export function openSigningSession(deps: SignDeps, tx: TxRow, walletServerKey: Uint8Array, agent: SigningCommitments): SignInitResult {
-  const round = prepareRound(deps, tx.wallet_id, walletServerKey, agent);
-  return deps.db.transaction(() => recordRound(deps, round, tx)).immediate();
-}
-
 /** The server's nonces for one round, committed and sealed, before the message is known; recorded once or dropped. */
 export interface PreparedRound {
   id: string;
-  agent: SigningCommitments;
-  server: SigningCommitments;
+  agent: CommitmentsWire;
+  server: CommitmentsWire;
   sealedNonces: Uint8Array;
 }
 
-/** Commits the server to fresh nonces for `agent`'s round (nonces are independent of the message they later sign). */
-export function prepareRound(deps: SignDeps, walletId: string, walletServerKey: Uint8Array, agent: SigningCommitments): PreparedRound {
-  const { nonces, commitments } = commit(walletKeyPackage(deps.masterKey, walletId, walletServerKey));
+/**
+ * Checks the agent's round-one commitments (VALIDATION_ERROR naming the field) and commits the
+ * server to fresh nonces for its round, on a worker thread. Nonces are independent of the message
+ * they later sign, so the fast path prepares the round before the intent or its message exists.
+ */
+export async function prepareRound(deps: SignDeps, walletId: string, walletServerKey: Uint8Array, agentCommitmentsJson: unknown): Promise<PreparedRound> {
   const id = newId('signSession');
-  return { id, agent, server: commitments, sealedNonces: seal(deps.masterKey, encodeSecretState(nonces.reveal()), AAD.signNonces(id)) };
+  const round = await frostPool().run({ kind: 'round', masterKey: deps.masterKey, walletId, serverKey: walletServerKey, sessionId: id, agent: agentCommitmentsJson }, walletId);
+  if (!round.ok) throw invalid(round.field, round.message);
+  return { id, agent: round.agent, server: round.server, sealedNonces: round.sealedNonces };
+}
+
+/** frost_sign_init: commits the server to a fresh nonce pair for the stored message of `tx` (as it is once the round is ready). */
+export async function startSigning(deps: SignDeps, tx: TxRow, walletServerKey: Uint8Array, agentCommitmentsJson: unknown): Promise<SignInitResult> {
+  const round = await prepareRound(deps, tx.wallet_id, walletServerKey, agentCommitmentsJson);
+  return deps.db
+    .transaction(() => {
+      const current = getTx(deps.db, tx.transaction_id);
+      if (!current) throw new AppError('NOT_FOUND', 'Transaction not found.');
+      return recordRound(deps, round, current);
+    })
+    .immediate();
 }
 
 /**
@@ -111,13 +110,13 @@ export function recordRound(deps: SignDeps, round: PreparedRound, tx: TxRow): Si
     sign_session_id: round.id,
     transaction_id: tx.transaction_id,
     message_hash: sha256(message),
-    agent_commitments: JSON.stringify(encodeCommitments(round.agent)),
-    server_commitments: JSON.stringify(encodeCommitments(round.server)),
+    agent_commitments: JSON.stringify(round.agent),
+    server_commitments: JSON.stringify(round.server),
     nonces: round.sealedNonces,
     now,
     expires_at: now + SIGN_SESSION_TTL_MS,
   });
-  return { sign_session_id: round.id, server_commitments: encodeCommitments(round.server), message: Buffer.from(message).toString('base64'), expires_at: new Date(now + SIGN_SESSION_TTL_MS).toISOString() };
+  return { sign_session_id: round.id, server_commitments: round.server, message: Buffer.from(message).toString('base64'), expires_at: new Date(now + SIGN_SESSION_TTL_MS).toISOString() };
 }
 
 export interface SignCompleteResult {
@@ -140,66 +139,97 @@ function pickSession(deps: SignDeps, tx: TxRow, sessionId: string | undefined): 
   return session;
 }
 
+/** Where a completion stands: answered already, refused, or ready for the worker with this session and message. */
+type Standing =
+  | { kind: 'done'; result: SignCompleteResult }
+  | { kind: 'refused'; error: AppError; burn?: SignSessionRow }
+  | { kind: 'sign'; tx: TxRow; session: SignSessionRow & { nonces: Uint8Array }; message: Uint8Array };
+
+/** Reads and checks the transaction and its session for a completion with `agentShare`; writes nothing. */
+function standing(deps: SignDeps, txId: string, agentShare: Uint8Array, sessionId: string | undefined): Standing {
+  const tx = getTx(deps.db, txId);
+  if (!tx) return { kind: 'refused', error: new AppError('NOT_FOUND', 'Transaction not found.') };
+  const session = pickSession(deps, tx, sessionId);
+  if (session.status === 'used') {
+    if (tx.signed_tx && session.agent_share && sameHash(session.agent_share, agentShare)) {
+      return { kind: 'done', result: { transaction_id: tx.transaction_id, signature: tx.signature, status: tx.status, fresh: false } };
+    }
+    return { kind: 'refused', error: new AppError('INVALID_STATUS', 'This signing session is already complete.', { howToFix: 'A signed message is never signed again: submit it with submit_signed_tx.' }) };
+  }
+  if (session.status !== 'open' || !session.nonces || Number(session.expires_at) < deps.now().getTime()) {
+    return { kind: 'refused', error: new AppError('INVALID_STATUS', 'This signing session is closed or expired.', { howToFix: 'Start a new round with frost_sign_init (sessions last 2 minutes).' }) };
+  }
+  const message = signable(tx);
+  if (!sameHash(sha256(message), session.message_hash)) {
+    return { kind: 'refused', error: new AppError('INVALID_STATUS', 'The transaction message changed since this session started.', { howToFix: 'Start a new round with frost_sign_init.' }), burn: session };
+  }
+  return { kind: 'sign', tx, session: session as SignSessionRow & { nonces: Uint8Array }, message };
+}
+
 /**
  * frost_sign_complete: the agent's share + the server's share → the signed transaction, stored
  * before anything is broadcast. An identical retry returns the stored result.
  */
-export function completeSigning(
+export async function completeSigning(
   deps: SignDeps,
   txId: string,
   walletAddress: string,
   walletServerKey: Uint8Array,
   shareJson: unknown,
   opts: { sessionId?: string; recheck?: (tx: TxRow) => AppError | null } = {},
-): SignCompleteResult {
+): Promise<SignCompleteResult> {
   let agentShare: Uint8Array;
   try {
     agentShare = decodeSignatureShare(shareJson, AGENT_ID, 'signature_share');
   } catch (err) {
     wire(err, '/signature_share');
   }
+  // The curve work, on a worker, for the session as it stands now; the write below checks it again.
+  const before = standing(deps, txId, agentShare, opts.sessionId);
+  let signed: SignResult | null = null;
+  if (before.kind === 'sign') {
+    signed = await frostPool().run(
+      {
+        kind: 'sign',
+        masterKey: deps.masterKey,
+        walletId: before.tx.wallet_id,
+        serverKey: walletServerKey,
+        sessionId: before.session.sign_session_id,
+        sealedNonces: before.session.nonces,
+        agentCommitments: before.session.agent_commitments,
+        serverCommitments: before.session.server_commitments,
+        message: before.message,
+        agentShare,
+        groupKey: new Uint8Array(getAddressEncoder().encode(walletAddress as Address)),
+      },
+      before.tx.wallet_id,
+    );
+    crashPoint('share_computed');
+  }
   const outcome = deps.db
     .transaction((): { ok: true; result: SignCompleteResult } | { ok: false; error: AppError } => {
-      const tx = getTx(deps.db, txId);
-      if (!tx) return { ok: false, error: new AppError('NOT_FOUND', 'Transaction not found.') };
-      const session = pickSession(deps, tx, opts.sessionId);
-      if (session.status === 'used') {
-        if (tx.signed_tx && session.agent_share && sameHash(session.agent_share, agentShare)) {
-          return { ok: true, result: { transaction_id: tx.transaction_id, signature: tx.signature, status: tx.status, fresh: false } };
-        }
-        return { ok: false, error: new AppError('INVALID_STATUS', 'This signing session is already complete.', { howToFix: 'A signed message is never signed again: submit it with submit_signed_tx.' }) };
+      const now = standing(deps, txId, agentShare, opts.sessionId);
+      if (now.kind === 'done') return { ok: true, result: now.result };
+      if (now.kind === 'refused') {
+        if (now.burn) consumeNonces(deps.db, now.burn.sign_session_id, 'failed', agentShare);
+        return { ok: false, error: now.error };
       }
-      if (session.status !== 'open' || !session.nonces || Number(session.expires_at) < deps.now().getTime()) {
-        return { ok: false, error: new AppError('INVALID_STATUS', 'This signing session is closed or expired.', { howToFix: 'Start a new round with frost_sign_init (sessions last 2 minutes).' }) };
+      // Another round replaced this one while the worker computed (a new frost_sign_init).
+      if (!signed || before.kind !== 'sign' || before.session.sign_session_id !== now.session.sign_session_id) {
+        return { ok: false, error: new AppError('INVALID_STATUS', 'The signing session changed while this share was being combined.', { howToFix: 'Start a new round with frost_sign_init.' }) };
       }
-      const message = signable(tx);
-      const refused = opts.recheck?.(tx);
+      const refused = opts.recheck?.(now.tx);
       if (refused) return { ok: false, error: refused };
-      if (!sameHash(sha256(message), session.message_hash)) {
-        consumeNonces(deps.db, session.sign_session_id, 'failed', agentShare);
-        return { ok: false, error: new AppError('INVALID_STATUS', 'The transaction message changed since this session started.', { howToFix: 'Start a new round with frost_sign_init.' }) };
-      }
-      const serverKey = walletKeyPackage(deps.masterKey, tx.wallet_id, walletServerKey);
-      const nonces = new Secret(decodeSecretState(open(deps.masterKey, session.nonces, AAD.signNonces(session.sign_session_id))) as SigningNonces);
-      const list = commitmentList(decodeCommitments(JSON.parse(session.agent_commitments), AGENT_ID), decodeCommitments(JSON.parse(session.server_commitments), SERVER_ID));
-      const pub = serverKey.reveal().public;
-      let signature: Uint8Array;
-      try {
-        const serverShare = signShare(serverKey, nonces, list, message);
-        signature = aggregate(pub, list, message, { [AGENT_ID]: agentShare, [SERVER_ID]: serverShare });
-      } catch (err) {
+      const { tx, session, message } = now;
+      if (!signed.ok) {
         // The nonces were used to compute a share: they are burnt even though nothing is released.
         consumeNonces(deps.db, session.sign_session_id, 'failed', agentShare);
-        const culprit = !verifyShare(pub, list, message, AGENT_ID, agentShare) ? 'the agent share does not verify for this message and these commitments' : (err as Error).message;
-        return { ok: false, error: invalid('/signature_share', culprit, 'Sign exactly the message returned by confirm with the nonces committed in frost_sign_init; start a new round with frost_sign_init.') };
-      }
-      if (!ed25519Verifies(signature, message, new Uint8Array(getAddressEncoder().encode(walletAddress as Address)))) {
-        consumeNonces(deps.db, session.sign_session_id, 'failed', agentShare);
-        return { ok: false, error: new AppError('INTERNAL_ERROR', 'The aggregated signature does not verify.') };
+        if (signed.reason === 'verify') return { ok: false, error: new AppError('INTERNAL_ERROR', 'The aggregated signature does not verify.') };
+        return { ok: false, error: invalid('/signature_share', signed.message, 'Sign exactly the message returned by confirm with the nonces committed in frost_sign_init; start a new round with frost_sign_init.') };
       }
       // Our fee payer signs only messages it pays for; an x402 message is paid by the facilitator,
       // which adds its own signature later (the bytes stay partially signed here).
-      const signatures: Record<string, Uint8Array> = { [walletAddress]: signature };
+      const signatures: Record<string, Uint8Array> = { [walletAddress]: signed.signature };
       const slots = signatureSlots(message);
       if (slots.includes(deps.feePayer.address)) signatures[deps.feePayer.address] = ed25519Sign(message, deps.feePayer.keypairBytes);
       const wireTx = assembleSignedTransaction(message, signatures);

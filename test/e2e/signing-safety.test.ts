@@ -136,6 +136,23 @@ describe('signing safety', () => {
     expect(done.status).toBe('completed');
   });
 
+  test('identical frost_sign_complete calls at once (each combines on the worker pool) answer one signature; one round used', async () => {
+    const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 1 });
+    await alice.api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id });
+    const { init, share } = await signRound(intent.transaction_id);
+    const before = await landedTransfersTo(bob.address);
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => alice.api.call<any>('bot', 'frost_sign_complete', { transaction_id: intent.transaction_id, sign_session_id: init.sign_session_id, signature_share: share })),
+    );
+    expect(new Set(results.map((r) => r.signature)).size).toBe(1);
+    const used = world.services.db.query("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status = 'used'").get(intent.transaction_id) as { n: bigint };
+    expect(used.n).toBe(1n);
+    const done = await alice.api.call<any>('bot', 'submit_signed_tx', { transaction_id: intent.transaction_id, wait: true });
+    expect(done.status).toBe('completed');
+    expect(done.signature).toBe(results[0].signature);
+    expect(await landedTransfersTo(bob.address)).toBe(before + 1);
+  });
+
   test('a client share over another message is refused and burns the nonces', async () => {
     const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 1 });
     await alice.api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id });

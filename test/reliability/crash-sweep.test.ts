@@ -32,7 +32,7 @@ beforeAll(async () => {
 });
 afterAll(() => simnet.stop());
 
-const POINTS: CrashPoint[] = ['intent_committed', 'signed_stored', 'broadcast_sent', 'confirmation_seen', 'completion_recorded'];
+const POINTS: CrashPoint[] = ['intent_committed', 'share_computed', 'signed_stored', 'broadcast_sent', 'confirmation_seen', 'completion_recorded'];
 
 function env(crashAt?: string): Record<string, string> {
   return {
