@@ -378,9 +378,23 @@ function scheduleFirstLook(services: Services): void {
       else services.log.warn('confirmation look failed', { error: (err as Error).message });
     } finally {
       w.firstLook = null;
-      for (const wake of w.wake.splice(0)) wake();
+      wakeAll(w);
     }
   })();
+}
+
+/**
+ * Wakes the waiters one per turn of the event loop: each reads its row and builds its answer, then
+ * I/O already due (a ping, a read) is served before the next. Woken all at once, sixteen answers
+ * were built back to back, and a ping arriving with them waited for all sixteen.
+ */
+function wakeAll(w: Watch): void {
+  const queue = w.wake.splice(0);
+  const next = (): void => {
+    queue.shift()?.();
+    if (queue.length) setImmediate(next);
+  };
+  next();
 }
 
 /** Runs the shared look every WAIT_TICK_MS while anyone waits, waking every waiter after each. */
@@ -398,7 +412,7 @@ function ensureWaitLoop(services: Services): void {
           if (err instanceof ChainUnavailableError) services.log.debug('confirmation look: the chain did not answer', { error: err.message });
       else services.log.warn('confirmation look failed', { error: (err as Error).message });
         }
-        for (const wake of w.wake.splice(0)) wake();
+        wakeAll(w);
       }
     } finally {
       w.looping = false;
