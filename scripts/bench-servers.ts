@@ -115,6 +115,8 @@ if (mode === 'bare') {
     await simnet.faucet(profile.address as Address, 1_000_000_000_000n);
     profiles.push(profile);
   }
+  // An orderly exit on the bench's kill, so a CPU profile (BENCH_CPU_PROF) is written.
+  process.on('SIGTERM', () => process.exit(0));
   console.log(`READY ${app.server?.port}`);
   console.log(JSON.stringify(profiles));
 } else if (mode === 'simnet') {

@@ -39,7 +39,9 @@ interface Child {
 }
 
 async function startChild(mode: string, args: string[] = [], env: Record<string, string> = {}): Promise<Child> {
-  const child = Bun.spawn([process.execPath, SERVERS, mode, ...args], { stdout: 'pipe', stderr: 'inherit', env: { ...process.env, ...env } });
+  // BENCH_CPU_PROF=<dir>: the daemon under test writes a CPU profile (markdown) there when it stops.
+  const profile = process.env.BENCH_CPU_PROF && mode === 'world' ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = Bun.spawn([process.execPath, ...profile, SERVERS, mode, ...args], { stdout: 'pipe', stderr: 'inherit', env: { ...process.env, ...env } });
   const reader = child.stdout.getReader();
   let text = '';
   const want = mode === 'world' ? 2 : 1;
