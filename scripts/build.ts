@@ -16,8 +16,9 @@ const args = [
   '--no-compile-autoload-dotenv',
   '--no-compile-autoload-bunfig',
   'src/main.ts',
-  // Worker threads are separate entry points of the executable (src/frost/pool.ts starts them).
+  // Worker threads are separate entry points of the executable (src/frost/pool.ts, src/db/durability.ts).
   'src/frost/worker.ts',
+  'src/db/sync-worker.ts',
   '--outfile',
   'dist/agent-wallet',
 ];

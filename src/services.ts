@@ -8,6 +8,7 @@ import type { Logger } from './log.ts';
 import type { FeePayerKey } from './secret-files.ts';
 import type { ChainPort } from './solana/port.ts';
 import type { RestoreState } from './ops/restore-state.ts';
+import type { Durability } from './db/durability.ts';
 
 export interface Services {
   config: Config;
@@ -28,4 +29,11 @@ export interface Services {
   simnetRpcUrl?: string;
   /** The first start after a restore: money actions wait while it is active (src/ops/restore-state.ts). */
   restore: RestoreState;
+  /**
+   * The rule for every external effect (an answer, a broadcast, a webhook, a mail, a payment
+   * header): wait for this first. Undefined when every commit so far is on the disk (src/db/durability.ts).
+   */
+  durable: () => Promise<void> | undefined;
+  /** How the ledger reaches the disk, for /metrics. */
+  durability: Durability;
 }

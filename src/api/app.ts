@@ -69,6 +69,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
       dispatch(deps, { endpoint, request, ip: clientIp(request, app.server), requestId: newRequestId() }).then((r) => r.response);
 
   const app = new Elysia()
+    // The rule for every answer, API or page: it leaves once the commits before it are on the disk.
+    .onAfterHandle({ as: 'global' }, () => services.durable())
     .post('/v1/bot', route('bot'), { parse: 'none' })
     .post('/v1/merchant', route('merchant'), { parse: 'none' })
     .post('/v1/owner', route('owner'), { parse: 'none' })
@@ -90,7 +92,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
       if (!allowed) return errorResponse(new AppError('UNAUTHORIZED', 'Metrics need the metrics token.', { howToFix: 'Send "Authorization: Bearer <server.metrics_token>" or scrape from loopback.' }));
       return new Response(metrics.render(), { headers: { 'Content-Type': 'text/plain; version=0.0.4' } });
     })
-    .onError(({ code, request, error }) => {
+    .onError(async ({ code, request, error }) => {
+      await services.durable();
       const headers = { 'X-Request-Id': newRequestId() };
       if (code === 'NOT_FOUND') {
         const path = new URL(request.url).pathname;

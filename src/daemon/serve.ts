@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { PortInUseError } from './port-in-use.ts';
 import { loadConfig, type Config, type ConfigFlags } from '../config.ts';
 import { openDatabase } from '../db/open.ts';
+import { startDurability } from '../db/durability.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadFeePayer, loadMasterKey } from '../secret-files.ts';
 import { createApp } from '../api/app.ts';
@@ -105,7 +106,14 @@ export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {
 async function startLocked(config: Config, log: Logger, unlock: () => void): Promise<RunningDaemon> {
   const masterKey = loadMasterKey(config.dataDir);
   const feePayer = loadFeePayer(config.dataDir, config.solana.fee_payer_keypair_file);
-  const db = openDatabase(join(config.dataDir, 'wallet.db'), { network: config.solana.network });
+  const dbPath = join(config.dataDir, 'wallet.db');
+  const db = openDatabase(dbPath, { network: config.solana.network });
+  // Commits no longer wait for the disk on the event loop; every effect waits for its commit instead.
+  const durability = startDurability(db, dbPath, (message) => log.error('the ledger cannot reach the disk: nothing is answered or sent until the daemon restarts; check the disk', { error: message }));
+  const closeDb = async () => {
+    await durability.close();
+    db.close();
+  };
 
   let simnet: Simnet | null = null;
   try {
@@ -114,7 +122,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
       config.rpcUrl = simnet.url;
     }
   } catch (err) {
-    db.close();
+    await closeDb();
     throw err;
   }
 
@@ -123,7 +131,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   let listenUrl = '';
   const metrics = new Metrics();
   const services = buildServices({
-    config, db, log, masterKey, feePayer, listenUrl: () => listenUrl, simnetRpcUrl: simnet?.url,
+    config, db, log, masterKey, feePayer, listenUrl: () => listenUrl, simnetRpcUrl: simnet?.url, durability,
     observeRpc: (method, outcome) => {
       metrics.rpcCall(method, outcome);
       if (outcome === 'rate_limited') log.warn('rpc rate limited', { method, detail: 'the RPC provider answered HTTP 429; calls wait and retry (lower solana.rpc_max_rps to stay under its limit)' });
@@ -132,7 +140,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   // A restored ledger: its signing rounds close now, before anything answers; the daemon then
   // serves reads while money actions wait for the reconciliation with the chain (below).
   const restoring = beginRestore(services);
-  metrics.addSource(ledgerMetricsSource(db));
+  metrics.addSource(ledgerMetricsSource(db, durability));
   const app = createApp(services, { metrics });
   let server: NonNullable<typeof app.server>;
   try {
@@ -145,7 +153,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
     server = app.server;
   } catch (err) {
     await simnet?.stop();
-    db.close();
+    await closeDb();
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       throw new PortInUseError(`port ${config.server.port} on ${config.server.host} is already in use (another daemon?); start this one on another port with --port N (or server.port in config.toml, AGENT_WALLET_SERVER_PORT)`);
     }
@@ -214,7 +222,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
       await Promise.race([restored, Bun.sleep(1_000)]);
       await jobs.stop();
       await simnet?.stop();
-      db.close();
+      await closeDb();
       rmSync(pidFile, { force: true });
       unlock();
       log.info('stopped');

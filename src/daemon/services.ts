@@ -8,6 +8,7 @@ import { createRpcChainPort, type ChainPort } from '../solana/port.ts';
 import type { RpcObserver } from '../solana/rpc-transport.ts';
 import { VERSION } from '../version.ts';
 import { notRestoring } from '../ops/restore-state.ts';
+import { IMMEDIATE, type Durability } from '../db/durability.ts';
 
 export function buildServices(opts: {
   config: Config;
@@ -21,7 +22,18 @@ export function buildServices(opts: {
   observeRpc?: RpcObserver;
   now?: () => Date;
   simnetRpcUrl?: string;
+  /** Syncs on a worker (the daemon); without it the database is synchronous=FULL. */
+  durability?: Durability;
 }): Services {
+  const durability = opts.durability ?? IMMEDIATE;
+  const chain =
+    opts.chain ??
+    createRpcChainPort(opts.config.rpcUrl, {
+      fallbackUrls: opts.config.rpcFallbackUrls,
+      maxRps: opts.config.rpcMaxRps,
+      observe: opts.observeRpc,
+      log: (event, fields) => opts.log.warn(event, fields),
+    });
   return {
     config: opts.config,
     db: opts.db,
@@ -31,15 +43,21 @@ export function buildServices(opts: {
     publicUrl: () => opts.config.public_url || opts.listenUrl(),
     masterKey: opts.masterKey,
     feePayer: opts.feePayer,
-    chain:
-      opts.chain ??
-      createRpcChainPort(opts.config.rpcUrl, {
-        fallbackUrls: opts.config.rpcFallbackUrls,
-        maxRps: opts.config.rpcMaxRps,
-        observe: opts.observeRpc,
-        log: (event, fields) => opts.log.warn(event, fields),
-      }),
+    chain: durability === IMMEDIATE ? chain : durableSends(chain, durability),
     simnetRpcUrl: opts.simnetRpcUrl,
     restore: notRestoring(),
+    durable: () => durability.durable(),
+    durability,
+  };
+}
+
+/** The chain port whose every broadcast waits until the commit that stored the bytes is on the disk. */
+function durableSends(chain: ChainPort, durability: Durability): ChainPort {
+  return {
+    ...chain,
+    async sendRawTransaction(wire) {
+      await durability.durable();
+      return chain.sendRawTransaction(wire);
+    },
   };
 }

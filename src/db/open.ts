@@ -39,6 +39,7 @@ export interface OpenOptions {
  * Opens (creating if needed) the database at `path` (":memory:" for tests).
  * Pragmas in order: busy_timeout first (the admin CLI opens the same file from another
  * process), WAL, synchronous=FULL (an acknowledged payment survives power loss), foreign keys.
+ * The daemon then hands the syncs to a worker thread (durability.ts); one-shot commands keep FULL.
  */
 export function openDatabase(path: string, opts: OpenOptions): Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });

@@ -74,6 +74,8 @@ export async function deliverDueMail(services: Services, transport: MailTranspor
     if (!leased) continue;
     const attempt = Number(mail.attempts) + 1;
     try {
+      // An approval or sign-in link in a mail must point at rows that survive a power loss.
+      await services.durable();
       await transport.send(mail);
       db.transaction(() => markMailSent(db, mail.mail_id, transport.channel, services.now().getTime(), transport.channel === 'smtp')).immediate();
       report.sent++;

@@ -5,8 +5,9 @@
 import type { Database } from 'bun:sqlite';
 import { completedPaymentsSince, mailBacklog, unfinishedTxCounts, UNFINISHED_STATUSES, webhookBacklog } from '../db/ops-metrics.ts';
 import { commitsOf } from '../db/commit-count.ts';
+import { IMMEDIATE, type Durability } from '../db/durability.ts';
 
-export function ledgerMetricsSource(db: Database, now: () => number = Date.now): () => string[] {
+export function ledgerMetricsSource(db: Database, durability: Durability = IMMEDIATE, now: () => number = Date.now): () => string[] {
   let lastSeq = 0;
   let completed = 0;
   let volume = 0n;
@@ -20,9 +21,19 @@ export function ledgerMetricsSource(db: Database, now: () => number = Date.now):
     const mail = mailBacklog(db);
     const age = (oldestAt: number | null) => (oldestAt === null ? 0 : Math.max(0, (now() - oldestAt) / 1000));
     return [
-      '# HELP agent_wallet_ledger_commits_total Ledger transactions committed (each an fsync with synchronous=FULL).',
+      '# HELP agent_wallet_ledger_commits_total Ledger transactions committed.',
       '# TYPE agent_wallet_ledger_commits_total counter',
       `agent_wallet_ledger_commits_total ${commitsOf(db)}`,
+      '# HELP agent_wallet_ledger_syncs_total WAL syncs by thread: on the event loop one per commit without the durability worker (synchronous=FULL), on the worker one per group of waiting effects.',
+      '# TYPE agent_wallet_ledger_syncs_total counter',
+      `agent_wallet_ledger_syncs_total{thread="event_loop"} ${durability === IMMEDIATE ? commitsOf(db) : 0}`,
+      `agent_wallet_ledger_syncs_total{thread="worker"} ${durability.stats.syncs}`,
+      '# HELP agent_wallet_ledger_durable_waits_total Effects (answers, broadcasts, webhooks, mails, payment headers) that waited for a sync.',
+      '# TYPE agent_wallet_ledger_durable_waits_total counter',
+      `agent_wallet_ledger_durable_waits_total ${durability.stats.waits}`,
+      '# HELP agent_wallet_ledger_checkpoints_total WAL checkpoints run by the durability worker.',
+      '# TYPE agent_wallet_ledger_checkpoints_total counter',
+      `agent_wallet_ledger_checkpoints_total ${durability.stats.checkpoints}`,
       '# HELP agent_wallet_transactions Transactions not finished yet, by status.',
       '# TYPE agent_wallet_transactions gauge',
       ...UNFINISHED_STATUSES.map((s) => `agent_wallet_transactions{status="${s}"} ${counts.get(s) ?? 0}`),

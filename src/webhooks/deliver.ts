@@ -75,6 +75,8 @@ interface Attempt {
 
 async function send(services: Services, outbound: Outbound, delivery: DeliveryRow, url: string, headers: Record<string, string>): Promise<Attempt> {
   try {
+    // A merchant acts on a webhook: it leaves only once the ledger that recorded the event is on the disk.
+    await services.durable();
     const res = await outbound.request(url, { method: 'POST', headers, body: delivery.payload, maxBytes: RESPONSE_CAP });
     const verdict = classifyDeliveryStatus(res.status);
     if (verdict === 'delivered') return { verdict, httpStatus: res.status, error: null };

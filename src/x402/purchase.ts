@@ -376,7 +376,7 @@ export async function confirm(services: Services, wallet: WalletRow, p: Purchase
   // Guard rails again before signing, with the host: x402_allowed_hosts needs it.
   applyRecheck(services, tx, p.host);
   tx = await ensureMessage(services, wallet, p, tx);
-  const init = startSigning(services, tx, wallet.server_key, commitments);
+  const init = await startSigning(services, tx, wallet.server_key, commitments);
   return {
     ...purchaseView(p, tx),
     signed: false,
@@ -390,8 +390,8 @@ export async function confirm(services: Services, wallet: WalletRow, p: Purchase
 }
 
 /** x402_sign_complete: the agent's share → the partially signed transaction, stored. */
-export function signComplete(services: Services, wallet: WalletRow, p: PurchaseRow, share: unknown, sessionId?: string) {
-  const result = completeSigning(services, p.transaction_id, wallet.address, wallet.server_key, share, {
+export async function signComplete(services: Services, wallet: WalletRow, p: PurchaseRow, share: unknown, sessionId?: string) {
+  const result = await completeSigning(services, p.transaction_id, wallet.address, wallet.server_key, share, {
     sessionId,
     recheck: (current) => refuseUnlessRailsAllow(services, current, p.host),
   });
@@ -592,6 +592,8 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
   const header = paymentHeader(Number(p.x402_version) as 1 | 2, (JSON.parse(p.requirements) as { resource?: unknown }).resource, JSON.parse(p.accepted), Buffer.from(tx.signed_tx).toString('base64'));
   let res;
   try {
+    // The payment header carries signed bytes the seller may broadcast: they leave only once stored on the disk.
+    await services.durable();
     res = await sendUpstream(outboundFor(services.config), request, PAID_MAX_BYTES, { [header.name]: header.value });
   } catch (err) {
     if (err instanceof OutboundError && !err.maybeSent) {

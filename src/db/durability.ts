@@ -1,0 +1,114 @@
+/**
+ * Durability off the event loop (DESIGN §5). The daemon's ledger runs in WAL mode with
+ * synchronous=NORMAL and no automatic checkpoint: a commit writes its frames to the WAL (the
+ * operating system holds them; a crashed process loses nothing) without waiting for the disk, and
+ * a worker thread (sync-worker.ts) fdatasyncs the WAL and checkpoints it. So the event loop never
+ * waits on the disk.
+ *
+ * One rule for every external effect — an HTTP answer, a broadcast, a webhook, a mail, a paid
+ * request's payment header: `await durable()` first. It resolves once an fdatasync that began
+ * after every change made so far has finished; effects waiting together share one sync (group
+ * commit). A power loss can then lose only commits whose effects never left.
+ *
+ * A database opened without it (the admin CLI, tests in memory) keeps synchronous=FULL, where a
+ * commit is durable when it returns: `durable()` is immediate there.
+ */
+import type { Database } from 'bun:sqlite';
+
+export interface Durability {
+  /** Undefined when everything committed so far is on the disk; else a promise that resolves when it is. */
+  durable(): Promise<void> | undefined;
+  /** Syncs finished, waits that needed one, checkpoints run by the worker, and syncs on the event loop (always 0 here). */
+  readonly stats: { syncs: number; waits: number; checkpoints: number; walBytes: number };
+  close(): Promise<void>;
+}
+
+/** For a database with synchronous=FULL: every commit is on the disk when it returns. */
+export const IMMEDIATE: Durability = {
+  durable: () => undefined,
+  stats: { syncs: 0, waits: 0, checkpoints: 0, walBytes: 0 },
+  close: () => Promise.resolve(),
+};
+
+/** Bun's Worker: the DOM type this project also loads lacks unref. */
+type BunWorker = Worker & { unref(): void };
+
+/** Switches `db` (opened from `path`) to syncs on a worker thread; see the module comment. */
+export function startDurability(db: Database, path: string, onFailure: (message: string) => void): Durability {
+  db.run('PRAGMA synchronous = NORMAL');
+  db.run('PRAGMA wal_autocheckpoint = 0');
+  // Every row changed through this connection so far, committed or not: its generation. Effects
+  // wait outside transactions, where all of it is committed.
+  const changes = db.query<{ n: number | bigint }, []>('SELECT total_changes() AS n');
+  const generation = () => Number(changes.get()!.n);
+
+  const worker = new Worker(new URL('./sync-worker.ts', import.meta.url).href) as BunWorker;
+  worker.unref();
+  worker.postMessage({ op: 'open', path });
+
+  const stats = { syncs: 0, waits: 0, checkpoints: 0, walBytes: 0 };
+  let synced = generation();
+  let inFlight = false;
+  let failed: Error | null = null;
+  let waiters: { gen: number; resolve: () => void; reject: (err: Error) => void }[] = [];
+  let closed: (() => void) | null = null;
+
+  const startSync = () => {
+    inFlight = true;
+    worker.postMessage({ op: 'sync', gen: generation() });
+  };
+
+  worker.onmessage = (event: MessageEvent<{ op: string; gen?: number; bytes?: number; error?: string }>) => {
+    const m = event.data;
+    if (m.op === 'checkpointed') {
+      stats.checkpoints++;
+      return;
+    }
+    if (m.op === 'closed') {
+      closed?.();
+      return;
+    }
+    inFlight = false;
+    if (m.op === 'failed') {
+      // The kernel may have dropped the pages it could not write: nothing may claim durability again.
+      failed = new Error(`the ledger could not be synced to disk: ${m.error}`);
+      onFailure(failed.message);
+      for (const w of waiters) w.reject(failed);
+      waiters = [];
+      return;
+    }
+    stats.syncs++;
+    stats.walBytes = m.bytes ?? 0;
+    synced = Math.max(synced, m.gen!);
+    const still: typeof waiters = [];
+    for (const w of waiters) {
+      if (w.gen <= synced) w.resolve();
+      else still.push(w);
+    }
+    waiters = still;
+    if (waiters.length) startSync();
+  };
+
+  return {
+    stats,
+    durable() {
+      if (failed) return Promise.reject(failed);
+      const gen = generation();
+      if (gen <= synced) return undefined;
+      stats.waits++;
+      return new Promise<void>((resolve, reject) => {
+        waiters.push({ gen, resolve, reject });
+        if (!inFlight) startSync();
+      });
+    },
+    close() {
+      return new Promise<void>((resolve) => {
+        closed = () => {
+          worker.terminate();
+          resolve();
+        };
+        worker.postMessage({ op: 'close' });
+      });
+    },
+  };
+}

@@ -1,0 +1,76 @@
+/** The ledger's durability worker: commits without the disk on the event loop, effects wait for one shared sync. */
+import { afterEach, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import { startDurability, type Durability } from '../../src/db/durability.ts';
+import { openDatabase } from '../../src/db/open.ts';
+import { tempDir } from '../helpers/services.ts';
+
+let open: { db: ReturnType<typeof openDatabase>; durability: Durability } | null = null;
+afterEach(async () => {
+  await open?.durability.close();
+  open?.db.close();
+  open = null;
+});
+
+function ledger() {
+  const path = join(tempDir('aw-durable-'), 'wallet.db');
+  const db = openDatabase(path, { network: 'simnet' });
+  const failures: string[] = [];
+  const durability = startDurability(db, path, (m) => failures.push(m));
+  db.run('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+  open = { db, durability };
+  return { db, durability, path, failures };
+}
+
+test('the event loop commits with synchronous=NORMAL and never checkpoints; syncs and checkpoints are the worker’s', () => {
+  const { db } = ledger();
+  expect(db.query('PRAGMA synchronous').get()).toEqual({ synchronous: 1n });
+  expect(db.query('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 0n });
+});
+
+test('an effect after a commit waits for a sync; with nothing new committed it does not wait', async () => {
+  const { db, durability } = ledger();
+  await durability.durable();
+  expect(durability.durable()).toBeUndefined();
+  db.transaction(() => db.query('INSERT INTO notes (body) VALUES (?)').run('one')).immediate();
+  const wait = durability.durable();
+  expect(wait).toBeInstanceOf(Promise);
+  await wait;
+  expect(durability.durable()).toBeUndefined();
+  expect(durability.stats.syncs).toBeGreaterThanOrEqual(1);
+});
+
+test('a hundred effects behind a hundred commits share two syncs (group commit), and all of them resolve', async () => {
+  const { db, durability } = ledger();
+  await durability.durable();
+  const before = { syncs: durability.stats.syncs, waits: durability.stats.waits };
+  const waits: Promise<void>[] = [];
+  for (let i = 0; i < 100; i++) {
+    db.transaction(() => db.query('INSERT INTO notes (body) VALUES (?)').run(`note ${i}`)).immediate();
+    waits.push(durability.durable()!);
+  }
+  await Promise.all(waits);
+  // The first sync covers the first commit (it began before the rest); the second covers all the others.
+  expect(durability.stats.syncs - before.syncs).toBe(2);
+  expect(durability.stats.waits - before.waits).toBe(100);
+  expect(durability.durable()).toBeUndefined();
+});
+
+test('a WAL past 4 MiB is checkpointed by the worker; the rows stay readable and survive a reopen', async () => {
+  const { db, durability, path } = ledger();
+  const body = 'x'.repeat(4096);
+  db.transaction(() => {
+    for (let i = 0; i < 1200; i++) db.query('INSERT INTO notes (body) VALUES (?)').run(body);
+  }).immediate();
+  await durability.durable();
+  const deadline = Date.now() + 5_000;
+  while (durability.stats.checkpoints === 0 && Date.now() < deadline) await Bun.sleep(10);
+  expect(durability.stats.checkpoints).toBe(1);
+  expect(db.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: 1200n });
+  await durability.close();
+  db.close();
+  open = null;
+  const again = openDatabase(path, { network: 'simnet' });
+  expect(again.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: 1200n });
+  again.close();
+});
