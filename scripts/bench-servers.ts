@@ -5,6 +5,7 @@
  *   bare        Bun.serve answering the ping JSON: the ceiling of the HTTP stack
  *   app         the full app (dispatcher, auth, rate limits, metrics, logs) on a file ledger
  *   raw-insert  Bun.serve inserting one row per request into SQLite with the ledger's durability
+ *               (the daemon's: synchronous=NORMAL, the answer waits for the worker's sync)
  *   world       the full app + claimed, funded agents, on the embedded simnet or (BENCH_EXTERNAL_RPC)
  *               on a simnet in another process
  *   simnet      a standalone simnet, so the chain's CPU is not the daemon's
@@ -16,6 +17,7 @@ import { Database } from 'bun:sqlite';
 import type { Address } from '@solana/kit';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/open.ts';
+import { startDurability } from '../src/db/durability.ts';
 import { buildServices } from '../src/daemon/services.ts';
 import { createApp } from '../src/api/app.ts';
 import { createLogger } from '../src/log.ts';
@@ -28,12 +30,16 @@ const PING = JSON.stringify({ success: true, data: { status: 'ok', version: '0.1
 async function appServices(rpcUrl?: string) {
   const config = loadConfig({ dataDir }, { AGENT_WALLET_RATE_LIMITS_PER_IP_PER_MINUTE: '100000000', AGENT_WALLET_RATE_LIMITS_PER_KEY_PER_MINUTE: '100000000' });
   if (rpcUrl) config.rpcUrl = rpcUrl;
-  const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'simnet' });
+  const path = join(dataDir, 'wallet.db');
+  const db = openDatabase(path, { network: 'simnet' });
+  // As the daemon runs it (src/daemon/serve.ts): syncs on a worker, effects wait for them.
+  const durability = startDurability(db, path, (message) => console.error(`bench: ${message}`));
   // Real logging cost, written to /dev/null rather than the terminal.
   const sink = Bun.file('/dev/null').writer();
   return buildServices({
     config,
     db,
+    durability,
     log: createLogger({ write: (l) => void sink.write(l) }),
     masterKey: loadMasterKey(dataDir),
     feePayer: loadFeePayer(dataDir, 'fee-payer.json'),
@@ -63,11 +69,12 @@ if (mode === 'bare') {
   app.listen({ port: 0, hostname: '127.0.0.1' });
   console.log(`READY ${app.server?.port}`);
 } else if (mode === 'raw-insert') {
-  const db = new Database(join(dataDir, 'raw.db'), { create: true, strict: true, safeIntegers: true });
+  const path = join(dataDir, 'raw.db');
+  const db = new Database(path, { create: true, strict: true, safeIntegers: true });
   db.run('PRAGMA busy_timeout = 5000');
   db.run('PRAGMA journal_mode = WAL');
-  db.run('PRAGMA synchronous = FULL');
   db.run('CREATE TABLE intents (id TEXT PRIMARY KEY, wallet TEXT NOT NULL, amount INTEGER NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT');
+  const durability = startDurability(db, path, (message) => console.error(`bench: ${message}`));
   const insert = db.query('INSERT INTO intents VALUES (?, ?, ?, ?, ?)');
   const server = Bun.serve({
     port: 0,
@@ -76,6 +83,7 @@ if (mode === 'bare') {
       const body = await req.text();
       const id = crypto.randomUUID();
       db.transaction(() => insert.run(id, 'wallet', 10_000n, body, Date.now())).immediate();
+      await durability.durable();
       return Response.json({ success: true, data: { transaction_id: id, status: 'pre_approved' } });
     },
   });
@@ -83,7 +91,6 @@ if (mode === 'bare') {
 } else if (mode === 'world') {
   const agents = Number(process.argv[3] ?? 16);
   const { startSimnet } = await import('../src/simnet/index.ts');
-  const { createRpcChainPort } = await import('../src/solana/port.ts');
   const { ApiClient } = await import('../src/client/api.ts');
   const { registerWallet } = await import('../src/client/register.ts');
   const { ensureOwner } = await import('../src/db/owners.ts');
@@ -92,14 +99,13 @@ if (mode === 'bare') {
   const external = process.env.BENCH_EXTERNAL_RPC;
   const simnet = external ? rpcFaucet(external) : await startSimnet({ port: 0, slotMs: 400 });
   const services = await appServices(simnet.url);
-  services.chain = createRpcChainPort(simnet.url);
   await simnet.airdrop(services.feePayer.address, 1_000_000_000_000n);
   await simnet.faucet(services.feePayer.address, 0n);
   // The ledger gauges and counters as the daemon serves them (the bench reads commits per payment).
   const { Metrics } = await import('../src/metrics.ts');
   const { ledgerMetricsSource } = await import('../src/ops/ledger-metrics.ts');
   const metrics = new Metrics();
-  metrics.addSource(ledgerMetricsSource(services.db));
+  metrics.addSource(ledgerMetricsSource(services.db, services.durability));
   const app = createApp(services, { metrics });
   app.listen({ port: 0, hostname: '127.0.0.1' });
   const url = `http://127.0.0.1:${app.server?.port}/v1`;

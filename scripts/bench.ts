@@ -5,23 +5,27 @@
  *
  *   ping         full app vs bare Bun.serve                                      goal ≥ 0.8
  *   pay intent   pay (guard rails, reservation, events, idempotency-free) vs a
- *                raw SQLite insert with the same durability; p99 at 200 req/s    goal ≥ 0.5, p99 ≤ 10 ms
+ *                raw SQLite insert with the same durability; p99 at 200 req/s    goal ≥ 1.0, p99 ≤ 10 ms
  *   payments/s   16 agents paying end to end on the fast path (pay with commitments, check,
  *                frost_sign_complete with submit and wait), the chain in its own process,
- *                vs the in-process FROST signing floor                            goal ≥ 100/s
+ *                vs the in-process FROST signing floor                            goal ≥ 250/s
  *   daemon CPU   the daemon process's CPU (/proc/<pid>/stat) per payment over that run, its idle
- *                CPU over the same time taken off, in plain noble Ed25519 signatures of this run
- *                                                                                 goal ≤ 10 ms, ≤ 25 signatures
+ *                CPU over the same time taken off, in plain noble Ed25519 signatures of this run;
+ *                with 16 agents in this process, and with 4 CLI agents (`agent-wallet pay` processes)
+ *                                                                                 goal ≤ 5 ms (16), ≤ 10 ms (4 CLI)
+ *   commits      the daemon's ledger commits per payment (/metrics)              goal ≤ 2
+ *   syncs        WAL syncs per payment by thread (/metrics), and fsync/fdatasync calls counted
+ *                by strace on the daemon's event-loop thread while agents pay    goal 0 on the event loop
  *   round trips  the daemon's /metrics request counters per payment               goal 2
  *   agent CPU    this process's FROST + message check per payment                 goal ≤ 5 ms
- *   ping p99     from another process while 16 agents pay vs the same daemon idle
+ *   ping p99     from another process while 16 agents pay vs the same daemon idle goal ≤ 10 ms and ≤ 5× idle
  *   FROST        the server's and the agent's signing work per signature on our path vs noble's
  *                `ed25519_FROST` API, and in plain noble Ed25519 signatures       goal ≤ 25 signatures, agent ≤ 5 ms
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { ApiClient } from '../src/client/api.ts';
 import { AgentRound, checkMessage, completePay, type RoundAnswer } from '../src/client/sign.ts';
-import type { ProfileData } from '../src/client/profile.ts';
+import { ProfileStore, type ProfileData } from '../src/client/profile.ts';
 import { ed25519, ed25519_FROST } from '@noble/curves/ed25519.js';
 import { AGENT_ID, aggregate, commit, commitmentList, decodeCommitments, encodeCommitments, SERVER_ID, signShare } from '../src/frost/index.ts';
 import { dkgPair } from '../test/frost/helpers.ts';
@@ -189,7 +193,7 @@ async function benchPayments(): Promise<void> {
       const i = n++;
       return post(url + '/bot', payBody(i), auth(i));
     });
-    report('pay intents req/s (pay / raw insert)', payMax.rps, rawMax.rps, 0.5, 'req/s', `raw p99 ${rawMax.p99.toFixed(2)} ms`);
+    report('pay intents req/s (pay / raw insert)', payMax.rps, rawMax.rps, 1, 'req/s', `raw p99 ${rawMax.p99.toFixed(2)} ms`);
     rows.push(`${'pay intent latency at 200 req/s'.padEnd(34)} p50 ${payAt200.p50.toFixed(2)} ms, p99 ${payAt200.p99.toFixed(2)} ms (goal p99 ≤ 10 ms: ${payAt200.p99 <= 10 ? 'met' : 'NOT MET'})`);
 
     // End to end on the fast path, as the CLI pays: pay with the agent's commitments, check the
@@ -211,6 +215,7 @@ async function benchPayments(): Promise<void> {
     const idleRate = (cpuMs(world.pid) - idleCpu) / (performance.now() - idleStart);
     const requestsBefore = await botRequests(url);
     const commitsBefore = await ledgerCommits(url);
+    const syncsBefore = await ledgerSyncs(url);
     const cpuBefore = cpuMs(world.pid);
     const agentBefore = process.cpuUsage();
     const runStart = performance.now();
@@ -220,9 +225,12 @@ async function benchPayments(): Promise<void> {
     const agentProcess = process.cpuUsage(agentBefore);
     const roundTrips = ((await botRequests(url)) - requestsBefore) / e2e.count;
     const commits = ((await ledgerCommits(url)) - commitsBefore) / e2e.count;
+    const syncsAfter = await ledgerSyncs(url);
     const signatures = daemonCpu / plainSignatureMs;
-    rows.push(`${'daemon CPU per payment'.padEnd(34)} ${daemonCpu.toFixed(2)} ms = ${signatures.toFixed(1)} plain noble Ed25519 signatures (one ${plainSignatureMs.toFixed(2)} ms, this run); idle ${(idleRate * 1000).toFixed(1)} ms/s taken off; ${e2e.count} payments; goal ≤ 10 ms: ${daemonCpu <= 10 ? 'met' : 'NOT MET'}, ≤ 25: ${signatures <= 25 ? 'met' : 'NOT MET'}`);
+    rows.push(`${'daemon CPU per payment (16 agents)'.padEnd(34)} ${daemonCpu.toFixed(2)} ms = ${signatures.toFixed(1)} plain noble Ed25519 signatures (one ${plainSignatureMs.toFixed(2)} ms, this run); idle ${(idleRate * 1000).toFixed(1)} ms/s taken off; ${e2e.count} payments; goal ≤ 5 ms: ${daemonCpu <= 5 ? 'met' : 'NOT MET'}, ≤ 25: ${signatures <= 25 ? 'met' : 'NOT MET'}`);
     rows.push(`${'ledger commits per payment'.padEnd(34)} ${commits.toFixed(2)} (all of the daemon's commits while paying: intents, signing, completions, jobs; /metrics; goal ≤ 2: ${commits <= 2 ? 'met' : 'NOT MET'})`);
+    const perPayment = (thread: 'event_loop' | 'worker') => (syncsAfter[thread] - syncsBefore[thread]) / e2e.count;
+    rows.push(`${'WAL syncs per payment'.padEnd(34)} event loop ${perPayment('event_loop').toFixed(2)}, worker ${perPayment('worker').toFixed(2)} (/metrics; goal 0 on the event loop: ${perPayment('event_loop') === 0 ? 'met' : 'NOT MET'})`);
     rows.push(`${'round trips per payment'.padEnd(34)} ${roundTrips.toFixed(2)} (daemon /metrics request counters; goal 2: ${roundTrips <= 2 ? 'met' : 'NOT MET'})`);
     rows.push(`${'bench process CPU per payment'.padEnd(34)} ${((agentProcess.user + agentProcess.system) / 1000 / e2e.count).toFixed(2)} ms (16 agents' FROST, checks, HTTP client and JSON)`);
     await benchAgentWork(apis[0]!, profiles[0]!, recipient(0));
@@ -232,7 +240,10 @@ async function benchPayments(): Promise<void> {
     const busyPing = pingProbe(url, SECONDS);
     const whilePinged = await closedLoop(SECONDS, 16, payOnce);
     const busy = await busyPing;
-    rows.push(`${'ping p99 while 16 agents pay'.padEnd(34)} ${busy.p99.toFixed(2)} ms (p50 ${busy.p50.toFixed(2)} ms); same daemon idle: p99 ${idlePing.p99.toFixed(2)} ms; ${whilePinged.rps.toFixed(1)} payments/s meanwhile`);
+    const pingGoal = busy.p99 <= 10 && busy.p99 <= 5 * idlePing.p99;
+    rows.push(`${'ping p99 while 16 agents pay'.padEnd(34)} ${busy.p99.toFixed(2)} ms (p50 ${busy.p50.toFixed(2)} ms); same daemon idle: p99 ${idlePing.p99.toFixed(2)} ms (${(busy.p99 / idlePing.p99).toFixed(1)}×); ${whilePinged.rps.toFixed(1)} payments/s meanwhile; goal ≤ 10 ms and ≤ 5× idle: ${pingGoal ? 'met' : 'NOT MET'}`);
+    rows.push(await eventLoopFsyncs(world.pid, () => closedLoop(2, 16, payOnce)));
+    rows.push(await cliAgents(world.pid, url, profiles.slice(0, 4), recipient));
     // The floor: one full two-party signing round (both parties' commit, signShare, aggregate) in one process, on our path.
     const { secretShares, public: pub } = ed25519_FROST.trustedDealer({ min: 2, max: 2 });
     const ids = Object.keys(secretShares);
@@ -243,7 +254,7 @@ async function benchPayments(): Promise<void> {
       const shares = Object.fromEntries(ids.map((id, i) => [id, rfc9591.signShare(secretShares[id]!, pub, c[i]!.nonces, list, msg)]));
       rfc9591.aggregate(pub, list, msg, shares);
     });
-    report('payments/s end to end (16 agents)', e2e.rps, floor.rps, 0, '/s', `vs in-process FROST floor ${floor.rps.toFixed(0)} rounds/s; goal ≥ 100/s: ${e2e.rps >= 100 ? 'met' : 'NOT MET'}; p50 ${e2e.p50.toFixed(0)} ms`);
+    report('payments/s end to end (16 agents)', e2e.rps, floor.rps, 0, '/s', `vs in-process FROST floor ${floor.rps.toFixed(0)} rounds/s; goal ≥ 250/s: ${e2e.rps >= 250 ? 'met' : 'NOT MET'}; p50 ${e2e.p50.toFixed(0)} ms`);
   } finally {
     raw.kill();
     world.kill();
@@ -265,6 +276,64 @@ function cpuMs(pid: number): number {
 async function ledgerCommits(url: string): Promise<number> {
   const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
   return Number(/^agent_wallet_ledger_commits_total (\d+)$/m.exec(text)?.[1] ?? NaN);
+}
+
+/** The daemon's WAL syncs so far by thread, from its /metrics. */
+async function ledgerSyncs(url: string): Promise<{ event_loop: number; worker: number }> {
+  const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
+  const of = (thread: string) => Number(new RegExp(`^agent_wallet_ledger_syncs_total\\{thread="${thread}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { event_loop: of('event_loop'), worker: of('worker') };
+}
+
+/**
+ * The fsync and fdatasync calls of the daemon's threads while agents pay, counted by strace (the
+ * system calls themselves, not our counters): the event loop's (its thread id is the process id)
+ * and the others'. strace slows the daemon, so this run is separate from the timed ones.
+ */
+async function eventLoopFsyncs(pid: number, pay: () => Promise<Result>): Promise<string> {
+  const name = 'fsyncs while paying (strace)'.padEnd(34);
+  if (Bun.spawnSync(['which', 'strace']).exitCode !== 0) return `${name} strace is not installed: not measured`;
+  const out = `${process.env.TMPDIR ?? '/tmp'}/aw-bench-strace-${process.pid}`;
+  const strace = Bun.spawn(['strace', '-f', '-qq', '-e', 'trace=fsync,fdatasync', '-p', String(pid), '-o', out], { stdout: 'ignore', stderr: 'pipe' });
+  await Bun.sleep(500);
+  if (strace.exitCode !== null) return `${name} strace could not attach (${(await new Response(strace.stderr).text()).trim()}): not measured`;
+  const paid = await pay();
+  strace.kill('SIGINT');
+  await strace.exited;
+  const lines = readFileSync(out, 'utf8').split('\n').filter((l) => /\b(fsync|fdatasync)\(/.test(l));
+  rmSync(out, { force: true });
+  const onLoop = lines.filter((l) => Number(l.split(' ')[0]) === pid).length;
+  return `${name} event loop ${onLoop}, other threads ${lines.length - onLoop}, over ${paid.count} payments (goal 0 on the event loop: ${onLoop === 0 ? 'met' : 'NOT MET'})`;
+}
+
+/**
+ * The daemon's CPU per payment when 4 agents pay through the CLI (`agent-wallet pay`, one process a
+ * payment, as a shell script or an LLM tool would): a low rate, where the per-second costs show.
+ */
+async function cliAgents(pid: number, url: string, profiles: ProfileData[], recipient: (i: number) => string): Promise<string> {
+  const main = new URL('../src/main.ts', import.meta.url).pathname;
+  const homes = profiles.map((p, i) => {
+    const home = mkdtempSync(`${process.env.TMPDIR ?? '/tmp'}/aw-bench-cli-`);
+    new ProfileStore(home).save('default', { ...p, server_url: url }, { overwrite: true });
+    return { home, to: recipient(i) };
+  });
+  const payOnce = async (i: number) => {
+    const { home, to } = homes[i]!;
+    const proc = Bun.spawn([process.execPath, main, 'pay', to, '0.01', '--json'], { env: { ...process.env, AGENT_WALLET_HOME: home }, stdout: 'pipe', stderr: 'pipe' });
+    const [code, stdout] = await Promise.all([proc.exited, new Response(proc.stdout).text()]);
+    if (code !== 0) throw new Error(`agent-wallet pay exited ${code}: ${stdout.slice(0, 300)}`);
+  };
+  await closedLoop(1, homes.length, payOnce);
+  const idleCpu = cpuMs(pid);
+  const idleStart = performance.now();
+  await Bun.sleep(SECONDS * 1000);
+  const idleRate = (cpuMs(pid) - idleCpu) / (performance.now() - idleStart);
+  const before = cpuMs(pid);
+  const start = performance.now();
+  const run = await closedLoop(SECONDS * 2, homes.length, payOnce);
+  const perPayment = (cpuMs(pid) - before - idleRate * (performance.now() - start)) / run.count;
+  for (const { home } of homes) rmSync(home, { recursive: true, force: true });
+  return `${'daemon CPU per payment (4 CLI)'.padEnd(34)} ${perPayment.toFixed(2)} ms; ${run.count} payments at ${run.rps.toFixed(1)}/s; idle ${(idleRate * 1000).toFixed(1)} ms/s taken off; goal ≤ 10 ms: ${perPayment <= 10 ? 'met' : 'NOT MET'}`;
 }
 
 /** The daemon's /bot requests so far, all actions and statuses, from its /metrics. */

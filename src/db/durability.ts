@@ -30,8 +30,8 @@ export const IMMEDIATE: Durability = {
   close: () => Promise.resolve(),
 };
 
-/** Bun's Worker: the DOM type this project also loads lacks unref. */
-type BunWorker = Worker & { unref(): void };
+/** Bun's Worker: the DOM type this project also loads lacks ref and unref. */
+type BunWorker = Worker & { ref(): void; unref(): void };
 
 /** Switches `db` (opened from `path`) to syncs on a worker thread; see the module comment. */
 export function startDurability(db: Database, path: string, onFailure: (message: string) => void): Durability {
@@ -103,7 +103,11 @@ export function startDurability(db: Database, path: string, onFailure: (message:
     },
     close() {
       return new Promise<void>((resolve) => {
+        // Held open until the worker has closed its connection (or, stuck in a checkpoint, for 5 s at most).
+        worker.ref();
+        const timer = setTimeout(() => closed?.(), 5_000);
         closed = () => {
+          clearTimeout(timer);
           worker.terminate();
           resolve();
         };
