@@ -294,7 +294,7 @@ async function eventLoopFsyncs(pid: number, pay: () => Promise<Result>): Promise
   const name = 'fsyncs while paying (strace)'.padEnd(34);
   if (Bun.spawnSync(['which', 'strace']).exitCode !== 0) return `${name} strace is not installed: not measured`;
   const out = `${process.env.TMPDIR ?? '/tmp'}/aw-bench-strace-${process.pid}`;
-  const strace = Bun.spawn(['strace', '-f', '-qq', '-e', 'trace=fsync,fdatasync', '-p', String(pid), '-o', out], { stdout: 'ignore', stderr: 'pipe' });
+  const strace = Bun.spawn(['strace', '-f', '-qq', '-y', '-e', 'trace=fsync,fdatasync', '-p', String(pid), '-o', out], { stdout: 'ignore', stderr: 'pipe' });
   await Bun.sleep(500);
   if (strace.exitCode !== null) return `${name} strace could not attach (${(await new Response(strace.stderr).text()).trim()}): not measured`;
   const paid = await pay();
@@ -302,8 +302,15 @@ async function eventLoopFsyncs(pid: number, pay: () => Promise<Result>): Promise
   await strace.exited;
   const lines = readFileSync(out, 'utf8').split('\n').filter((l) => /\b(fsync|fdatasync)\(/.test(l));
   rmSync(out, { force: true });
-  const onLoop = lines.filter((l) => Number(l.split(' ')[0]) === pid).length;
-  return `${name} event loop ${onLoop}, other threads ${lines.length - onLoop}, over ${paid.count} payments (goal 0 on the event loop: ${onLoop === 0 ? 'met' : 'NOT MET'})`;
+  const loopLines = lines.filter((l) => Number(l.split(' ')[0]) === pid);
+  // Which files the event loop synced (strace -y names each descriptor's path).
+  const files = new Map<string, number>();
+  for (const l of loopLines) {
+    const file = /<([^>]*)>/.exec(l)?.[1]?.split('/').pop() ?? '?';
+    files.set(file, (files.get(file) ?? 0) + 1);
+  }
+  const which = [...files].map(([f, n]) => `${f} ${n}`).join(', ');
+  return `${name} event loop ${loopLines.length}${which ? ` (${which})` : ''}, other threads ${lines.length - loopLines.length}, over ${paid.count} payments (goal 0 on the event loop: ${loopLines.length === 0 ? 'met' : 'NOT MET'})`;
 }
 
 /**

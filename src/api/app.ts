@@ -11,6 +11,7 @@ import type { Endpoint } from '../contract/action.ts';
 import type { Services } from '../services.ts';
 import { dispatch, type DispatchDeps } from './dispatch.ts';
 import { Turns } from './turns.ts';
+import { IdempotencyClaims } from './idempotency-claims.ts';
 
 /** State-changing calls that may wait for their turn at once by default. */
 const TURNS_QUEUE_LIMIT = 256;
@@ -56,6 +57,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     metrics,
     unclaimedDetails: (walletId) => claimDetails(services, walletId),
     turns,
+    claims: new IdempotencyClaims(),
   };
 
   const clientIp = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null): string =>

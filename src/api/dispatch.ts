@@ -18,7 +18,8 @@ import { errorResponse, JSON_TYPE, successResponse } from './respond.ts';
 import type { Metrics } from '../metrics.ts';
 import { ChainRejectedError, ChainUnavailableError } from '../solana/errors.ts';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { claimIdempotencyKey, isRecorded, recordIdempotentResponse, releaseIdempotencyKey } from '../db/idempotency.ts';
+import { isRecorded, recordIdempotentResponse } from '../db/idempotency.ts';
+import type { IdempotencyClaims } from './idempotency-claims.ts';
 import { principalKey } from '../domain/principal.ts';
 import { toJson } from './respond.ts';
 import { restoringError } from '../ops/restore-state.ts';
@@ -34,6 +35,8 @@ export interface DispatchDeps {
   unclaimedDetails: (walletId: string) => Record<string, unknown>;
   /** Admission of state-changing calls: one a turn of the event loop, a bounded queue (turns.ts). */
   turns?: Turns;
+  /** The idempotency keys of requests running now (idempotency-claims.ts). */
+  claims: IdempotencyClaims;
 }
 
 export interface IncomingCall {
@@ -205,7 +208,7 @@ function classifyUnknown(err: unknown): AppError | null {
   return null;
 }
 
-/** A crashed request's claim is taken over after this long (its change, if any, recorded the response). */
+/** A claim row an earlier version wrote for a request that crashed is taken over after this long. */
 const STALE_CLAIM_MS = 60_000;
 
 function idempotencyKey(headers: Headers): string | null {
@@ -230,11 +233,12 @@ async function runIdempotent(
   entry: RegisteredAction,
   base: Omit<ActionContext, 'idempotency'>,
   params: Record<string, unknown>,
-  scope: { principal: string; action: string; key: string },
+  scope: { principal: string; action: string; key: string; hash: Uint8Array; now: number },
   headers: Record<string, string>,
 ): Promise<Response> {
   const { db } = deps.services;
   try {
+    // The handler records its answer inside the transaction that makes its change (one commit).
     const data = await entry.handler({ ...base, idempotency: { key: scope.key, record: (d) => recordIdempotentResponse(db, scope, 200, toJson({ success: true, data: d })) } }, params);
     const body = toJson({ success: true, data });
     if (!isRecorded(db, scope)) db.transaction(() => recordIdempotentResponse(db, scope, 200, body)).immediate();
@@ -246,8 +250,9 @@ async function runIdempotent(
       db.transaction(() => recordIdempotentResponse(db, scope, err.status, toJson(err.toEnvelope()))).immediate();
       return res;
     }
-    db.transaction(() => releaseIdempotencyKey(db, scope)).immediate();
     throw err;
+  } finally {
+    deps.claims.release(scope);
   }
 }
 
@@ -283,8 +288,8 @@ export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<
     const valid = validateParams(entry, params, isGet);
     const idem = entry.contract.idempotent ? idempotencyKey(call.request.headers) : null;
     if (idem) {
-      const scope = { principal: principalKey(principal), action: entry.name, key: idem };
-      const claim = claimIdempotencyKey(services.db, { ...scope, hash: requestHash(entry, valid), now: services.now().getTime(), staleMs: STALE_CLAIM_MS });
+      const scope = { principal: principalKey(principal), action: entry.name, key: idem, hash: requestHash(entry, valid), now: services.now().getTime() };
+      const claim = deps.claims.claim(services.db, scope, scope.hash, scope.now, STALE_CLAIM_MS);
       if (claim.state === 'replay') {
         response = new Response(claim.response, { status: claim.status, headers: { 'Content-Type': JSON_TYPE, 'Idempotent-Replayed': 'true', ...baseHeaders } });
       } else if (claim.state === 'conflict') {

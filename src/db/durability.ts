@@ -44,7 +44,7 @@ export function startDurability(db: Database, path: string, onFailure: (message:
 
   const worker = new Worker(new URL('./sync-worker.ts', import.meta.url).href) as BunWorker;
   worker.unref();
-  worker.postMessage({ op: 'open', path });
+  worker.postMessage({ op: 'open', path, gen: generation() });
 
   const stats = { syncs: 0, waits: 0, checkpoints: 0, walBytes: 0 };
   let synced = generation();

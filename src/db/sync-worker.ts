@@ -1,18 +1,28 @@
 /**
- * The ledger's disk thread (durability.ts): fdatasyncs the WAL when asked, and checkpoints it when
- * it has grown, through its own connection — so neither the sync of a commit nor a checkpoint's
- * syncs ever run on the event loop. Answers each sync with the generation it covered, or the error.
+ * The ledger's disk thread (durability.ts): fdatasyncs the WAL when asked, and checkpoints it
+ * through its own connection — so neither the sync of a commit nor a checkpoint's syncs run on the
+ * event loop. Answers each sync with the generation it covered, or the error.
+ *
+ * After a checkpoint has copied the whole WAL into the database, the next write starts the WAL
+ * over and syncs its new header (SQLite does, whatever `synchronous` says, so that a reordered
+ * write cannot corrupt the file). This thread tries to make that write itself — a no-op rewrite of
+ * the header's application_id — so the header's sync happens here; when the event loop writes
+ * first, that one sync is the event loop's. Checkpoints are rare for that reason: one per
+ * CHECKPOINT_ROWS rows written, or after a quiet minute.
  */
 import { Database } from 'bun:sqlite';
 import { closeSync, fdatasyncSync, fstatSync, openSync, writeFileSync } from 'node:fs';
 
 declare const self: Worker;
 
-/** A checkpoint runs after a sync that found the WAL at least this large (SQLite's own default, 1000 pages of 4 KiB). */
-const CHECKPOINT_BYTES = 4 * 1024 * 1024;
+/** A checkpoint follows the sync that finds this many rows written since the last one (a few MiB of WAL)… */
+const CHECKPOINT_ROWS = 10_000;
+/** …or this long after the last one, when anything was written. */
+const CHECKPOINT_IDLE_MS = 60_000;
 
 let db: Database | null = null;
 let walPath = '';
+let lastCheckpoint = { at: Date.now(), gen: 0 };
 
 /**
  * For the power-loss test only: after each sync, the WAL's length that sync made durable is
@@ -44,10 +54,25 @@ function syncWal(): number {
   }
 }
 
-self.onmessage = (event: MessageEvent<{ op: 'open'; path: string } | { op: 'sync'; gen: number } | { op: 'close' }>) => {
+/** PASSIVE: copies what no reader still needs and never waits for the writer; then starts the WAL over, here. */
+function checkpoint(conn: Database): void {
+  const done = conn.query<{ busy: number; log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').get();
+  if (!done || done.busy !== 0 || done.log <= 0 || done.checkpointed !== done.log) return;
+  try {
+    conn.transaction(() => {
+      const { application_id } = conn.query<{ application_id: number }, []>('PRAGMA application_id').get()!;
+      conn.run(`PRAGMA application_id = ${Number(application_id)}`);
+    }).immediate();
+  } catch {
+    // The event loop is writing: its write starts the WAL over this time.
+  }
+}
+
+self.onmessage = (event: MessageEvent<{ op: 'open'; path: string; gen: number } | { op: 'sync'; gen: number } | { op: 'close' }>) => {
   const m = event.data;
   if (m.op === 'open') {
     walPath = `${m.path}-wal`;
+    lastCheckpoint.gen = m.gen;
     db = new Database(m.path);
     db.run('PRAGMA busy_timeout = 5000');
     // Everything before the switch was committed with synchronous=FULL: on the disk already.
@@ -63,9 +88,10 @@ self.onmessage = (event: MessageEvent<{ op: 'open'; path: string } | { op: 'sync
   try {
     const bytes = syncWal();
     self.postMessage({ op: 'synced', gen: m.gen, bytes });
-    // PASSIVE: copies what no reader still needs, never waits for the writer; its syncs happen here.
-    if (bytes >= CHECKPOINT_BYTES && db) {
-      db.run('PRAGMA wal_checkpoint(PASSIVE)');
+    const written = m.gen - lastCheckpoint.gen;
+    if (db && (written >= CHECKPOINT_ROWS || (written > 0 && Date.now() - lastCheckpoint.at >= CHECKPOINT_IDLE_MS))) {
+      lastCheckpoint = { at: Date.now(), gen: m.gen };
+      checkpoint(db);
       self.postMessage({ op: 'checkpointed' });
     }
   } catch (err) {

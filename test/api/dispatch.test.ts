@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { Type as T } from '@sinclair/typebox';
 import { createApp } from '../../src/api/app.ts';
 import { dispatch, type DispatchDeps } from '../../src/api/dispatch.ts';
+import { IdempotencyClaims } from '../../src/api/idempotency-claims.ts';
 import { Metrics } from '../../src/metrics.ts';
 import { RateLimiter } from '../../src/api/rate-limit.ts';
 import { buildTable, implement } from '../../src/actions/registry.ts';
@@ -176,7 +177,7 @@ describe('unexpected errors', () => {
         },
       },
     );
-    const deps: DispatchDeps = { services: s, table: buildTable([crashing]), limiter: new RateLimiter(60_000), metrics: new Metrics(), unclaimedDetails: () => ({}) };
+    const deps: DispatchDeps = { services: s, table: buildTable([crashing]), limiter: new RateLimiter(60_000), metrics: new Metrics(), unclaimedDetails: () => ({}), claims: new IdempotencyClaims() };
     const { response } = await dispatch(deps, {
       endpoint: 'bot',
       request: new Request('http://localhost/v1/bot', { method: 'POST', body: '{"action":"crash"}' }),
@@ -205,7 +206,7 @@ describe('unexpected errors', () => {
         },
       },
     );
-    const deps: DispatchDeps = { services: s, table: buildTable([refused]), limiter: new RateLimiter(60_000), metrics: new Metrics(), unclaimedDetails: () => ({}) };
+    const deps: DispatchDeps = { services: s, table: buildTable([refused]), limiter: new RateLimiter(60_000), metrics: new Metrics(), unclaimedDetails: () => ({}), claims: new IdempotencyClaims() };
     const { response } = await dispatch(deps, {
       endpoint: 'bot',
       request: new Request('http://localhost/v1/bot', { method: 'POST', body: '{"action":"refused"}' }),

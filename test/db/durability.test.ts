@@ -56,21 +56,26 @@ test('a hundred effects behind a hundred commits share two syncs (group commit),
   expect(durability.durable()).toBeUndefined();
 });
 
-test('a WAL past 4 MiB is checkpointed by the worker; the rows stay readable and survive a reopen', async () => {
+test('ten thousand rows written are checkpointed by the worker; the rows stay readable and survive a reopen', async () => {
   const { db, durability, path } = ledger();
-  const body = 'x'.repeat(4096);
+  const body = 'x'.repeat(400);
   db.transaction(() => {
-    for (let i = 0; i < 1200; i++) db.query('INSERT INTO notes (body) VALUES (?)').run(body);
+    for (let i = 0; i < 9_000; i++) db.query('INSERT INTO notes (body) VALUES (?)').run(body);
+  }).immediate();
+  await durability.durable();
+  expect(durability.stats.checkpoints).toBe(0);
+  db.transaction(() => {
+    for (let i = 0; i < 1_500; i++) db.query('INSERT INTO notes (body) VALUES (?)').run(body);
   }).immediate();
   await durability.durable();
   const deadline = Date.now() + 5_000;
   while (durability.stats.checkpoints === 0 && Date.now() < deadline) await Bun.sleep(10);
   expect(durability.stats.checkpoints).toBe(1);
-  expect(db.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: 1200n });
+  expect(db.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: 10_500n });
   await durability.close();
   db.close();
   open = null;
   const again = openDatabase(path, { network: 'simnet' });
-  expect(again.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: 1200n });
+  expect(again.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: 10_500n });
   again.close();
 });
