@@ -7,13 +7,15 @@ import { effectiveStatus } from '../earning/paylinks.ts';
 import { appendEvent } from '../db/events.ts';
 import { findByUsername } from '../db/directory.ts';
 import { markFeedRead, readFeed } from './feed.ts';
-import { getWalletTx, listTxs, moveTx, type TxRow, type TxType } from '../db/transactions.ts';
+import { getTx, getWalletTx, listTxs, moveTx, type TxRow, type TxType } from '../db/transactions.ts';
 import { closeOpenSessions } from '../db/sign-sessions.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { completeSigning, prepareRound, recordRound, startSigning, type PreparedRound, type SignInitResult } from '../frost/coordinator-sign.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
-import { assertAffordable, createIntent, decideIntent, quote, setupHeldQuote } from '../payments/intent.ts';
-import { ensureMessage, treasuryOf } from '../payments/message.ts';
+import { assertAffordable, createIntent, decideIntent, quote, setupHeldQuote, type Quote } from '../payments/intent.ts';
+import { buildMessage, ensureMessage, storeMessage, treasuryOf } from '../payments/message.ts';
+import { recipientAccountExists } from '../payments/recipient-account.ts';
+import { newId } from '../contract/ids.ts';
 import { applyRecheck, refuseUnlessRailsAllow } from '../payments/recheck.ts';
 import { isSolanaAddress, resolveRecipient } from '../payments/recipient.ts';
 import { accountCreatedElsewhere } from '../payments/recipient-account.ts';
@@ -97,7 +99,11 @@ export async function confirmTx(services: Services, walletAddress: string, tx: T
     assertPaylinkStillOpen(services, tx);
     applyRecheck(services, tx);
   }
-  const ready = await ensureMessage(services, walletAddress, tx, withNewMessage);
+  return confirmAnswer(services, await ensureMessage(services, walletAddress, tx, withNewMessage));
+}
+
+/** The confirm answer for a transaction with a current message. */
+function confirmAnswer(services: Services, ready: TxRow) {
   if (!ready.message) throw new AppError('INTERNAL_ERROR', 'No message was built.');
   return {
     transaction_id: ready.transaction_id,
@@ -137,6 +143,11 @@ export async function confirmAndOpenRound(services: Services, wallet: { wallet_i
   });
   if (confirmed.signed) return confirmed;
   round ??= services.db.transaction(() => recordRound(services, prepared, ownTx(services, wallet.wallet_id, tx.transaction_id, SIGNABLE_TYPES))).immediate();
+  return withOpenRound(confirmed, round);
+}
+
+/** A confirm answer with the round opened for it. */
+function withOpenRound<T extends object>(confirmed: T, round: SignInitResult) {
   return {
     ...confirmed,
     // The bytes the session is bound to (a concurrent confirm may have rebuilt an expired message).
@@ -146,6 +157,18 @@ export async function confirmAndOpenRound(services: Services, wallet: { wallet_i
     sign_expires_at: round.expires_at,
     next_step: 'check the message, then frost_sign_complete with your share for these commitments (submit: true sends it)',
   };
+}
+
+/**
+ * The message of a pay with commitments, built before its intent so that intent, message and
+ * round commit together: only to a token account that exists (nothing to create, no setup fee),
+ * under the id the intent will take. Null when the message must wait for confirm.
+ */
+async function earlyMessage(services: Services, wallet: { address: string }, to: Address, amount: bigint, q: Quote, reference: string | undefined) {
+  if (q.setupFee !== 0n || !(await recipientAccountExists(services, to, services.config.usdcMint as Address))) return null;
+  const transactionId = newId('transaction');
+  const built = await buildMessage(services, wallet.address, { transactionId, toAddress: to, amount, fee: q.fee, createAccount: false, references: [], reference: reference ?? null, price: (estimate) => estimate });
+  return { transactionId, fee: q.fee, built };
 }
 
 /**
@@ -239,15 +262,24 @@ export const paymentActions = implement(PAYMENTS, {
     };
     checkReference();
     const q = await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment');
+    const early = agent ? await earlyMessage(ctx.services, wallet, recipient.address, amount, q, p.reference) : null;
+    let round: SignInitResult | null = null;
     const tx = ctx.services.db
       .transaction(() => {
         checkReference();
-        const row = createIntent(ctx.services, { wallet, type: 'payment', category: recipient.category, recipient, quote: q, note: p.note, reference: p.reference, idempotencyKey: ctx.idempotency?.key });
+        const row = createIntent(ctx.services, { wallet, type: 'payment', category: recipient.category, recipient, quote: q, note: p.note, reference: p.reference, idempotencyKey: ctx.idempotency?.key, transactionId: early?.transactionId });
+        // The idempotent answer is the intent alone: a replay opens no second round.
         ctx.idempotency?.record(txView(row));
-        return row;
+        // The fast path in one commit: the intent, its message and the round (guard rails were decided just now, in this transaction).
+        if (!early || !agent || row.status !== 'pre_approved' || row.fee !== early.fee || row.setup_fee !== 0n) return row;
+        storeMessage(ctx.services, row.transaction_id, early.built);
+        const stored = getTx(ctx.services.db, row.transaction_id)!;
+        round = recordRound(ctx.services, agent, stored);
+        return stored;
       })
       .immediate();
     crashPoint('intent_committed');
+    if (round) return withOpenRound({ ...txView(tx), ...confirmAnswer(ctx.services, tx) }, round);
     return withRound(ctx.services, wallet, txView(tx), agent);
   },
 

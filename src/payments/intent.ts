@@ -56,6 +56,8 @@ export interface IntentInput {
   paymentRequestId?: string;
   host?: string;
   idempotencyKey?: string;
+  /** The id to create it under (the fast path built its message, memo included, before the row). */
+  transactionId?: string;
 }
 
 /** What the wallet can still spend: on-chain balance minus outgoing money not yet settled. */
@@ -109,7 +111,7 @@ export function createIntent(services: Services, intentInput: IntentInput): TxRo
   const input = { ...intentInput, quote: setupHeldQuote(services, intentInput.wallet.wallet_id, intentInput.recipient.address, intentInput.quote) };
   assertAffordable(services, input.wallet, input.quote);
   const decision = decideIntent(services, input, nowDate);
-  const id = newId('transaction');
+  const id = input.transactionId ?? newId('transaction');
   const approvalId = decision.outcome === 'awaiting_approval' ? newId('approval') : null;
   insertTx(db, {
     transaction_id: id,

@@ -46,40 +46,80 @@ export async function ensureMessage(services: Services, walletAddress: string, t
   if (!tx.to_address) throw new AppError('INTERNAL_ERROR', 'The transaction has no recipient address.');
   // Only the payment holding the recipient's setup fee creates its account (its fee is dropped when the account exists).
   const plan = await planRecipientAccount(services, tx);
-  const mint = services.config.usdcMint as Address;
-  const treasury = treasuryOf(services);
-  const writable = await Promise.all([usdcAta(walletAddress as Address, mint), usdcAta(tx.to_address as Address, mint), usdcAta(treasury, mint)]);
-  const [blockhash, estimate] = await Promise.all([
-    services.chain.getLatestBlockhash(),
-    // Not the fee payer: every transaction of ours writes it, so its recent fees are our own prices echoed back.
-    currentPriorityFee(services, writable),
-  ]);
-  const price = priceFor(tx, estimate, BigInt(services.config.solana.priority_fee_cap_micro_lamports));
-  const built = await buildUsdcTransfer({
-    wallet: walletAddress as Address,
-    mint,
-    recipientOwner: tx.to_address as Address,
+  const built = await buildMessage(services, walletAddress, {
+    transactionId: tx.transaction_id,
+    toAddress: tx.to_address,
     amount: tx.amount,
     fee: plan.tx.fee + plan.tx.setup_fee,
-    treasuryOwner: treasury,
-    feePayer: services.feePayer.address,
-    createRecipientAta: plan.createAccount,
+    createAccount: plan.createAccount,
     // A paylink payment carries the paylink's Solana Pay reference key, as a Solana Pay wallet's would.
-    references: referenceKeysOf(services.db, tx.payment_request_id) as Address[],
-    // The transaction id in the memo makes every message unique: two equal payments built in one
-    // slot would otherwise be the same bytes, and the fee payer's (deterministic) signature — the
-    // Solana transaction id — would collide, so the second could never land.
-    memo: tx.reference ? `${tx.reference} ${tx.transaction_id}` : tx.transaction_id,
-    computeUnitPrice: price,
-    blockhash,
+    references: referenceKeysOf(services.db, tx.payment_request_id),
+    reference: tx.reference,
+    price: (estimate) => priceFor(tx, estimate, BigInt(services.config.solana.priority_fee_cap_micro_lamports)),
   });
   services.db
     .transaction(() => {
-      setTxMessage(services.db, tx.transaction_id, built.messageBytes, built.lastValidBlockHeight, services.now().getTime(), price);
+      storeMessage(services, tx.transaction_id, built);
       if (withNew) withNew(getTx(services.db, tx.transaction_id)!);
     })
     .immediate();
   const fresh = getTx(services.db, tx.transaction_id);
   if (!fresh) throw new AppError('NOT_FOUND', 'Transaction not found.');
   return fresh;
+}
+
+/** What a transfer's message is made of, as a transaction row holds it (or will: the fast path builds before the row exists). */
+export interface MessageInput {
+  transactionId: string;
+  toAddress: string;
+  amount: bigint;
+  /** Platform fee plus the setup fee when this message creates the recipient's account. */
+  fee: bigint;
+  createAccount: boolean;
+  references: string[];
+  reference: string | null;
+  /** The compute-unit price from the current estimate. */
+  price: (estimate: bigint) => bigint;
+}
+
+export interface BuiltMessage {
+  messageBytes: Uint8Array;
+  lastValidBlockHeight: bigint;
+  price: bigint;
+}
+
+/** Builds the exact transfer message (a fresh blockhash and priority fee from the chain). */
+export async function buildMessage(services: Services, walletAddress: string, m: MessageInput): Promise<BuiltMessage> {
+  const mint = services.config.usdcMint as Address;
+  const treasury = treasuryOf(services);
+  const writable = await Promise.all([usdcAta(walletAddress as Address, mint), usdcAta(m.toAddress as Address, mint), usdcAta(treasury, mint)]);
+  const [blockhash, estimate] = await Promise.all([
+    services.chain.getLatestBlockhash(),
+    // Not the fee payer: every transaction of ours writes it, so its recent fees are our own prices echoed back.
+    currentPriorityFee(services, writable),
+  ]);
+  const price = m.price(estimate);
+  const built = await buildUsdcTransfer({
+    wallet: walletAddress as Address,
+    mint,
+    recipientOwner: m.toAddress as Address,
+    amount: m.amount,
+    fee: m.fee,
+    treasuryOwner: treasury,
+    feePayer: services.feePayer.address,
+    createRecipientAta: m.createAccount,
+    references: m.references as Address[],
+    // The transaction id in the memo makes every message unique: two equal payments built in one
+    // slot would otherwise be the same bytes, and the fee payer's (deterministic) signature — the
+    // Solana transaction id — would collide, so the second could never land.
+    memo: m.reference ? `${m.reference} ${m.transactionId}` : m.transactionId,
+    computeUnitPrice: price,
+    blockhash,
+  });
+  return { messageBytes: built.messageBytes, lastValidBlockHeight: built.lastValidBlockHeight, price };
+}
+
+/** Stores a built message on its (unsigned) transaction; call inside the caller's SQLite transaction. */
+export function storeMessage(services: Services, transactionId: string, built: BuiltMessage): void {
+  setTxMessage(services.db, transactionId, built.messageBytes, built.lastValidBlockHeight, services.now().getTime(), built.price);
 }

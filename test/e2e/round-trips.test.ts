@@ -11,6 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../../src/client/api.ts';
 import { AgentRound, completePay, type RoundAnswer } from '../../src/client/sign.ts';
+import { commitsOf } from '../../src/db/commit-count.ts';
 import { MAIN, runCli } from '../helpers/daemon.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
@@ -79,6 +80,24 @@ describe('the server side of the fast path', () => {
     const again = await errorOf(alice.api.call('bot', 'confirm_payment', { transaction_id: answer.transaction_id, commitments: new AgentRound(alice.profile).commitments }));
     expect(again.errorCode).toBe('ALREADY_COMPLETED');
     expect(sessionsOf(answer.transaction_id)).toBe(1n);
+  });
+
+  test('the fast path commits twice: pay (intent, its idempotent answer, message and round) once, frost_sign_complete once; the completion is its look’s one commit', async () => {
+    const { db } = world.services;
+    const round = new AgentRound(alice.profile);
+    let before = commitsOf(db);
+    const answer = await alice.api.call<RoundAnswer & { transaction_id: string }>('bot', 'pay', { to: bob.username, amount: '0.5', commitments: round.commitments }, { idempotencyKey: randomUUID() });
+    expect(commitsOf(db) - before).toBe(1);
+    expect(sessionsOf(answer.transaction_id)).toBe(1n);
+    const share = round.share(answer.server_commitments, new Uint8Array(Buffer.from(answer.message, 'base64')));
+    before = commitsOf(db);
+    const sent = await alice.api.call<Record<string, unknown>>('bot', 'frost_sign_complete', { transaction_id: answer.transaction_id, sign_session_id: answer.sign_session_id, signature_share: share, submit: true });
+    expect(sent.status).toBe('pending');
+    expect(commitsOf(db) - before).toBe(1);
+    before = commitsOf(db);
+    const done = await alice.api.call<Record<string, unknown>>('bot', 'submit_signed_tx', { transaction_id: answer.transaction_id, wait: true });
+    expect(done.status).toBe('completed');
+    expect(commitsOf(db) - before).toBe(1);
   });
 
   test('a replayed pay returns the intent as created: no second session, no second server commitments', async () => {
