@@ -106,6 +106,8 @@ if (mode === 'bare') {
   const { ledgerMetricsSource } = await import('../src/ops/ledger-metrics.ts');
   const metrics = new Metrics();
   metrics.addSource(ledgerMetricsSource(services.db, services.durability));
+  const { watchLoopLag } = await import('../src/ops/loop-lag.ts');
+  metrics.addSource(watchLoopLag().source);
   const app = createApp(services, { metrics });
   app.listen({ port: 0, hostname: '127.0.0.1' });
   const url = `http://127.0.0.1:${app.server?.port}/v1`;

@@ -237,11 +237,14 @@ async function benchPayments(): Promise<void> {
 
     // Does signing stall the API? A separate process pings the daemon while the agents pay.
     const idlePing = await pingProbe(url, 2);
+    const lagBefore = await loopLag(url);
     const busyPing = pingProbe(url, SECONDS);
     const whilePinged = await closedLoop(SECONDS, 16, payOnce);
     const busy = await busyPing;
+    const lag = lagQuantiles(lagBefore, await loopLag(url));
     const pingGoal = busy.p99 <= 10 && busy.p99 <= 5 * idlePing.p99;
     rows.push(`${'ping p99 while 16 agents pay'.padEnd(34)} ${busy.p99.toFixed(2)} ms (p50 ${busy.p50.toFixed(2)} ms); same daemon idle: p99 ${idlePing.p99.toFixed(2)} ms (${(busy.p99 / idlePing.p99).toFixed(1)}×); ${whilePinged.rps.toFixed(1)} payments/s meanwhile; goal ≤ 10 ms and ≤ 5× idle: ${pingGoal ? 'met' : 'NOT MET'}`);
+    rows.push(`${'event-loop lag while 16 agents pay'.padEnd(34)} p50 ≤ ${lag.p50} ms, p99 ≤ ${lag.p99} ms, max ≤ ${lag.max} ms (a 20 ms timer's lateness in the daemon, /metrics buckets; ${lag.ticks} ticks): the part of the ping's wait that is the daemon's own`);
     rows.push(await eventLoopFsyncs(world.pid, () => closedLoop(2, 16, payOnce)));
     rows.push(await cliAgents(world.pid, url, profiles.slice(0, 4), recipient));
     // The floor: one full two-party signing round (both parties' commit, signShare, aggregate) in one process, on our path.
@@ -276,6 +279,26 @@ function cpuMs(pid: number): number {
 async function ledgerCommits(url: string): Promise<number> {
   const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
   return Number(/^agent_wallet_ledger_commits_total (\d+)$/m.exec(text)?.[1] ?? NaN);
+}
+
+/** The daemon's event-loop lag histogram so far (cumulative bucket counts by upper bound in seconds), from its /metrics. */
+async function loopLag(url: string): Promise<Map<string, number>> {
+  const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^agent_wallet_event_loop_lag_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) out.set(m[1]!, Number(m[2]));
+  return out;
+}
+
+/** Bucket bounds (ms) under which 50 %, 99 % and all of the ticks between two readings fell. */
+function lagQuantiles(before: Map<string, number>, after: Map<string, number>): { p50: string; p99: string; max: string; ticks: number } {
+  const ticks = (after.get('+Inf') ?? 0) - (before.get('+Inf') ?? 0);
+  const bound = (q: number) => {
+    for (const [le, n] of after) {
+      if (n - (before.get(le) ?? 0) >= q * ticks) return le === '+Inf' ? '∞' : String(Number(le) * 1000);
+    }
+    return '∞';
+  };
+  return { p50: bound(0.5), p99: bound(0.99), max: bound(1), ticks };
 }
 
 /** The daemon's WAL syncs so far by thread, from its /metrics. */

@@ -9,6 +9,7 @@ import { PortInUseError } from './port-in-use.ts';
 import { loadConfig, type Config, type ConfigFlags } from '../config.ts';
 import { openDatabase } from '../db/open.ts';
 import { startDurability } from '../db/durability.ts';
+import { watchLoopLag } from '../ops/loop-lag.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadFeePayer, loadMasterKey } from '../secret-files.ts';
 import { createApp } from '../api/app.ts';
@@ -141,6 +142,8 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   // serves reads while money actions wait for the reconciliation with the chain (below).
   const restoring = beginRestore(services);
   metrics.addSource(ledgerMetricsSource(db, durability));
+  const loopLag = watchLoopLag();
+  metrics.addSource(loopLag.source);
   const app = createApp(services, { metrics });
   let server: NonNullable<typeof app.server>;
   try {
@@ -221,6 +224,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
       await server.stop(false);
       await Promise.race([restored, Bun.sleep(1_000)]);
       await jobs.stop();
+      loopLag.stop();
       await simnet?.stop();
       await closeDb();
       rmSync(pidFile, { force: true });
