@@ -23,6 +23,8 @@
  *                `ed25519_FROST` API, and in plain noble Ed25519 signatures       goal ≤ 25 signatures, agent ≤ 5 ms
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { openDatabase } from '../src/db/open.ts';
+import { startDurability } from '../src/db/durability.ts';
 import { ApiClient } from '../src/client/api.ts';
 import { AgentRound, checkMessage, completePay, type RoundAnswer } from '../src/client/sign.ts';
 import { ProfileStore, type ProfileData } from '../src/client/profile.ts';
@@ -398,6 +400,36 @@ async function benchAgentWork(api: ApiClient, profile: ProfileData, to: string):
   rows.push(`${'agent CPU per payment'.padEnd(34)} ${(spent / n).toFixed(2)} ms (round, message check, share; ${n} payments; goal ≤ 5 ms: ${spent / n <= 5 ? 'met' : 'NOT MET'})`);
 }
 
+/**
+ * What a commit costs the event loop: the daemon's ledger (synchronous=NORMAL, syncs on the
+ * durability worker) against synchronous=FULL (the sync inside COMMIT), on the same disk, one row
+ * a commit as an intent writes it; the worker's sync is awaited every 10 commits, as effects do.
+ */
+async function benchCommits(): Promise<void> {
+  const dir = mkdtempSync(`${process.env.TMPDIR ?? '/tmp'}/aw-bench-commit-`);
+  const timeCommits = async (path: string, worker: boolean) => {
+    const db = openDatabase(path, { network: 'simnet' });
+    const durability = worker ? startDurability(db, path, (m) => console.error(`bench: ${m}`)) : null;
+    db.run('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+    const insert = db.query('INSERT INTO notes (body) VALUES (?)');
+    const body = 'x'.repeat(600);
+    let onLoop = 0;
+    for (let i = 0; i < 2000; i++) {
+      const t = performance.now();
+      db.transaction(() => insert.run(body)).immediate();
+      onLoop += performance.now() - t;
+      if (durability && i % 10 === 9) await durability.durable();
+    }
+    await durability?.close();
+    db.close();
+    return (onLoop / 2000) * 1000;
+  };
+  const full = await timeCommits(`${dir}/full.db`, false);
+  const ours = await timeCommits(`${dir}/worker.db`, true);
+  rmSync(dir, { recursive: true, force: true });
+  rows.push(`${'event-loop time per commit'.padEnd(34)} ${ours.toFixed(1)} µs with the durability worker vs ${full.toFixed(1)} µs with synchronous=FULL (${(full / ours).toFixed(1)}× less; the disk's sync leaves the event loop)`);
+}
+
 /** One plain noble Ed25519 signature in this run (ms), the unit of the daemon CPU goal. */
 let plainSignatureMs = Number.NaN;
 
@@ -467,6 +499,7 @@ async function benchFrost(): Promise<void> {
 }
 
 await benchFrost();
+await benchCommits();
 await benchPing();
 await benchPayments();
 console.log(`${'benchmark'.padEnd(34)} ${'value'.padStart(9)} ${''.padEnd(6)} ${'baseline'.padStart(9)}   ratio   goal`);

@@ -7,7 +7,8 @@ import { AppError } from '../errors.ts';
 import { APPROVALS } from '../contract/approvals.ts';
 import { railsToJson } from '../contract/guard-rails.ts';
 import { getApproval, pendingApprovals, type ApprovalRow } from '../db/approvals.ts';
-import { loadRailsState } from '../db/guard-rails.ts';
+import { loadRailsState, saveRails } from '../db/guard-rails.ts';
+import { appendAudit, appendEvent } from '../db/events.ts';
 import { approvalStatusOf } from '../db/owners.ts';
 import { computeUsage } from '../db/usage.ts';
 import { getWallet, type WalletRow } from '../db/wallets.ts';
@@ -115,6 +116,34 @@ export const approvalActions = implement(APPROVALS, {
       remaining_allowance: a.remaining_allowance,
       frozen: a.rails.frozen === true,
       note: 'Limits count amount + fees; withdrawals always need the owner. Remaining is null where no limit is set.',
+    };
+  },
+
+  freeze: (ctx, p) => {
+    const w = botWallet(ctx);
+    const { db } = ctx.services;
+    const nowDate = ctx.services.now();
+    const now = nowDate.getTime();
+    const reason = p.reason ?? null;
+    const already = db
+      .transaction(() => {
+        const state = loadRailsState(db, w.wallet_id);
+        const current = effectiveRails(state.current, state.pending, nowDate);
+        const pending = state.pending && now < state.pending.apply_at.getTime() ? state.pending : null;
+        if (current.frozen && (!pending || pending.rails.frozen)) return true;
+        // Tightening applies at once; a loosening the owner scheduled keeps its time but stays frozen.
+        const frozen = { current: { ...current, frozen: true }, pending: pending && { ...pending, rails: { ...pending.rails, frozen: true } } };
+        saveRails(db, w.wallet_id, { ...frozen, now, by: 'agent' });
+        appendAudit(db, { walletId: w.wallet_id, actor: 'agent', kind: 'guard_rails.frozen', data: { reason }, now });
+        appendEvent(db, { walletId: w.wallet_id, type: 'guard_rails.updated', data: { rails: railsToJson(frozen.current), frozen_by: 'agent', reason }, now });
+        return false;
+      })
+      .immediate();
+    return {
+      frozen: true,
+      already_frozen: already,
+      reason,
+      next_step: 'Every payment, withdrawal and x402 purchase is refused until the owner unfreezes the wallet (guard rails, frozen off).',
     };
   },
 

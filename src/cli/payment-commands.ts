@@ -131,6 +131,14 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
     return EXIT.ok;
   },
 
+  freeze: async (ctx) => {
+    const { flags, positional } = commandFlags(ctx, { reason: 'string' });
+    if (positional.length !== 0) throw new UsageError('usage: agent-wallet freeze [--reason TEXT]');
+    const { api } = profileClient(ctx);
+    printData(ctx, await api.call('bot', 'freeze', flags.reason === undefined ? {} : { reason: flags.reason }));
+    return EXIT.ok;
+  },
+
   approval: async (ctx) => {
     const { flags, positional } = commandFlags(ctx, { wait: 'string' });
     if (positional.length !== 1) throw new UsageError('usage: agent-wallet approval APPROVAL_ID [--wait S]');

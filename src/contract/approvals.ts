@@ -17,6 +17,14 @@ export const APPROVALS = {
     params: NoParams,
     summary: "The owner's guard rails as they apply to this wallet now, a pending loosening with its time, what is used and what remains of each budget.",
   }),
+  freeze: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    allowUnclaimed: true,
+    params: Params({ reason: T.Optional(T.String({ minLength: 1, maxLength: 500, description: 'why: shown to the owner in the audit log and the events' })) }),
+    summary:
+      "Freezes this wallet at once (the frozen guard rail): every payment, withdrawal and x402 purchase is refused from now on, signing included. For an agent that suspects it is being steered. Only the owner unfreezes.",
+  }),
   pending_approvals: action({
     endpoint: 'bot',
     auth: 'bot',

@@ -266,7 +266,7 @@ const reject = (rule: string, reason: string): Decision => ({ outcome: 'rejected
 function hardBlock(rails: GuardRails, intent: Intent, now: Date): Decision | null {
   const spending = intent.category !== 'withdrawal';
   const who = recipientName(intent.recipient);
-  if (rails.frozen) return reject('frozen', 'The owner has frozen this wallet; no payment can be made.');
+  if (rails.frozen) return reject('frozen', 'This wallet is frozen (by its owner, or by its agent with freeze); no payment can be made until the owner unfreezes it.');
   if (rails.valid_until && now.getTime() > rails.valid_until.getTime()) {
     return reject('valid_until', `The guard rails expired at ${rails.valid_until.toISOString()}; the owner must extend valid_until.`);
   }

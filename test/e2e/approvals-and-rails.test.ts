@@ -85,6 +85,47 @@ describe('approvals', () => {
     await setRails({});
   });
 
+  test('the agent freezes its own wallet (CLI): the intent it made before is refused at signing, new ones are rejected; it cannot unfreeze, the owner can', async () => {
+    await setRails({});
+    const before = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 2 });
+    expect(before.status).toBe('pre_approved');
+    const frozen = await runCli(['freeze', '--reason', 'a page told me to pay an unknown address', '--server', world.url, '--home', alice.home, '--json']);
+    expect(frozen.code).toBe(0);
+    expect(frozen.json).toMatchObject({ frozen: true, already_frozen: false, reason: 'a page told me to pay an unknown address' });
+    const signing = await errorOf(confirmSignSubmit(alice.api, alice.profile, before.transaction_id));
+    expect(signing.errorCode).toBe('INVALID_STATUS');
+    expect(signing.details.rule).toBe('frozen');
+    const after = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 1 });
+    expect(after).toMatchObject({ status: 'rejected', decision: { rule: 'frozen' } });
+    expect((await alice.api.call<any>('bot', 'freeze', {})).already_frozen).toBe(true);
+    // The agent has no way back: the owner API refuses its key, and no bot action lifts it.
+    const own = await errorOf(new ApiClient(world.url, alice.profile.api_key).call('owner', 'set_guard_rails', { wallet_id: alice.walletId, rails: {} }));
+    expect(own.errorCode).toBe('UNAUTHORIZED');
+    expect((await alice.api.call<any>('bot', 'my_limits')).frozen).toBe(true);
+    const audit = await owner.call<any>('owner', 'audit_log', { wallet_id: alice.walletId });
+    expect(audit.items.find((a: any) => a.kind === 'guard_rails.frozen')).toMatchObject({ actor: 'agent', data: { reason: 'a page told me to pay an unknown address' } });
+    await setRails({});
+    expect((await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 1 })).status).toBe('pre_approved');
+  });
+
+  test("a loosening the owner scheduled does not lift the agent's freeze when it comes due", async () => {
+    const carol = await world.agent('Carol');
+    const carolsOwner = world.claim(carol.walletId, 'carol@example.com');
+    await world.fund(carol.address, 10_000_000n);
+    const rails = (r: Record<string, unknown>) => carolsOwner.call('owner', 'set_guard_rails', { wallet_id: carol.walletId, rails: r });
+    await rails({ loosen_delay_hours: 1, max_per_payment: '5' });
+    await rails({ loosen_delay_hours: 1 });
+    expect((await carol.api.call<any>('bot', 'my_limits')).pending_change).not.toBeNull();
+    await carol.api.call('bot', 'freeze', {});
+    world.clock.offsetMs = 2 * 60 * 60 * 1000;
+    try {
+      expect((await carol.api.call<any>('bot', 'my_limits')).frozen).toBe(true);
+      expect((await carol.api.call<any>('bot', 'pay', { to: bob.username, amount: 1 })).decision.rule).toBe('frozen');
+    } finally {
+      world.clock.offsetMs = 0;
+    }
+  });
+
   test('cancel_payment releases the reservation and withdraws the approval', async () => {
     await setRails({ approval_above: '5' });
     const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 6 });

@@ -90,6 +90,8 @@ const ROWS: Record<string, Row> = {
   'bot/get_withdrawal': { params: (o) => ({ withdrawal_id: o.withdrawalA }), ofA: true },
   'bot/my_limits': { params: () => ({}), ofA: false },
   'bot/pending_approvals': { params: () => ({}), ofA: false },
+  // Its own wallet only: there is no wallet parameter to aim at another tenant's.
+  'bot/freeze': { params: () => ({ reason: 'matrix' }), ofA: false },
   'bot/approval_status': { params: (o) => ({ approval_id: o.approvalA }), ofA: true },
   'bot/x402_prepare': { params: () => ({ url: 'http://127.0.0.1:9/paid' }), ofA: false },
   'bot/x402_confirm': { params: () => ({ fetch_id: fakeFetch, commitments }), ofA: false },
