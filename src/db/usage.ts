@@ -53,8 +53,16 @@ const TOTAL_SQL = 'SELECT total FROM wallet_spend WHERE wallet_id = ?';
 // so a completed payment to the address is a completed payment to the recipient, however named.
 const KNOWN_SQL = "SELECT 1 FROM transactions WHERE wallet_id = ? AND to_address = ? AND status = 'completed' AND direction = 'out' LIMIT 1";
 
-/** Usage since each window start, the lifetime total, and whether `recipient.address` was paid before. */
-export function computeUsage(db: Database, walletId: string, starts: WindowStarts, recipient: { address: string }): Usage {
+// x402 spending at one host since the day's start: the purchases of the day, joined to their transactions.
+const HOST_DAILY_SQL = `SELECT coalesce(sum(t.amount + t.fee + t.setup_fee), 0) AS spent
+  FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
+  WHERE p.wallet_id = ? AND p.created_at >= ? AND p.host = ? AND t.status IN ${COUNTING}`;
+
+/**
+ * Usage since each window start, the lifetime total, whether `recipient.address` was paid before,
+ * and with `host` the x402 spending at that host today.
+ */
+export function computeUsage(db: Database, walletId: string, starts: WindowStarts, recipient: { address: string }, host?: string): Usage {
   const [daily, weekly, monthly] = [starts.daily.getTime(), starts.weekly.getTime(), starts.monthly.getTime()];
   const onGrid = [daily, weekly, monthly].every((t) => t % BUCKET_MS === 0);
   const at = (t: number) => (onGrid ? t / BUCKET_MS : t);
@@ -76,5 +84,6 @@ export function computeUsage(db: Database, walletId: string, starts: WindowStart
     by_category: byCategory,
     payments_today: Number(row.payments_today ?? 0n),
     recipient_known: known,
+    ...(host === undefined ? {} : { x402_host_daily: db.query<{ spent: bigint }, [string, number, string]>(HOST_DAILY_SQL).get(walletId, daily, host)?.spent ?? 0n }),
   };
 }

@@ -8,7 +8,8 @@
  * - spending (every category except withdrawal): `max_per_payment`, `approval_above`, `budgets.*`,
  *   `max_payments_per_day`, `allowed_recipients`, `approve_new_recipients`, `active_hours`.
  *   x402 counts as spending, so an allowlist cannot be bypassed by a 402 server paying itself;
- * - x402 only: `x402_allowed_hosts`, `x402_max_per_request`;
+ * - x402 only: `x402_allowed_hosts`, `x402_max_per_request`, `x402_daily_per_host` (a budget window: it
+ *   follows `on_budget_exceeded`);
  * - withdrawal only: `withdrawal_allowlist`; a withdrawal that is not rejected always waits for the
  *   owner (SPEC), so the owner's approval of each withdrawal replaces the spending rules.
  *
@@ -73,6 +74,8 @@ export interface GuardRails {
   blocked_recipients?: string[];
   approve_new_recipients?: boolean;
   x402_max_per_request?: bigint;
+  /** x402 spending per host per day (window `daily`). */
+  x402_daily_per_host?: bigint;
   /** Lower-case host names; `*.example.com` matches every subdomain, not example.com itself. */
   x402_allowed_hosts?: string[];
   active_hours?: ActiveHours;
@@ -114,6 +117,8 @@ export interface Usage {
   by_category: Record<Category, CategoryUsage>;
   payments_today: number;
   recipient_known: boolean;
+  /** x402 spent or reserved today at the intent's host (counted only for an x402 intent). */
+  x402_host_daily?: bigint;
 }
 
 /** Nothing spent or reserved, every recipient known: the usage for checks that only look at the rules (and the base of test usages). */
@@ -314,6 +319,10 @@ function budgetOverrun(rails: GuardRails, intent: Intent, usage: Usage): [string
     if (maxCount !== undefined && usage.payments_today + 1 > maxCount) {
       return ['max_payments_per_day', `${usage.payments_today} payments were already made today; the limit is ${maxCount} per day.`];
     }
+  }
+  if (intent.category === 'x402' && rails.x402_daily_per_host !== undefined && over(rails.x402_daily_per_host, usage.x402_host_daily ?? 0n)) {
+    const used = usage.x402_host_daily ?? 0n;
+    return ['x402_daily_per_host', sentence(`today's x402 spending at ${intent.host ?? '(no host)'}`, used, rails.x402_daily_per_host)];
   }
   const cap = rails.category_caps?.[intent.category];
   for (const w of ['daily', 'monthly'] as const) {

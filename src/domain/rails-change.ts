@@ -13,7 +13,7 @@
  * as `current`'s, else the strictest value both allow ("meet"); `loosening` is `next` itself when
  * any field of `next` is looser than `current`, else null. Strictness of each field:
  * - upper limits (max_per_payment, approval_above, budgets.*, max_payments_per_day,
- *   category_caps.*.*, x402_max_per_request, valid_until): lower or earlier is stricter; absent is
+ *   category_caps.*.*, x402_max_per_request, x402_daily_per_host, valid_until): lower or earlier is stricter; absent is
  *   unlimited; meet = the smaller;
  * - frozen, approve_new_recipients: true is stricter; absent is false; meet = or;
  * - on_budget_exceeded: reject is stricter than require_approval (the default);
@@ -164,6 +164,7 @@ export function classifyChange(old: GuardRails, next: GuardRails): RailsChange {
     blocked_recipients: blocklist(old.blocked_recipients, next.blocked_recipients),
     approve_new_recipients: flag(old.approve_new_recipients, next.approve_new_recipients),
     x402_max_per_request: limit(old.x402_max_per_request, next.x402_max_per_request),
+    x402_daily_per_host: limit(old.x402_daily_per_host, next.x402_daily_per_host),
     x402_allowed_hosts: allowlist(old.x402_allowed_hosts, next.x402_allowed_hosts, hostCovers),
     active_hours: activeHours(old.active_hours, next.active_hours),
     valid_until: deadline(old.valid_until, next.valid_until),

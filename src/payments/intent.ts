@@ -79,7 +79,7 @@ export function assertAffordable(services: Services, wallet: WalletRow, q: Quote
 export function decideIntent(services: Services, input: Omit<IntentInput, 'type'>, now: Date): Decision {
   const rails = loadEffectiveRails(services.db, input.wallet.wallet_id, now);
   const starts = windowStarts(now, rails.active_hours?.timezone);
-  const usage = computeUsage(services.db, input.wallet.wallet_id, starts, { address: input.recipient.address });
+  const usage = computeUsage(services.db, input.wallet.wallet_id, starts, { address: input.recipient.address }, input.category === 'x402' ? input.host : undefined);
   return decide(rails, { category: input.category, amount: input.quote.total, recipient: { username: input.recipient.username, address: input.recipient.address }, host: input.host }, usage, now);
 }
 

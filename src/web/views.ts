@@ -193,6 +193,7 @@ const RAIL_LABELS: Record<string, string> = {
   blocked_recipients: 'Blocked recipients',
   approve_new_recipients: 'Approve new recipients',
   x402_max_per_request: 'x402 max per request',
+  x402_daily_per_host: 'x402 per host per day',
   x402_allowed_hosts: 'x402 allowed hosts',
   active_hours: 'Active hours',
   valid_until: 'Valid until',
@@ -200,7 +201,7 @@ const RAIL_LABELS: Record<string, string> = {
   withdrawal_allowlist: 'Withdrawal allowlist',
   loosen_delay_hours: 'Loosening delay (hours)',
 };
-const MONEY_RAILS = new Set(['max_per_payment', 'approval_above', 'x402_max_per_request']);
+const MONEY_RAILS = new Set(['max_per_payment', 'approval_above', 'x402_max_per_request', 'x402_daily_per_host']);
 
 function railValue(key: string, value: unknown): string {
   if (MONEY_RAILS.has(key)) return `${value} USDC`;

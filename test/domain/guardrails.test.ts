@@ -94,6 +94,11 @@ describe('decide', () => {
     ['x402_max_per_request exactly at the limit passes', { x402_max_per_request: u('10') }, { category: 'x402', host: 'a.com' }, {}, NOW, 'pre_approved', null],
     ['x402_max_per_request one micro-unit above rejects', { x402_max_per_request: u('9.999999') }, { category: 'x402', host: 'a.com' }, {}, NOW, 'rejected', 'x402_max_per_request'],
     ['x402_max_per_request does not bind wallet payments', { x402_max_per_request: u('1') }, {}, {}, NOW, 'pre_approved', null],
+    // x402 per host per day
+    ['x402_daily_per_host: reaching it exactly passes', { x402_daily_per_host: u('15') }, { category: 'x402', host: 'a.com' }, { x402_host_daily: u('5') }, NOW, 'pre_approved', null],
+    ['x402_daily_per_host: one micro-unit over waits for the owner', { x402_daily_per_host: u('15') }, { category: 'x402', host: 'a.com' }, { x402_host_daily: u('5.000001') }, NOW, 'awaiting_approval', 'x402_daily_per_host'],
+    ['x402_daily_per_host: over in reject mode rejects', { x402_daily_per_host: u('15'), on_budget_exceeded: 'reject' }, { category: 'x402', host: 'a.com' }, { x402_host_daily: u('6') }, NOW, 'rejected', 'x402_daily_per_host'],
+    ['x402_daily_per_host does not bind wallet payments', { x402_daily_per_host: 0n, on_budget_exceeded: 'reject' }, {}, {}, NOW, 'pre_approved', null],
     // withdrawals
     ['withdrawal to an allowlisted address waits for the owner', { withdrawal_allowlist: [ALICE] }, { category: 'withdrawal', recipient: { address: ALICE } }, {}, NOW, 'awaiting_approval', 'withdrawal'],
     ['withdrawal outside the allowlist rejects', { withdrawal_allowlist: [BOB] }, { category: 'withdrawal', recipient: { address: ALICE } }, {}, NOW, 'rejected', 'withdrawal_allowlist'],

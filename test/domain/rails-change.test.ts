@@ -19,6 +19,8 @@ const cases: Case[] = [
   ['adding a limit applies now', {}, { approval_above: 5n }, { approval_above: 5n }, false],
   ['removing a limit waits', { approval_above: 5n }, {}, { approval_above: 5n }, true],
   ['x402_max_per_request raised waits', { x402_max_per_request: 1n }, { x402_max_per_request: 2n }, { x402_max_per_request: 1n }, true],
+  ['x402_daily_per_host lowered applies now', { x402_daily_per_host: 5n }, { x402_daily_per_host: 3n }, { x402_daily_per_host: 3n }, false],
+  ['x402_daily_per_host removed waits', { x402_daily_per_host: 5n }, {}, { x402_daily_per_host: 5n }, true],
   ['max_payments_per_day lowered applies now', { max_payments_per_day: 5 }, { max_payments_per_day: 3 }, { max_payments_per_day: 3 }, false],
   ['max_payments_per_day raised waits', { max_payments_per_day: 3 }, { max_payments_per_day: 5 }, { max_payments_per_day: 3 }, true],
   ['budgets: each window on its own (daily down now, weekly up later)', { budgets: { daily: 50n, weekly: 200n } }, { budgets: { daily: 40n, weekly: 300n } }, { budgets: { daily: 40n, weekly: 200n } }, true],

@@ -165,6 +165,22 @@ describe('guard rails', () => {
     expect(await world.balance(agent.address)).toBe(5_000_000n);
   });
 
+  test('x402_daily_per_host: purchases at a host pass up to the day’s budget; the next is rejected (reject mode), paid nothing; another host has its own', async () => {
+    const { agent, owner } = await freshAgent('Hosta');
+    await owner.call('owner', 'set_guard_rails', { wallet_id: agent.walletId, rails: { x402_daily_per_host: '0.015', on_budget_exceeded: 'reject' } });
+    const first = await x402Fetch(agent.api, agent.profile, { url: `${v2.url}/paid` });
+    expect(first.outcome).toBe('completed');
+    const before = await world.balance(agent.address);
+    const second = await x402Fetch(agent.api, agent.profile, { url: `${v2.url}/paid` });
+    expect(second.outcome).toBe('rejected');
+    expect(second.prepared).toMatchObject({ status: 'rejected', decision: { rule: 'x402_daily_per_host' } });
+    expect(String((second.prepared.decision as { reason: string }).reason)).toContain('127.0.0.1');
+    expect(await world.balance(agent.address)).toBe(before);
+    // The same seller under another host name (localhost) starts its own day.
+    const other = await x402Fetch(agent.api, agent.profile, { url: `${v2.url.replace('127.0.0.1', 'localhost')}/paid` });
+    expect(other.outcome).toBe('completed');
+  });
+
   test('above approval_above → awaiting_approval (CLI exit 5); after the owner approves, x402 resume pays', async () => {
     const { agent, owner } = await freshAgent('Appie');
     await owner.call('owner', 'set_guard_rails', { wallet_id: agent.walletId, rails: { approval_above: '0.005' } });
