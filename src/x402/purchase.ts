@@ -65,7 +65,7 @@ import {
   type UpstreamRequest,
   type UpstreamView,
 } from './http.ts';
-import { chooseOption, parsePaymentRequired, parsePaymentResponse, paymentHeader, readOption, type ChosenOption, type PayableTarget, type PaymentRequired, type PaymentResponse } from './wire.ts';
+import { chooseOption, parsePaymentRequired, parsePaymentResponse, paymentHeader, paymentIdentifierExtension, readOption, type ChosenOption, type PayableTarget, type PaymentRequired, type PaymentResponse } from './wire.ts';
 
 /** A message is reused only while at least this many blocks of its blockhash remain. */
 const BLOCKHASH_MARGIN = 20n;
@@ -566,6 +566,12 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
   if (p.status === 'settling' && Number(p.settle_started_at ?? p.updated_at) > services.now().getTime() - staleSettlingMs(services.config)) {
     throw new AppError('INVALID_STATUS', 'This purchase is being settled right now.', { howToFix: 'Retry x402_settle in a few seconds for its outcome.', headers: { 'Retry-After': '2' } });
   }
+  if (p.status === 'unknown' && tx.signed_tx && paymentExtensions(p)) {
+    // A seller that takes our payment identifier answers the same send again with its first
+    // answer (and never settles it twice): the very same signed bytes, so nothing new can land.
+    const reclaimed = db.transaction(() => movePurchase(db, fetchId, ['unknown'], 'settling', services.now().getTime(), { settleStarted: true })).immediate();
+    if (reclaimed) return sendPaid(services, wallet, getPurchaseById(db, fetchId)!, tx, true);
+  }
   if (p.status === 'unknown' || p.status === 'settling') {
     let outcome: 'completed' | 'failed' | 'unknown';
     try {
@@ -587,9 +593,31 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
   const started = services.now().getTime();
   const claimed = db.transaction(() => movePurchase(db, fetchId, ['open', 'signed'], 'settling', started, { settleStarted: true })).immediate();
   if (!claimed) return settle(services, wallet, fetchId);
-  p = getPurchaseById(db, fetchId)!;
+  return sendPaid(services, wallet, getPurchaseById(db, fetchId)!, tx, false);
+}
+
+/** The payload extensions of a purchase's payment: our payment identifier when the seller declared the extension. */
+function paymentExtensions(p: PurchaseRow): Record<string, unknown> | null {
+  if (Number(p.x402_version) !== 2) return null;
+  return paymentIdentifierExtension(JSON.parse(p.requirements) as Record<string, unknown>, p.fetch_id);
+}
+
+/**
+ * Sends the paid request with the stored signed bytes (claimed: the purchase is `settling`) and
+ * records what the answer proves. `resend`: an earlier send may have reached the seller, so a send
+ * that fails leaves the purchase `unknown`, never back to `signed`.
+ */
+async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, tx: TxRow, resend: boolean): Promise<ReturnType<typeof storedOutcome>> {
+  const { db } = services;
+  const fetchId = p.fetch_id;
   const request = openRequest(services, p);
-  const header = paymentHeader(Number(p.x402_version) as 1 | 2, (JSON.parse(p.requirements) as { resource?: unknown }).resource, JSON.parse(p.accepted), Buffer.from(tx.signed_tx).toString('base64'));
+  const header = paymentHeader(
+    Number(p.x402_version) as 1 | 2,
+    (JSON.parse(p.requirements) as { resource?: unknown }).resource,
+    JSON.parse(p.accepted),
+    Buffer.from(tx.signed_tx!).toString('base64'),
+    paymentExtensions(p) ?? undefined,
+  );
   let res;
   try {
     // The payment header carries signed bytes the seller may broadcast: they leave only once stored on the disk.
@@ -597,10 +625,11 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
     res = await sendUpstream(outboundFor(services.config), request, PAID_MAX_BYTES, { [header.name]: header.value });
   } catch (err) {
     if (err instanceof OutboundError && !err.maybeSent) {
-      // Nothing reached the seller: the purchase can be settled again with the same bytes.
-      db.transaction(() => movePurchase(db, fetchId, ['settling'], 'signed', services.now().getTime(), { error: err.message })).immediate();
+      // Nothing reached the seller this time: the purchase can be settled again with the same bytes.
+      db.transaction(() => movePurchase(db, fetchId, ['settling'], resend ? 'unknown' : 'signed', services.now().getTime(), { error: err.message })).immediate();
       const e = outboundFailure(err, services.config, `sending the paid request to ${p.host} failed`);
-      throw new AppError(e.errorCode, `${e.message}; nothing was sent, nothing was paid`, { status: e.status, details: { ...e.details, fetch_id: p.fetch_id }, howToFix: `Call x402_settle (fetch_id ${p.fetch_id}) again; the same signed payment is sent.` });
+      const what = resend ? 'nothing was sent this time; the earlier send may still have paid' : 'nothing was sent, nothing was paid';
+      throw new AppError(e.errorCode, `${e.message}; ${what}`, { status: e.status, details: { ...e.details, fetch_id: p.fetch_id }, howToFix: `Call x402_settle (fetch_id ${p.fetch_id}) again; the same signed payment is sent.` });
     }
     const message = err instanceof Error ? err.message : String(err);
     markUnknown(services, p, `sent, then: ${message}`);

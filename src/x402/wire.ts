@@ -193,11 +193,31 @@ function checkOption(o: X402Option): { ok: true; option: ChosenOption } | { ok: 
  * The payment header for the retried request: v2 `PAYMENT-SIGNATURE` with `accepted` = the option
  * as offered; v1 `X-PAYMENT`. `transaction` is the base64 wire transaction (fee payer slot empty).
  */
-export function paymentHeader(version: X402Version, resource: unknown, accepted: Record<string, unknown>, transaction: string): { name: string; value: string } {
+export function paymentHeader(version: X402Version, resource: unknown, accepted: Record<string, unknown>, transaction: string, extensions?: Record<string, unknown>): { name: string; value: string } {
   if (version === 2) {
-    return { name: 'PAYMENT-SIGNATURE', value: encodeBase64Json({ x402Version: 2, ...(resource === undefined ? {} : { resource }), accepted, payload: { transaction } }) };
+    return {
+      name: 'PAYMENT-SIGNATURE',
+      value: encodeBase64Json({ x402Version: 2, ...(resource === undefined ? {} : { resource }), accepted, payload: { transaction }, ...(extensions ? { extensions } : {}) }),
+    };
   }
   return { name: 'X-PAYMENT', value: encodeBase64Json({ x402Version: 1, scheme: accepted.scheme, network: accepted.network, payload: { transaction } }) };
+}
+
+/** The extension a v2 seller declares to take a client idempotency key (`@x402/extensions` payment-identifier). */
+export const PAYMENT_IDENTIFIER = 'payment-identifier';
+const PAYMENT_ID = /^[A-Za-z0-9_-]{16,128}$/;
+
+/**
+ * The payment-identifier extension of a purchase's payload: the seller's declaration echoed with
+ * our `id` added — null when the seller declared none (v1 has no extensions). The id names the
+ * purchase, so every send of its one signed transfer carries the same one, and a seller that
+ * deduplicates by it answers a retry with the first answer.
+ */
+export function paymentIdentifierExtension(challenge: Record<string, unknown>, id: string): Record<string, unknown> | null {
+  const declared = isObject(challenge.extensions) ? challenge.extensions[PAYMENT_IDENTIFIER] : undefined;
+  if (!isObject(declared) || !isObject(declared.info) || typeof declared.info.required !== 'boolean') return null;
+  if (!PAYMENT_ID.test(id)) throw new Error(`payment identifier ${id} is not 16–128 letters, digits, - or _`);
+  return { [PAYMENT_IDENTIFIER]: { ...declared, info: { ...declared.info, id } } };
 }
 
 /** The seller's settlement receipt (`PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE`), decoded. */

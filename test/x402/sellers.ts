@@ -329,3 +329,61 @@ export const signOnly = (api: ApiClient): ApiClient =>
   new Proxy(api, {
     get: (target, prop) => (prop === 'call' ? (ep: any, action: string, params: any, o: any) => (action === 'x402_settle' ? Promise.resolve({}) : target.call(ep, action, params, o)) : Reflect.get(target, prop)),
   });
+
+/**
+ * A v2 seller (`@x402/hono` + `@x402/extensions`) that declares the payment-identifier extension
+ * `required`: a paid request without an id is refused (400) and never settled; the answer to an id
+ * is kept, so a retry with the same id gets it again without a second settlement. `state.stall`
+ * answers are held for `stallMs` after settling (or after the cached answer is found): the
+ * network failing between settlement and answer, as the buyer sees it. `GET /once` costs $0.01.
+ */
+export async function startIdentifierSeller(world: World, f: Facilitator, opts: { payTo: Address; stallMs: number }) {
+  const { declarePaymentIdentifierExtension, extractPaymentIdentifier, PAYMENT_IDENTIFIER } = await import('@x402/extensions/payment-identifier');
+  const state = { stall: 0, paidHits: 0, ids: [] as (string | null)[], refusedWithoutId: 0 };
+  const answers = new Map<string, { status: number; body: string; headers: [string, string][] }>();
+  const resourceServer = new x402ResourceServer(f.client).register(DEVNET_CAIP2, new ExactSvmScheme({ rpcUrl: world.simnet.url }));
+  const app = new Hono();
+  const held = async (r: Response) => {
+    if (state.stall > 0) {
+      state.stall--;
+      await Bun.sleep(opts.stallMs);
+    }
+    return r;
+  };
+  app.use(async (c, next) => {
+    const signature = c.req.header('payment-signature');
+    if (!signature) return next();
+    const payload = JSON.parse(Buffer.from(signature, 'base64').toString('utf8')) as PaymentPayload;
+    const id = extractPaymentIdentifier(payload);
+    state.ids.push(id);
+    if (!id) {
+      state.refusedWithoutId++;
+      return c.json({ error: 'payment-identifier is required' }, 400);
+    }
+    const known = answers.get(id);
+    if (known) return held(new Response(known.body, { status: known.status, headers: known.headers }));
+    await next();
+    const body = await c.res.clone().text();
+    answers.set(id, { status: c.res.status, body, headers: [...c.res.headers] });
+    return held(new Response(body, { status: c.res.status, headers: c.res.headers }));
+  });
+  app.use(
+    paymentMiddleware(
+      {
+        'GET /once': {
+          accepts: { scheme: 'exact', price: '$0.01', network: DEVNET_CAIP2, payTo: opts.payTo },
+          description: 'paid once per payment identifier',
+          mimeType: 'application/json',
+          extensions: { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(true) },
+        },
+      },
+      resourceServer,
+    ),
+  );
+  app.get('/once', (c) => {
+    state.paidHits++;
+    return c.json({ content: 'bought once', n: state.paidHits });
+  });
+  const s = serve(app);
+  return { url: s.url, state, stop: s.stop };
+}

@@ -1,7 +1,7 @@
 /** The x402 wire formats, read and written by hand, against what the official packages produce and expect. */
 import { describe, expect, test } from 'bun:test';
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
-import { chooseOption, paymentHeader, parsePaymentRequired, parsePaymentResponse } from '../../src/x402/wire.ts';
+import { chooseOption, paymentHeader, paymentIdentifierExtension, parsePaymentRequired, parsePaymentResponse } from '../../src/x402/wire.ts';
 import { DEVNET_CAIP2, USDC } from './sellers.ts';
 
 const PAY_TO = '8seeb8A3SN9ufAoX3L1bjszE2qDPXBFxcZBMU44tbaBm';
@@ -102,5 +102,24 @@ describe('writing the payment and reading the receipt', () => {
   test('our header round-trips through the package decoder of PAYMENT-REQUIRED too', () => {
     const challenge = v2Challenge([v2Option()]);
     expect(decodePaymentRequiredHeader(encodePaymentRequiredHeader(challenge as never))).toEqual(challenge as never);
+  });
+});
+
+describe('payment-identifier', () => {
+  const declaration = { info: { required: true }, schema: { type: 'object' } };
+  test("the seller's declaration is echoed with the purchase's id added; absent or malformed, nothing is sent", () => {
+    expect(paymentIdentifierExtension({ extensions: { 'payment-identifier': declaration } }, 'x402_abcdefghijklmnopqrstuvwxyz')).toEqual({
+      'payment-identifier': { info: { required: true, id: 'x402_abcdefghijklmnopqrstuvwxyz' }, schema: { type: 'object' } },
+    });
+    expect(paymentIdentifierExtension({}, 'x402_abcdefghijklmnopqrstuvwxyz')).toBeNull();
+    expect(paymentIdentifierExtension({ extensions: { 'payment-identifier': { info: 'yes' } } }, 'x402_abcdefghijklmnopqrstuvwxyz')).toBeNull();
+    expect(() => paymentIdentifierExtension({ extensions: { 'payment-identifier': declaration } }, 'short')).toThrow('16–128');
+  });
+  test('the v2 payment header carries the extensions; v1 has none', () => {
+    const ext = { 'payment-identifier': { info: { required: false, id: 'x402_abcdefghijklmnopqrstuvwxyz' } } };
+    const v2 = JSON.parse(Buffer.from(paymentHeader(2, { url: 'u' }, { scheme: 'exact' }, 'AA==', ext).value, 'base64').toString());
+    expect(v2.extensions).toEqual(ext);
+    const v1 = JSON.parse(Buffer.from(paymentHeader(1, undefined, { scheme: 'exact', network: 'solana-devnet' }, 'AA==', ext).value, 'base64').toString());
+    expect(v1.extensions).toBeUndefined();
   });
 });
