@@ -5,7 +5,7 @@ import { getPurchase, type PurchaseRow } from '../db/x402.ts';
 import type { WalletRow } from '../db/wallets.ts';
 import type { Services } from '../services.ts';
 import { searchCatalog } from '../x402/catalog.ts';
-import { confirm, prepare, settle, signComplete } from '../x402/purchase.ts';
+import { confirm, prepare, purchaseStatus, settle, signComplete } from '../x402/purchase.ts';
 import { amountParam } from '../params.ts';
 import { callerWallet } from './wallet.ts';
 import { implement } from './registry.ts';
@@ -37,6 +37,11 @@ export const x402Actions = implement(X402, {
   x402_settle: (ctx, p) => {
     const wallet = callerWallet(ctx);
     return settle(ctx.services, wallet, ownPurchase(ctx.services, wallet, p.fetch_id).fetch_id);
+  },
+
+  x402_status: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    return purchaseStatus(ctx.services, ownPurchase(ctx.services, wallet, p.fetch_id));
   },
 
   x402_catalog: (ctx, p) => searchCatalog(ctx.services.db, { query: p.query, tag: p.tag }),

@@ -204,6 +204,9 @@ export function addAgentCommands(program: Command, done: Done): void {
   cmd(x, 'resume', 'pay after approval, or read the outcome of a purchase', x402, ['agent-wallet x402 resume x402f_123'], ['ok', 'error', 'usage', 'auth', 'approval'])((c) =>
     c.argument('<fetchId>', 'the purchase'),
   );
+  cmd(x, 'status', 'a purchase as it stands, sending nothing (pending: the payment was sent, do not pay again)', x402, ['agent-wallet x402 status x402_123'])((c) =>
+    c.argument('<fetchId>', 'the purchase'),
+  );
   cmd(x, 'catalog', 'the public catalog of verified paid APIs', x402, ['agent-wallet x402 catalog --tag weather'])((c) =>
     c.option('--query <text>', 'search names and descriptions').option('--tag <tag>', 'only this tag'),
   );

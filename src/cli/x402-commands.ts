@@ -7,6 +7,7 @@
  *       outcome, the payment and the answer. Exit 0 when answered 2xx/3xx, 5 while the owner must
  *       approve (resume with `x402 resume FETCH_ID`), 1 otherwise.
  *   x402 resume FETCH_ID       pay (after approval) or read the outcome of a purchase
+ *   x402 status FETCH_ID       the purchase as it stands, sending nothing (pending: do not pay again)
  *   x402 catalog [--query Q] [--tag T]   the public catalog of verified paid APIs
  */
 import { randomUUID } from 'node:crypto';
@@ -41,7 +42,7 @@ function finish(ctx: CliContext, r: X402Result): number {
     if (r.outcome === 'awaiting_approval') progress(ctx, `waiting for the owner's approval (approval_id ${view.approval_id}); then run: agent-wallet x402 resume ${r.fetch_id}`);
     else if (r.outcome === 'rejected') progress(ctx, `rejected by the guard rails: ${view.decision?.reason ?? 'no reason given'}`);
     else if (r.outcome === 'failed') progress(ctx, `payment failed: ${view.error ?? view.decision?.reason ?? 'no reason given'}`);
-    else if (r.outcome === 'unknown') progress(ctx, `outcome unknown: do not pay again; check later with: agent-wallet x402 resume ${r.fetch_id}`);
+    else if (r.outcome === 'pending') progress(ctx, `pending: the paid request was sent and its settlement is not on chain yet; do not pay again; check with: agent-wallet x402 status ${r.fetch_id}`);
     else if (r.outcome === 'completed') progress(ctx, `paid ${view.amount} USDC (signature ${view.signature})`);
     if (response) {
       progress(ctx, `HTTP ${response.status}${response.truncated ? ' (body truncated)' : ''}`);
@@ -80,6 +81,19 @@ export const X402_COMMANDS: Record<string, Command> = {
     const { positional } = commandFlags(ctx, {});
     const { profile, api } = profileClient(ctx);
     return finish(ctx, await x402Resume(api, profile, positional[0]!, (s) => progress(ctx, s), saver(ctx)));
+  },
+
+  status: async (ctx) => {
+    const { positional } = commandFlags(ctx, {});
+    if (positional.length !== 1) throw new UsageError('usage: agent-wallet x402 status FETCH_ID');
+    const { api } = profileClient(ctx);
+    const view = await api.call<Record<string, any>>('bot', 'x402_status', { fetch_id: positional[0] });
+    if (ctx.json) printData(ctx, view);
+    else {
+      ctx.out(`${view.fetch_id}  ${view.purchase_status}  ${view.amount} USDC to ${view.host}${view.signature ? `  ${view.signature}` : ''}\n`);
+      if (view.next_step) progress(ctx, view.next_step);
+    }
+    return EXIT.ok;
   },
 
   catalog: async (ctx) => {

@@ -54,7 +54,7 @@ export interface Prepared {
 }
 
 /** How the purchase ended for this run. */
-export type X402Outcome = 'not_required' | 'completed' | 'awaiting_approval' | 'rejected' | 'failed' | 'unknown';
+export type X402Outcome = 'not_required' | 'completed' | 'awaiting_approval' | 'rejected' | 'failed' | 'pending';
 
 export interface X402Result {
   outcome: X402Outcome;
@@ -166,7 +166,7 @@ export interface X402Options {
  * Pays a purchase: x402_confirm with fresh commitments, check the message against `expect` (what
  * prepare said; for a resumed purchase, the summary x402_confirm returns before anything is
  * signed), share, x402_sign_complete, x402_settle. Returns x402_settle's answer; its errors
- * (an unknown outcome) propagate as ApiError.
+ * (a pending outcome) propagate as ApiError.
  */
 export async function payPurchase(
   api: ApiClient,
@@ -208,7 +208,7 @@ export async function payPurchase(
 }
 
 function settledResult(fetchId: string, prepared: Prepared, settled: Record<string, any>): X402Result {
-  const outcome: X402Outcome = settled.purchase_status === 'completed' ? 'completed' : settled.purchase_status === 'failed' ? 'failed' : 'unknown';
+  const outcome: X402Outcome = settled.purchase_status === 'completed' ? 'completed' : settled.purchase_status === 'failed' ? 'failed' : 'pending';
   return { outcome, fetch_id: fetchId, prepared, settled, response: settled.response ?? null };
 }
 
@@ -257,7 +257,7 @@ function hostOf(url: string): string | undefined {
   }
 }
 
-/** Resumes a purchase (after the owner approved it, or to read an unknown outcome): confirm, check, sign, settle. */
+/** Resumes a purchase (after the owner approved it, or to read a pending outcome): confirm, check, sign, settle. */
 export async function x402Resume(api: ApiClient, profile: ProfileData, fetchId: string, progress: (step: string) => void = () => {}, save?: SaveProfile): Promise<X402Result> {
   const settled = await payPurchase(api, profile, fetchId, null, progress, { save });
   return settledResult(fetchId, settled as Prepared, settled);

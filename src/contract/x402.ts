@@ -49,7 +49,15 @@ export const X402 = {
     destructive: true,
     params: Params({ fetch_id: FetchId }),
     summary:
-      'Repeats the request with the payment header and returns the seller’s status, headers, body and payment receipt. Repeating it returns the stored outcome; an unknown outcome (timeout after sending) is looked up on chain — never pay twice.',
+      'Repeats the request with the payment header and returns the seller’s status, headers, body and payment receipt. Repeating it returns the stored outcome; a pending outcome (a timeout after sending, or the seller’s settlement_pending) is looked up on chain — never pay twice.',
+  }),
+  x402_status: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    readOnly: true,
+    params: Params({ fetch_id: FetchId }),
+    summary:
+      'A purchase as it stands, sending nothing: its status (open, signed, settling, pending, completed, failed), its transaction and the stored answer. pending: the paid request was sent and the settlement is not on chain yet — do not pay again; the daemon resolves it from the chain.',
   }),
   x402_catalog: action({
     endpoint: 'public',

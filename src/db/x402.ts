@@ -1,7 +1,7 @@
 /** x402 purchases and the public catalog of paid APIs. */
 import type { Database } from 'bun:sqlite';
 
-export type PurchaseStatus = 'open' | 'signed' | 'settling' | 'unknown' | 'completed' | 'failed';
+export type PurchaseStatus = 'open' | 'signed' | 'settling' | 'pending' | 'completed' | 'failed';
 
 export interface PurchaseRow {
   fetch_id: string;
@@ -111,7 +111,7 @@ export function unresolvedPurchases(db: Database, q: { staleSettlingBefore: numb
   return db
     .query<PurchaseRow, [number, bigint, number, number]>(
       `SELECT p.* FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
-       WHERE p.status = 'unknown'
+       WHERE p.status = 'pending'
           OR (p.status = 'settling' AND p.settle_started_at < ?)
           OR (p.status IN ('open', 'signed') AND t.status = 'pending' AND t.last_valid_block_height < ?)
           OR (p.status = 'failed' AND t.status = 'failed' AND t.signed_tx IS NOT NULL AND p.updated_at >= ?)
@@ -126,7 +126,7 @@ export function anyUnsettledPurchase(db: Database, failedSince: number): boolean
     db
       .query(
         `SELECT 1 FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
-         WHERE p.status IN ('settling', 'unknown') OR (p.status IN ('open', 'signed') AND t.status = 'pending') OR (p.status = 'failed' AND p.updated_at >= ?) LIMIT 1`,
+         WHERE p.status IN ('settling', 'pending') OR (p.status IN ('open', 'signed') AND t.status = 'pending') OR (p.status = 'failed' AND p.updated_at >= ?) LIMIT 1`,
       )
       .get(failedSince) !== null
   );

@@ -6,7 +6,7 @@
  */
 import type { Services } from '../services.ts';
 import { reverifyCatalog } from '../x402/catalog.ts';
-import { resolveUnknownPurchases } from '../x402/purchase.ts';
+import { resolvePendingPurchases } from '../x402/purchase.ts';
 import type { JobDef } from './runner.ts';
 
 /** One pass of the catalog re-verification; exported for tests and the admin CLI. */
@@ -19,6 +19,6 @@ export async function reverifyCatalogJob(services: Services): Promise<{ verified
 export function x402Jobs(services: Services): JobDef[] {
   return [
     { name: 'x402-catalog-reverify', schedule: '0 17 4 * * *', run: async () => void (await reverifyCatalogJob(services)) },
-    { name: 'x402-outcomes', schedule: { everySeconds: 15 }, run: async () => void (await resolveUnknownPurchases(services)), runAtStart: true },
+    { name: 'x402-outcomes', schedule: { everySeconds: 15 }, run: async () => void (await resolvePendingPurchases(services)), runAtStart: true },
   ];
 }

@@ -213,7 +213,7 @@ export const x402FetchTool: ToolHandler = async (s, args) => {
   return { ...result, idempotency_key: idempotencyKey } as unknown as Record<string, unknown>;
 };
 
-/** `x402_resume`: finishes a purchase after the owner approved it (or after an unknown outcome). */
+/** `x402_resume`: finishes a purchase after the owner approved it (or after a pending outcome). */
 export const x402ResumeTool: ToolHandler = async (s, args) => {
   const { profile, api } = s.wallet();
   return (await x402Resume(api, profile, String(args.fetch_id), (step) => s.progress(step), saver(s))) as unknown as Record<string, unknown>;

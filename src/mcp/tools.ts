@@ -154,14 +154,20 @@ export const TOOL_ROWS: readonly ToolRow[] = [
     run: x402FetchTool,
     hints: { destructiveHint: true, openWorldHint: true },
     description:
-      'Fetches a paid (HTTP 402, x402) API: probes the URL, pays the price in USDC when guard rails allow (checking the exact Solana transaction before signing), and returns the API response. A non-402 answer is returned as is. When the owner must approve, returns outcome awaiting_approval with fetch_id: call x402_resume after approval. An unknown outcome means: do not pay again, call x402_resume later.',
+      'Fetches a paid (HTTP 402, x402) API: probes the URL, pays the price in USDC when guard rails allow (checking the exact Solana transaction before signing), and returns the API response. A non-402 answer is returned as is. When the owner must approve, returns outcome awaiting_approval with fetch_id: call x402_resume after approval. A pending outcome (paid request sent, settlement not on chain yet) means: do not pay again, call x402_status or x402_resume later.',
   },
   {
     name: 'x402_resume',
     params: T.Object({ fetch_id: T.String({ pattern: '^x402_[0-9a-hjkmnp-tv-z]{26}$', description: 'fetch_id from x402_fetch' }) }, { additionalProperties: false }),
     run: x402ResumeTool,
     hints: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
-    description: 'Finishes an x402 purchase after the owner approved it, or looks up one whose outcome was unknown; never pays twice.',
+    description: 'Finishes an x402 purchase after the owner approved it, or looks up one whose outcome is pending; never pays twice.',
+  },
+  {
+    name: 'x402_status',
+    action: 'x402_status',
+    description:
+      'An x402 purchase as it stands (by fetch_id), sending nothing. purchase_status pending means: the payment was sent and its settlement is not on chain yet — do not pay again; it becomes completed (or, if it never lands, failed and released) by itself.',
   },
   { name: 'x402_catalog', action: 'x402_catalog', endpoint: 'public' },
   {

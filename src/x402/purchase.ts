@@ -10,15 +10,16 @@
  *              FROST signing session.
  *   sign     — the agent's share → the partially signed transaction (the facilitator signs last).
  *   settle   — repeat the original request with PAYMENT-SIGNATURE (v2) / X-PAYMENT (v1) and record
- *              the outcome. A timeout or connection loss after sending is `unknown`, never `failed`:
- *              the agent must not pay twice. Unknown outcomes are resolved from the chain.
+ *              the outcome. A timeout or connection loss after sending, or a seller's
+ *              `settlement_pending`, is `pending`, never `failed`: the agent must not pay twice.
+ *              Pending outcomes are resolved from the chain.
  *
  * Money invariants: the message is signed at most once (coordinator-sign refuses a second
  * signing); the message carries our own blockhash, never one the seller suggests; a landed
  * transaction is this purchase's only when it carries the wallet's signature of this message (a
  * seller's receipt is never taken at its word); a transaction is released (failed) only when our
  * own view of the chain, its height read before the look, shows no transfer AND the blockhash
- * expired, so the signed bytes can no longer land. The outcome sweep (resolveUnknownPurchases)
+ * expired, so the signed bytes can no longer land. The outcome sweep (resolvePendingPurchases)
  * also ends signed purchases nobody settled, and looks again at recent releases.
  */
 import { getBase58Decoder, getTransactionDecoder, type Address } from '@solana/kit';
@@ -71,7 +72,9 @@ import { chooseOption, parsePaymentRequired, parsePaymentResponse, paymentHeader
 const BLOCKHASH_MARGIN = 20n;
 /** How long settle waits for the seller's receipt signature to show on chain. */
 const RECEIPT_WAIT_MS = 5000;
-/** How many of the wallet's recent transactions an unknown outcome is looked for in. */
+/** A facilitator's non-terminal answer: the transaction was sent, its outcome is not known yet (`@x402/core` ≥ 2.24). */
+const SETTLEMENT_PENDING = 'settlement_pending';
+/** How many of the wallet's recent transactions a pending outcome is looked for in. */
 const SCAN_LIMIT = 100;
 
 /** What this service can pay with x402: the exact scheme, its network's ids, its USDC mint. */
@@ -145,7 +148,7 @@ function sellerMemo(p: PurchaseRow): string | null {
 }
 
 function nextStep(p: PurchaseRow, tx: TxRow): string | null {
-  if (p.status === 'unknown' || p.status === 'settling') return `do not pay again: call x402_settle (fetch_id ${p.fetch_id}) later; it looks the payment up on chain`;
+  if (p.status === 'pending' || p.status === 'settling') return `pending, do not pay again: the paid request was sent; x402_status (fetch_id ${p.fetch_id}) shows the outcome once the chain does, x402_settle looks it up now`;
   if (p.status === 'signed' || (p.status === 'open' && tx.signed_tx)) return `send the paid request with x402_settle (fetch_id ${p.fetch_id})`;
   if (p.status !== 'open') return null;
   switch (tx.status) {
@@ -187,6 +190,11 @@ export function purchaseView(p: PurchaseRow, tx: TxRow) {
     expires_at: iso(tx.expires_at),
     next_step: nextStep(p, tx),
   };
+}
+
+/** x402_status: the purchase and its stored answer as they stand; nothing is sent or looked up. */
+export function purchaseStatus(services: Services, p: PurchaseRow) {
+  return storedOutcome(p, getTx(services.db, p.transaction_id)!, false);
 }
 
 /** The stored paid answer as the agent sees it again. */
@@ -418,7 +426,7 @@ function complete(services: Services, p: PurchaseRow, signature: string, respons
     forgetBalance(from);
     if (from) markWatchedMoved(db, from, now);
     // From failed too: a purchase released on a view the chain later contradicts is paid after all.
-    movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'unknown', 'failed'], 'completed', now, { signature, error: null, ...(response ? { response } : {}) });
+    movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'pending', 'failed'], 'completed', now, { signature, error: null, ...(response ? { response } : {}) });
     if (!landed) return;
     recordIncoming(services, tx, signature, now);
     const http = response ? (JSON.parse(response) as StoredResponse).status : null;
@@ -446,16 +454,16 @@ function fail(services: Services, p: PurchaseRow, reason: string, response?: str
   const { db } = services;
   const now = services.now().getTime();
   db.transaction(() => {
-    movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'unknown'], 'failed', now, { error: reason, ...(response ? { response } : {}) });
+    movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'pending'], 'failed', now, { error: reason, ...(response ? { response } : {}) });
     if (moveTx(db, p.transaction_id, ['pending'], 'failed', now, { error: reason })) {
       appendEvent(db, { walletId: p.wallet_id, type: 'payment.failed', data: { transaction_id: p.transaction_id, fetch_id: p.fetch_id, error: reason }, now });
     }
   }).immediate();
 }
 
-function markUnknown(services: Services, p: PurchaseRow, reason: string, set: { response?: string } = {}): void {
+function markPending(services: Services, p: PurchaseRow, reason: string, set: { response?: string } = {}): void {
   const now = services.now().getTime();
-  services.db.transaction(() => movePurchase(services.db, p.fetch_id, ['settling', 'unknown'], 'unknown', now, { error: reason, ...set })).immediate();
+  services.db.transaction(() => movePurchase(services.db, p.fetch_id, ['settling', 'pending'], 'pending', now, { error: reason, ...set })).immediate();
 }
 
 /** Our wallet's signature in the stored bytes (base58): only a transaction carrying it is this purchase's transfer. */
@@ -480,9 +488,12 @@ async function isOurTransfer(services: Services, mine: string, signature: string
   return t.err === null ? 'yes' : 'failed';
 }
 
-/** Waits briefly for the seller's receipt signature to land; the facilitator confirmed it before answering. */
-async function receiptOnChain(services: Services, mine: string, signature: string): Promise<Found> {
-  const deadline = Date.now() + RECEIPT_WAIT_MS;
+/**
+ * Waits briefly for the seller's receipt signature to land (the facilitator confirmed it before
+ * answering); a receipt the seller itself calls pending is looked at once, not waited for.
+ */
+async function receiptOnChain(services: Services, mine: string, signature: string, waitMs = RECEIPT_WAIT_MS): Promise<Found> {
+  const deadline = Date.now() + waitMs;
   for (;;) {
     let found: Found;
     try {
@@ -513,9 +524,9 @@ async function findOnChain(services: Services, p: PurchaseRow, walletAddress: st
  * Looks an outcome up on chain. The block height is read FIRST (or given by the sweep, read
  * before this look): a transfer that lands after that read shows in the look that follows, so it
  * is never taken for expired. Our transfer found → completed; found failed → failed. Absent AND
- * past the blockhash's lastValidBlockHeight by our own view → failed (released). Else unknown.
+ * past the blockhash's lastValidBlockHeight by our own view → failed (released). Else pending.
  */
-export async function resolveOutcome(services: Services, p: PurchaseRow, height?: bigint): Promise<'completed' | 'failed' | 'unknown'> {
+export async function resolveOutcome(services: Services, p: PurchaseRow, height?: bigint): Promise<'completed' | 'failed' | 'pending'> {
   const tx = getTx(services.db, p.transaction_id)!;
   if (tx.status === 'completed' && tx.signature) {
     complete(services, p, tx.signature);
@@ -541,14 +552,14 @@ export async function resolveOutcome(services: Services, p: PurchaseRow, height?
     fail(services, p, 'the payment never landed and its blockhash expired: nothing was paid');
     return 'failed';
   }
-  return 'unknown';
+  return 'pending';
 }
 
-function unknownError(p: PurchaseRow, message: string, status = 504): AppError {
+function pendingError(p: PurchaseRow, message: string, status = 504): AppError {
   return new AppError('SERVICE_UNAVAILABLE', message, {
     status,
     howToFix: `Do not pay again: check with x402_settle (fetch_id ${p.fetch_id}) later; it looks the payment up on chain and returns the outcome.`,
-    details: { fetch_id: p.fetch_id, transaction_id: p.transaction_id, purchase_status: 'unknown' },
+    details: { fetch_id: p.fetch_id, transaction_id: p.transaction_id, purchase_status: 'pending' },
   });
 }
 
@@ -557,7 +568,7 @@ function staleSettlingMs(config: Pick<Config, 'outbound'>): number {
   return config.outbound.total_timeout_ms + 60_000;
 }
 
-/** x402_settle. A repeated settle returns the stored outcome; an unknown one is looked up on chain. */
+/** x402_settle. A repeated settle returns the stored outcome; a pending one is looked up on chain. */
 export async function settle(services: Services, wallet: WalletRow, fetchId: string): Promise<ReturnType<typeof storedOutcome>> {
   const { db } = services;
   let p = getPurchaseById(db, fetchId)!;
@@ -566,23 +577,23 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
   if (p.status === 'settling' && Number(p.settle_started_at ?? p.updated_at) > services.now().getTime() - staleSettlingMs(services.config)) {
     throw new AppError('INVALID_STATUS', 'This purchase is being settled right now.', { howToFix: 'Retry x402_settle in a few seconds for its outcome.', headers: { 'Retry-After': '2' } });
   }
-  if (p.status === 'unknown' && tx.signed_tx && paymentExtensions(p)) {
+  if (p.status === 'pending' && tx.signed_tx && paymentExtensions(p)) {
     // A seller that takes our payment identifier answers the same send again with its first
     // answer (and never settles it twice): the very same signed bytes, so nothing new can land.
-    const reclaimed = db.transaction(() => movePurchase(db, fetchId, ['unknown'], 'settling', services.now().getTime(), { settleStarted: true })).immediate();
+    const reclaimed = db.transaction(() => movePurchase(db, fetchId, ['pending'], 'settling', services.now().getTime(), { settleStarted: true })).immediate();
     if (reclaimed) return sendPaid(services, wallet, getPurchaseById(db, fetchId)!, tx, true);
   }
-  if (p.status === 'unknown' || p.status === 'settling') {
-    let outcome: 'completed' | 'failed' | 'unknown';
+  if (p.status === 'pending' || p.status === 'settling') {
+    let outcome: 'completed' | 'failed' | 'pending';
     try {
       outcome = await resolveOutcome(services, p);
     } catch (err) {
-      if (err instanceof ChainUnavailableError) throw unknownError(p, 'The outcome of this purchase is not known yet and Solana is unreachable.', 503);
+      if (err instanceof ChainUnavailableError) throw pendingError(p, 'The outcome of this purchase is not known yet and Solana is unreachable.', 503);
       throw err;
     }
     p = getPurchaseById(db, fetchId)!;
     tx = getTx(db, p.transaction_id)!;
-    if (outcome === 'unknown') throw unknownError(p, 'The paid request was sent but its outcome is not known yet; the chain shows no payment so far and it can still land.');
+    if (outcome === 'pending') throw pendingError(p, 'The paid request was sent but its outcome is not known yet; the chain shows no payment so far and it can still land.');
     return storedOutcome(p, tx, false);
   }
   if (!tx.signed_tx) {
@@ -605,7 +616,7 @@ function paymentExtensions(p: PurchaseRow): Record<string, unknown> | null {
 /**
  * Sends the paid request with the stored signed bytes (claimed: the purchase is `settling`) and
  * records what the answer proves. `resend`: an earlier send may have reached the seller, so a send
- * that fails leaves the purchase `unknown`, never back to `signed`.
+ * that fails leaves the purchase `pending`, never back to `signed`.
  */
 async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, tx: TxRow, resend: boolean): Promise<ReturnType<typeof storedOutcome>> {
   const { db } = services;
@@ -626,14 +637,14 @@ async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, t
   } catch (err) {
     if (err instanceof OutboundError && !err.maybeSent) {
       // Nothing reached the seller this time: the purchase can be settled again with the same bytes.
-      db.transaction(() => movePurchase(db, fetchId, ['settling'], resend ? 'unknown' : 'signed', services.now().getTime(), { error: err.message })).immediate();
+      db.transaction(() => movePurchase(db, fetchId, ['settling'], resend ? 'pending' : 'signed', services.now().getTime(), { error: err.message })).immediate();
       const e = outboundFailure(err, services.config, `sending the paid request to ${p.host} failed`);
       const what = resend ? 'nothing was sent this time; the earlier send may still have paid' : 'nothing was sent, nothing was paid';
       throw new AppError(e.errorCode, `${e.message}; ${what}`, { status: e.status, details: { ...e.details, fetch_id: p.fetch_id }, howToFix: `Call x402_settle (fetch_id ${p.fetch_id}) again; the same signed payment is sent.` });
     }
     const message = err instanceof Error ? err.message : String(err);
-    markUnknown(services, p, `sent, then: ${message}`);
-    throw unknownError(p, `The paid request to ${p.host} was sent but no complete answer came (${message}); the payment may have gone through.`, err instanceof OutboundError && err.kind === 'timeout' ? 504 : 502);
+    markPending(services, p, `sent, then: ${message}`);
+    throw pendingError(p, `The paid request to ${p.host} was sent but no complete answer came (${message}); the payment may have gone through.`, err instanceof OutboundError && err.kind === 'timeout' ? 504 : 502);
   }
   const payment = parsePaymentResponse(res.headers);
   const response = JSON.stringify({
@@ -645,20 +656,22 @@ async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, t
   } satisfies StoredResponse);
   // A receipt is believed only for a transaction carrying our own signature of this message.
   const mine = ourSignature(tx, wallet.address);
-  const receipt = payment?.transaction && mine ? await receiptOnChain(services, mine, payment.transaction) : null;
+  const receipt = payment?.transaction && mine ? await receiptOnChain(services, mine, payment.transaction, payment.errorReason === SETTLEMENT_PENDING ? 0 : RECEIPT_WAIT_MS) : null;
   if (receipt === 'yes') complete(services, p, payment!.transaction!, response);
   else if (receipt === 'failed') fail(services, p, `the payment transaction ${payment!.transaction} failed on chain`, response);
   else {
     // No receipt we can believe. Even a refusal (402) is not final while the signed bytes can still land (the
-    // seller holds them; its facilitator could still sign and send): the purchase stays unknown,
+    // seller holds them; its facilitator could still sign and send): the purchase stays pending,
     // the money reserved, until the chain shows the transfer or the blockhash has expired.
     const refused = res.status === 402 ? parsePaymentRequired(res.headers, res.body) : null;
-    const reason = payment?.transaction
+    const reason = payment?.errorReason === SETTLEMENT_PENDING && payment.transaction
+      ? `the seller reports its settlement pending (transaction ${payment.transaction}): the chain decides; it completes when our transfer lands and is released once its blockhash expires unused`
+      : payment?.transaction
       ? `the seller's receipt ${payment.transaction} is not (yet) our transfer on chain; it is released once its blockhash expires unused`
       : res.status === 402
         ? `the seller refused the payment (${payment?.errorReason ?? refused?.error ?? 'no reason given'}); it is released once its blockhash expires unused`
         : `the seller answered HTTP ${res.status} without a payment receipt`;
-    markUnknown(services, p, reason, { response });
+    markPending(services, p, reason, { response });
     try {
       await resolveOutcome(services, getPurchaseById(db, fetchId)!);
     } catch (err) {
@@ -673,11 +686,11 @@ async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, t
 const RELOOK_FAILED_MS = 120_000;
 
 /**
- * One pass of the outcome sweep: unknown outcomes, settles that died mid-flight, signed bytes
+ * One pass of the outcome sweep: pending outcomes, settles that died mid-flight, signed bytes
  * never settled once their blockhash expired (released if absent, completed if present), and
  * recent releases, each looked up on chain. The height is read once, before any look.
  */
-export async function resolveUnknownPurchases(services: Services): Promise<number> {
+export async function resolvePendingPurchases(services: Services): Promise<number> {
   const now = services.now().getTime();
   if (!anyUnsettledPurchase(services.db, now - RELOOK_FAILED_MS)) return 0;
   const height = await services.chain.getBlockHeight();
@@ -686,7 +699,7 @@ export async function resolveUnknownPurchases(services: Services): Promise<numbe
     const before = p.status;
     try {
       const outcome = await resolveOutcome(services, p, height);
-      if (outcome !== 'unknown' && outcome !== before) resolved++;
+      if (outcome !== 'pending' && outcome !== before) resolved++;
     } catch (err) {
       services.log.warn('x402 outcome lookup failed', { fetch_id: p.fetch_id, error: (err as Error).message });
     }

@@ -44,6 +44,11 @@ function writeV1(path: string): void {
   db.run("INSERT INTO payment_request_rejections (request_id, signature, reason, amount, created_at) VALUES ('req_old', 'sig0', 'underpaid', 1, 1)");
   db.run("INSERT INTO paylink_invitations (request_id, channel, recipient, created_at) VALUES ('req_old', 'email', 'a@example.com', 1)");
   db.run("INSERT INTO deposit_cursors (wallet_id, last_signature, updated_at) VALUES ('wal_old', 'sigCursor', 3)");
+  db.run(
+    `INSERT INTO x402_purchases (fetch_id, transaction_id, wallet_id, url, host, method, request_sealed, x402_version, requirements, accepted, network, asset, pay_to, fee_payer,
+       amount, status, created_at, updated_at)
+     VALUES ('x402_old', 'txn_c', 'wal_old', 'https://api.example.com/p', 'api.example.com', 'GET', x'05', 2, '{}', '{}', 'solana:x', 'mint', 'payto', 'feepayer', 10000, 'unknown', 1, 2)`,
+  );
   db.close();
 }
 
@@ -54,7 +59,9 @@ describe('migrations', () => {
     const migrated = openDatabase(path, { network: 'simnet' });
     try {
       expect(migrated.query<{ user_version: bigint }, []>('PRAGMA user_version').get()?.user_version).toBe(BigInt(SCHEMA_VERSION));
-      expect(SCHEMA_VERSION).toBe(10);
+      expect(SCHEMA_VERSION).toBe(11);
+      // Schema 11: a sent purchase whose outcome is not on chain yet is pending.
+      expect(migrated.query('SELECT fetch_id, status, amount FROM x402_purchases').all()).toEqual([{ fetch_id: 'x402_old', status: 'pending', amount: 10000n }]);
       const row = migrated.query<Record<string, unknown>, []>('SELECT * FROM payment_requests').get()!;
       expect(row).toMatchObject({ request_id: 'req_old', wallet_id: 'wal_old', merchant_id: null, status: 'paid', paid_amount: 5000000n, reference: 'order-1', paid_at: 2n });
       expect(migrated.query('SELECT count(*) AS n FROM payment_request_rejections').get()).toEqual({ n: 1n });

@@ -14,7 +14,7 @@ import { outstandingOut, getTx } from '../../src/db/transactions.ts';
 import { getPurchaseById } from '../../src/db/x402.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
 import { paymentHeader } from '../../src/x402/wire.ts';
-import { resolveUnknownPurchases } from '../../src/x402/purchase.ts';
+import { resolvePendingPurchases } from '../../src/x402/purchase.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { agentKey } from '../helpers/signing.ts';
 import { ledgerBalance } from '../reliability/money-invariants.ts';
@@ -82,16 +82,16 @@ describe('x402 outcome from the chain only', () => {
   test("a seller claiming a short lastValidBlockHeight refuses, then settles after that height: the purchase completes, never released", async () => {
     const { agent } = await freshAgent();
     const r = await x402Fetch(agent.api, agent.profile, { url: `${hostile.url}/short-claim` });
-    expect(r.outcome).toBe('unknown');
+    expect(r.outcome).toBe('pending');
     const claimed = BigInt((JSON.parse(getPurchaseById(world.services.db, r.fetch_id!)!.accepted) as { extra: { lastValidBlockHeight: string } }).extra.lastValidBlockHeight);
     await heightPast(claimed);
-    // Past the seller's word, before our own expiry: still unknown, the money still reserved.
+    // Past the seller's word, before our own expiry: still pending, the money still reserved.
     const early = await errorOf(agent.api.call('bot', 'x402_settle', { fetch_id: r.fetch_id }));
     expect(early.errorCode).toBe('SERVICE_UNAVAILABLE');
     expect(getTx(world.services.db, r.prepared.transaction_id as string)!.status).toBe('pending');
 
     const landed = await hostile.settleHeld(hostile.held.at(-1)!);
-    await resolveUnknownPurchases(world.services);
+    await resolvePendingPurchases(world.services);
     const settled = await agent.api.call<any>('bot', 'x402_settle', { fetch_id: r.fetch_id });
     expect(settled).toMatchObject({ purchase_status: 'completed', status: 'completed', signature: landed });
     expect(await world.balance(agent.address)).toBe(5_000_000n - 10_000n);
@@ -104,13 +104,13 @@ describe('x402 outcome from the chain only', () => {
     const first = await x402Fetch(agent.api, agent.profile, { url: `${hostile.url}/steal` });
     const second = await x402Fetch(agent.api, agent.profile, { url: `${hostile.url}/steal` });
     expect(first.outcome).toBe('completed');
-    expect(second.outcome).toBe('unknown');
+    expect(second.outcome).toBe('pending');
     expect(second.settled!.payment_response.transaction).toBe(first.settled!.signature);
     const tx = getTx(world.services.db, second.prepared.transaction_id as string)!;
     expect(tx).toMatchObject({ status: 'pending', signature: null });
 
     await heightPast(tx.last_valid_block_height!);
-    await resolveUnknownPurchases(world.services);
+    await resolvePendingPurchases(world.services);
     expect(getTx(world.services.db, tx.transaction_id)!.status).toBe('failed');
     expect(getPurchaseById(world.services.db, second.fetch_id!)!.status).toBe('failed');
     expect(outstandingOut(world.services.db, agent.walletId)).toBe(0n);
@@ -121,10 +121,10 @@ describe('x402 outcome from the chain only', () => {
     const { agent } = await freshAgent();
     hostile.fakeReceipt = await failedTransactionListing(world, agent.address);
     const r = await x402Fetch(agent.api, agent.profile, { url: `${hostile.url}/fake-receipt` });
-    expect(r.outcome).toBe('unknown');
+    expect(r.outcome).toBe('pending');
     expect(getTx(world.services.db, r.prepared.transaction_id as string)!.status).toBe('pending');
     const landed = await hostile.settleHeld(hostile.held.at(-1)!);
-    await resolveUnknownPurchases(world.services);
+    await resolvePendingPurchases(world.services);
     expect(getPurchaseById(world.services.db, r.fetch_id!)).toMatchObject({ status: 'completed', signature: landed });
     expect(await world.balance(agent.address)).toBe(5_000_000n - 10_000n);
     await expectLedgerIsChain(agent);
@@ -135,7 +135,7 @@ describe('the height is read before the look (issue 21)', () => {
   test('a transfer that lands between the height read and the look, answered from a node already past expiry, is found, not released', async () => {
     const { agent } = await freshAgent();
     const r = await x402Fetch(agent.api, agent.profile, { url: `${hostile.url}/short-claim` });
-    expect(r.outcome).toBe('unknown');
+    expect(r.outcome).toBe('pending');
     const tx = getTx(world.services.db, r.prepared.transaction_id as string)!;
     const chain = world.services.chain;
     const realHeight = chain.getBlockHeight;
@@ -145,7 +145,7 @@ describe('the height is read before the look (issue 21)', () => {
       return tx.last_valid_block_height! + 1n;
     };
     try {
-      await resolveUnknownPurchases(world.services);
+      await resolvePendingPurchases(world.services);
     } finally {
       chain.getBlockHeight = realHeight;
     }
@@ -178,7 +178,7 @@ describe('nothing reserved forever: a signed, never settled x402 purchase ends w
 
     await heightPast(getTx(world.services.db, landed.txId)!.last_valid_block_height!);
     await heightPast(tx.last_valid_block_height!);
-    expect(await resolveUnknownPurchases(world.services)).toBeGreaterThanOrEqual(1);
+    expect(await resolvePendingPurchases(world.services)).toBeGreaterThanOrEqual(1);
     expect(getPurchaseById(world.services.db, absent.fetchId)!.status).toBe('failed');
     expect(getTx(world.services.db, tx.transaction_id)!.status).toBe('failed');
     expect(outstandingOut(world.services.db, absent.agent.walletId)).toBe(0n);
@@ -187,7 +187,7 @@ describe('nothing reserved forever: a signed, never settled x402 purchase ends w
 
   test('landed by whoever held the bytes → completed', async () => {
     await heightPast(getTx(world.services.db, landed.txId)!.last_valid_block_height!);
-    await resolveUnknownPurchases(world.services);
+    await resolvePendingPurchases(world.services);
     expect(getPurchaseById(world.services.db, landed.fetchId)).toMatchObject({ status: 'completed', signature: landed.signature });
     expect(getTx(world.services.db, landed.txId)).toMatchObject({ status: 'completed', signature: landed.signature });
     expect(outstandingOut(world.services.db, landed.agent.walletId)).toBe(0n);
@@ -208,7 +208,7 @@ describe('nothing reserved forever: a signed, never settled x402 purchase ends w
     }).immediate();
     expect((await agent.api.call<any>('bot', 'my_limits')).remaining).not.toEqual(reserved);
     const landed = await sellerSettlesStoredBytes(prepared.fetch_id);
-    await resolveUnknownPurchases(world.services);
+    await resolvePendingPurchases(world.services);
     expect(getTx(world.services.db, prepared.transaction_id)).toMatchObject({ status: 'completed', signature: landed });
     expect(getPurchaseById(world.services.db, prepared.fetch_id)!.status).toBe('completed');
     expect((await agent.api.call<any>('bot', 'my_limits')).remaining).toEqual(reserved);

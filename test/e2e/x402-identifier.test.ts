@@ -40,7 +40,7 @@ test('settled, then no answer four times: five sends of one purchase carry its i
   const [seller0, settled0] = [await world.balance(payTo), facilitator.settled.length];
   seller.state.stall = 4;
   const first = await errorOf(x402Fetch(alice.api, alice.profile, { url: `${seller.url}/once` }));
-  expect(first.details).toMatchObject({ purchase_status: 'unknown' });
+  expect(first.details).toMatchObject({ purchase_status: 'pending' });
   const fetchId = String(first.details.fetch_id);
   const retries: string[] = [];
   let done: Record<string, any> | null = null;
@@ -75,7 +75,7 @@ test('the CLI killed after sending, then run again with its idempotency key: the
   while (seller.state.ids.length === hits0 && Date.now() < deadline) await Bun.sleep(20);
   killed.kill('SIGKILL');
   await killed.exited;
-  // The daemon finishes the send it began (unknown: the seller held the answer); the agent runs the same command again.
+  // The daemon finishes the send it began (pending: the seller held the answer); the agent runs the same command again.
   let run: { code: number; json: any } = { code: -1, json: null };
   for (let i = 0; i < 10; i++) {
     const again = Bun.spawn([process.execPath, MAIN, ...args], { stdout: 'pipe', stderr: 'pipe', env: { ...process.env, ...env } });

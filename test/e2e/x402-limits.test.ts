@@ -1,7 +1,7 @@
 /**
  * x402 at the edges of the outbound client: private-range URLs refused unless the operator allows
  * them, a stalled seller cut by the configured deadline, and a paid request whose answer never
- * comes — `unknown`, never `failed`, resolved later from the chain (landed → completed; absent
+ * comes — `pending`, never `failed`, resolved later from the chain (landed → completed; absent
  * after its blockhash expired → failed and released).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -11,7 +11,7 @@ import { x402Fetch } from '../../src/client/x402.ts';
 import { getTx } from '../../src/db/transactions.ts';
 import { getPurchaseById, listCatalog } from '../../src/db/x402.ts';
 import { addEntry } from '../../src/x402/catalog.ts';
-import { resolveUnknownPurchases } from '../../src/x402/purchase.ts';
+import { resolvePendingPurchases } from '../../src/x402/purchase.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { sellerAddress, startFacilitator, startV2Seller, type Facilitator, type Server } from '../x402/sellers.ts';
 import { errorOf } from '../helpers/errors.ts';
@@ -79,12 +79,12 @@ describe('with small deadlines (total 500 ms, connect 300 ms)', () => {
     expect((await alice.api.call<any>('bot', 'transactions', { type: 'x402' })).total).toBe(0);
   });
 
-  test('the paid answer times out after the seller settled: unknown (do not pay again), then completed from the chain', async () => {
+  test('the paid answer times out after the seller settled: pending (do not pay again), then completed from the chain', async () => {
     const seller0 = await world.balance(payTo);
     const err = await errorOf(x402Fetch(alice.api, alice.profile, { url: `${seller.url}/slow-settle` }));
     expect(err.errorCode).toBe('SERVICE_UNAVAILABLE');
     expect(err.howToFix).toContain('Do not pay again');
-    expect(err.details).toMatchObject({ purchase_status: 'unknown' });
+    expect(err.details).toMatchObject({ purchase_status: 'pending' });
     const fetchId = err.details.fetch_id as string;
     const p = getPurchaseById(world.services.db, fetchId)!;
     expect(getTx(world.services.db, p.transaction_id)!.status).toBe('pending');
@@ -97,7 +97,7 @@ describe('with small deadlines (total 500 ms, connect 300 ms)', () => {
       try {
         settled = await alice.api.call<any>('bot', 'x402_settle', { fetch_id: fetchId });
       } catch (e) {
-        if (!(e instanceof ApiError) || e.details.purchase_status !== 'unknown') throw e;
+        if (!(e instanceof ApiError) || e.details.purchase_status !== 'pending') throw e;
         await Bun.sleep(200);
       }
     }
@@ -107,18 +107,18 @@ describe('with small deadlines (total 500 ms, connect 300 ms)', () => {
     expect(seller.state.paidHits).toBe(0);
   });
 
-  test('the paid request vanishes without settlement: unknown until the blockhash expires, then failed and released (job)', async () => {
+  test('the paid request vanishes without settlement: pending until the blockhash expires, then failed and released (job)', async () => {
     const balance0 = await world.balance(alice.address);
     const err = await errorOf(x402Fetch(alice.api, alice.profile, { url: `${seller.url}/black-hole` }));
-    expect(err.details).toMatchObject({ purchase_status: 'unknown' });
+    expect(err.details).toMatchObject({ purchase_status: 'pending' });
     const fetchId = err.details.fetch_id as string;
     const txId = getPurchaseById(world.services.db, fetchId)!.transaction_id;
     const still = await errorOf(alice.api.call('bot', 'x402_settle', { fetch_id: fetchId }));
-    expect(still.details).toMatchObject({ purchase_status: 'unknown' });
+    expect(still.details).toMatchObject({ purchase_status: 'pending' });
 
     const lastValid = getTx(world.services.db, txId)!.last_valid_block_height!;
     while (BigInt(world.simnet.blockHeight()) <= lastValid + 2n) await Bun.sleep(100);
-    expect(await resolveUnknownPurchases(world.services)).toBe(1);
+    expect(await resolvePendingPurchases(world.services)).toBe(1);
     expect(getTx(world.services.db, txId)!.status).toBe('failed');
     const final = await alice.api.call<any>('bot', 'x402_settle', { fetch_id: fetchId });
     expect(final).toMatchObject({ purchase_status: 'failed', status: 'failed', replayed: true });
@@ -131,9 +131,9 @@ describe('with small deadlines (total 500 ms, connect 300 ms)', () => {
   test('a seller that refuses the payment (402): not final while the signed bytes can land; released after expiry', async () => {
     const balance0 = await world.balance(alice.address);
     const r = await x402Fetch(alice.api, alice.profile, { url: `${seller.url}/refuse` });
-    expect(r.outcome).toBe('unknown');
+    expect(r.outcome).toBe('pending');
     expect(r.response).toMatchObject({ status: 402 });
-    expect(r.settled).toMatchObject({ purchase_status: 'unknown', status: 'pending' });
+    expect(r.settled).toMatchObject({ purchase_status: 'pending', status: 'pending' });
     expect(r.settled!.error).toContain('invalid_exact_svm_payload_amount_mismatch');
     const txId = r.settled!.transaction_id as string;
     const lastValid = getTx(world.services.db, txId)!.last_valid_block_height!;

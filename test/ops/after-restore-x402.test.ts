@@ -11,7 +11,7 @@ import { getTx } from '../../src/db/transactions.ts';
 import { getPurchaseById } from '../../src/db/x402.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
 import { reconcileAfterRestore } from '../../src/ops/after-restore.ts';
-import { resolveUnknownPurchases } from '../../src/x402/purchase.ts';
+import { resolvePendingPurchases } from '../../src/x402/purchase.ts';
 import { paymentHeader } from '../../src/x402/wire.ts';
 import { memoryLogger } from '../helpers/services.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
@@ -67,7 +67,7 @@ test('a purchase signed before the backup and landed by the seller after it is c
   const settled = db.query("SELECT count(*) AS n FROM events WHERE type = 'x402.settled' AND data LIKE ?").get(`%${prepared.fetch_id}%`) as { n: number };
   expect(Number(settled.n)).toBe(1);
   // The sweep that runs next finds nothing to release; the ledger is the chain for the buyer and the seller.
-  await resolveUnknownPurchases(world.services);
+  await resolvePendingPurchases(world.services);
   expect(getPurchaseById(db, prepared.fetch_id)!.status).toBe('completed');
   const sold = db.query("SELECT coalesce(sum(amount), 0) AS s FROM transactions WHERE type = 'x402' AND status = 'completed' AND to_address = ?").get(payTo) as { s: bigint };
   expect(

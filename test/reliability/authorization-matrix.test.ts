@@ -97,6 +97,7 @@ const ROWS: Record<string, Row> = {
   'bot/x402_confirm': { params: () => ({ fetch_id: fakeFetch, commitments }), ofA: false },
   'bot/x402_sign_complete': { params: () => ({ fetch_id: fakeFetch, signature_share: share }), ofA: false },
   'bot/x402_settle': { params: () => ({ fetch_id: fakeFetch }), ofA: false },
+  'bot/x402_status': { params: () => ({ fetch_id: fakeFetch }), ofA: false },
   'bot/create_payment_request': { params: () => ({ description: 'matrix', amount: 1 }), ofA: false },
   'bot/get_payment_request': { params: (o) => ({ request_id: o.requestA }), ofA: true },
   'bot/list_payment_requests': { params: () => ({}), ofA: false },

@@ -28,7 +28,7 @@ import { rng } from '../helpers/random.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { ledgerChainViolations, moneyViolations, observeLanded, observePaylinkPayments, type Books, type Rules, ledgerBalance } from './money-invariants.ts';
 import { x402Fetch } from '../../src/client/x402.ts';
-import { resolveUnknownPurchases } from '../../src/x402/purchase.ts';
+import { resolvePendingPurchases } from '../../src/x402/purchase.ts';
 import { commit } from '../../src/frost/party.ts';
 import { encodeCommitments } from '../../src/frost/wire.ts';
 import { agentKey } from '../helpers/signing.ts';
@@ -366,7 +366,7 @@ test('issue-20 steps at random (hostile x402 sellers, withdrawals to our own wal
       const a = pick(r, crew);
       await steps[name]!(a);
       done[name] = (done[name] ?? 0) + 1;
-      await resolveUnknownPurchases(world.services);
+      await resolvePendingPurchases(world.services);
       await scanDeposits(world.services);
       const books: Books[] = [];
       for (const c of crew) books.push({ account: c.username, ledger: ledgerOf(c.walletId), chain: await world.balance(c.address) });

@@ -20,7 +20,11 @@ import {
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
   signTransactionMessageWithSigners,
+  getBase58Decoder,
+  getBase64Encoder,
+  getTransactionDecoder,
   type Address,
+  type KeyPairSigner,
 } from '@solana/kit';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { FacilitatorClient } from '@x402/core/server';
@@ -40,6 +44,8 @@ export interface Facilitator {
   client: FacilitatorClient;
   feePayer: Address;
   settled: string[];
+  /** Its fee payer's signer (the test facilitators that answer settlement_pending compute the transaction id with it). */
+  signer: KeyPairSigner;
 }
 
 /** A facilitator whose signer pays fees with a fresh keypair funded on simnet. */
@@ -57,7 +63,7 @@ export async function startFacilitator(world: World): Promise<Facilitator> {
     settle: (p, r) => facilitator.settle(p, r),
     getSupported: async () => facilitator.getSupported() as never,
   };
-  return { facilitator, client, feePayer: signer.address, settled };
+  return { facilitator, client, feePayer: signer.address, settled, signer };
 }
 
 /** A fresh seller address whose USDC token account exists (x402 never creates it). */
@@ -386,4 +392,39 @@ export async function startIdentifierSeller(world: World, f: Facilitator, opts: 
   });
   const s = serve(app);
   return { url: s.url, state, stop: s.stop };
+}
+
+/**
+ * A facilitator that answers `settlement_pending` (the non-terminal outcome of `@x402/core` ≥
+ * 2.24) with the transaction id its fee payer's signature will give, and holds the payment:
+ * `release()` then settles what it holds for real (it lands); never released, nothing is sent.
+ */
+export function pendingFacilitator(f: Facilitator) {
+  const held = new Map<string, { payload: PaymentPayload; requirements: PaymentRequirements }>();
+  const client: FacilitatorClient = {
+    verify: (p, r) => f.facilitator.verify(p, r),
+    settle: async (payload, requirements) => {
+      const wire = (payload.payload as { transaction: string }).transaction;
+      held.set(wire, { payload, requirements });
+      const transaction = getTransactionDecoder().decode(getBase64Encoder().encode(wire));
+      const [signatures] = await f.signer.signTransactions([transaction as Parameters<KeyPairSigner['signTransactions']>[0][number]]);
+      const txId = getBase58Decoder().decode(signatures![f.signer.address]!);
+      return { success: false, errorReason: 'settlement_pending', transaction: txId, network: requirements.network } as never;
+    },
+    getSupported: async () => f.facilitator.getSupported() as never,
+  };
+  return {
+    facilitator: { ...f, client } satisfies Facilitator,
+    held,
+    /** Settles every held payment for real; returns the landed transaction ids. */
+    release: async () => {
+      const landed: string[] = [];
+      for (const { payload, requirements } of held.values()) {
+        const result = await f.facilitator.settle(payload, requirements);
+        if (result.success) landed.push(result.transaction);
+      }
+      held.clear();
+      return landed;
+    },
+  };
 }

@@ -13,5 +13,6 @@ import recoveryEnrollments from './0006_recovery_enrollments.sql' with { type: '
 import watchMoved from './0007_watch_moved.sql' with { type: 'text' };
 import keyRefreshes from './0008_key_refreshes.sql' with { type: 'text' };
 import recoverySweeps from './0009_recovery_sweeps.sql' with { type: 'text' };
+import x402Pending from './0010_x402_pending.sql' with { type: 'text' };
 
-export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved, keyRefreshes, recoverySweeps];
+export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved, keyRefreshes, recoverySweeps, x402Pending];
