@@ -66,6 +66,7 @@ import {
   type UpstreamRequest,
   type UpstreamView,
 } from './http.ts';
+import { mppChargeOf, mppCredential, parseMppCharge, parseMppReceipt } from './mpp.ts';
 import { chooseOption, parsePaymentRequired, parsePaymentResponse, paymentHeader, paymentIdentifierExtension, readOption, type ChosenOption, type PayableTarget, type PaymentRequired, type PaymentResponse } from './wire.ts';
 
 /** A message is reused only while at least this many blocks of its blockhash remain. */
@@ -111,9 +112,21 @@ export async function probe(config: Pick<Config, 'outbound' | 'solana' | 'usdcMi
   }
   const response = upstreamView(res);
   if (res.status !== 402) return { paymentRequired: false, response };
-  const required = parsePaymentRequired(res.headers, res.body);
+  // x402 (v2 header, v1 body) first; else an MPP charge (WWW-Authenticate: Payment), paid on the same path.
+  const mpp = parsePaymentRequired(res.headers, res.body) ? null : parseMppCharge(res.headers, { network: config.solana.network as NetworkName, ...payableTarget(config) }, new Date());
+  if (mpp && 'refused' in mpp) {
+    throw new AppError('VALIDATION_ERROR', `/url: the seller's MPP charge cannot be paid by this wallet: ${mpp.refused}`, {
+      howToFix: `This wallet pays MPP method solana, intent charge, in USDC (${config.usdcMint}) with the seller paying the fee; nothing was created. Choose a seller that accepts it.`,
+      details: { field: '/url' },
+    });
+  }
+  const required = parsePaymentRequired(res.headers, res.body) ?? mpp;
   if (!required) {
-    throw invalid('/url', 'answered 402 Payment Required without x402 requirements (no PAYMENT-REQUIRED header and no x402Version 1 body)', 'This URL does not speak x402; nothing was paid.');
+    throw invalid(
+      '/url',
+      'answered 402 Payment Required without payment requirements (no x402 PAYMENT-REQUIRED header or x402Version 1 body, no MPP WWW-Authenticate: Payment)',
+      'This URL speaks neither x402 nor MPP; nothing was paid.',
+    );
   }
   const chosen = chooseOption(required, payableTarget(config));
   if (!chosen.ok) {
@@ -169,6 +182,7 @@ export function purchaseView(p: PurchaseRow, tx: TxRow) {
     transaction_id: p.transaction_id,
     status: tx.status,
     purchase_status: p.status,
+    protocol: mppChargeOf(JSON.parse(p.requirements) as Record<string, unknown>) ? 'mpp' : 'x402',
     url: p.url,
     method: p.method,
     host: p.host,
@@ -622,13 +636,12 @@ async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, t
   const { db } = services;
   const fetchId = p.fetch_id;
   const request = openRequest(services, p);
-  const header = paymentHeader(
-    Number(p.x402_version) as 1 | 2,
-    (JSON.parse(p.requirements) as { resource?: unknown }).resource,
-    JSON.parse(p.accepted),
-    Buffer.from(tx.signed_tx!).toString('base64'),
-    paymentExtensions(p) ?? undefined,
-  );
+  const signed = Buffer.from(tx.signed_tx!).toString('base64');
+  const requirements = JSON.parse(p.requirements) as Record<string, unknown> & { resource?: unknown };
+  const charge = mppChargeOf(requirements);
+  const header = charge
+    ? mppCredential(charge, signed, wallet.address)
+    : paymentHeader(Number(p.x402_version) as 1 | 2, requirements.resource, JSON.parse(p.accepted), signed, paymentExtensions(p) ?? undefined);
   let res;
   try {
     // The payment header carries signed bytes the seller may broadcast: they leave only once stored on the disk.
@@ -646,7 +659,7 @@ async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, t
     markPending(services, p, `sent, then: ${message}`);
     throw pendingError(p, `The paid request to ${p.host} was sent but no complete answer came (${message}); the payment may have gone through.`, err instanceof OutboundError && err.kind === 'timeout' ? 504 : 502);
   }
-  const payment = parsePaymentResponse(res.headers);
+  const payment = parsePaymentResponse(res.headers) ?? parseMppReceipt(res.headers);
   const response = JSON.stringify({
     status: res.status,
     headers: upstreamView(res).headers,
