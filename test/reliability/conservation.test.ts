@@ -11,9 +11,10 @@
  * shown to catch a build that charges the setup fee per message or lets a paylink be paid twice,
  * by making those faults on chain with a plain Solana client.
  *
- * Last, the issue-20 steps at random — x402 purchases from honest and hostile sellers (a short
+ * Last, the issue-20 and issue-28 steps at random — x402 purchases from honest and hostile sellers (a short
  * lastValidBlockHeight claim whose bytes the seller lands later, a receipt naming another
- * purchase or a failed transaction), withdrawals to our own wallets, rails changed between confirm and signing — with
+ * purchase or a failed transaction, a facilitator answering settlement_pending that lands the bytes later), MPP charges,
+ * withdrawals to our own wallets, rails changed between confirm and signing — with
  * the ledger checked against chain balances after every step (ledgerChainViolations).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
@@ -32,7 +33,8 @@ import { resolvePendingPurchases } from '../../src/x402/purchase.ts';
 import { commit } from '../../src/frost/party.ts';
 import { encodeCommitments } from '../../src/frost/wire.ts';
 import { agentKey } from '../helpers/signing.ts';
-import { failedTransactionListing, sellerAddress, startFacilitator, startHostileSeller, startV2Seller } from '../x402/sellers.ts';
+import { failedTransactionListing, pendingFacilitator, sellerAddress, startFacilitator, startHostileSeller, startV2Seller } from '../x402/sellers.ts';
+import { startMppSeller } from '../x402/mpp-seller.ts';
 
 let world: World;
 let agents: Agent[];
@@ -310,7 +312,7 @@ test('the check catches, on chain, a build that charges the setup fee in every m
   expect(moneyViolations({ landed: landed.slice(0, 1), recipients: [{ address: victim, created: true, ours: true }], paylinks: [] }, RULES)).toHaveLength(1);
 }, 60_000);
 
-test('issue-20 steps at random (hostile x402 sellers, withdrawals to our own wallets, rails changed between confirm and signing): ledger = chain after every step', async () => {
+test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pending landing later, MPP charges, withdrawals to our own wallets, rails changed between confirm and signing): ledger = chain after every step', async () => {
   const seed = Number(process.env.CONSERVATION_SEED ?? Date.now() % 1_000_000);
   const r = rng(seed + 2);
   // The first test moved the clock 49 h a quiet point; purchases are matched to the chain's block times.
@@ -319,6 +321,10 @@ test('issue-20 steps at random (hostile x402 sellers, withdrawals to our own wal
   const payTo = await sellerAddress(world);
   const hostile = await startHostileSeller(world, facilitator, { payTo, amount: '10000' });
   const honest = await startV2Seller(world, facilitator, { payTo });
+  // Issue 28: a seller whose facilitator answers settlement_pending (and lands the bytes later), and an MPP charge.
+  const pending = pendingFacilitator(facilitator);
+  const slow = await startV2Seller(world, pending.facilitator, { payTo });
+  const mpp = await startMppSeller(world, { payTo, amount: '10000', externalId: 'conservation' });
   try {
     const crew: Agent[] = [];
     for (let i = 0; i < 3; i++) crew.push(await world.agent(`Crew ${i}`, { claimBy: 'owner@example.com' }));
@@ -333,6 +339,12 @@ test('issue-20 steps at random (hostile x402 sellers, withdrawals to our own wal
       'x402 stolen receipt': (a) => x402Fetch(a.api, a.profile, { url: `${hostile.url}/steal` }),
       'x402 short claim': (a) => x402Fetch(a.api, a.profile, { url: `${hostile.url}/short-claim` }),
       'x402 receipt naming a failed transaction': (a) => x402Fetch(a.api, a.profile, { url: `${hostile.url}/fake-receipt` }),
+      'x402 settlement pending': (a) => x402Fetch(a.api, a.profile, { url: `${slow.url}/paid` }),
+      'pending facilitator lands': async () => {
+        // Bytes past their blockhash cannot land any more: the facilitator refuses them.
+        await pending.release().catch(() => undefined);
+      },
+      'mpp charge': (a) => x402Fetch(a.api, a.profile, { url: `${mpp.url}/charge` }),
       'seller lands held bytes': async () => {
         const held = hostile.held.splice(0, hostile.held.length);
         // Bytes past their blockhash cannot land any more: the facilitator refuses them.
@@ -378,6 +390,8 @@ test('issue-20 steps at random (hostile x402 sellers, withdrawals to our own wal
   } finally {
     await hostile.stop();
     await honest.stop();
+    await slow.stop();
+    await mpp.stop();
   }
 }, 90_000);
 
