@@ -5,7 +5,9 @@ import { getPurchase, type PurchaseRow } from '../db/x402.ts';
 import type { WalletRow } from '../db/wallets.ts';
 import type { Services } from '../services.ts';
 import { searchCatalog } from '../x402/catalog.ts';
-import { confirm, prepare, purchaseStatus, settle, signComplete } from '../x402/purchase.ts';
+import { confirm, payableTarget, prepare, purchaseStatus, settle, signComplete } from '../x402/purchase.ts';
+import { signInComplete, signInRound } from '../x402/sign-in.ts';
+import type { ActionContext } from '../action-context.ts';
 import { amountParam } from '../params.ts';
 import { callerWallet } from './wallet.ts';
 import { implement } from './registry.ts';
@@ -17,12 +19,23 @@ function ownPurchase(services: Services, wallet: WalletRow, fetchId: string): Pu
   return p;
 }
 
+/** This network's CAIP-2 id, the chain a sign-in names; none on a custom network. */
+function caip2Of(ctx: ActionContext): string {
+  const caip2 = payableTarget(ctx.services.config).caip2;
+  if (!caip2) throw new AppError('VALIDATION_ERROR', 'This network has no CAIP-2 id, so no sign-in names it.', { howToFix: 'Sign-ins work on mainnet, devnet and simnet.' });
+  return caip2;
+}
+
 export const x402Actions = implement(X402, {
   x402_prepare: (ctx, p) => {
     const wallet = callerWallet(ctx);
     const maxAmount = p.max_amount === undefined ? undefined : amountParam(ctx.services, '/max_amount', p.max_amount);
-    return prepare(ctx, wallet, { url: p.url, method: p.method, headers: p.headers, body: p.body, maxAmount });
+    return prepare(ctx, wallet, { url: p.url, method: p.method, headers: p.headers, body: p.body, maxAmount, signIn: p.sign_in });
   },
+
+  x402_sign_in: (ctx, p) => signInRound(ctx.services, callerWallet(ctx), p.sign_in_id, caip2Of(ctx), p.commitments),
+
+  x402_sign_in_complete: (ctx, p) => signInComplete(ctx.services, callerWallet(ctx), p.sign_in_id, caip2Of(ctx), p.signature_share),
 
   x402_confirm: (ctx, p) => {
     const wallet = callerWallet(ctx);

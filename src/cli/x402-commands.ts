@@ -44,6 +44,7 @@ function finish(ctx: CliContext, r: X402Result): number {
     else if (r.outcome === 'failed') progress(ctx, `payment failed: ${view.error ?? view.decision?.reason ?? 'no reason given'}`);
     else if (r.outcome === 'pending') progress(ctx, `pending: the paid request was sent and its settlement is not on chain yet; do not pay again; check with: agent-wallet x402 status ${r.fetch_id}`);
     else if (r.outcome === 'completed') progress(ctx, `paid ${view.amount} USDC (signature ${view.signature})`);
+    else if (r.outcome === 'signed_in') progress(ctx, `signed in to ${view.host}: bought before, nothing paid`);
     if (response) {
       progress(ctx, `HTTP ${response.status}${response.truncated ? ' (body truncated)' : ''}`);
       if (response.body_encoding === 'base64') progress(ctx, 'the body is binary: printed as base64');
@@ -52,7 +53,7 @@ function finish(ctx: CliContext, r: X402Result): number {
     }
   }
   if (r.outcome === 'awaiting_approval') return EXIT.awaitingApproval;
-  if ((r.outcome === 'completed' || r.outcome === 'not_required') && response && response.status < 400) return EXIT.ok;
+  if ((r.outcome === 'completed' || r.outcome === 'not_required' || r.outcome === 'signed_in') && response && response.status < 400) return EXIT.ok;
   return EXIT.error;
 }
 

@@ -25,6 +25,8 @@ import { checkCeiling, checkPin, micro, recordIntent, recordPaid, type Intent, t
 import { CustodyCheckError } from './errors.ts';
 import { pinsOf, updatePins, type SaveProfile } from './pins.ts';
 import { formatUsdc } from '../domain/money.ts';
+import { parseSiwsMessage, siwsMessage, siwsProblem } from '../domain/siws.ts';
+import { AgentRound } from './sign.ts';
 
 /** The request to buy, as x402_prepare takes it. */
 export interface X402Request {
@@ -54,7 +56,7 @@ export interface Prepared {
 }
 
 /** How the purchase ended for this run. */
-export type X402Outcome = 'not_required' | 'completed' | 'awaiting_approval' | 'rejected' | 'failed' | 'pending';
+export type X402Outcome = 'not_required' | 'completed' | 'signed_in' | 'awaiting_approval' | 'rejected' | 'failed' | 'pending';
 
 export interface X402Result {
   outcome: X402Outcome;
@@ -228,6 +230,7 @@ export async function x402Fetch(
   };
   progress(`probing ${req.url}`);
   const prepared = await api.call<Prepared>('bot', 'x402_prepare', { ...req }, { idempotencyKey: opts.idempotencyKey });
+  if (prepared.payment_required && isObject(prepared.sign_in)) return signIn(api, profile, req, prepared, prepared.sign_in, progress);
   if (!prepared.payment_required || !prepared.fetch_id) return { outcome: 'not_required', fetch_id: null, prepared, settled: null, response: (prepared.response as Record<string, any>) ?? null };
   progress(`payment required: ${prepared.amount} USDC to ${prepared.pay_to} (${prepared.status})`);
   if (prepared.status === 'awaiting_approval' || prepared.status === 'pre_approved' || prepared.status === 'approved') {
@@ -245,6 +248,37 @@ export async function x402Fetch(
     return { outcome: prepared.status === 'rejected' ? 'rejected' : 'failed', fetch_id: prepared.fetch_id, prepared, settled: null, response: null };
   }
   return settledResult(prepared.fetch_id, prepared, await payPurchase(api, profile, prepared.fetch_id, prepared, progress, { agent, save: opts.save }));
+}
+
+function isObject(v: unknown): v is Record<string, any> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Signs in instead of paying (the seller's sign-in-with-x, for a URL this wallet bought): the
+ * text the daemon hands over is checked against this request, this wallet and its chain — the
+ * host fetched, a nonce, issued now, valid at most 10 minutes, bytes that are not a Solana
+ * transaction — before the share, and the share is over exactly the text checked.
+ */
+async function signIn(api: ApiClient, profile: ProfileData, req: X402Request, prepared: Prepared, offer: Record<string, any>, progress: (step: string) => void): Promise<X402Result> {
+  const caip2 = NETWORKS[profile.network as NetworkName]?.caip2;
+  if (!caip2) throw new CustodyCheckError("refusing to sign in: this profile's network has no chain id");
+  const check = (text: unknown): string => {
+    const fields = typeof text === 'string' ? parseSiwsMessage(text) : null;
+    if (!fields) throw new CustodyCheckError('refusing to sign in: the message is not a Sign-In With Solana text');
+    const problem = siwsProblem(fields, { url: req.url, address: profile.address, chainId: caip2, now: new Date() });
+    if (problem) throw new CustodyCheckError(`refusing to sign in: ${problem}`, { details: { message: text } });
+    if (siwsMessage(fields) !== text) throw new CustodyCheckError('refusing to sign in: the message is not exactly the sign-in its fields make');
+    return text as string;
+  };
+  check(offer.message);
+  progress(`signing in to ${String(offer.host)}: bought before, nothing is paid`);
+  const round = new AgentRound(profile);
+  const opened = await api.call<Record<string, any>>('bot', 'x402_sign_in', { sign_in_id: offer.sign_in_id, commitments: round.commitments });
+  const message = check(opened.message);
+  const share = round.share(opened.server_commitments, new TextEncoder().encode(message));
+  const done = await api.call<Record<string, any>>('bot', 'x402_sign_in_complete', { sign_in_id: offer.sign_in_id, signature_share: share });
+  return { outcome: done.status === 'completed' ? 'signed_in' : 'failed', fetch_id: null, prepared, settled: done, response: done.response ?? null };
 }
 
 /** The seller's host, the key its payTo is pinned under. */

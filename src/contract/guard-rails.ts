@@ -54,6 +54,7 @@ export const GuardRailsSchema = T.Object(
     blocked_recipients: Opt(RecipientList),
     approve_new_recipients: Opt(T.Boolean({ description: 'the first payment to a recipient waits for the owner' })),
     x402_max_per_request: Opt(T.Union(Amount.anyOf, { description: 'an x402 purchase above this is rejected' })),
+    x402_sign_in_disabled: Opt(T.Boolean({ description: 'never sign in (x402 sign-in-with-x) to reuse a purchase: pay again instead' })),
     x402_daily_per_host: Opt(
       T.Union(Amount.anyOf, { description: "x402 spending per host per day (the owner's day); a purchase that would pass it follows on_budget_exceeded" }),
     ),
@@ -290,6 +291,7 @@ export function parseGuardRails(json: unknown): ParseGuardRailsResult {
   assign('approve_new_recipients', doc.approve_new_recipients);
   assign('x402_max_per_request', c.amount('/x402_max_per_request', doc.x402_max_per_request));
   assign('x402_daily_per_host', c.amount('/x402_daily_per_host', doc.x402_daily_per_host));
+  assign('x402_sign_in_disabled', doc.x402_sign_in_disabled);
   assign('x402_allowed_hosts', c.list('/x402_allowed_hosts', doc.x402_allowed_hosts, normalizeHost, 'a host name such as api.example.com or *.example.com'));
   if (doc.active_hours) {
     const a = doc.active_hours;
@@ -332,6 +334,7 @@ export function railsToJson(rails: GuardRails): GuardRailsJson {
       approve_new_recipients: rails.approve_new_recipients,
       x402_max_per_request: num(rails.x402_max_per_request),
       x402_daily_per_host: num(rails.x402_daily_per_host),
+      x402_sign_in_disabled: rails.x402_sign_in_disabled,
       x402_allowed_hosts: rails.x402_allowed_hosts && [...rails.x402_allowed_hosts],
       active_hours: rails.active_hours && { ...rails.active_hours, days: [...rails.active_hours.days] },
       valid_until: rails.valid_until?.toISOString(),

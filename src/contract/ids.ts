@@ -13,6 +13,7 @@ export const ID_PREFIXES = {
   event: 'evt',
   merchant: 'mer',
   x402: 'x402',
+  x402SignIn: 'siwx',
   dkgSession: 'dkg',
   signSession: 'sig',
   owner: 'own',

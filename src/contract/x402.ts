@@ -22,9 +22,27 @@ export const X402 = {
       headers: T.Optional(T.Record(T.String({ maxLength: 64 }), T.String({ maxLength: 4096 }), { description: 'request headers for the seller (at most 30)' })),
       body: T.Optional(T.String({ maxLength: 32 * 1024, description: 'request body (text)' })),
       max_amount: T.Optional(Amount),
+      sign_in: T.Optional(T.Boolean({ description: 'false: pay even when the seller offers a sign-in for a resource this wallet bought; default true' })),
     }),
     summary:
-      'Probes a URL; a 402 answer is parsed, the Solana exact USDC option is chosen and a payment intent is created under the guard rails (fetch_id, status pre_approved, awaiting_approval or rejected). A non-402 answer is returned as is. Honours X-Idempotency-Key.',
+      'Probes a URL; a 402 answer is parsed, the Solana exact USDC option is chosen and a payment intent is created under the guard rails (fetch_id, status pre_approved, awaiting_approval or rejected). When the seller offers a sign-in (sign-in-with-x) and this wallet bought this URL before, answers sign_in instead: nothing is paid. A non-402 answer is returned as is. Honours X-Idempotency-Key.',
+  }),
+  x402_sign_in: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    destructive: true,
+    params: Params({ sign_in_id: Id('x402SignIn', 'sign_in.sign_in_id from x402_prepare'), commitments: Commitments }),
+    summary: 'Opens the signing round of a sign-in (no payment): returns the SIWS message and the server commitments.',
+  }),
+  x402_sign_in_complete: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    destructive: true,
+    params: Params({
+      sign_in_id: Id('x402SignIn', 'sign_in.sign_in_id from x402_prepare'),
+      signature_share: T.Object({ identifier: T.String({ pattern: '^[0-9a-f]{64}$' }), share: T.String({ pattern: '^[0-9a-f]{64}$' }) }, { additionalProperties: false }),
+    }),
+    summary: "Takes the agent's share of the sign-in, signs it with the server's and repeats the request with SIGN-IN-WITH-X: the seller's answer, nothing paid.",
   }),
   x402_confirm: action({
     endpoint: 'bot',

@@ -74,6 +74,8 @@ export interface GuardRails {
   blocked_recipients?: string[];
   approve_new_recipients?: boolean;
   x402_max_per_request?: bigint;
+  /** Never sign in (x402 sign-in-with-x) to reuse a purchase. */
+  x402_sign_in_disabled?: boolean;
   /** x402 spending per host per day (window `daily`). */
   x402_daily_per_host?: bigint;
   /** Lower-case host names; `*.example.com` matches every subdomain, not example.com itself. */

@@ -15,7 +15,7 @@
  * - upper limits (max_per_payment, approval_above, budgets.*, max_payments_per_day,
  *   category_caps.*.*, x402_max_per_request, x402_daily_per_host, valid_until): lower or earlier is stricter; absent is
  *   unlimited; meet = the smaller;
- * - frozen, approve_new_recipients: true is stricter; absent is false; meet = or;
+ * - frozen, approve_new_recipients, x402_sign_in_disabled: true is stricter; absent is false; meet = or;
  * - on_budget_exceeded: reject is stricter than require_approval (the default);
  * - loosen_delay_hours: longer is stricter; absent is 0; meet = the longer;
  * - allowlists (allowed_recipients, withdrawal_allowlist, x402_allowed_hosts): absent allows
@@ -165,6 +165,7 @@ export function classifyChange(old: GuardRails, next: GuardRails): RailsChange {
     approve_new_recipients: flag(old.approve_new_recipients, next.approve_new_recipients),
     x402_max_per_request: limit(old.x402_max_per_request, next.x402_max_per_request),
     x402_daily_per_host: limit(old.x402_daily_per_host, next.x402_daily_per_host),
+    x402_sign_in_disabled: flag(old.x402_sign_in_disabled, next.x402_sign_in_disabled),
     x402_allowed_hosts: allowlist(old.x402_allowed_hosts, next.x402_allowed_hosts, hostCovers),
     active_hours: activeHours(old.active_hours, next.active_hours),
     valid_until: deadline(old.valid_until, next.valid_until),

@@ -154,7 +154,7 @@ export const TOOL_ROWS: readonly ToolRow[] = [
     run: x402FetchTool,
     hints: { destructiveHint: true, openWorldHint: true },
     description:
-      'Fetches a paid (HTTP 402, x402) API: probes the URL, pays the price in USDC when guard rails allow (checking the exact Solana transaction before signing), and returns the API response. A non-402 answer is returned as is. When the owner must approve, returns outcome awaiting_approval with fetch_id: call x402_resume after approval. A pending outcome (paid request sent, settlement not on chain yet) means: do not pay again, call x402_status or x402_resume later.',
+      'Fetches a paid (HTTP 402, x402) API: probes the URL, pays the price in USDC when guard rails allow (checking the exact Solana transaction before signing), and returns the API response. A non-402 answer is returned as is; a seller that offers a sign-in for a URL this wallet bought is signed in to, not paid again (outcome signed_in). When the owner must approve, returns outcome awaiting_approval with fetch_id: call x402_resume after approval. A pending outcome (paid request sent, settlement not on chain yet) means: do not pay again, call x402_status or x402_resume later.',
   },
   {
     name: 'x402_resume',

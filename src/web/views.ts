@@ -194,6 +194,7 @@ const RAIL_LABELS: Record<string, string> = {
   approve_new_recipients: 'Approve new recipients',
   x402_max_per_request: 'x402 max per request',
   x402_daily_per_host: 'x402 per host per day',
+  x402_sign_in_disabled: 'x402 sign-in off',
   x402_allowed_hosts: 'x402 allowed hosts',
   active_hours: 'Active hours',
   valid_until: 'Valid until',

@@ -67,6 +67,7 @@ import {
   type UpstreamView,
 } from './http.ts';
 import { mppChargeOf, mppCredential, parseMppCharge, parseMppReceipt } from './mpp.ts';
+import { openSignIn, signInView } from './sign-in.ts';
 import { chooseOption, parsePaymentRequired, parsePaymentResponse, paymentHeader, paymentIdentifierExtension, readOption, type ChosenOption, type PayableTarget, type PaymentRequired, type PaymentResponse } from './wire.ts';
 
 /** A message is reused only while at least this many blocks of its blockhash remain. */
@@ -240,6 +241,8 @@ export interface PrepareParams {
   body?: string;
   /** Micro-USDC, already parsed. */
   maxAmount?: bigint;
+  /** false: pay even when a sign-in is offered for a resource this wallet bought. */
+  signIn?: boolean;
 }
 
 /** x402_prepare. A non-402 answer is returned as is; a 402 becomes a purchase and its intent. */
@@ -252,6 +255,23 @@ export async function prepare(ctx: ActionContext, wallet: WalletRow, p: PrepareP
     return { payment_required: false, fetch_id: null, url: req.url, status: null, response: probed.response, next_step: null };
   }
   const { option, required } = probed;
+  // Bought before, and the seller offers a sign-in this wallet may sign: prove it instead of paying.
+  let signInDeclined: string | null = null;
+  if (p.signIn !== false) {
+    const signIn = services.db
+      .transaction(() => {
+        const opened = openSignIn(ctx, wallet, req, hostOf(req.url), required, payableTarget(config).caip2);
+        if (opened && 'row' in opened) {
+          const view = { payment_required: true, fetch_id: null, url: req.url, status: null, sign_in: signInView(opened.row), response: null };
+          ctx.idempotency?.record(view);
+          return view;
+        }
+        signInDeclined = opened?.declined ?? null;
+        return null;
+      })
+      .immediate();
+    if (signIn) return signIn;
+  }
   const amount = option.amountAtomic;
   const price = `${formatUsdc(amount)} USDC`;
   if (amount > config.money.maxAmount) throw invalid('/url', `the price ${price} is above the service maximum of ${formatUsdc(config.money.maxAmount)} USDC (limits.max_amount)`);
@@ -303,7 +323,7 @@ export async function prepare(ctx: ActionContext, wallet: WalletRow, p: PrepareP
         amount,
         now,
       });
-      const view = { payment_required: true, ...purchaseView(getPurchaseById(services.db, fetchId)!, tx), response: null };
+      const view = { payment_required: true, ...purchaseView(getPurchaseById(services.db, fetchId)!, tx), ...(signInDeclined ? { sign_in_declined: signInDeclined } : {}), response: null };
       ctx.idempotency?.record(view);
       return view;
     })

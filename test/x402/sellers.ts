@@ -428,3 +428,40 @@ export function pendingFacilitator(f: Facilitator) {
     },
   };
 }
+
+/**
+ * A v2 seller (`@x402/hono` + `@x402/extensions` sign-in-with-x) for `GET /article` ($0.01): its
+ * 402 offers a Solana sign-in (5 minutes), its settle hook records who paid, and a request
+ * carrying a valid SIGN-IN-WITH-X from a wallet that paid for the path is served without payment.
+ * `origin` overrides the origin the challenges name (a seller naming another host).
+ */
+export async function startSiwxSeller(world: World, f: Facilitator, opts: { payTo: Address; origin?: string; expirationSeconds?: number }) {
+  const { createSIWxResourceServerExtension, declareSIWxExtension, InMemorySIWxStorage } = await import('@x402/extensions/sign-in-with-x');
+  const state = { paidHits: 0, signedIn: 0 };
+  let app: Hono | null = null;
+  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, idleTimeout: 60, fetch: (req) => app!.fetch(req) });
+  const url = `http://127.0.0.1:${server.port}`;
+  const storage = new InMemorySIWxStorage();
+  const resourceServer = new x402ResourceServer(f.client)
+    .register(DEVNET_CAIP2, new ExactSvmScheme({ rpcUrl: world.simnet.url }))
+    .registerExtension(createSIWxResourceServerExtension({ storage, origin: opts.origin ?? url, onEvent: (e) => void (e.type === 'access_granted' && state.signedIn++) }));
+  app = new Hono();
+  app.use(
+    paymentMiddleware(
+      {
+        'GET /article': {
+          accepts: { scheme: 'exact', price: '$0.01', network: DEVNET_CAIP2, payTo: opts.payTo },
+          description: 'an article you keep once bought',
+          mimeType: 'application/json',
+          extensions: declareSIWxExtension({ network: DEVNET_CAIP2, statement: 'Sign in to read what you bought', expirationSeconds: opts.expirationSeconds ?? 300 }),
+        },
+      },
+      resourceServer,
+    ),
+  );
+  app.get('/article', (c) => {
+    state.paidHits++;
+    return c.json({ article: 'the full text' });
+  });
+  return { url, state, stop: async () => void (await server.stop(true)) };
+}
