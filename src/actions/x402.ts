@@ -5,7 +5,7 @@ import { getPurchase, type PurchaseRow } from '../db/x402.ts';
 import type { WalletRow } from '../db/wallets.ts';
 import type { Services } from '../services.ts';
 import { searchCatalog } from '../x402/catalog.ts';
-import { confirm, payableTarget, prepare, purchaseStatus, settle, signComplete } from '../x402/purchase.ts';
+import { confirm, payableTarget, prepare, prepareTool, purchaseStatus, settle, signComplete, toolPayment, toolReceipt } from '../x402/purchase.ts';
 import { signInComplete, signInRound } from '../x402/sign-in.ts';
 import type { ActionContext } from '../action-context.ts';
 import { amountParam } from '../params.ts';
@@ -31,6 +31,22 @@ export const x402Actions = implement(X402, {
     const wallet = callerWallet(ctx);
     const maxAmount = p.max_amount === undefined ? undefined : amountParam(ctx.services, '/max_amount', p.max_amount);
     return prepare(ctx, wallet, { url: p.url, method: p.method, headers: p.headers, body: p.body, maxAmount, signIn: p.sign_in });
+  },
+
+  x402_prepare_tool: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    const maxAmount = p.max_amount === undefined ? undefined : amountParam(ctx.services, '/max_amount', p.max_amount);
+    return prepareTool(ctx, wallet, { server: p.server, tool: p.tool, paymentRequired: p.payment_required, maxAmount });
+  },
+
+  x402_payment: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    return toolPayment(ctx.services, wallet, ownPurchase(ctx.services, wallet, p.fetch_id));
+  },
+
+  x402_receipt: (ctx, p) => {
+    const wallet = callerWallet(ctx);
+    return toolReceipt(ctx.services, wallet, ownPurchase(ctx.services, wallet, p.fetch_id), p.payment_response, p.result);
   },
 
   x402_sign_in: (ctx, p) => signInRound(ctx.services, callerWallet(ctx), p.sign_in_id, caip2Of(ctx), p.commitments),

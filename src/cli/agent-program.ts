@@ -204,6 +204,16 @@ export function addAgentCommands(program: Command, done: Done): void {
   cmd(x, 'resume', 'pay after approval, or read the outcome of a purchase', x402, ['agent-wallet x402 resume x402f_123'], ['ok', 'error', 'usage', 'auth', 'approval'])((c) =>
     c.argument('<fetchId>', 'the purchase'),
   );
+  cmd(x, 'mcp', 'call a tool of a paid MCP server (Streamable HTTP); pay its x402 price once under the guard rails', x402, [
+    `agent-wallet x402 mcp https://tools.example.com/mcp analyze --args '{"ticker":"SOL"}' --max-amount 0.05`,
+  ], ['ok', 'error', 'usage', 'auth', 'approval'])((c) =>
+    c
+      .argument('<url>', "the MCP server's URL")
+      .argument('<tool>', 'the tool')
+      .option('--args <json>', 'the tool arguments, a JSON object')
+      .option('--max-amount <usdc>', 'the most to pay')
+      .option('--idempotency-key <key>', 'retry a call with the key it printed: it never pays twice'),
+  );
   cmd(x, 'status', 'a purchase as it stands, sending nothing (pending: the payment was sent, do not pay again)', x402, ['agent-wallet x402 status x402_123'])((c) =>
     c.argument('<fetchId>', 'the purchase'),
   );

@@ -8,11 +8,15 @@
  *       approve (resume with `x402 resume FETCH_ID`), 1 otherwise.
  *   x402 resume FETCH_ID       pay (after approval) or read the outcome of a purchase
  *   x402 status FETCH_ID       the purchase as it stands, sending nothing (pending: do not pay again)
+ *   x402 mcp URL TOOL [--args JSON] [--max-amount A] [--idempotency-key K]
+ *       call a tool of a paid MCP server (Streamable HTTP at URL); a payment request is paid once
+ *       under the guard rails (the URL's host is the rails' host) and the call repeated with it
  *   x402 catalog [--query Q] [--tag T]   the public catalog of verified paid APIs
  */
 import { randomUUID } from 'node:crypto';
 import { ApiClient } from '../client/api.ts';
 import { x402Fetch, x402Resume, type X402Result } from '../client/x402.ts';
+import { x402CallTool, type ToolResult } from '../client/x402-mcp.ts';
 import { parseUsdc } from '../domain/money.ts';
 import { commandFlags, DEFAULT_SERVER, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
@@ -82,6 +86,46 @@ export const X402_COMMANDS: Record<string, Command> = {
     const { positional } = commandFlags(ctx, {});
     const { profile, api } = profileClient(ctx);
     return finish(ctx, await x402Resume(api, profile, positional[0]!, (s) => progress(ctx, s), saver(ctx)));
+  },
+
+  mcp: async (ctx) => {
+    const { flags, positional } = commandFlags(ctx, { args: 'string', 'max-amount': 'string', 'idempotency-key': 'string' });
+    if (positional.length !== 2) throw new UsageError('usage: agent-wallet x402 mcp URL TOOL [--args JSON] [--max-amount A] [--idempotency-key K]');
+    const [url, tool] = positional as [string, string];
+    let args: Record<string, unknown> | undefined;
+    if (flags.args !== undefined) {
+      try {
+        args = JSON.parse(flags.args) as Record<string, unknown>;
+      } catch {
+        throw new UsageError('--args must be a JSON object, e.g. \'{"ticker":"SOL"}\'');
+      }
+    }
+    if (flags['max-amount'] !== undefined && !parseUsdc(flags['max-amount']).ok) throw new UsageError(`--max-amount ${flags['max-amount']} is not a USDC amount`);
+    const { profile, api } = profileClient(ctx);
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const client = new Client({ name: 'agent-wallet', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    const idempotencyKey = flags['idempotency-key'] ?? randomUUID();
+    try {
+      const r = await x402CallTool(
+        api,
+        profile,
+        (call) => client.callTool(call) as Promise<ToolResult>,
+        { server: url, tool, ...(args ? { arguments: args } : {}), ...(flags['max-amount'] ? { maxAmount: flags['max-amount'] } : {}), idempotencyKey },
+        { progress: (s) => progress(ctx, s), save: saver(ctx) },
+      );
+      if (ctx.json) printData(ctx, { ...r, idempotency_key: idempotencyKey });
+      else {
+        if (r.outcome === 'completed') progress(ctx, `paid ${r.purchase?.amount} USDC (signature ${r.purchase?.signature})`);
+        else if (r.outcome === 'pending') progress(ctx, `pending: the payment was sent with the call and is not on chain yet; do not pay again; check with: agent-wallet x402 status ${r.fetch_id}`);
+        else if (r.outcome !== 'not_required') progress(ctx, `${r.outcome}: ${r.purchase?.decision?.reason ?? r.purchase?.error ?? 'see --json'}`);
+        for (const c of (r.result.content as { type: string; text?: string }[] | undefined) ?? []) if (c.type === 'text' && c.text) ctx.out(`${c.text}\n`);
+      }
+      return r.outcome === 'awaiting_approval' ? EXIT.awaitingApproval : r.outcome === 'completed' || r.outcome === 'not_required' ? (r.result.isError ? EXIT.error : EXIT.ok) : EXIT.error;
+    } finally {
+      await client.close();
+    }
   },
 
   status: async (ctx) => {

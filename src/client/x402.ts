@@ -118,7 +118,7 @@ export interface X402Expectation {
 }
 
 /** Holds the price to the agent's ceiling and payTo to the host's pin; a resumed purchase, to the payTo and price recorded at fetch. */
-function checkPurchase(pins: Pins, prepared: Prepared, expect: X402Expectation): void {
+export function checkPurchase(pins: Pins, prepared: Prepared, expect: X402Expectation): void {
   if (!prepared.amount_atomic || !/^[0-9]+$/.test(prepared.amount_atomic) || !prepared.pay_to) {
     throw new CustodyCheckError('refusing to sign: prepare did not describe the payment (pay_to, amount, fee payer)');
   }
@@ -145,7 +145,7 @@ function x402ExpectationOf(intent: Intent): X402Expectation {
 }
 
 /** What to record for a purchase the agent fetched: its host, ceiling, and the payTo and price prepare described (and the checks passed). */
-function purchaseIntent(agent: X402Expectation, prepared: Prepared, pins: Pins): Intent {
+export function purchaseIntent(agent: X402Expectation, prepared: Prepared, pins: Pins): Intent {
   return {
     host: agent.host,
     max_amount: formatUsdc(agent.maxAmount ?? micro(pins.max_amount)),
@@ -165,10 +165,8 @@ export interface X402Options {
 }
 
 /**
- * Pays a purchase: x402_confirm with fresh commitments, check the message against `expect` (what
- * prepare said; for a resumed purchase, the summary x402_confirm returns before anything is
- * signed), share, x402_sign_complete, x402_settle. Returns x402_settle's answer; its errors
- * (a pending outcome) propagate as ApiError.
+ * Pays a purchase: signs it (signPurchase), then x402_settle sends the paid request. Returns
+ * x402_settle's answer; its errors (a pending outcome) propagate as ApiError.
  */
 export async function payPurchase(
   api: ApiClient,
@@ -178,6 +176,24 @@ export async function payPurchase(
   progress: (step: string) => void = () => {},
   opts: { agent?: X402Expectation; save?: SaveProfile } = {},
 ): Promise<Record<string, any>> {
+  await signPurchase(api, profile, fetchId, expect, progress, opts);
+  progress('sending the paid request');
+  return api.call<Record<string, any>>('bot', 'x402_settle', { fetch_id: fetchId });
+}
+
+/**
+ * Signs a purchase unless signed already: x402_confirm with fresh commitments, check the message
+ * against `expect` (what prepare said; for a resumed purchase, the summary x402_confirm returns
+ * before anything is signed), share, x402_sign_complete.
+ */
+export async function signPurchase(
+  api: ApiClient,
+  profile: ProfileData,
+  fetchId: string,
+  expect: Prepared | null,
+  progress: (step: string) => void = () => {},
+  opts: { agent?: X402Expectation; save?: SaveProfile } = {},
+): Promise<void> {
   const pins = await pinsOf(api, profile, opts.save);
   const recorded = pins.intents[fetchId];
   const agent = opts.agent ?? (recorded ? x402ExpectationOf(recorded) : {});
@@ -205,8 +221,6 @@ export async function payPurchase(
       delete p.intents[fetchId];
     });
   }
-  progress('sending the paid request');
-  return api.call<Record<string, any>>('bot', 'x402_settle', { fetch_id: fetchId });
 }
 
 function settledResult(fetchId: string, prepared: Prepared, settled: Record<string, any>): X402Result {

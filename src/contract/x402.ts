@@ -27,6 +27,40 @@ export const X402 = {
     summary:
       'Probes a URL; a 402 answer is parsed, the Solana exact USDC option is chosen and a payment intent is created under the guard rails (fetch_id, status pre_approved, awaiting_approval or rejected). When the seller offers a sign-in (sign-in-with-x) and this wallet bought this URL before, answers sign_in instead: nothing is paid. A non-402 answer is returned as is. Honours X-Idempotency-Key.',
   }),
+  x402_prepare_tool: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    idempotent: true,
+    // A retried call carries the tool's fresh challenge (a new blockhash hint, say): the same call, the same purchase.
+    idempotencyIgnores: ['payment_required'],
+    destructive: true,
+    params: Params({
+      server: T.String({ minLength: 1, maxLength: 2048, description: "the paid MCP server: its URL, or the name the agent's MCP client knows it by (the guard rails' host)" }),
+      tool: T.String({ minLength: 1, maxLength: 128, description: 'the tool called' }),
+      payment_required: T.Record(T.String({ maxLength: 64 }), T.Unknown(), { description: "the x402 v2 PaymentRequired the tool answered (its structuredContent)" }),
+      max_amount: T.Optional(Amount),
+    }),
+    summary:
+      "A paid MCP tool's PaymentRequired made a purchase under the guard rails, as x402_prepare makes one from a 402 (fetch_id, status). The agent's MCP client then signs it (x402_confirm, x402_sign_complete), takes the payment (x402_payment), calls the tool with it and reports the answer (x402_receipt).",
+  }),
+  x402_payment: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    destructive: true,
+    params: Params({ fetch_id: FetchId }),
+    summary: 'The signed payment of a tool purchase, as the PaymentPayload for _meta["x402/payment"]; the same bytes every time. The purchase is pending from then on: do not pay again.',
+  }),
+  x402_receipt: action({
+    endpoint: 'bot',
+    auth: 'bot',
+    destructive: true,
+    params: Params({
+      fetch_id: FetchId,
+      payment_response: T.Optional(T.Unknown({ description: 'the tool result\'s _meta["x402/payment-response"]' })),
+      result: T.Optional(T.Unknown({ description: 'the tool result, kept with the purchase' })),
+    }),
+    summary: "Records what a paid tool answered: a receipt naming our own transfer on chain completes the purchase; otherwise it stays pending and the chain decides.",
+  }),
   x402_sign_in: action({
     endpoint: 'bot',
     auth: 'bot',

@@ -18,6 +18,7 @@ import type { ProfileData } from '../client/profile.ts';
 import { ToolError } from './errors.ts';
 import type { Session } from './session.ts';
 import { x402Fetch, x402Resume, type X402Request } from '../client/x402.ts';
+import { x402CallTool, type ToolResult } from '../client/x402-mcp.ts';
 
 export type Args = Record<string, unknown>;
 export type ToolHandler = (s: Session, args: Args) => Promise<Record<string, unknown>>;
@@ -217,4 +218,70 @@ export const x402FetchTool: ToolHandler = async (s, args) => {
 export const x402ResumeTool: ToolHandler = async (s, args) => {
   const { profile, api } = s.wallet();
   return (await x402Resume(api, profile, String(args.fetch_id), (step) => s.progress(step), saver(s))) as unknown as Record<string, unknown>;
+};
+
+/** A paid MCP server the operator lets this MCP server call: by URL (Streamable HTTP) or a command (stdio). */
+type PaidServer = { url: string } | { command: string; args?: string[] };
+
+/** The paid MCP servers the operator allows, from AGENT_WALLET_MCP_PAID_SERVERS (JSON {name: {url} or {command, args}}). */
+function paidServers(): Record<string, PaidServer> {
+  const raw = process.env.AGENT_WALLET_MCP_PAID_SERVERS;
+  if (!raw) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ToolError('VALIDATION_ERROR', 'AGENT_WALLET_MCP_PAID_SERVERS is not JSON', 'Set it to a JSON object {"name": {"url": "https://…/mcp"}} or {"name": {"command": "…", "args": ["…"]}}.');
+  }
+  const out: Record<string, PaidServer> = {};
+  if (typeof parsed !== 'object' || parsed === null) return out;
+  for (const [name, spec] of Object.entries(parsed as Record<string, unknown>)) {
+    const s = spec as Record<string, unknown>;
+    if (typeof s?.url === 'string') out[name] = { url: s.url };
+    else if (typeof s?.command === 'string') out[name] = { command: s.command, args: Array.isArray(s.args) ? s.args.map(String) : [] };
+  }
+  return out;
+}
+
+/**
+ * `x402_call_tool`: calls a tool of a paid MCP server the operator allows; a payment request
+ * (x402's MCP transport) is paid once under the guard rails — the host is the server's name — and
+ * the call repeated with the payment.
+ */
+export const x402CallToolTool: ToolHandler = async (s, args) => {
+  const servers = paidServers();
+  const name = String(args.server);
+  const spec = servers[name];
+  if (!spec) {
+    throw new ToolError('VALIDATION_ERROR', `/server: ${name} is not a paid MCP server this MCP server may call`, `The operator lists them in AGENT_WALLET_MCP_PAID_SERVERS; allowed now: ${Object.keys(servers).join(', ') || 'none'}.`);
+  }
+  const { profile, api } = s.wallet();
+  const idempotencyKey = idempotencyKeyOf(args);
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const client = new Client({ name: 'agent-wallet', version: '1' });
+  if ('url' in spec) {
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    await client.connect(new StreamableHTTPClientTransport(new URL(spec.url)));
+  } else {
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    await client.connect(new StdioClientTransport({ command: spec.command, args: spec.args ?? [] }));
+  }
+  try {
+    const r = await x402CallTool(
+      api,
+      profile,
+      (call) => client.callTool(call) as Promise<ToolResult>,
+      {
+        server: name,
+        tool: String(args.tool),
+        ...(args.arguments && typeof args.arguments === 'object' ? { arguments: args.arguments as Record<string, unknown> } : {}),
+        ...(args.max_amount !== undefined ? { maxAmount: String(args.max_amount) } : {}),
+        idempotencyKey,
+      },
+      { progress: (step) => s.progress(step), save: saver(s) },
+    );
+    return { ...r, idempotency_key: idempotencyKey } as unknown as Record<string, unknown>;
+  } finally {
+    await client.close();
+  }
 };

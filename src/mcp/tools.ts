@@ -18,7 +18,7 @@ import { WITHDRAWALS } from '../contract/withdrawals.ts';
 import { EARNING } from '../contract/earning.ts';
 import { X402 } from '../contract/x402.ts';
 import { AGENT_EXPORTS } from '../contract/wallet-keys.ts';
-import { confirmPaymentTool, confirmWithdrawalTool, idempotencyKeyOf, payTool, registerTool, walletExportTool, walletImportTool, withdrawTool, x402FetchTool, x402ResumeTool, type Args, type ToolHandler } from './handlers.ts';
+import { confirmPaymentTool, confirmWithdrawalTool, idempotencyKeyOf, payTool, registerTool, walletExportTool, walletImportTool, withdrawTool, x402CallToolTool, x402FetchTool, x402ResumeTool, type Args, type ToolHandler } from './handlers.ts';
 
 /** Every contract group whose actions tools may map to. */
 const CONTRACT_GROUPS: Record<string, ContractAction>[] = [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402, AGENT_EXPORTS];
@@ -168,6 +168,23 @@ export const TOOL_ROWS: readonly ToolRow[] = [
     action: 'x402_status',
     description:
       'An x402 purchase as it stands (by fetch_id), sending nothing. purchase_status pending means: the payment was sent and its settlement is not on chain yet — do not pay again; it becomes completed (or, if it never lands, failed and released) by itself.',
+  },
+  {
+    name: 'x402_call_tool',
+    params: T.Object(
+      {
+        server: T.String({ minLength: 1, maxLength: 128, description: 'a paid MCP server the operator allows (AGENT_WALLET_MCP_PAID_SERVERS), by name' }),
+        tool: T.String({ minLength: 1, maxLength: 128, description: 'the tool to call' }),
+        arguments: T.Optional(T.Record(T.String(), T.Unknown(), { description: 'the tool arguments' })),
+        max_amount: MaxAmount,
+        idempotency_key: T.Optional(IdempotencyKey),
+      },
+      { additionalProperties: false },
+    ),
+    run: x402CallToolTool,
+    hints: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+    description:
+      "Calls a tool of a paid MCP server (x402's MCP transport): when the tool asks for payment, pays it in USDC under the guard rails (the exact Solana transaction checked before signing; the server's name is the rails' host) and calls it again with the payment; returns the tool's result. Never pays twice for one call: retry with the returned idempotency_key.",
   },
   { name: 'x402_catalog', action: 'x402_catalog', endpoint: 'public' },
   {

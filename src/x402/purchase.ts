@@ -68,7 +68,7 @@ import {
 } from './http.ts';
 import { mppChargeOf, mppCredential, parseMppCharge, parseMppReceipt } from './mpp.ts';
 import { openSignIn, signInView } from './sign-in.ts';
-import { chooseOption, parsePaymentRequired, parsePaymentResponse, paymentHeader, paymentIdentifierExtension, readOption, type ChosenOption, type PayableTarget, type PaymentRequired, type PaymentResponse } from './wire.ts';
+import { chooseOption, parsePaymentRequired, parsePaymentResponse, paymentHeader, paymentIdentifierExtension, paymentPayloadV2, paymentRequiredFrom, readOption, readPaymentResponse, type ChosenOption, type PayableTarget, type PaymentRequired, type PaymentResponse } from './wire.ts';
 
 /** A message is reused only while at least this many blocks of its blockhash remain. */
 const BLOCKHASH_MARGIN = 20n;
@@ -272,6 +272,24 @@ export async function prepare(ctx: ActionContext, wallet: WalletRow, p: PrepareP
       .immediate();
     if (signIn) return signIn;
   }
+  return createPurchase(ctx, wallet, { req, host: hostOf(req.url), required, option, maxAmount: p.maxAmount, signInDeclined });
+}
+
+/**
+ * The purchase of a payable option (from a probed 402, or a paid MCP tool's PaymentRequired): the
+ * price checked against the service maximum and `maxAmount`, the fee payer and payee against this
+ * wallet and service, the payee's token account on chain, then the intent under the guard rails
+ * (host = `host`) with the purchase row, in one SQLite transaction.
+ */
+async function createPurchase(
+  ctx: ActionContext,
+  wallet: WalletRow,
+  a: { req: UpstreamRequest; host: string; required: PaymentRequired; option: ChosenOption; maxAmount?: bigint; signInDeclined?: string | null },
+) {
+  const { services } = ctx;
+  const { config } = services;
+  const { req, host, required, option, signInDeclined } = a;
+  const p = { maxAmount: a.maxAmount };
   const amount = option.amountAtomic;
   const price = `${formatUsdc(amount)} USDC`;
   if (amount > config.money.maxAmount) throw invalid('/url', `the price ${price} is above the service maximum of ${formatUsdc(config.money.maxAmount)} USDC (limits.max_amount)`);
@@ -290,7 +308,6 @@ export async function prepare(ctx: ActionContext, wallet: WalletRow, p: PrepareP
     services.chain.tokenAccountExists(option.payTo as Address, mint),
   ]);
   if (!payToReady) throw noTokenAccount(option.payTo);
-  const host = hostOf(req.url);
   const fetchId = newId('x402');
   const now = services.now().getTime();
   return services.db
@@ -611,7 +628,7 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
   if (p.status === 'settling' && Number(p.settle_started_at ?? p.updated_at) > services.now().getTime() - staleSettlingMs(services.config)) {
     throw new AppError('INVALID_STATUS', 'This purchase is being settled right now.', { howToFix: 'Retry x402_settle in a few seconds for its outcome.', headers: { 'Retry-After': '2' } });
   }
-  if (p.status === 'pending' && tx.signed_tx && paymentExtensions(p)) {
+  if (p.status === 'pending' && tx.signed_tx && p.method !== MCP_METHOD && paymentExtensions(p)) {
     // A seller that takes our payment identifier answers the same send again with its first
     // answer (and never settles it twice): the very same signed bytes, so nothing new can land.
     const reclaimed = db.transaction(() => movePurchase(db, fetchId, ['pending'], 'settling', services.now().getTime(), { settleStarted: true })).immediate();
@@ -633,6 +650,9 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
   if (!tx.signed_tx) {
     assertPayable(p, tx);
     throw new AppError('INVALID_STATUS', 'This purchase is not signed yet.', { howToFix: `Call x402_confirm and x402_sign_complete first (fetch_id ${p.fetch_id}); the agent-wallet client does this.` });
+  }
+  if (p.method === MCP_METHOD) {
+    throw new AppError('INVALID_STATUS', "This purchase pays an MCP tool: the agent's MCP client sends it with the tool call.", { howToFix: `Take its payment with x402_payment (fetch_id ${p.fetch_id}).` });
   }
   // Check-and-claim before the first await: one settle at a time sends the payment.
   const started = services.now().getTime();
@@ -738,4 +758,106 @@ export async function resolvePendingPurchases(services: Services): Promise<numbe
     }
   }
   return resolved;
+}
+
+// ---------------------------------------------------------------------------------------------
+// paid MCP tools (x402's MCP transport: the agent's MCP client sends the payment with the tool call)
+
+/** The method recorded for a purchase whose request the agent's MCP client sends, not this daemon. */
+const MCP_METHOD = 'MCP';
+
+/** The rails' host of an MCP server: its URL's host, else its name, lower case. */
+export function mcpHost(server: string): string {
+  try {
+    return hostOf(server);
+  } catch {
+    return server.toLowerCase();
+  }
+}
+
+/**
+ * x402_prepare_tool: the PaymentRequired a paid MCP tool answered (`isError` with it in
+ * `structuredContent`), made a purchase as x402_prepare makes one — the same option choice,
+ * checks, guard rails (host: the MCP server) and intent; the agent's client then signs it and
+ * sends the payment itself, with the tool call.
+ */
+export async function prepareTool(ctx: ActionContext, wallet: WalletRow, p: { server: string; tool: string; paymentRequired: unknown; maxAmount?: bigint }) {
+  const { config } = ctx.services;
+  const required = paymentRequiredFrom(p.paymentRequired);
+  if (!required) throw invalid('/payment_required', 'is not an x402 v2 PaymentRequired (x402Version 2 with accepts)', "Pass the tool result's structuredContent as it came.");
+  const chosen = chooseOption(required, payableTarget(config));
+  if (!chosen.ok) {
+    throw new AppError('VALIDATION_ERROR', `/payment_required: the tool offers nothing this wallet can pay: ${chosen.reason}`, {
+      howToFix: `This wallet pays x402 "exact" in USDC (${config.usdcMint}); nothing was created.`,
+      details: { field: '/payment_required' },
+    });
+  }
+  const host = mcpHost(p.server);
+  const named = isObjectValue(required.resource) && typeof required.resource.url === 'string' ? required.resource.url.slice(0, 2048) : null;
+  const url = named ?? `mcp://${host}/${encodeURIComponent(p.tool)}`;
+  const req: UpstreamRequest = { url, method: MCP_METHOD, headers: {}, body: JSON.stringify({ server: p.server, tool: p.tool }) };
+  return createPurchase(ctx, wallet, { req, host, required, option: chosen.option, maxAmount: p.maxAmount });
+}
+
+function isObjectValue(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function assertToolPurchase(p: PurchaseRow): void {
+  if (p.method !== MCP_METHOD) {
+    throw new AppError('INVALID_STATUS', 'This purchase is an HTTP one: the daemon sends it.', { howToFix: `Use x402_settle (fetch_id ${p.fetch_id}).` });
+  }
+}
+
+/**
+ * x402_payment: the signed payment of a tool purchase as the `PaymentPayload` the agent's client
+ * puts in `_meta["x402/payment"]` — the same bytes on every call. From the first call on the
+ * purchase is pending: the payment may be sent; the receipt or the chain decides.
+ */
+export function toolPayment(services: Services, wallet: WalletRow, p: PurchaseRow) {
+  assertToolPurchase(p);
+  const tx = getTx(services.db, p.transaction_id)!;
+  if (!tx.signed_tx) {
+    assertPayable(p, tx);
+    throw new AppError('INVALID_STATUS', 'This purchase is not signed yet.', { howToFix: `Call x402_confirm and x402_sign_complete first (fetch_id ${p.fetch_id}); the agent-wallet client does this.` });
+  }
+  services.db.transaction(() => movePurchase(services.db, p.fetch_id, ['open', 'signed'], 'pending', services.now().getTime(), { error: 'handed to the agent, who sends it with the tool call' })).immediate();
+  const fresh = getPurchaseById(services.db, p.fetch_id)!;
+  const requirements = JSON.parse(fresh.requirements) as Record<string, unknown> & { resource?: unknown };
+  const payment = paymentPayloadV2(requirements.resource, JSON.parse(fresh.accepted), Buffer.from(tx.signed_tx).toString('base64'), paymentExtensions(fresh) ?? undefined);
+  return { ...purchaseView(fresh, getTx(services.db, p.transaction_id)!), payment };
+}
+
+/**
+ * x402_receipt: what the tool answered to the paid call — its `_meta["x402/payment-response"]`,
+ * believed only for a transaction carrying our signature of this message on chain (as an HTTP
+ * seller's receipt is); without one the purchase stays pending and the chain decides.
+ */
+export async function toolReceipt(services: Services, wallet: WalletRow, p: PurchaseRow, paymentResponse: unknown, answer: unknown) {
+  assertToolPurchase(p);
+  const tx = getTx(services.db, p.transaction_id)!;
+  if (p.status === 'completed' || p.status === 'failed') return storedOutcome(p, tx, true);
+  if (p.status !== 'pending') throw new AppError('INVALID_STATUS', `The purchase is ${p.status}: its payment was not handed out yet.`, { howToFix: `Call x402_payment (fetch_id ${p.fetch_id}) and send it with the tool call first.` });
+  const receipt = readPaymentResponse(paymentResponse);
+  const response = JSON.stringify({
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body_base64: Buffer.from(JSON.stringify(answer ?? null).slice(0, PAID_MAX_BYTES)).toString('base64'),
+    truncated: false,
+    payment_response: receipt,
+  } satisfies StoredResponse);
+  const mine = ourSignature(tx, wallet.address);
+  const found = receipt?.transaction && mine ? await receiptOnChain(services, mine, receipt.transaction, receipt.errorReason === SETTLEMENT_PENDING ? 0 : RECEIPT_WAIT_MS) : null;
+  if (found === 'yes') complete(services, p, receipt!.transaction!, response);
+  else if (found === 'failed') fail(services, p, `the payment transaction ${receipt!.transaction} failed on chain`, response);
+  else {
+    markPending(services, p, receipt?.transaction ? `the tool's receipt ${receipt.transaction} is not (yet) our transfer on chain` : 'the tool answered without a payment receipt', { response });
+    try {
+      await resolveOutcome(services, getPurchaseById(services.db, p.fetch_id)!);
+    } catch (err) {
+      if (!(err instanceof ChainUnavailableError)) throw err;
+    }
+  }
+  const fresh = getPurchaseById(services.db, p.fetch_id)!;
+  return storedOutcome(fresh, getTx(services.db, fresh.transaction_id)!, false);
 }

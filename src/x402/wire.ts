@@ -194,12 +194,7 @@ function checkOption(o: X402Option): { ok: true; option: ChosenOption } | { ok: 
  * as offered; v1 `X-PAYMENT`. `transaction` is the base64 wire transaction (fee payer slot empty).
  */
 export function paymentHeader(version: X402Version, resource: unknown, accepted: Record<string, unknown>, transaction: string, extensions?: Record<string, unknown>): { name: string; value: string } {
-  if (version === 2) {
-    return {
-      name: 'PAYMENT-SIGNATURE',
-      value: encodeBase64Json({ x402Version: 2, ...(resource === undefined ? {} : { resource }), accepted, payload: { transaction }, ...(extensions ? { extensions } : {}) }),
-    };
-  }
+  if (version === 2) return { name: 'PAYMENT-SIGNATURE', value: encodeBase64Json(paymentPayloadV2(resource, accepted, transaction, extensions)) };
   return { name: 'X-PAYMENT', value: encodeBase64Json({ x402Version: 1, scheme: accepted.scheme, network: accepted.network, payload: { transaction } }) };
 }
 
@@ -218,6 +213,16 @@ export function paymentIdentifierExtension(challenge: Record<string, unknown>, i
   if (!isObject(declared) || !isObject(declared.info) || typeof declared.info.required !== 'boolean') return null;
   if (!PAYMENT_ID.test(id)) throw new Error(`payment identifier ${id} is not 16–128 letters, digits, - or _`);
   return { [PAYMENT_IDENTIFIER]: { ...declared, info: { ...declared.info, id } } };
+}
+
+/** The v2 `PaymentPayload` object (what PAYMENT-SIGNATURE carries base64-encoded, and MCP's `_meta["x402/payment"]` as is). */
+export function paymentPayloadV2(resource: unknown, accepted: Record<string, unknown>, transaction: string, extensions?: Record<string, unknown>): Record<string, unknown> {
+  return { x402Version: 2, ...(resource === undefined ? {} : { resource }), accepted, payload: { transaction }, ...(extensions ? { extensions } : {}) };
+}
+
+/** A v2 `PaymentRequired` given as an object (a paid MCP tool's `structuredContent`); null when it is not one. */
+export function paymentRequiredFrom(decoded: unknown): PaymentRequired | null {
+  return fromDecoded(decoded, 2);
 }
 
 /** The seller's settlement receipt (`PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE`), decoded. */
@@ -240,6 +245,11 @@ export function parsePaymentResponse(headers: Headers): PaymentResponse | null {
   } catch {
     return null;
   }
+  return readPaymentResponse(decoded);
+}
+
+/** A receipt given as an object (MCP's `_meta["x402/payment-response"]`); null when it is not one. */
+export function readPaymentResponse(decoded: unknown): PaymentResponse | null {
   if (!isObject(decoded)) return null;
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v.slice(0, 200) : null);
   return {

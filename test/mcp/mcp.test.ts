@@ -121,7 +121,7 @@ describe('tools', () => {
       request_funds: ['idempotency_key'],
     };
     const mapped = tools.filter((t) => t._meta?.['agent-wallet/action']);
-    expect(tools.filter((t) => !t._meta?.['agent-wallet/action']).map((t) => t.name).sort()).toEqual(['wallet_import', 'x402_resume']);
+    expect(tools.filter((t) => !t._meta?.['agent-wallet/action']).map((t) => t.name).sort()).toEqual(['wallet_import', 'x402_call_tool', 'x402_resume']);
     expect(Object.fromEntries(mapped.map((t) => [t.name, t._meta!['agent-wallet/action']]))).toMatchObject({
       deposit_address: 'get_deposit_address',
       rename: 'update_name',
