@@ -13,7 +13,7 @@
  *
  * Last, the issue-20 and issue-28 steps at random — x402 purchases from honest and hostile sellers (a short
  * lastValidBlockHeight claim whose bytes the seller lands later, a receipt naming another
- * purchase or a failed transaction, a facilitator answering settlement_pending that lands the bytes later), MPP charges,
+ * purchase or a failed transaction, a facilitator answering settlement_pending that lands the bytes later), MPP charges, paid MCP tools,
  * withdrawals to our own wallets, rails changed between confirm and signing — with
  * the ledger checked against chain balances after every step (ledgerChainViolations).
  */
@@ -35,6 +35,10 @@ import { encodeCommitments } from '../../src/frost/wire.ts';
 import { agentKey } from '../helpers/signing.ts';
 import { failedTransactionListing, pendingFacilitator, sellerAddress, startFacilitator, startHostileSeller, startV2Seller } from '../x402/sellers.ts';
 import { startMppSeller } from '../x402/mpp-seller.ts';
+import { startPaidMcpServer } from '../x402/mcp-seller.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { x402CallTool, type ToolResult } from '../../src/client/x402-mcp.ts';
 
 let world: World;
 let agents: Agent[];
@@ -312,7 +316,7 @@ test('the check catches, on chain, a build that charges the setup fee in every m
   expect(moneyViolations({ landed: landed.slice(0, 1), recipients: [{ address: victim, created: true, ours: true }], paylinks: [] }, RULES)).toHaveLength(1);
 }, 60_000);
 
-test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pending landing later, MPP charges, withdrawals to our own wallets, rails changed between confirm and signing): ledger = chain after every step', async () => {
+test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pending landing later, MPP charges, paid MCP tools, withdrawals to our own wallets, rails changed between confirm and signing): ledger = chain after every step', async () => {
   const seed = Number(process.env.CONSERVATION_SEED ?? Date.now() % 1_000_000);
   const r = rng(seed + 2);
   // The first test moved the clock 49 h a quiet point; purchases are matched to the chain's block times.
@@ -325,6 +329,9 @@ test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pe
   const pending = pendingFacilitator(facilitator);
   const slow = await startV2Seller(world, pending.facilitator, { payTo });
   const mpp = await startMppSeller(world, { payTo, amount: '10000', externalId: 'conservation' });
+  const tools = await startPaidMcpServer(world, facilitator, { payTo });
+  const toolClient = new Client({ name: 'conservation', version: '1' });
+  await toolClient.connect(new StreamableHTTPClientTransport(new URL(tools.url)));
   try {
     const crew: Agent[] = [];
     for (let i = 0; i < 3; i++) crew.push(await world.agent(`Crew ${i}`, { claimBy: 'owner@example.com' }));
@@ -345,6 +352,7 @@ test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pe
         await pending.release().catch(() => undefined);
       },
       'mpp charge': (a) => x402Fetch(a.api, a.profile, { url: `${mpp.url}/charge` }),
+      'paid mcp tool': (a) => x402CallTool(a.api, a.profile, (call) => toolClient.callTool(call) as Promise<ToolResult>, { server: 'paid-tools', tool: 'analyze', arguments: { ticker: 'SOL' } }),
       'seller lands held bytes': async () => {
         const held = hostile.held.splice(0, hostile.held.length);
         // Bytes past their blockhash cannot land any more: the facilitator refuses them.
@@ -392,6 +400,8 @@ test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pe
     await honest.stop();
     await slow.stop();
     await mpp.stop();
+    await toolClient.close();
+    await tools.stop();
   }
 }, 90_000);
 
