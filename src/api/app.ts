@@ -22,6 +22,7 @@ import { RateLimiter } from './rate-limit.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
 import { webRoutes } from '../web/routes.ts';
 import { payRoutes } from '../web/pay-routes.ts';
+import { facilitatorRoutes } from './facilitator-routes.ts';
 
 export interface AppOptions {
   /** Shared with the job runner so /metrics shows both. */
@@ -80,6 +81,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .get('/v1/public', route('public'))
     .use(webRoutes(services))
     .use(payRoutes(services))
+    .use(facilitatorRoutes(services))
     .get('/v1/openapi.json', () => jsonResponse(200, openApiDocument(deps.table, services.version, `${services.publicUrl()}/v1`)))
     .get('/healthz', () => {
       assertDatabaseAlive(services.db);

@@ -14,6 +14,7 @@ export const ID_PREFIXES = {
   merchant: 'mer',
   x402: 'x402',
   x402SignIn: 'siwx',
+  x402Sale: 'sale',
   dkgSession: 'dkg',
   signSession: 'sig',
   owner: 'own',

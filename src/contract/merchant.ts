@@ -14,7 +14,7 @@ import { FeedParams, MarkReadParams } from './payments.ts';
 const WebhookUrl = T.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives webhooks; private and loopback addresses are refused unless the operator allows the host' });
 
 /** Webhook event types a merchant can receive. */
-export const MERCHANT_EVENT_TYPES = ['payment.received', 'payment_request.paid', 'webhook.test'] as const;
+export const MERCHANT_EVENT_TYPES = ['payment.received', 'payment_request.paid', 'x402.sale', 'webhook.test'] as const;
 
 /** The `webhook-id` of a message: the same on every attempt and on redelivery. */
 export const DELIVERY_ID_PATTERN = '^msg_[0-9a-hjkmnp-tv-z]{26}$';

@@ -161,3 +161,8 @@ export function serviceCounts(db: Database): { wallets: number; claimedWallets: 
     volume: p?.s ?? 0n,
   };
 }
+
+/** The merchant whose payout address this is, if one is registered here. */
+export function merchantByPayout(db: Database, address: string): MerchantRow | null {
+  return db.query<MerchantRow, [string]>('SELECT * FROM merchants WHERE payout_address = ? LIMIT 1').get(address);
+}

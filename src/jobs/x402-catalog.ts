@@ -7,6 +7,7 @@
 import type { Services } from '../services.ts';
 import { reverifyCatalog } from '../x402/catalog.ts';
 import { resolvePendingPurchases } from '../x402/purchase.ts';
+import { resolveSales } from '../x402/facilitator.ts';
 import type { JobDef } from './runner.ts';
 
 /** One pass of the catalog re-verification; exported for tests and the admin CLI. */
@@ -20,5 +21,7 @@ export function x402Jobs(services: Services): JobDef[] {
   return [
     { name: 'x402-catalog-reverify', schedule: '0 17 4 * * *', run: async () => void (await reverifyCatalogJob(services)) },
     { name: 'x402-outcomes', schedule: { everySeconds: 15 }, run: async () => void (await resolvePendingPurchases(services)), runAtStart: true },
+    // Sales this daemon settled as a facilitator whose outcome the chain had not shown yet.
+    { name: 'x402-sales', schedule: { everySeconds: 15 }, run: async () => void (await resolveSales(services)), runAtStart: true },
   ];
 }

@@ -15,5 +15,6 @@ import keyRefreshes from './0008_key_refreshes.sql' with { type: 'text' };
 import recoverySweeps from './0009_recovery_sweeps.sql' with { type: 'text' };
 import x402Pending from './0010_x402_pending.sql' with { type: 'text' };
 import x402SignIns from './0011_x402_sign_ins.sql' with { type: 'text' };
+import x402Sales from './0012_x402_sales.sql' with { type: 'text' };
 
-export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved, keyRefreshes, recoverySweeps, x402Pending, x402SignIns];
+export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved, keyRefreshes, recoverySweeps, x402Pending, x402SignIns, x402Sales];

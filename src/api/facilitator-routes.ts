@@ -1,0 +1,57 @@
+/**
+ * The x402 facilitator over HTTP (src/x402/facilitator.ts), where the official middleware's
+ * `HTTPFacilitatorClient` calls it: `GET /x402/facilitator/supported`, `POST …/verify`,
+ * `POST …/settle`, each with the merchant's API key (`Authorization: Bearer wallet_merchant_…`).
+ * The answers are the facilitator's own JSON (not our envelope), which is what the clients parse;
+ * authentication and malformed bodies answer our error envelope with its status.
+ */
+import { Elysia } from 'elysia';
+import { getMerchant, type MerchantRow } from '../db/merchants.ts';
+import { AppError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { settle, supported, verify } from '../x402/facilitator.ts';
+import { authenticate, credentialOf } from './auth.ts';
+import { bodyWithin } from './body.ts';
+import { errorResponse, jsonResponse } from './respond.ts';
+
+/** A facilitator body holds one payment: a few KiB. */
+const BODY_LIMIT = 32 * 1024;
+
+function merchantOf(services: Services, request: Request): MerchantRow {
+  const principal = authenticate(services.db, credentialOf(request.headers), 'merchant');
+  const merchant = principal.kind === 'merchant' ? getMerchant(services.db, principal.merchantId) : null;
+  if (!merchant) throw new AppError('UNAUTHORIZED', 'Invalid API key.');
+  return merchant;
+}
+
+async function jsonBody(request: Request): Promise<unknown> {
+  const bytes = await bodyWithin(request, BODY_LIMIT);
+  if (bytes === null) {
+    throw new AppError('VALIDATION_ERROR', `(body): larger than ${BODY_LIMIT / 1024} KiB`, {
+      status: 413,
+      howToFix: `A facilitator request holds one payment: at most ${BODY_LIMIT} bytes.`,
+      headers: { Connection: 'close' },
+    });
+  }
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw new AppError('VALIDATION_ERROR', 'The body is not JSON.', { howToFix: 'Send {x402Version, paymentPayload, paymentRequirements} as JSON.' });
+  }
+}
+
+const answer = async (run: () => Promise<unknown> | unknown): Promise<Response> => {
+  try {
+    return jsonResponse(200, await run());
+  } catch (err) {
+    if (err instanceof AppError) return errorResponse(err);
+    throw err;
+  }
+};
+
+export function facilitatorRoutes(services: Services) {
+  return new Elysia({ prefix: '/x402/facilitator' })
+    .get('/supported', ({ request }) => answer(() => (merchantOf(services, request), supported(services))))
+    .post('/verify', ({ request }) => answer(async () => verify(services, merchantOf(services, request), await jsonBody(request))), { parse: 'none' })
+    .post('/settle', ({ request }) => answer(async () => settle(services, merchantOf(services, request), await jsonBody(request))), { parse: 'none' });
+}

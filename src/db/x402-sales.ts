@@ -1,0 +1,53 @@
+/** Sales settled by this daemon's x402 facilitator (migration 0012). */
+import type { Database } from 'bun:sqlite';
+
+export interface SaleRow {
+  sale_id: string;
+  merchant_id: string;
+  pay_to: string;
+  payer: string;
+  amount: bigint;
+  network: string;
+  resource: string | null;
+  payment_id: string | null;
+  message_hash: Uint8Array;
+  signature: string;
+  signed_tx: Uint8Array;
+  last_valid_block_height: bigint | null;
+  status: 'settling' | 'completed' | 'failed';
+  error: string | null;
+  created_at: bigint;
+  updated_at: bigint;
+}
+
+export function saleByMessageHash(db: Database, hash: Uint8Array): SaleRow | null {
+  return db.query<SaleRow, [Uint8Array]>('SELECT * FROM x402_sales WHERE message_hash = ?').get(hash);
+}
+
+export function getSale(db: Database, saleId: string): SaleRow | null {
+  return db.query<SaleRow, [string]>('SELECT * FROM x402_sales WHERE sale_id = ?').get(saleId);
+}
+
+export function insertSale(db: Database, s: Omit<SaleRow, 'status' | 'error' | 'created_at' | 'updated_at'> & { now: number }): void {
+  db.query(
+    `INSERT INTO x402_sales (sale_id, merchant_id, pay_to, payer, amount, network, resource, payment_id, message_hash, signature, signed_tx, last_valid_block_height, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'settling', ?, ?)`,
+  ).run(s.sale_id, s.merchant_id, s.pay_to, s.payer, s.amount, s.network, s.resource, s.payment_id, s.message_hash, s.signature, s.signed_tx, s.last_valid_block_height, s.now, s.now);
+}
+
+/** Moves a settling sale to its outcome; false when it had one already. */
+export function finishSale(db: Database, saleId: string, status: 'completed' | 'failed', now: number, error: string | null = null): boolean {
+  return db.query("UPDATE x402_sales SET status = ?, error = ?, updated_at = ? WHERE sale_id = ? AND status = 'settling'").run(status, error, now, saleId).changes === 1;
+}
+
+/** Sales still waiting for the chain, oldest first. */
+export function settlingSales(db: Database, limit: number): SaleRow[] {
+  return db.query<SaleRow, [number]>("SELECT * FROM x402_sales WHERE status = 'settling' ORDER BY created_at LIMIT ?").all(limit);
+}
+
+/** A merchant's sales, newest first. */
+export function merchantSales(db: Database, merchantId: string, limit: number, offset: number): { items: SaleRow[]; total: number } {
+  const items = db.query<SaleRow, [string, number, number]>('SELECT * FROM x402_sales WHERE merchant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?').all(merchantId, limit, offset);
+  const total = Number(db.query<{ n: bigint }, [string]>('SELECT count(*) AS n FROM x402_sales WHERE merchant_id = ?').get(merchantId)?.n ?? 0n);
+  return { items, total };
+}

@@ -1,0 +1,239 @@
+/**
+ * The daemon as an x402 facilitator for its own merchants (DESIGN §8.1): `supported`, `verify` and
+ * `settle` as the official middleware calls them (`HTTPFacilitatorClient` bodies
+ * `{x402Version, paymentPayload, paymentRequirements}`), for Solana `exact` on this network and
+ * USDC mint, v2 and v1.
+ *
+ * verify enforces every MUST of the exact SVM scheme, each refusal under the scheme's reason:
+ * the x402 layout only (compute-unit limit, compute-unit price within the cap, one TransferChecked,
+ * at most a memo), no address lookup tables, the exact amount of the mint to ATA(payTo) — an
+ * account that must exist (a facilitator never creates it) —, our fee payer as fee payer and in no
+ * instruction's accounts, the payer's own valid signature, and a balance that covers it. It serves
+ * only the authenticated merchant's own payout address: no open relay for strangers' fees.
+ *
+ * settle verifies again, co-signs as fee payer, records the sale (the message is unique: a
+ * payload settles once), sends through the chain port and waits briefly; an outcome the chain has
+ * not shown yet is `settlement_pending`, resolved later by the outcome job. A settled sale is the
+ * merchant's `x402.sale` event and Standard Webhooks message.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { getAddressEncoder, getBase58Decoder, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, type Address } from '@solana/kit';
+import { newId } from '../contract/ids.ts';
+import type { MerchantRow } from '../db/merchants.ts';
+import { finishSale, getSale, insertSale, saleByMessageHash, settlingSales, type SaleRow } from '../db/x402-sales.ts';
+import { toUsdcNumber } from '../domain/money.ts';
+import { ed25519Sign, ed25519Verifies } from '../frost/native-ed25519.ts';
+import type { Services } from '../services.ts';
+import { usdcAta } from '../solana/ata.ts';
+import { decodeMessage, type DecodedMessage } from '../solana/decode.ts';
+import { ChainRejectedError, ChainUnavailableError, MessageDecodeError } from '../solana/errors.ts';
+import { X402_MAX_COMPUTE_UNIT_PRICE } from '../solana/instructions.ts';
+import { USDC_DECIMALS } from '../solana/networks.ts';
+import { assembleSignedTransaction } from '../solana/transfer.ts';
+import { recordMerchantEvent } from '../webhooks/outbox.ts';
+import { payableTarget } from './purchase.ts';
+import { PAYMENT_IDENTIFIER } from './wire.ts';
+
+/** How long settle waits for the chain before answering settlement_pending. */
+const SETTLE_WAIT_MS = 15_000;
+/** A sale the chain has not shown this long after it was sent can no longer land (its blockhash lives ~60–90 s). */
+const SALE_EXPIRY_MS = 180_000;
+
+function isObject(v: unknown): v is Record<string, any> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** GET /supported: the kinds the middleware builds requirements from (our fee payer in `extra`). */
+export function supported(services: Services) {
+  const { caip2, v1Network } = payableTarget(services.config);
+  const feePayer = services.feePayer.address;
+  const kinds = [
+    ...(caip2 ? [{ x402Version: 2, scheme: 'exact', network: caip2, extra: { feePayer } }] : []),
+    ...(v1Network ? [{ x402Version: 1, scheme: 'exact', network: v1Network, extra: { feePayer } }] : []),
+  ];
+  return { kinds, extensions: [PAYMENT_IDENTIFIER], signers: Object.fromEntries(kinds.map((k) => [k.network, [feePayer]])) };
+}
+
+type Checked =
+  | { ok: true; payer: Address; amount: bigint; payTo: string; network: string; messageBytes: Uint8Array; signatures: Record<string, Uint8Array>; resource: string | null; paymentId: string | null }
+  | { ok: false; reason: string; message: string; payer?: string };
+
+const no = (reason: string, message: string, payer?: string): Checked => ({ ok: false, reason, message, ...(payer ? { payer } : {}) });
+
+/** Every MUST of the exact SVM scheme for `merchant` (see the module comment). */
+export async function checkPayment(services: Services, merchant: MerchantRow, body: unknown): Promise<Checked> {
+  if (!isObject(body) || !isObject(body.paymentPayload) || !isObject(body.paymentRequirements)) return no('invalid_payload', 'the body must be {x402Version, paymentPayload, paymentRequirements}');
+  const version = body.paymentPayload.x402Version ?? body.x402Version;
+  if (version !== 1 && version !== 2) return no('invalid_x402_version', `x402Version ${String(version)} is not 1 or 2`);
+  const req = body.paymentRequirements;
+  const { caip2, v1Network, mint } = payableTarget(services.config);
+  const network = version === 2 ? caip2 : v1Network;
+  if (req.scheme !== 'exact') return no('unsupported_scheme', `scheme ${String(req.scheme)} is not exact`);
+  if (network === null || req.network !== network) return no('invalid_network', `network ${String(req.network)} is not ${network ?? 'served here'}`);
+  if (req.asset !== mint) return no('invalid_exact_svm_payload_mint_mismatch', `asset ${String(req.asset)} is not this network's USDC (${mint})`);
+  const amountText = version === 2 ? req.amount : req.maxAmountRequired;
+  if (typeof amountText !== 'string' || !/^[1-9][0-9]{0,19}$/.test(amountText) || BigInt(amountText) >= 1n << 64n) return no('invalid_payment_requirements', 'the amount is not a positive atomic integer');
+  const amount = BigInt(amountText);
+  // No open relay: only the authenticated merchant's own payout address is settled here.
+  if (req.payTo !== merchant.payout_address) return no('invalid_payment_requirements', `payTo ${String(req.payTo)} is not this merchant's payout address registered here`);
+  const feePayer = services.feePayer.address;
+  if (!isObject(req.extra) || req.extra.feePayer !== feePayer) return no('invalid_exact_svm_payload_transaction_fee_payer_mismatch', `extra.feePayer must be this facilitator's fee payer ${feePayer}`);
+  const transaction = isObject(body.paymentPayload.payload) ? body.paymentPayload.payload.transaction : undefined;
+  if (typeof transaction !== 'string' || transaction.length > 4096) return no('invalid_exact_svm_payload_transaction', 'payload.transaction must be a base64 transaction');
+  let decoded: { messageBytes: Uint8Array; signatures: Record<string, Uint8Array | null> };
+  let msg: DecodedMessage;
+  try {
+    decoded = getTransactionDecoder().decode(getBase64Encoder().encode(transaction)) as never;
+    msg = decodeMessage(new Uint8Array(decoded.messageBytes));
+  } catch (err) {
+    if (err instanceof MessageDecodeError && /address table/.test(err.message)) return no('invalid_exact_svm_payload_transaction_address_lookup_tables', err.message);
+    return no('invalid_exact_svm_payload_transaction', err instanceof Error ? err.message : 'the transaction does not decode');
+  }
+  const [limit, price, transfer, memo, ...rest] = msg.instructions;
+  const layout = limit?.kind === 'computeUnitLimit' && price?.kind === 'computeUnitPrice' && transfer?.kind === 'transferChecked' && (memo === undefined || memo.kind === 'memo') && rest.length === 0;
+  if (!layout || transfer?.kind !== 'transferChecked' || price?.kind !== 'computeUnitPrice') {
+    return no('invalid_exact_svm_payload_transaction_instructions', 'the transaction must be exactly: compute-unit limit, compute-unit price, TransferChecked, and at most one memo');
+  }
+  const payer = transfer.authority;
+  if (price.microLamports > X402_MAX_COMPUTE_UNIT_PRICE) {
+    return no('invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high', `compute-unit price ${price.microLamports} exceeds ${X402_MAX_COMPUTE_UNIT_PRICE} micro-lamports`, payer);
+  }
+  if (transfer.mint !== mint || transfer.decimals !== USDC_DECIMALS) return no('invalid_exact_svm_payload_mint_mismatch', `the transfer moves ${transfer.mint}, not USDC`, payer);
+  if (transfer.destination !== (await usdcAta(merchant.payout_address as Address, mint as Address))) return no('invalid_exact_svm_payload_recipient_mismatch', "the transfer does not go to payTo's USDC token account", payer);
+  if (transfer.amount !== amount) return no('invalid_exact_svm_payload_amount_mismatch', `the transfer moves ${transfer.amount}, not ${amount}`, payer);
+  if (transfer.extraAccounts.length > 0) return no('invalid_exact_svm_payload_transaction_instructions', 'the transfer carries extra accounts', payer);
+  // Our fee payer pays the fee and does nothing else: never the authority, in no instruction's accounts.
+  if (msg.feePayer !== feePayer) return no('invalid_exact_svm_payload_transaction_fee_payer_mismatch', `the fee payer is ${msg.feePayer}, not ${feePayer}`, payer);
+  if (payer === feePayer || feePayerInInstructions(decoded.messageBytes, feePayer)) {
+    return no('invalid_exact_svm_payload_transaction_fee_payer_included_in_instruction_accounts', "the facilitator's fee payer appears in an instruction", payer);
+  }
+  if (msg.signers.length !== 2 || msg.signers[1] !== payer) return no('invalid_exact_svm_payload_transaction_signers', 'the transaction must need exactly the fee payer and the payer', payer);
+  const own = decoded.signatures[payer];
+  if (!own || !ed25519Verifies(own, new Uint8Array(decoded.messageBytes), new Uint8Array(getAddressEncoder().encode(payer)))) {
+    return no('invalid_exact_svm_payload_signature', "the payer's signature is missing or does not verify", payer);
+  }
+  const [payToReady, balance] = await Promise.all([
+    services.chain.tokenAccountExists(merchant.payout_address as Address, mint as Address),
+    services.chain.getTokenBalance(payer, mint as Address),
+  ]);
+  if (!payToReady) return no('invalid_exact_svm_payload_recipient_token_account_missing', "payTo has no USDC token account; a facilitator never creates it", payer);
+  if (balance < amount) return no('insufficient_funds', `the payer holds ${balance}, less than ${amount}`, payer);
+  const extension = isObject(body.paymentPayload.extensions) ? body.paymentPayload.extensions[PAYMENT_IDENTIFIER] : undefined;
+  const paymentId = isObject(extension) && isObject(extension.info) && typeof extension.info.id === 'string' ? extension.info.id.slice(0, 128) : null;
+  const resource = isObject(body.paymentPayload.resource) && typeof body.paymentPayload.resource.url === 'string' ? body.paymentPayload.resource.url.slice(0, 2048) : typeof req.resource === 'string' ? req.resource.slice(0, 2048) : null;
+  return { ok: true, payer, amount, payTo: merchant.payout_address, network, messageBytes: new Uint8Array(decoded.messageBytes), signatures: { [payer]: own }, resource, paymentId };
+}
+
+/** Whether the fee payer is among any instruction's accounts (the decoded layout names only some). */
+function feePayerInInstructions(messageBytes: Uint8Array, feePayer: Address): boolean {
+  // decodeMessage accepted it, so it is a legacy or v0 message, which lists its instructions.
+  const compiled = getCompiledTransactionMessageDecoder().decode(messageBytes) as { staticAccounts: Address[]; instructions: { accountIndices?: number[] }[] };
+  const index = compiled.staticAccounts.indexOf(feePayer);
+  return compiled.instructions.some((ix) => (ix.accountIndices ?? []).includes(index));
+}
+
+/** POST /verify. */
+export async function verify(services: Services, merchant: MerchantRow, body: unknown) {
+  const c = await checkPayment(services, merchant, body);
+  return c.ok ? { isValid: true, payer: c.payer } : { isValid: false, invalidReason: c.reason, invalidMessage: c.message, ...(c.payer ? { payer: c.payer } : {}) };
+}
+
+/** POST /settle. */
+export async function settle(services: Services, merchant: MerchantRow, body: unknown) {
+  const c = await checkPayment(services, merchant, body);
+  const network = isObject(body) && isObject(body.paymentRequirements) ? String(body.paymentRequirements.network ?? '') : '';
+  if (!c.ok) return { success: false, errorReason: c.reason, errorMessage: c.message, transaction: '', network, ...(c.payer ? { payer: c.payer } : {}) };
+  const hash = sha256(c.messageBytes);
+  const known = saleByMessageHash(services.db, hash);
+  if (known) return { success: false, errorReason: 'duplicate_settlement', errorMessage: `this payment was settled already (sale ${known.sale_id})`, transaction: known.signature, network, payer: c.payer };
+  const feeSignature = ed25519Sign(c.messageBytes, services.feePayer.keypairBytes);
+  const wire = assembleSignedTransaction(c.messageBytes, { [services.feePayer.address]: feeSignature, ...c.signatures });
+  const signature = getBase58Decoder().decode(feeSignature);
+  const saleId = newId('x402Sale');
+  try {
+    services.db.transaction(() => insertSale(services.db, { sale_id: saleId, merchant_id: merchant.merchant_id, pay_to: c.payTo, payer: c.payer, amount: c.amount, network: c.network, resource: c.resource, payment_id: c.paymentId, message_hash: hash, signature, signed_tx: wire, last_valid_block_height: null, now: services.now().getTime() })).immediate();
+  } catch (err) {
+    // A concurrent settle of the same payload took it first (the message hash is unique).
+    if (saleByMessageHash(services.db, hash)) return { success: false, errorReason: 'duplicate_settlement', errorMessage: 'this payment is being settled already', transaction: signature, network, payer: c.payer };
+    throw err;
+  }
+  try {
+    await services.chain.sendRawTransaction(wire);
+  } catch (err) {
+    if (err instanceof ChainRejectedError && err.kind !== 'already_processed' && err.kind !== 'blockhash_not_found') {
+      finishSaleAs(services, saleId, 'failed', `Solana refused the transaction: ${err.reason}`);
+      return { success: false, errorReason: 'transaction_failed', errorMessage: err.reason, transaction: signature, network, payer: c.payer };
+    }
+    if (!(err instanceof ChainUnavailableError) && !(err instanceof ChainRejectedError)) throw err;
+  }
+  const outcome = await waitForSale(services, signature, SETTLE_WAIT_MS);
+  if (outcome === 'completed') {
+    finishSaleAs(services, saleId, 'completed');
+    return { success: true, transaction: signature, network, payer: c.payer, amount: c.amount.toString() };
+  }
+  if (outcome === 'failed') {
+    finishSaleAs(services, saleId, 'failed', 'the transaction failed on chain');
+    return { success: false, errorReason: 'transaction_failed', errorMessage: 'the transaction failed on chain', transaction: signature, network, payer: c.payer };
+  }
+  return { success: false, errorReason: 'settlement_pending', errorMessage: 'sent; the chain has not confirmed it yet', transaction: signature, network, payer: c.payer };
+}
+
+async function waitForSale(services: Services, signature: string, ms: number): Promise<'completed' | 'failed' | 'pending'> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      const [status] = await services.chain.getSignatureStatuses([signature]);
+      if (status && (status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized' || status.confirmationStatus === null)) return status.err === null ? 'completed' : 'failed';
+    } catch (err) {
+      if (!(err instanceof ChainUnavailableError)) throw err;
+    }
+    if (Date.now() >= deadline) return 'pending';
+    await Bun.sleep(100);
+  }
+}
+
+/** Records a sale's outcome; a completed one is the merchant's x402.sale event and webhook, in the same transaction. */
+function finishSaleAs(services: Services, saleId: string, status: 'completed' | 'failed', error: string | null = null): void {
+  const now = services.now().getTime();
+  services.db
+    .transaction(() => {
+      if (!finishSale(services.db, saleId, status, now, error) || status !== 'completed') return;
+      const sale = getSale(services.db, saleId)!;
+      recordMerchantEvent(services.db, sale.merchant_id, 'x402.sale', saleEvent(services, sale, now), now);
+    })
+    .immediate();
+}
+
+function saleEvent(services: Services, s: SaleRow, now: number) {
+  return {
+    sale_id: s.sale_id,
+    amount: toUsdcNumber(s.amount),
+    currency: 'USDC',
+    payer_address: s.payer,
+    pay_to: s.pay_to,
+    resource: s.resource,
+    payment_id: s.payment_id,
+    signature: s.signature,
+    paid_at: new Date(now).toISOString(),
+    network: services.config.solana.network,
+  };
+}
+
+/** The outcome job's pass over sales still settling: the chain decides; past their lifetime, failed. */
+export async function resolveSales(services: Services): Promise<number> {
+  const sales = settlingSales(services.db, 256);
+  if (sales.length === 0) return 0;
+  const statuses = await services.chain.getSignatureStatuses(sales.map((s) => s.signature));
+  let resolved = 0;
+  for (const [i, s] of sales.entries()) {
+    const status = statuses[i];
+    if (status && (status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized' || status.confirmationStatus === null)) {
+      finishSaleAs(services, s.sale_id, status.err === null ? 'completed' : 'failed', status.err === null ? null : 'the transaction failed on chain');
+      resolved++;
+    } else if (!status && services.now().getTime() - Number(s.created_at) > SALE_EXPIRY_MS) {
+      finishSaleAs(services, s.sale_id, 'failed', 'never landed; its blockhash has expired');
+      resolved++;
+    }
+  }
+  return resolved;
+}
