@@ -20,6 +20,7 @@ import {
   type MerchantPayment,
   type MerchantRow,
 } from '../db/merchants.ts';
+import { getSale, markRefundDue, merchantSaleBySignature } from '../db/x402-sales.ts';
 import { activeEndpoint, deliveryAttempts, getDelivery, insertActiveEndpoint, merchantDeliveries, requeueDelivery, rotateEndpointSecret, type DeliveryRow, type EndpointRow } from '../db/webhooks.ts';
 import { newApiKey } from '../domain/api-keys.ts';
 import { checkName, checkUsername } from '../domain/identity.ts';
@@ -70,6 +71,7 @@ function paymentView(p: MerchantPayment) {
     payment_request_id: p.payment_request_id,
     via: p.via,
     paid_at: iso(p.completed_at),
+    ...(p.via === 'x402' ? { refund_due: p.refund_due_reason } : {}),
   };
 }
 
@@ -296,6 +298,16 @@ export const merchantActions = implement(MERCHANT, {
   list_payment_requests: (ctx, p) => paylinkActions.list(ctx.services, merchantPayee(callerMerchant(ctx)), p),
   cancel_payment_request: (ctx, p) => paylinkActions.cancel(ctx.services, merchantPayee(callerMerchant(ctx)), p),
   send_paylink_invitation: (ctx, p) => paylinkActions.invite(ctx.services, merchantPayee(callerMerchant(ctx)), p),
+
+  x402_refund_due: (ctx, p) => {
+    const m = callerMerchant(ctx);
+    const sale = merchantSaleBySignature(ctx.services.db, m.merchant_id, p.transaction);
+    if (!sale) throw new AppError('NOT_FOUND', 'No x402 sale of this merchant has this transaction.', { howToFix: "Pass the transaction of the x402 receipt (PAYMENT-RESPONSE) of one of this merchant's sales." });
+    const now = ctx.services.now().getTime();
+    const marked = ctx.services.db.transaction(() => markRefundDue(ctx.services.db, sale.sale_id, p.reason, now)).immediate();
+    const row = getSale(ctx.services.db, sale.sale_id)!;
+    return { transaction_id: row.sale_id, signature: row.signature, status: row.status, amount: toUsdcNumber(row.amount), refund_due: row.refund_due_reason, recorded_now: marked };
+  },
 
   events: (ctx, p) => readFeed(ctx.services, { kind: 'merchant', id: callerMerchant(ctx).merchant_id }, p),
   mark_read: (ctx, p) => markFeedRead(ctx.services, { kind: 'merchant', id: callerMerchant(ctx).merchant_id }, p),

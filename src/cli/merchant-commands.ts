@@ -7,7 +7,7 @@ import { ApiClient } from '../client/api.ts';
 import { MerchantProfileStore } from '../client/merchant-profile.ts';
 import { commandFlags, DEFAULT_SERVER, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
-import { UsageError } from './usage.ts';
+import { parsePort, UsageError } from './usage.ts';
 import { requestCommand } from './earning-commands.ts';
 import { eventsCommand } from './payment-commands.ts';
 
@@ -81,6 +81,36 @@ export const MERCHANT_COMMANDS: Record<string, Command> = {
     return EXIT.ok;
   },
   redeliver: simple('redeliver', ([id]) => ({ delivery_id: id })),
+  gate: async (ctx, store) => {
+    const { flags } = commandFlags(ctx, { upstream: 'string', route: 'strings', port: 'string', host: 'string', 'require-payment-id': 'boolean' });
+    const [{ parseRoute }, { startPaywall }] = await Promise.all([import('../domain/paywall-routes.ts'), import('../x402/paywall.ts')]);
+    const routes = (flags.route ?? []).map((text) => {
+      const parsed = parseRoute(text);
+      if (!parsed.ok) throw new UsageError(`--route: ${parsed.reason}`);
+      return parsed.route;
+    });
+    if (!/^https?:\/\//.test(flags.upstream ?? '') || !URL.canParse(flags.upstream!)) throw new UsageError(`--upstream must be an http(s) URL, got "${flags.upstream}"`);
+    const profile = store.load(ctx.profileName);
+    // Listen for signals before starting: a stop during start-up waits for it, then stops cleanly.
+    const signalled = new Promise<void>((stop) => {
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    });
+    const gate = await startPaywall({
+      server: ctx.server === DEFAULT_SERVER ? profile.server_url : ctx.server,
+      merchantKey: profile.api_key,
+      upstream: flags.upstream!,
+      routes,
+      hostname: flags.host ?? '127.0.0.1',
+      port: parsePort('--port', flags.port) ?? 8402,
+      paymentIdRequired: flags['require-payment-id'] === true,
+      log: (line) => ctx.err(`${JSON.stringify(line)}\n`),
+    });
+    printData(ctx, { msg: 'paywall started', url: gate.url, upstream: flags.upstream, pay_to: gate.payTo, routes: routes.map((r) => r.text) }, `Paywall on ${gate.url} in front of ${flags.upstream}; paid to ${gate.payTo}. Ctrl-C stops it.`);
+    await signalled;
+    await gate.stop();
+    return EXIT.ok;
+  },
   request: (ctx, store) => requestCommand(ctx, { endpoint: 'merchant', prefix: 'agent-wallet merchant', api: () => merchantClient(ctx, store) }),
   events: (ctx, store) => eventsCommand(ctx, { endpoint: 'merchant', prefix: 'agent-wallet merchant', api: () => merchantClient(ctx, store) }),
 };

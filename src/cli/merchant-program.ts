@@ -1,7 +1,7 @@
 /** `agent-wallet merchant …` on commander (DESIGN §11); the bodies are in merchant-commands.ts. */
 import type { Command, CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { CliContext } from './context.ts';
-import { AGENT_EXITS, helpFooter, withGlobals } from './define.ts';
+import { AGENT_EXITS, collect, helpFooter, withGlobals } from './define.ts';
 import { addEventsCommands, addRequestCommands, clientAction, type Done } from './agent-program.ts';
 
 /** Runs the merchant body `name` with the profile's merchant key store. */
@@ -37,6 +37,14 @@ export function addMerchantCommands(program: Command, done: Done): void {
   sub('rotate-secret', 'rotate the webhook signing secret', 'rotate-secret');
   sub('deliveries', 'webhook deliveries and their status', 'deliveries --limit 20', (c) => c.option('--limit <n>', 'page size').option('--offset <n>', 'rows to skip'));
   sub('redeliver', 'send a webhook delivery again', 'redeliver whd_123', (c) => c.argument('<deliveryId>', 'the delivery'));
+  sub('gate', 'run an x402 paywall in front of a plain HTTP API: priced routes answer 402 until paid (settled by this daemon)', 'gate --upstream http://127.0.0.1:3000 --route "GET /api/*=0.01" --port 8402', (c) =>
+    c
+      .requiredOption('--upstream <url>', 'the HTTP API behind the paywall')
+      .requiredOption('--route <METHOD /path=price>', 'a priced route, repeatable; * matches any characters, METHOD * any method; the first match prices', collect)
+      .option('--port <n>', 'where the paywall listens (default 8402; 0: any free port)')
+      .option('--host <host>', 'the address it listens on (default 127.0.0.1)')
+      .option('--require-payment-id', 'v2 buyers must send a payment identifier (a resend with it gets the first answer again)'),
+  );
   addRequestCommands(merchant, done, 'agent-wallet merchant', (ctx) => merchantBody('request', ctx));
   addEventsCommands(merchant, done, 'agent-wallet merchant', (ctx) => merchantBody('events', ctx));
 }

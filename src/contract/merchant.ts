@@ -105,7 +105,16 @@ export const MERCHANT = {
     auth: 'merchant',
     readOnly: true,
     params: FeedParams,
-    summary: 'The merchant event feed (payment.received, payment_request.*, webhook.test), oldest first after `since`; the same events the webhook gets, and more.',
+    summary: 'The merchant event feed (payment.received, payment_request.*, x402.sale, webhook.test), oldest first after `since`; the same events the webhook gets, and more.',
   }),
   mark_read: action({ endpoint: 'merchant', auth: 'merchant', params: MarkReadParams, summary: 'Marks events as read: event_ids, or all: true.' }),
+  x402_refund_due: action({
+    endpoint: 'merchant',
+    auth: 'merchant',
+    params: Params({
+      transaction: T.String({ minLength: 64, maxLength: 90, description: 'the sale\'s transaction signature (the x402 receipt\'s transaction)' }),
+      reason: T.String({ minLength: 1, maxLength: 500, description: 'why the buyer did not get what it paid for' }),
+    }),
+    summary: "Records that an x402 sale settled but its answer was not delivered (the paywall's upstream failed): the merchant's to refund. History shows it as refund_due; the first reason stands.",
+  }),
 };

@@ -89,8 +89,10 @@ export function referenceHolder(
 
 /**
  * A payment a merchant received through the service: an agent's completed payment (`via`
- * wallet), or a Solana Pay payment that paid one of its paylinks (`via` solana_pay; no ledger
- * row, the payer known by address only).
+ * wallet), a Solana Pay payment that paid one of its paylinks (`via` solana_pay; no ledger
+ * row, the payer known by address only), or an x402 sale settled by our facilitator (`via` x402:
+ * the transaction id is the sale's, the reference the buyer's payment-identifier, the note the
+ * resource bought; a payer that is one of our wallets is named).
  */
 export interface MerchantPayment {
   transaction_id: string | null;
@@ -102,35 +104,42 @@ export interface MerchantPayment {
   payer_username: string | null;
   payer_address: string | null;
   payment_request_id: string | null;
-  via: 'wallet' | 'solana_pay';
+  via: 'wallet' | 'solana_pay' | 'x402';
+  /** x402 only: the paywall settled but could not deliver; the merchant's to refund. */
+  refund_due_reason: string | null;
 }
 
-/** Everything a merchant received, as one relation; binds the merchant id twice. */
+/** Everything a merchant received, as one relation; binds the merchant id three times. */
 const RECEIPTS = `(
   SELECT t.transaction_id, t.amount, t.reference, t.note, t.signature, t.completed_at, w.username AS payer_username, w.address AS payer_address,
-         t.payment_request_id, 'wallet' AS via
+         t.payment_request_id, 'wallet' AS via, NULL AS refund_due_reason
   FROM transactions t JOIN wallets w ON w.wallet_id = t.wallet_id
   WHERE t.to_merchant_id = ? AND t.direction = 'out' AND t.status = 'completed'
   UNION ALL
-  SELECT NULL, p.paid_amount, p.reference, NULL, p.signature, p.paid_at, NULL, p.payer, p.request_id, 'solana_pay'
+  SELECT NULL, p.paid_amount, p.reference, NULL, p.signature, p.paid_at, NULL, p.payer, p.request_id, 'solana_pay', NULL
   FROM payment_requests p
   WHERE p.merchant_id = ? AND p.status = 'paid' AND p.paid_via = 'solana_pay'
+  UNION ALL
+  SELECT s.sale_id, s.amount, s.payment_id, s.resource, s.signature, s.completed_at, (SELECT username FROM wallets WHERE address = s.payer), s.payer, NULL, 'x402', s.refund_due_reason
+  FROM x402_sales s
+  WHERE s.merchant_id = ? AND s.status = 'completed'
 )`;
 
 /**
  * The largest payment `merchantId` received with `reference`, however it was paid: the order's
  * payment, as an underpayment before it never holds the reference against it (referenceHolder).
+ * An x402 sale is found by the buyer's payment-identifier, its sale id or its signature.
  */
 export function largestPaymentByReference(db: Database, merchantId: string, reference: string): MerchantPayment | null {
   return db
-    .query<MerchantPayment, [string, string, string]>(`SELECT * FROM ${RECEIPTS} WHERE reference = ? ORDER BY amount DESC, completed_at LIMIT 1`)
-    .get(merchantId, merchantId, reference);
+    .query<MerchantPayment, [string, string, string, string]>(`SELECT * FROM ${RECEIPTS} WHERE reference = ?4 OR (via = 'x402' AND (transaction_id = ?4 OR signature = ?4)) ORDER BY amount DESC, completed_at LIMIT 1`)
+    .get(merchantId, merchantId, merchantId, reference);
 }
 
 /** A page of what `merchantId` received, newest first, optionally only at or after `sinceMs`. */
 export function merchantPayments(db: Database, q: { merchantId: string; sinceMs?: number; limit: number; offset: number }): { items: MerchantPayment[]; total: number } {
   const where = q.sinceMs === undefined ? '' : 'WHERE completed_at >= ?';
-  const args: (string | number)[] = q.sinceMs === undefined ? [q.merchantId, q.merchantId] : [q.merchantId, q.merchantId, q.sinceMs];
+  const args: (string | number)[] = q.sinceMs === undefined ? [q.merchantId, q.merchantId, q.merchantId] : [q.merchantId, q.merchantId, q.merchantId, q.sinceMs];
   const total = db.query<{ n: bigint }, (string | number)[]>(`SELECT count(*) AS n FROM ${RECEIPTS} ${where}`).get(...args);
   const items = db
     .query<MerchantPayment, (string | number)[]>(`SELECT * FROM ${RECEIPTS} ${where} ORDER BY completed_at DESC, signature DESC LIMIT ? OFFSET ?`)
@@ -141,8 +150,8 @@ export function merchantPayments(db: Database, q: { merchantId: string; sinceMs?
 /** Totals a merchant received through the service. */
 export function merchantTotals(db: Database, merchantId: string): { count: number; received: bigint; lastPaidAt: bigint | null } {
   const row = db
-    .query<{ n: bigint; s: bigint | null; last: bigint | null }, [string, string]>(`SELECT count(*) AS n, sum(amount) AS s, max(completed_at) AS last FROM ${RECEIPTS}`)
-    .get(merchantId, merchantId);
+    .query<{ n: bigint; s: bigint | null; last: bigint | null }, [string, string, string]>(`SELECT count(*) AS n, sum(amount) AS s, max(completed_at) AS last FROM ${RECEIPTS}`)
+    .get(merchantId, merchantId, merchantId);
   return { count: Number(row?.n ?? 0n), received: row?.s ?? 0n, lastPaidAt: row?.last ?? null };
 }
 

@@ -16,6 +16,9 @@ export interface SaleRow {
   last_valid_block_height: bigint | null;
   status: 'settling' | 'completed' | 'failed';
   error: string | null;
+  completed_at: bigint | null;
+  refund_due_reason: string | null;
+  refund_due_at: bigint | null;
   created_at: bigint;
   updated_at: bigint;
 }
@@ -28,7 +31,7 @@ export function getSale(db: Database, saleId: string): SaleRow | null {
   return db.query<SaleRow, [string]>('SELECT * FROM x402_sales WHERE sale_id = ?').get(saleId);
 }
 
-export function insertSale(db: Database, s: Omit<SaleRow, 'status' | 'error' | 'created_at' | 'updated_at'> & { now: number }): void {
+export function insertSale(db: Database, s: Omit<SaleRow, 'status' | 'error' | 'completed_at' | 'refund_due_reason' | 'refund_due_at' | 'created_at' | 'updated_at'> & { now: number }): void {
   db.query(
     `INSERT INTO x402_sales (sale_id, merchant_id, pay_to, payer, amount, network, resource, payment_id, message_hash, signature, signed_tx, last_valid_block_height, status, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'settling', ?, ?)`,
@@ -37,7 +40,21 @@ export function insertSale(db: Database, s: Omit<SaleRow, 'status' | 'error' | '
 
 /** Moves a settling sale to its outcome; false when it had one already. */
 export function finishSale(db: Database, saleId: string, status: 'completed' | 'failed', now: number, error: string | null = null): boolean {
-  return db.query("UPDATE x402_sales SET status = ?, error = ?, updated_at = ? WHERE sale_id = ? AND status = 'settling'").run(status, error, now, saleId).changes === 1;
+  return (
+    db
+      .query("UPDATE x402_sales SET status = ?1, error = ?2, updated_at = ?3, completed_at = CASE ?1 WHEN 'completed' THEN ?3 END WHERE sale_id = ?4 AND status = 'settling'")
+      .run(status, error, now, saleId).changes === 1
+  );
+}
+
+/** `merchantId`'s sale by its transaction signature. */
+export function merchantSaleBySignature(db: Database, merchantId: string, signature: string): SaleRow | null {
+  return db.query<SaleRow, [string, string]>('SELECT * FROM x402_sales WHERE merchant_id = ? AND signature = ?').get(merchantId, signature);
+}
+
+/** Marks a sale as the merchant's to refund (the first reason stands); false when it was marked already. */
+export function markRefundDue(db: Database, saleId: string, reason: string, now: number): boolean {
+  return db.query('UPDATE x402_sales SET refund_due_reason = ?, refund_due_at = ?, updated_at = ? WHERE sale_id = ? AND refund_due_at IS NULL').run(reason, now, now, saleId).changes === 1;
 }
 
 /** Sales still waiting for the chain, oldest first. */
@@ -45,9 +62,3 @@ export function settlingSales(db: Database, limit: number): SaleRow[] {
   return db.query<SaleRow, [number]>("SELECT * FROM x402_sales WHERE status = 'settling' ORDER BY created_at LIMIT ?").all(limit);
 }
 
-/** A merchant's sales, newest first. */
-export function merchantSales(db: Database, merchantId: string, limit: number, offset: number): { items: SaleRow[]; total: number } {
-  const items = db.query<SaleRow, [string, number, number]>('SELECT * FROM x402_sales WHERE merchant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?').all(merchantId, limit, offset);
-  const total = Number(db.query<{ n: bigint }, [string]>('SELECT count(*) AS n FROM x402_sales WHERE merchant_id = ?').get(merchantId)?.n ?? 0n);
-  return { items, total };
-}

@@ -68,7 +68,8 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function decodeBase64Json(value: string): unknown {
+/** Decodes base64(JSON) as the packages write it; throws when it is not. */
+export function decodeBase64Json(value: string): unknown {
   const trimmed = value.trim();
   if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(trimmed)) throw new Error('not base64');
   return JSON.parse(Buffer.from(trimmed, 'base64').toString('utf8'));

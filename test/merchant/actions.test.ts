@@ -151,6 +151,7 @@ describe('OpenAPI', () => {
       'set_webhook',
       'verify',
       'webhook_deliveries',
+      'x402_refund_due',
     ]);
     expect(Object.keys(doc.paths['/public'].post.requestBody.content['application/json'].schema.discriminator.mapping)).toContain('stats');
   });

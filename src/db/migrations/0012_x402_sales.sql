@@ -15,6 +15,9 @@ CREATE TABLE x402_sales (
   last_valid_block_height INTEGER,
   status       TEXT NOT NULL CHECK (status IN ('settling', 'completed', 'failed')),
   error        TEXT,
+  completed_at INTEGER,
+  refund_due_reason TEXT,                  -- the paywall settled, then could not deliver: the merchant's to refund
+  refund_due_at INTEGER,
   created_at   INTEGER NOT NULL,
   updated_at   INTEGER NOT NULL
 ) STRICT;

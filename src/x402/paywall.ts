@@ -1,0 +1,264 @@
+/**
+ * `agent-wallet merchant gate`: an x402 paywall in front of a merchant's plain HTTP API, for
+ * merchants without their own middleware (DESIGN §8.1). A reverse proxy: a request on a priced
+ * route without payment answers 402 with the requirements of both versions (v2 in the
+ * `PAYMENT-REQUIRED` header, v1 in the body); with payment (`PAYMENT-SIGNATURE` or `X-PAYMENT`)
+ * it verifies and settles through this daemon's facilitator with the merchant's key, and only a
+ * settled payment goes upstream. Settlement comes first: the payer's money has moved before the
+ * upstream is asked, so an upstream that then fails (down, 5xx) leaves a sale the merchant must
+ * refund; it is recorded on the sale (`x402_refund_due`) and the payer is told so with the receipt.
+ * Free routes (no price) pass through untouched.
+ *
+ * The v2 402 declares the payment-identifier extension (required with `paymentIdRequired`): a
+ * payment sent again under the same id with the same bytes gets the first answer again (a buyer
+ * retrying after a lost answer pays once and gets its answer); other bytes under that id are
+ * refused. Answers are kept in memory for ten minutes, longer than a payment can land.
+ */
+import { ApiClient, ConnectionError } from '../client/api.ts';
+import { priceOf, type PricedRoute } from '../domain/paywall-routes.ts';
+import { decodeBase64Json, encodeBase64Json, PAYMENT_IDENTIFIER } from './wire.ts';
+
+export interface PaywallOptions {
+  /** The daemon's API base (…/v1); the facilitator is at its origin's /x402/facilitator. */
+  server: string;
+  merchantKey: string;
+  /** The plain HTTP API behind the paywall. */
+  upstream: string;
+  routes: readonly PricedRoute[];
+  hostname: string;
+  /** 0: any free port. */
+  port: number;
+  /** The v2 402 declares the payment-identifier extension as required. */
+  paymentIdRequired?: boolean;
+  log: (line: Record<string, unknown>) => void;
+}
+
+export interface Paywall {
+  url: string;
+  payTo: string;
+  stop: () => Promise<void>;
+}
+
+/** What the facilitator serves this merchant, learnt once at start. */
+interface Terms {
+  payTo: string;
+  asset: string;
+  v2: { network: string; feePayer: string } | null;
+  v1: { network: string; feePayer: string } | null;
+}
+
+/** The paywall could not start: the daemon refused or did not answer, or the port is taken. */
+export class PaywallStartError extends ConnectionError {}
+
+function isObject(v: unknown): v is Record<string, any> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** An answer kept for a payment-identifier, re-served to a resend of the same payment. */
+interface KeptAnswer {
+  header: string;
+  expires: number;
+  answer: Promise<{ status: number; headers: [string, string][]; body: ArrayBuffer }>;
+}
+
+const KEEP_MS = 10 * 60_000;
+const KEEP_MAX = 10_000;
+/** The payment-identifier extension as `@x402/extensions` declares it. */
+const paymentIdDeclaration = (required: boolean) => ({
+  info: { required },
+  schema: {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    type: 'object',
+    properties: { required: { type: 'boolean' }, id: { type: 'string', minLength: 16, maxLength: 128, pattern: '^[a-zA-Z0-9_-]+$' } },
+    required: ['required'],
+  },
+});
+
+/** Hop-by-hop headers a proxy must not forward (RFC 9110 §7.6.1), and the payment headers. */
+const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length', 'payment-signature', 'x-payment']);
+
+export async function startPaywall(o: PaywallOptions): Promise<Paywall> {
+  const facilitator = `${new URL(o.server).origin}/x402/facilitator`;
+  const auth = { authorization: `Bearer ${o.merchantKey}` };
+  const terms = await learnTerms(o, facilitator, auth);
+  const upstream = new URL(o.upstream);
+  const merchant = new ApiClient(o.server, o.merchantKey);
+  const kept = new Map<string, KeptAnswer>();
+
+  async function post(path: 'verify' | 'settle', body: unknown): Promise<Record<string, any>> {
+    const res = await fetch(`${facilitator}/${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const json = (await res.json().catch(() => null)) as unknown;
+    if (!res.ok || !isObject(json)) throw new Error(`the facilitator's ${path} answered HTTP ${res.status}`);
+    return json;
+  }
+
+  function requirements(route: PricedRoute, resource: string) {
+    const base = { scheme: 'exact', asset: terms.asset, payTo: terms.payTo, maxTimeoutSeconds: 60 };
+    return {
+      v2: terms.v2 ? { ...base, network: terms.v2.network, amount: route.price.toString(), extra: { feePayer: terms.v2.feePayer } } : null,
+      v1: terms.v1
+        ? { ...base, network: terms.v1.network, maxAmountRequired: route.price.toString(), resource, description: route.text, mimeType: '', extra: { feePayer: terms.v1.feePayer } }
+        : null,
+    };
+  }
+
+  function paymentRequired(route: PricedRoute, resource: string, error: string, extraHeaders: Record<string, string> = {}): Response {
+    const req = requirements(route, resource);
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...extraHeaders };
+    if (req.v2) {
+      const challenge = { x402Version: 2, error, resource: { url: resource, description: route.text, mimeType: '' }, accepts: [req.v2], extensions: { [PAYMENT_IDENTIFIER]: paymentIdDeclaration(o.paymentIdRequired === true) } };
+      headers['payment-required'] = encodeBase64Json(challenge);
+    }
+    return new Response(JSON.stringify({ x402Version: 1, error, accepts: req.v1 ? [req.v1] : [] }), { status: 402, headers });
+  }
+
+  async function forward(request: Request, url: URL): Promise<Response> {
+    const target = new URL(url.pathname.replace(/^\//, '') + url.search, upstream.href.endsWith('/') ? upstream.href : `${upstream.href}/`);
+    const headers = new Headers();
+    request.headers.forEach((value, name) => {
+      if (!NOT_FORWARDED.has(name.toLowerCase())) headers.set(name, value);
+    });
+    const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
+    const res = await fetch(target, { method: request.method, headers, body, redirect: 'manual' });
+    const out = new Headers(res.headers);
+    for (const name of ['content-encoding', 'content-length', 'transfer-encoding', 'connection']) out.delete(name);
+    return new Response(await res.arrayBuffer(), { status: res.status, headers: out });
+  }
+
+  async function paid(request: Request, url: URL, route: PricedRoute, resource: string): Promise<Response> {
+    const v2Header = request.headers.get('payment-signature');
+    const header = v2Header ?? request.headers.get('x-payment');
+    const version = v2Header ? 2 : 1;
+    let payload: unknown;
+    try {
+      payload = decodeBase64Json(header!);
+    } catch {
+      return paymentRequired(route, resource, `the ${v2Header ? 'PAYMENT-SIGNATURE' : 'X-PAYMENT'} header is not base64 JSON`);
+    }
+    const req = requirements(route, resource);
+    const wanted = version === 2 ? req.v2 : req.v1;
+    if (!isObject(payload) || payload.x402Version !== version || !wanted) return paymentRequired(route, resource, `an x402 v${version} payment is not accepted here`);
+    // v2 names the option it pays; it must be this route's, field for field.
+    if (version === 2) {
+      const accepted = payload.accepted;
+      const same = isObject(accepted) && (['scheme', 'network', 'amount', 'asset', 'payTo'] as const).every((k) => accepted[k] === (wanted as Record<string, unknown>)[k]);
+      if (!same) return paymentRequired(route, resource, "the payment's accepted option is not this route's requirements");
+    }
+    const id = version === 2 && isObject(payload.extensions) && isObject(payload.extensions[PAYMENT_IDENTIFIER]) && isObject(payload.extensions[PAYMENT_IDENTIFIER].info) ? payload.extensions[PAYMENT_IDENTIFIER].info.id : undefined;
+    if (id !== undefined && (typeof id !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(id))) return paymentRequired(route, resource, 'the payment identifier must be 16–128 letters, digits, - or _');
+    if (id === undefined && version === 2 && o.paymentIdRequired) return paymentRequired(route, resource, 'a payment identifier is required (the payment-identifier extension)');
+    if (typeof id === 'string') return keptAnswer(id, header!, () => settleAndForward(request, url, route, resource, version, payload as Record<string, any>, wanted), route, resource);
+    return settleAndForward(request, url, route, resource, version, payload, wanted);
+  }
+
+  /** The first answer to payment `id`; a resend with the same bytes gets it again. */
+  async function keptAnswer(id: string, header: string, run: () => Promise<Response>, route: PricedRoute, resource: string): Promise<Response> {
+    const now = Date.now();
+    for (const [k, v] of kept) if (v.expires < now || kept.size > KEEP_MAX) kept.delete(k);
+    else break;
+    let entry = kept.get(id);
+    if (entry && entry.header !== header) return paymentRequired(route, resource, 'payment_identifier_conflict: this payment identifier was used with another payment');
+    if (!entry) {
+      const answer = run().then(async (r) => ({ status: r.status, headers: [...r.headers], body: await r.arrayBuffer() }));
+      entry = { header, expires: now + KEEP_MS, answer };
+      kept.set(id, entry);
+      // A failure is not an answer to keep: the resend tries again.
+      answer.catch(() => kept.get(id) === entry && kept.delete(id));
+    }
+    const a = await entry.answer;
+    return new Response(a.body.slice(0), { status: a.status, headers: a.headers });
+  }
+
+  async function settleAndForward(request: Request, url: URL, route: PricedRoute, resource: string, version: 1 | 2, payload: Record<string, any>, wanted: Record<string, any>): Promise<Response> {
+    const body = { x402Version: version, paymentPayload: payload, paymentRequirements: wanted };
+    const verified = await post('verify', body);
+    if (verified.isValid !== true) return paymentRequired(route, resource, String(verified.invalidReason ?? 'invalid_payment'));
+    const settled = await post('settle', body);
+    const receiptName = version === 2 ? 'payment-response' : 'x-payment-response';
+    const receipt = { success: settled.success === true, transaction: settled.transaction ?? '', network: settled.network ?? wanted.network, payer: settled.payer ?? verified.payer, ...(settled.errorReason ? { errorReason: settled.errorReason } : {}) };
+    if (settled.success !== true) {
+      // Not settled: nothing goes upstream. A pending settlement may still land; if it does, the
+      // buyer paid for an answer it did not get: the merchant's to refund, recorded now.
+      if (settled.errorReason === 'settlement_pending' && typeof settled.transaction === 'string') await refundDue(settled.transaction, 'the settlement was still pending when the request was answered; the upstream was not called');
+      return paymentRequired(route, resource, String(settled.errorReason ?? 'settlement_failed'), { [receiptName]: encodeBase64Json(receipt) });
+    }
+    let answer: Response;
+    try {
+      answer = await forward(request, url);
+    } catch (err) {
+      return upstreamFailed(receiptName, receipt, `the upstream did not answer: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (answer.status >= 500) return upstreamFailed(receiptName, receipt, `the upstream answered HTTP ${answer.status}`);
+    answer.headers.set(receiptName, encodeBase64Json(receipt));
+    o.log({ msg: 'sold', route: route.text, path: url.pathname, transaction: receipt.transaction, payer: receipt.payer, status: answer.status });
+    return answer;
+  }
+
+  async function refundDue(transaction: string, reason: string): Promise<void> {
+    try {
+      await merchant.call('merchant', 'x402_refund_due', { transaction, reason });
+    } catch (err) {
+      // The sale and its transaction are in the merchant's books either way; the log keeps the reason.
+      o.log({ msg: 'recording a refund failed', transaction, reason, error: err instanceof Error ? err.message : String(err) });
+    }
+    o.log({ msg: 'refund due', transaction, reason });
+  }
+
+  async function upstreamFailed(receiptName: string, receipt: Record<string, unknown>, reason: string): Promise<Response> {
+    await refundDue(String(receipt.transaction), reason);
+    const body = { error: 'upstream_failed', message: `${reason}. The payment settled (transaction ${String(receipt.transaction)}); the merchant has it recorded as a refund due.` };
+    return new Response(JSON.stringify(body), { status: 502, headers: { 'content-type': 'application/json', [receiptName]: encodeBase64Json(receipt) } });
+  }
+
+  const server = serve({
+    hostname: o.hostname,
+    port: o.port,
+    // Settlement waits for the chain (up to ~15 s) before the upstream is asked.
+    idleTimeout: 60,
+    fetch: async (request: Request) => {
+      const url = new URL(request.url);
+      const route = priceOf(o.routes, request.method, url.pathname);
+      try {
+        if (!route) return await forward(request, url);
+        const resource = url.href;
+        if (!request.headers.get('payment-signature') && !request.headers.get('x-payment')) return paymentRequired(route, resource, 'payment required');
+        return await paid(request, url, route, resource);
+      } catch (err) {
+        o.log({ msg: 'request failed', path: url.pathname, error: err instanceof Error ? err.message : String(err) });
+        return new Response(JSON.stringify({ error: 'paywall_error', message: err instanceof Error ? err.message : String(err) }), { status: 502, headers: { 'content-type': 'application/json' } });
+      }
+    },
+  });
+  return { url: `http://${o.hostname}:${server.port}`, payTo: terms.payTo, stop: async () => void (await server.stop(true)) };
+}
+
+/** Bun.serve, with a taken port said as the flag to change. */
+function serve(options: Parameters<typeof Bun.serve>[0] & { port: number }): ReturnType<typeof Bun.serve> {
+  try {
+    return Bun.serve(options);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'EADDRINUSE') throw new PaywallStartError(`port ${options.port} is taken; pass --port with another port (0: any free port)`);
+    throw err;
+  }
+}
+
+async function learnTerms(o: PaywallOptions, facilitator: string, auth: Record<string, string>): Promise<Terms> {
+  let supported: unknown;
+  try {
+    const res = await fetch(`${facilitator}/supported`, { headers: auth });
+    if (res.status === 401) throw new PaywallStartError('the daemon refused the merchant key; check the merchant profile (agent-wallet merchant info)');
+    supported = await res.json();
+  } catch (err) {
+    if (err instanceof PaywallStartError) throw err;
+    throw new PaywallStartError(`the daemon's facilitator at ${facilitator} did not answer: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const kinds = isObject(supported) && Array.isArray(supported.kinds) ? (supported.kinds as Record<string, any>[]) : [];
+  const kind = (v: number) => {
+    const k = kinds.find((x) => x.x402Version === v && x.scheme === 'exact');
+    return k && typeof k.network === 'string' && isObject(k.extra) && typeof k.extra.feePayer === 'string' ? { network: k.network, feePayer: k.extra.feePayer as string } : null;
+  };
+  const [info, ping] = await Promise.all([new ApiClient(o.server, o.merchantKey).call<{ payout_address: string }>('merchant', 'info'), new ApiClient(o.server).call<{ usdc_mint: string }>('bot', 'ping')]);
+  const terms = { payTo: info.payout_address, asset: ping.usdc_mint, v2: kind(2), v1: kind(1) };
+  if (!terms.v2 && !terms.v1) throw new PaywallStartError("the daemon's network has no x402 network id; x402 cannot be sold on it");
+  return terms;
+}

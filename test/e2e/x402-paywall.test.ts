@@ -1,0 +1,241 @@
+/**
+ * The paywall (issue 29, item 2): `agent-wallet merchant gate` in front of a plain HTTP upstream,
+ * the real CLI process, settling through the daemon's facilitator. Unpaid → 402 with both
+ * versions' requirements; paid by the official `@x402/fetch` (v2) and the official v1 client
+ * with plain keypairs, and by our agent's CLI → the upstream's answer, the payout credited
+ * exactly, the sale once in the merchant's books (history, verify, webhook) and once on the
+ * buyer's; a resend under a payment-identifier is answered again without paying twice; an
+ * upstream down after settlement → 502 with the receipt, recorded as a refund due, the agent's
+ * money accounted on chain.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateKeyPairSigner, type Address, type KeyPairSigner } from '@solana/kit';
+import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-identifier';
+import { wrapFetchWithPayment, x402Client, x402HTTPClient } from '@x402/fetch';
+import { ExactSvmScheme } from '@x402/svm/exact/client';
+import { ExactSvmSchemeV1 } from '@x402/svm/v1';
+import { x402Fetch } from '../../src/client/x402.ts';
+import { parseRoute } from '../../src/domain/paywall-routes.ts';
+import { startPaywall, type Paywall } from '../../src/x402/paywall.ts';
+import { deliverDueWebhooks } from '../../src/webhooks/deliver.ts';
+import { MAIN, runCli } from '../helpers/daemon.ts';
+import { startWorld, type Agent, type World } from '../helpers/world.ts';
+import { DEVNET_CAIP2, USDC } from '../x402/sellers.ts';
+
+let world: World;
+let alice: Agent;
+let buyer: KeyPairSigner;
+let payout: Address;
+let merchantHome: string;
+let merchantKey: string;
+let upstream: ReturnType<typeof Bun.serve>;
+let upstreamHits: string[];
+let hooks: { type: string; data: any }[];
+let hookServer: ReturnType<typeof Bun.serve>;
+let gate: { url: string; proc: ReturnType<typeof Bun.spawn> };
+let deadGate: Paywall;
+
+const merchantCli = (...args: string[]) => runCli(['merchant', ...args, '--server', world.url, '--home', merchantHome, '--json']);
+
+beforeAll(async () => {
+  world = await startWorld({ env: { AGENT_WALLET_OUTBOUND_ALLOW_HOSTS: '127.0.0.1' } });
+  alice = await world.agent('Alice', { claimBy: 'alice@example.com' });
+  await world.fund(alice.address, 5_000_000n);
+  buyer = await generateKeyPairSigner();
+  await world.fund(buyer.address, 5_000_000n);
+  payout = (await generateKeyPairSigner()).address;
+  await world.fund(payout, 0n);
+  hooks = [];
+  hookServer = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: async (req) => (hooks.push(JSON.parse(await req.text())), new Response('ok')) });
+  upstreamHits = [];
+  upstream = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: async (req) => {
+      const url = new URL(req.url);
+      upstreamHits.push(`${req.method} ${url.pathname}`);
+      return Response.json({ method: req.method, path: url.pathname, query: url.search, paid_header_seen: req.headers.has('payment-signature') || req.headers.has('x-payment') });
+    },
+  });
+  merchantHome = mkdtempSync(join(tmpdir(), 'aw-gate-'));
+  const reg = await merchantCli('register', '--name', 'Paid API', '--username', 'paid-api', '--payout-address', payout, '--webhook-url', `http://127.0.0.1:${hookServer.port}/hook`);
+  expect(reg.code).toBe(0);
+  merchantKey = reg.json.api_key;
+  gate = await startGateCli(['--upstream', `http://127.0.0.1:${upstream.port}`, '--route', 'GET /api/*=0.01', '--route', 'POST /api/*=0.02', '--port', '0']);
+  // An upstream that is down: a port that was just free.
+  const gone = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
+  const goneUrl = `http://127.0.0.1:${gone.port}`;
+  await gone.stop(true);
+  deadGate = await startPaywall({ server: world.url, merchantKey, upstream: goneUrl, routes: [route('GET /*=0.01')], hostname: '127.0.0.1', port: 0, log: () => {} });
+});
+afterAll(async () => {
+  gate?.proc.kill('SIGTERM');
+  await gate?.proc.exited;
+  await deadGate?.stop();
+  await upstream?.stop(true);
+  await hookServer?.stop(true);
+  await world?.stop();
+});
+
+function route(text: string) {
+  const parsed = parseRoute(text);
+  if (!parsed.ok) throw new Error(parsed.reason);
+  return parsed.route;
+}
+
+/** `agent-wallet merchant gate … --json` as a process; resolves once it prints where it listens. */
+async function startGateCli(args: string[]): Promise<{ url: string; proc: ReturnType<typeof Bun.spawn> }> {
+  const proc = Bun.spawn([process.execPath, MAIN, 'merchant', 'gate', ...args, '--server', world.url, '--home', merchantHome, '--json'], { stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' });
+  let out = '';
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const { value, done } = await Promise.race([reader.read(), Bun.sleep(Math.max(0, deadline - Date.now())).then(() => ({ value: undefined, done: true }))]);
+    if (value) out += new TextDecoder().decode(value);
+    try {
+      const started = JSON.parse(out);
+      reader.releaseLock();
+      return { url: started.url, proc };
+    } catch {
+      // Not all of it yet.
+    }
+    if (done) throw new Error(`the gate did not start: ${out} ${await new Response(proc.stderr).text()}`);
+  }
+}
+
+const decode = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8'));
+const history = async () => (await merchantCli('history', '--limit', '100')).json.items as any[];
+
+test('unpaid → 402 with the v2 requirements in PAYMENT-REQUIRED and the v1 ones in the body; a free path passes through untouched', async () => {
+  const hits = upstreamHits.length;
+  const unpaid = await fetch(`${gate.url}/api/joke?lang=en`);
+  expect(unpaid.status).toBe(402);
+  const v2 = decode(unpaid.headers.get('payment-required'));
+  expect(v2).toMatchObject({ x402Version: 2, resource: { url: `${gate.url}/api/joke?lang=en` }, extensions: { 'payment-identifier': { info: { required: false } } } });
+  expect(v2.accepts).toEqual([{ scheme: 'exact', network: DEVNET_CAIP2, amount: '10000', asset: USDC, payTo: payout, maxTimeoutSeconds: 60, extra: { feePayer: world.services.feePayer.address } }]);
+  const v1 = (await unpaid.json()) as any;
+  expect(v1.x402Version).toBe(1);
+  expect(v1.accepts[0]).toMatchObject({ scheme: 'exact', network: 'solana-devnet', maxAmountRequired: '10000', resource: `${gate.url}/api/joke?lang=en`, asset: USDC, payTo: payout });
+  const post = await fetch(`${gate.url}/api/upload`, { method: 'POST', body: 'x' });
+  expect(post.status).toBe(402);
+  expect(decode(post.headers.get('payment-required')).accepts[0].amount).toBe('20000');
+  expect(upstreamHits.length).toBe(hits);
+  const free = await fetch(`${gate.url}/free/page?x=1`);
+  expect(free.status).toBe(200);
+  expect(await free.json()).toEqual({ method: 'GET', path: '/free/page', query: '?x=1', paid_header_seen: false });
+});
+
+test('the official @x402/fetch with a plain keypair (v2): the upstream answers, the payout gets 0.01 exactly, one sale in history and one webhook', async () => {
+  const [payout0, buyer0] = [await world.balance(payout), await world.balance(buyer.address)];
+  const pay = wrapFetchWithPayment(fetch, new x402Client().register(DEVNET_CAIP2, new ExactSvmScheme(buyer, { rpcUrl: world.simnet.url })));
+  const res = await pay(`${gate.url}/api/joke`);
+  expect(res.status).toBe(200);
+  // The payment headers stay at the paywall.
+  expect(await res.json()).toEqual({ method: 'GET', path: '/api/joke', query: '', paid_header_seen: false });
+  const receipt = decode(res.headers.get('payment-response'));
+  expect(receipt).toMatchObject({ success: true, network: DEVNET_CAIP2, payer: buyer.address });
+  expect((await world.balance(payout)) - payout0).toBe(10_000n);
+  expect(buyer0 - (await world.balance(buyer.address))).toBe(10_000n);
+  const sold = (await history()).filter((i) => i.signature === receipt.transaction);
+  expect(sold).toEqual([expect.objectContaining({ via: 'x402', amount: 0.01, payer_address: buyer.address, note: `${gate.url}/api/joke`, refund_due: null })]);
+  await deliverDueWebhooks(world.services);
+  const deadline = Date.now() + 10_000;
+  while (!hooks.some((h) => h.data?.signature === receipt.transaction) && Date.now() < deadline) await Bun.sleep(25);
+  expect(hooks.filter((h) => h.type === 'x402.sale' && h.data.signature === receipt.transaction)).toHaveLength(1);
+});
+
+test('the official v1 client (X-PAYMENT) with a plain keypair reads the 402 body and pays; X-PAYMENT-RESPONSE carries the receipt', async () => {
+  const payout0 = await world.balance(payout);
+  const http = new x402HTTPClient(new x402Client().registerV1('solana-devnet', new ExactSvmSchemeV1(buyer, { rpcUrl: world.simnet.url })));
+  const unpaid = await fetch(`${gate.url}/api/v1-thing`);
+  // A v1 client knows no PAYMENT-REQUIRED header: it reads the body.
+  const required = http.getPaymentRequiredResponse(() => null, await unpaid.json());
+  expect(required.x402Version).toBe(1);
+  const payload = await http.createPaymentPayload(required);
+  const headers = http.encodePaymentSignatureHeader(payload);
+  expect(Object.keys(headers)).toEqual(['X-PAYMENT']);
+  const paid = await fetch(`${gate.url}/api/v1-thing`, { headers });
+  expect(paid.status).toBe(200);
+  expect(((await paid.json()) as any).path).toBe('/api/v1-thing');
+  const receipt = http.getPaymentSettleResponse((name) => paid.headers.get(name));
+  expect(receipt).toMatchObject({ success: true, network: 'solana-devnet', payer: buyer.address });
+  expect((await world.balance(payout)) - payout0).toBe(10_000n);
+  expect((await history()).filter((i) => i.signature === receipt.transaction)).toHaveLength(1);
+});
+
+test("our agent's CLI pays it: completed, once in the agent's history and once in the merchant's, found by verify with its payment identifier", async () => {
+  const [payout0, alice0] = [await world.balance(payout), await world.balance(alice.address)];
+  const r = await runCli(['x402', 'fetch', `${gate.url}/api/agent`, '--max-amount', '0.05', '--server', world.url, '--home', alice.home, '--json']);
+  expect(r.code).toBe(0);
+  expect(r.json.outcome).toBe('completed');
+  expect((await world.balance(payout)) - payout0).toBe(10_000n);
+  expect(alice0 - (await world.balance(alice.address))).toBe(10_000n);
+  const sale = world.services.db.query("SELECT payment_id, signature FROM x402_sales WHERE payer = ? AND status = 'completed'").all(alice.address) as { payment_id: string; signature: string }[];
+  expect(sale).toHaveLength(1);
+  expect(sale[0]!.payment_id).toMatch(/^[A-Za-z0-9_-]{16,128}$/);
+  const sold = (await history()).filter((i) => i.signature === sale[0]!.signature);
+  expect(sold).toEqual([expect.objectContaining({ via: 'x402', payer: alice.username, reference: sale[0]!.payment_id })]);
+  const bought = (await alice.api.call<{ items: any[] }>('bot', 'transactions', { type: 'x402', limit: 100 })).items.filter((t) => t.signature === sale[0]!.signature);
+  expect(bought).toEqual([expect.objectContaining({ status: 'completed', amount: 0.01 })]);
+  for (const key of [sale[0]!.payment_id, sale[0]!.signature]) {
+    const v = await merchantCli('verify', key);
+    expect(v.json).toMatchObject({ paid: true, status: 'paid', amount: 0.01, via: 'x402' });
+  }
+});
+
+test('a resend of the same payment under its payment identifier gets the first answer and pays once; other bytes under that id are refused', async () => {
+  const payout0 = await world.balance(payout);
+  const hits = upstreamHits.length;
+  const http = new x402HTTPClient(new x402Client().register(DEVNET_CAIP2, new ExactSvmScheme(buyer, { rpcUrl: world.simnet.url })));
+  const ask = async () => http.getPaymentRequiredResponse((n) => unpaidHeaders.get(n));
+  const unpaid = await fetch(`${gate.url}/api/once`);
+  const unpaidHeaders = unpaid.headers;
+  const required = await ask();
+  const id = `order_${crypto.randomUUID().replaceAll('-', '')}`;
+  const payload = await http.createPaymentPayload(required);
+  payload.extensions = appendPaymentIdentifierToExtensions(structuredClone(required.extensions ?? {}), id);
+  const headers = http.encodePaymentSignatureHeader(payload);
+  const first = await fetch(`${gate.url}/api/once`, { headers });
+  const again = await fetch(`${gate.url}/api/once`, { headers });
+  expect([first.status, again.status]).toEqual([200, 200]);
+  expect(await again.text()).toBe(await first.text());
+  expect(again.headers.get('payment-response')).toBe(first.headers.get('payment-response'));
+  expect(upstreamHits.length - hits).toBe(1);
+  expect((await world.balance(payout)) - payout0).toBe(10_000n);
+  const other = await http.createPaymentPayload(required);
+  other.extensions = payload.extensions;
+  const conflict = await fetch(`${gate.url}/api/once`, { headers: http.encodePaymentSignatureHeader(other) });
+  expect(conflict.status).toBe(402);
+  expect(decode(conflict.headers.get('payment-required')).error).toContain('payment_identifier_conflict');
+  expect((await world.balance(payout)) - payout0).toBe(10_000n);
+  expect((await merchantCli('verify', id)).json).toMatchObject({ paid: true, amount: 0.01 });
+});
+
+test("an upstream down after settlement: 502 with the receipt, the sale recorded as the merchant's refund due, the agent's money accounted on chain", async () => {
+  const [payout0, alice0] = [await world.balance(payout), await world.balance(alice.address)];
+  const r = await x402Fetch(alice.api, alice.profile, { url: `${deadGate.url}/report` });
+  expect(r.outcome).toBe('completed');
+  expect(r.response?.status).toBe(502);
+  expect(JSON.parse(r.response!.body).error).toBe('upstream_failed');
+  expect((await world.balance(payout)) - payout0).toBe(10_000n);
+  expect(alice0 - (await world.balance(alice.address))).toBe(10_000n);
+  const sold = (await history()).filter((i) => i.signature === r.settled!.signature);
+  expect(sold).toHaveLength(1);
+  expect(sold[0].refund_due).toMatch(/^the upstream did not answer/);
+  const bought = (await alice.api.call<{ items: any[] }>('bot', 'transactions', { type: 'x402', limit: 100 })).items.filter((t) => t.signature === r.settled!.signature);
+  expect(bought).toEqual([expect.objectContaining({ status: 'completed', amount: 0.01 })]);
+});
+
+test('the CLI refuses a malformed route (exit 2, naming it); a key the daemon does not know stops the start, saying so', async () => {
+  const bad = await merchantCli('gate', '--upstream', 'http://127.0.0.1:1', '--route', 'GET /api=abc');
+  expect(bad.code).toBe(2);
+  expect(bad.json.error.message).toContain('--route: the price "abc"');
+  const refused = await startPaywall({ server: world.url, merchantKey: 'wallet_merchant_11111111111111111111111111111111', upstream: 'http://127.0.0.1:1', routes: [route('GET /*=1')], hostname: '127.0.0.1', port: 0, log: () => {} }).then(
+    () => null,
+    (e) => e,
+  );
+  expect(String(refused?.message)).toContain('refused the merchant key');
+});
