@@ -19,6 +19,9 @@
  *   round trips  the daemon's /metrics request counters per payment               goal 2
  *   agent CPU    this process's FROST + message check per payment                 goal ≤ 5 ms
  *   ping p99     from another process while 16 agents pay vs the same daemon idle goal ≤ 10 ms and ≤ 5× idle
+ *   facilitator  /x402/facilitator verify and settle latency p50/p99 and settles per second, 16
+ *                buyers with plain keypairs (the official @x402/svm client builds each payment),
+ *                beside our own payments/s end to end in the same run                figures, no goal
  *   FROST        the server's and the agent's signing work per signature on our path vs noble's
  *                `ed25519_FROST` API, and in plain noble Ed25519 signatures       goal ≤ 25 signatures, agent ≤ 5 ms
  */
@@ -260,11 +263,61 @@ async function benchPayments(): Promise<void> {
       rfc9591.aggregate(pub, list, msg, shares);
     });
     report('payments/s end to end (16 agents)', e2e.rps, floor.rps, 0, '/s', `vs in-process FROST floor ${floor.rps.toFixed(0)} rounds/s; goal ≥ 250/s: ${e2e.rps >= 250 ? 'met' : 'NOT MET'}; p50 ${e2e.p50.toFixed(0)} ms`);
+    await benchFacilitator(url, `http://127.0.0.1:${chain.port}`, e2e);
   } finally {
     raw.kill();
     world.kill();
     chain.kill();
   }
+}
+
+/**
+ * The daemon as an x402 facilitator: a merchant registered here, 16 buyers with plain keypairs and
+ * USDC, each payment built by the official client against the simnet (not timed: the buyer's
+ * work), then /verify and /settle timed as the merchant's middleware calls them.
+ */
+async function benchFacilitator(url: string, rpcUrl: string, ours: Result): Promise<void> {
+  const [{ generateKeyPairSigner }, { x402Client }, { ExactSvmScheme }] = await Promise.all([import('@solana/kit'), import('@x402/core/client'), import('@x402/svm/exact/client')]);
+  const rpc = async (method: string, params: unknown[]) => fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const payout = (await generateKeyPairSigner()).address;
+  await rpc('simnet_faucet', [payout, '0']);
+  const merchant = (await (await fetch(`${url}/merchant`, { method: 'POST', body: JSON.stringify({ action: 'register', name: 'Bench API', username: `bench-api-${Date.now()}`, payout_address: payout }) })).json()) as { data: { api_key: string } };
+  const facilitator = `${new URL(url).origin}/x402/facilitator`;
+  const auth = { authorization: `Bearer ${merchant.data.api_key}`, 'content-type': 'application/json' };
+  const supported = (await (await fetch(`${facilitator}/supported`, { headers: auth })).json()) as { kinds: { x402Version: number; network: string; extra: { feePayer: string } }[] };
+  const kind = supported.kinds.find((k) => k.x402Version === 2)!;
+  const mint = ((await (await fetch(`${url}/bot`, { method: 'POST', body: JSON.stringify({ action: 'ping' }) })).json()) as { data: { usdc_mint: string } }).data.usdc_mint;
+  const requirements = { scheme: 'exact', network: kind.network, amount: '10000', asset: mint, payTo: payout, maxTimeoutSeconds: 60, extra: { feePayer: kind.extra.feePayer } };
+  const buyers = await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      const signer = await generateKeyPairSigner();
+      await rpc('simnet_faucet', [signer.address, '1000000000000']);
+      return new x402Client().register(kind.network as `${string}:${string}`, new ExactSvmScheme(signer, { rpcUrl }));
+    }),
+  );
+  const verifyMs: number[] = [];
+  const settleMs: number[] = [];
+  const call = async (path: 'verify' | 'settle', body: string, into: number[]) => {
+    const t = performance.now();
+    const res = (await (await fetch(`${facilitator}/${path}`, { method: 'POST', headers: auth, body })).json()) as Record<string, unknown>;
+    into.push(performance.now() - t);
+    if (res.isValid === false || res.success === false) throw new Error(`bench: ${path} refused: ${JSON.stringify(res)}`);
+  };
+  const once = async (w: number) => {
+    const payload = await buyers[w]!.createPaymentPayload({ x402Version: 2, resource: { url: 'https://bench.example/data', description: '', mimeType: '' }, accepts: [requirements] } as never);
+    const body = JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: requirements });
+    await call('verify', body, verifyMs);
+    await call('settle', body, settleMs);
+  };
+  await closedLoop(1, 16, once);
+  verifyMs.length = 0;
+  settleMs.length = 0;
+  const run = await closedLoop(SECONDS, 16, once);
+  const q = (xs: number[]) => summarize(xs, 1);
+  const [v, st] = [q(verifyMs), q(settleMs)];
+  rows.push(`${'facilitator verify latency'.padEnd(34)} p50 ${v.p50.toFixed(2)} ms, p99 ${v.p99.toFixed(2)} ms (16 buyers with plain keypairs, ${v.count} calls)`);
+  rows.push(`${'facilitator settle latency'.padEnd(34)} p50 ${st.p50.toFixed(0)} ms, p99 ${st.p99.toFixed(0)} ms (co-sign, record, send, wait for the chain's confirmation)`);
+  report('facilitator settles/s (16 buyers)', run.rps, ours.rps, 0, '/s', `vs our own payments/s end to end in this run (16 agents, p50 ${ours.p50.toFixed(0)} ms)`);
 }
 
 const TICK_MS = 1000 / (Number(Bun.spawnSync(['getconf', 'CLK_TCK']).stdout.toString().trim()) || 100);

@@ -15,7 +15,8 @@ import { agentExportActions, ownerWalletKeyActions } from './wallet-keys.ts';
 import { agentRecoveryActions, ownerRecoveryActions } from './recovery-enroll.ts';
 import { agentKeyRefreshActions } from './recovery-refresh.ts';
 import { ownerSweepActions } from './recovery-sweep.ts';
+import { botReceiptActions, merchantReceiptActions } from './receipts.ts';
 
 export function actionTable(): ActionTable {
-  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions, earningActions, agentExportActions, ownerWalletKeyActions, ownerRecoveryActions, agentRecoveryActions, agentKeyRefreshActions, ownerSweepActions]);
+  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions, earningActions, agentExportActions, ownerWalletKeyActions, ownerRecoveryActions, agentRecoveryActions, agentKeyRefreshActions, ownerSweepActions, botReceiptActions, merchantReceiptActions]);
 }

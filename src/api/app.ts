@@ -22,6 +22,7 @@ import { RateLimiter } from './rate-limit.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
 import { webRoutes } from '../web/routes.ts';
 import { payRoutes } from '../web/pay-routes.ts';
+import { evidenceRoutes } from './evidence-routes.ts';
 import { facilitatorRoutes } from './facilitator-routes.ts';
 
 export interface AppOptions {
@@ -82,6 +83,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(webRoutes(services))
     .use(payRoutes(services))
     .use(facilitatorRoutes(services))
+    .use(evidenceRoutes(services))
     .get('/v1/openapi.json', () => jsonResponse(200, openApiDocument(deps.table, services.version, `${services.publicUrl()}/v1`)))
     .get('/healthz', () => {
       assertDatabaseAlive(services.db);

@@ -13,7 +13,7 @@ function ownerGlobals<C extends CommandUnknownOpts>(cmd: C) {
 
 export function addOwnerCommands(program: Command, done: Done): void {
   const recovery = async () => (await import('./owner-recovery-commands.ts')).OWNER_RECOVERY_COMMANDS;
-  const owner = ownerGlobals(program.command('owner').description("the owner's commands, on the owner's own machine: the recovery kit and the sweep")) as unknown as Command;
+  const owner = ownerGlobals(program.command('owner').description("the owner's commands, on the owner's own machine: the recovery kit, the sweep, the decision log")) as unknown as Command;
   helpFooter(owner, ['agent-wallet owner recovery start wal_…', 'agent-wallet owner recover sweep --kit kit.json --to <your address>'], AGENT_EXITS);
   const rec = ownerGlobals(owner.command('recovery').description('your recovery kit: a third share of the wallet key, made on this machine')) as unknown as Command;
   helpFooter(rec, ['agent-wallet owner recovery start wal_…'], AGENT_EXITS);
@@ -24,6 +24,16 @@ export function addOwnerCommands(program: Command, done: Done): void {
     c.argument('<enrollmentId>', 'from owner recovery start').option('--out <file>', 'where to write the kit (never over a file)').option('--wait <seconds>', "wait this long for the agent's half"),
   );
   sub('status', 'whether the wallet has an enrolled kit, its fingerprint and date', 'agent-wallet owner recovery status wal_…', (c) => c.argument('<walletId>', 'the wallet'));
+
+  const evidence = async () => (await import('./owner-evidence-commands.ts')).OWNER_EVIDENCE_COMMANDS;
+  const evidenceSub = (name: string, summary: string, example: string, setup: (c: CommandUnknownOpts) => CommandUnknownOpts) =>
+    helpFooter(setup(ownerGlobals(owner.command(name).description(summary)) as unknown as CommandUnknownOpts).action(clientAction(done, async () => (await evidence())[name]!)), [example], AGENT_EXITS);
+  evidenceSub('export-log', "write a wallet's hash-chained decision log (JSONL, ends at a signed head)", 'agent-wallet owner export-log wal_… --out log.jsonl', (c) =>
+    c.argument('<walletId>', 'the wallet').option('--out <file>', 'where to write it (never over a file)').option('--from <isoTime>', 'rows at or after this time').option('--to <isoTime>', 'rows before this time'),
+  );
+  evidenceSub('verify-log', 'check an exported decision log offline: the chain of hashes and the signed heads; names the first bad row', 'agent-wallet owner verify-log log.jsonl --key https://wallet.example.com/.well-known/agent-wallet/log-key', (c) =>
+    c.argument('<file>', 'the exported log').option('--key <fileOrUrl>', "the daemon's log key (JWKS): its /.well-known/agent-wallet/log-key URL or a saved copy"),
+  );
 
   const recoverBodies = async () => (await import('./owner-recovery-commands.ts')).OWNER_RECOVER_COMMANDS;
   const recover = ownerGlobals(owner.command('recover').description("sweep a wallet with your kit and the daemon when the agent's key is lost")) as unknown as Command;

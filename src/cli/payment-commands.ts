@@ -131,6 +131,17 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
     return EXIT.ok;
   },
 
+  receipt: async (ctx) => {
+    const { positional } = commandFlags(ctx, {});
+    if (positional.length !== 1) throw new UsageError('usage: agent-wallet receipt TX_ID');
+    const { api } = profileClient(ctx);
+    const r = await api.call<{ receipt: string; claims: Record<string, unknown>; key_url: string }>('bot', 'get_receipt', { transaction_id: positional[0] });
+    if (ctx.json) printData(ctx, r);
+    else ctx.out(`${r.receipt}\n`);
+    progress(ctx, `a JWS (EdDSA); verify it with any JOSE library against ${r.key_url}`);
+    return EXIT.ok;
+  },
+
   freeze: async (ctx) => {
     const { flags, positional } = commandFlags(ctx, { reason: 'string' });
     if (positional.length !== 0) throw new UsageError('usage: agent-wallet freeze [--reason TEXT]');

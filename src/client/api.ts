@@ -90,4 +90,20 @@ export class ApiClient {
       throw new ApiError((code as ErrorCode) ?? 'INTERNAL_ERROR', String(message ?? 'request failed'), String(how_to_fix ?? ''), res.status, details, endpoint);
     }
   }
+
+  /** GET `path` (under the base URL) as a stream, for exports; an error answer throws as call does. */
+  async fetchRaw(path: string): Promise<Response> {
+    const url = `${this.baseUrl.replace(/\/+$/, '')}${path}`;
+    let res: Response;
+    try {
+      res = await fetch(url, { headers: this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {} });
+    } catch (err) {
+      throw new ConnectionError(`cannot reach ${url}: ${(err as Error).message}; is the daemon running (agent-wallet serve) and --server right?`);
+    }
+    if (res.ok && res.body) return res;
+    const body = (await res.json().catch(() => null)) as { error?: Record<string, unknown> } | null;
+    if (!body?.error) throw new ConnectionError(`${url} answered HTTP ${res.status} without a JSON envelope; check --server (it must end in /v1)`);
+    const { code, message, how_to_fix, ...details } = body.error;
+    throw new ApiError((code as ErrorCode) ?? 'INTERNAL_ERROR', String(message ?? 'request failed'), String(how_to_fix ?? ''), res.status, details, 'owner');
+  }
 }

@@ -1,6 +1,7 @@
 /** The event feed (DESIGN §9). Events are appended inside the transaction of the change they describe. */
 import type { Database } from 'bun:sqlite';
 import { newId } from '../contract/ids.ts';
+import { appendDecision } from './decision-log.ts';
 
 export interface EventRow {
   seq: bigint;
@@ -13,7 +14,7 @@ export interface EventRow {
   created_at: bigint;
 }
 
-/** Appends one event for a wallet or a merchant; returns its id. */
+/** Appends one event for a wallet or a merchant; returns its id. A wallet's event is also a row of its decision log. */
 export function appendEvent(db: Database, e: { walletId?: string; merchantId?: string; type: string; data: Record<string, unknown>; now: number }): string {
   const id = newId('event');
   db.query('INSERT INTO events (event_id, wallet_id, merchant_id, type, data, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
@@ -24,10 +25,11 @@ export function appendEvent(db: Database, e: { walletId?: string; merchantId?: s
     JSON.stringify(e.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
     e.now,
   );
+  if (e.walletId) appendDecision(db, { walletId: e.walletId, kind: e.type, data: { event_id: id, ...e.data }, now: e.now });
   return id;
 }
 
-/** Appends to the append-only audit log. */
+/** Appends to the append-only audit log, and the same decision to the wallet's decision log. */
 export function appendAudit(db: Database, a: { walletId: string; actor: string; kind: string; data: Record<string, unknown>; now: number }): void {
   db.query('INSERT INTO audit_log (wallet_id, actor, kind, data, created_at) VALUES (?, ?, ?, ?, ?)').run(
     a.walletId,
@@ -36,4 +38,5 @@ export function appendAudit(db: Database, a: { walletId: string; actor: string; 
     JSON.stringify(a.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
     a.now,
   );
+  appendDecision(db, { walletId: a.walletId, kind: a.kind, data: { actor: a.actor, ...a.data }, now: a.now });
 }

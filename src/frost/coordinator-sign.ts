@@ -17,10 +17,12 @@
  */
 import type { Database } from 'bun:sqlite';
 import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
 import { getAddressEncoder, type Address } from '@solana/kit';
 import { AppError, invalid } from '../errors.ts';
 import { newId } from '../contract/ids.ts';
 import { crashPoint } from '../crash-points.ts';
+import { appendDecision } from '../db/decision-log.ts';
 import { closeOpenSessions, consumeNonces, getSignSession, insertSignSession, latestSignSession, type SignSessionRow } from '../db/sign-sessions.ts';
 import { getTx, setTxSigned, type TxRow } from '../db/transactions.ts';
 import { sameHash } from '../domain/api-keys.ts';
@@ -238,6 +240,7 @@ export async function completeSigning(
       if (!setTxSigned(deps.db, tx.transaction_id, wireTx, txSignature, deps.now().getTime())) {
         throw new Error('transaction changed during signing');
       }
+      appendDecision(deps.db, { walletId: tx.wallet_id, kind: 'signing.signed', data: { transaction_id: tx.transaction_id, message_sha256: bytesToHex(sha256(message)), signature: txSignature }, now: deps.now().getTime() });
       return { ok: true, result: { transaction_id: tx.transaction_id, signature: txSignature, status: 'pending', fresh: true } };
     })
     .immediate();

@@ -12,6 +12,7 @@ import { base32 } from '../contract/ids.ts';
 import { MERCHANT_EVENT_TYPES } from '../contract/merchant.ts';
 import { appendEvent } from '../db/events.ts';
 import type { TxRow } from '../db/transactions.ts';
+import { signReceipt, transactionClaims } from '../evidence/receipts.ts';
 import { getWallet } from '../db/wallets.ts';
 import { activeEndpoint, insertDelivery } from '../db/webhooks.ts';
 import { toUsdcNumber } from '../domain/money.ts';
@@ -73,6 +74,8 @@ export function recordMerchantPayment(services: Services, tx: TxRow, now: number
       signature: tx.signature,
       paid_at: new Date(now).toISOString(),
       network: services.config.solana.network,
+      // The payment's signed receipt (src/evidence/receipts.ts); get_receipt adds the slot.
+      receipt: payer ? signReceipt(services, transactionClaims(services, { ...tx, status: 'completed', completed_at: BigInt(now) }, payer, null)) : null,
     },
     now,
   );

@@ -19,7 +19,8 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { getAddressEncoder, getBase58Decoder, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, type Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
-import type { MerchantRow } from '../db/merchants.ts';
+import { getMerchant, type MerchantRow } from '../db/merchants.ts';
+import { saleClaims, signReceipt } from '../evidence/receipts.ts';
 import { finishSale, getSale, insertSale, saleByMessageHash, settlingSales, type SaleRow } from '../db/x402-sales.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { ed25519Sign, ed25519Verifies } from '../frost/native-ed25519.ts';
@@ -205,6 +206,7 @@ function finishSaleAs(services: Services, saleId: string, status: 'completed' | 
 }
 
 function saleEvent(services: Services, s: SaleRow, now: number) {
+  const merchant = getMerchant(services.db, s.merchant_id)!;
   return {
     sale_id: s.sale_id,
     amount: toUsdcNumber(s.amount),
@@ -216,6 +218,8 @@ function saleEvent(services: Services, s: SaleRow, now: number) {
     signature: s.signature,
     paid_at: new Date(now).toISOString(),
     network: services.config.solana.network,
+    // The sale's signed receipt (src/evidence/receipts.ts); its slot is asked of the chain by get_receipt.
+    receipt: signReceipt(services, saleClaims(services, s, merchant, null)),
   };
 }
 

@@ -17,6 +17,8 @@ import { appendPaymentIdentifierToExtensions } from '@x402/extensions/payment-id
 import { wrapFetchWithPayment, x402Client, x402HTTPClient } from '@x402/fetch';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { ExactSvmSchemeV1 } from '@x402/svm/v1';
+import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from 'jose';
+import { ApiClient } from '../../src/client/api.ts';
 import { x402Fetch } from '../../src/client/x402.ts';
 import { parseRoute } from '../../src/domain/paywall-routes.ts';
 import { startPaywall, type Paywall } from '../../src/x402/paywall.ts';
@@ -145,6 +147,13 @@ test('the official @x402/fetch with a plain keypair (v2): the upstream answers, 
   const deadline = Date.now() + 10_000;
   while (!hooks.some((h) => h.data?.signature === receipt.transaction) && Date.now() < deadline) await Bun.sleep(25);
   expect(hooks.filter((h) => h.type === 'x402.sale' && h.data.signature === receipt.transaction)).toHaveLength(1);
+  // The sale's signed receipt, from the webhook and from get_receipt, verifies with jose against the published key.
+  const jwks = createLocalJWKSet((await (await fetch(`${new URL(world.url).origin}/.well-known/agent-wallet/log-key`)).json()) as JSONWebKeySet);
+  const { receipt: jws } = await new ApiClient(world.url, merchantKey).call<{ receipt: string }>('merchant', 'get_receipt', { transaction_id: sold[0].transaction_id });
+  for (const r of [jws, hooks.find((h) => h.data?.signature === receipt.transaction)!.data.receipt]) {
+    const claims = JSON.parse(new TextDecoder().decode((await compactVerify(r, jwks)).payload));
+    expect(claims).toMatchObject({ kind: 'x402_sale', amount: '0.01', signature: receipt.transaction, from: { address: buyer.address }, to: { address: payout } });
+  }
 });
 
 test('the official v1 client (X-PAYMENT) with a plain keypair reads the 402 body and pays; X-PAYMENT-RESPONSE carries the receipt', async () => {

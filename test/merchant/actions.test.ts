@@ -140,6 +140,7 @@ describe('OpenAPI', () => {
       'create_payment_request',
       'events',
       'get_payment_request',
+      'get_receipt',
       'history',
       'info',
       'list_payment_requests',

@@ -1,0 +1,190 @@
+/**
+ * The hash-chained decision log (issue 30, items 1–2): every money decision of a wallet is a row
+ * chained to the one before, written with the change; heads signed with the daemon's log key. The
+ * owner exports it with the real CLI and checks it offline with `owner verify-log` against the key
+ * the daemon publishes. Someone with database access then plays the misbehaving operator: editing,
+ * deleting or re-ordering one row — or rewriting the chain's hashes after an edit — is caught,
+ * naming the first bad row; an untouched log verifies; a log cut at a signed head verifies up to
+ * that head and reports the tail as unsigned.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { confirmSignSubmit } from '../../src/client/sign.ts';
+import { rowHash } from '../../src/domain/decision-log.ts';
+import { runCli } from '../helpers/daemon.ts';
+import { startWorld, type Agent, type World } from '../helpers/world.ts';
+
+let world: World;
+let alice: Agent;
+let bob: Agent;
+let dir: string;
+let keyUrl: string;
+const OWNER = 'owner@example.com';
+
+beforeAll(async () => {
+  world = await startWorld();
+  ({ alice, bob } = await world.payerAndPayee(1_000_000n));
+  for (let i = 0; i < 3; i++) await pay(0.01);
+  dir = mkdtempSync(join(tmpdir(), 'aw-log-'));
+  keyUrl = `${new URL(world.url).origin}/.well-known/agent-wallet/log-key`;
+});
+afterAll(async () => {
+  await world?.stop();
+});
+
+async function pay(amount: number): Promise<void> {
+  const intent = await alice.api.call<{ transaction_id: string }>('bot', 'pay', { to: bob.username, amount });
+  expect((await confirmSignSubmit(alice.api, alice.profile, intent.transaction_id)).status).toBe('completed');
+}
+
+let exports = 0;
+/** `owner export-log` with the real CLI; returns the file. */
+async function exportLog(): Promise<string> {
+  const out = join(dir, `log-${++exports}.jsonl`);
+  const r = await runCli(['owner', 'export-log', alice.profile.wallet_id, '--out', out, '--server', world.url, '--json'], { AGENT_WALLET_OWNER_TOKEN: world.ownerToken(OWNER) });
+  expect(r.code).toBe(0);
+  return out;
+}
+
+const verify = (file: string, key = keyUrl) => runCli(['owner', 'verify-log', file, '--key', key, '--json']);
+const db = () => world.services.db;
+const rows = () =>
+  (db().query('SELECT seq, kind, data, at, hash FROM decision_log WHERE wallet_id = ? ORDER BY seq').all(alice.profile.wallet_id) as { seq: bigint; kind: string; data: string; at: bigint; hash: Uint8Array }[]).map((r) => ({
+    ...r,
+    seq: Number(r.seq),
+    at: Number(r.at),
+  }));
+const seqOf = (kind: string) => rows().find((r) => r.kind === kind)!.seq;
+
+test('every decision of a payment is a row — created, signed (message hash), completed — and an untouched export verifies against the published key', async () => {
+  const kinds = rows().map((r) => r.kind);
+  // The guard rails' decision on each intent (the audit log's), with its rule.
+  expect(kinds.filter((k) => k === 'decision')).toHaveLength(3);
+  expect(kinds.filter((k) => k === 'payment.created')).toHaveLength(3);
+  expect(kinds.filter((k) => k === 'signing.signed')).toHaveLength(3);
+  expect(kinds.filter((k) => k === 'payment.completed')).toHaveLength(3);
+  const signed = JSON.parse(rows().find((r) => r.kind === 'signing.signed')!.data);
+  expect(signed.message_sha256).toMatch(/^[0-9a-f]{64}$/);
+  const file = await exportLog();
+  const r = await verify(file);
+  expect(r.code).toBe(0);
+  expect(r.json).toMatchObject({ ok: true, first_bad: null, unsigned_tail: 0 });
+  // The export is itself a decision, and the file ends at the head it signed.
+  expect(rows().at(-1)!.kind).toBe('log.exported');
+  expect(r.json.signed_through).toBe(rows().at(-1)!.seq);
+  expect(r.json.rows).toBe(rows().length);
+  // Another key (not the daemon's) does not vouch for it.
+  const otherKey = join(dir, 'other.jwks');
+  writeFileSync(otherKey, JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: Buffer.alloc(32, 7).toString('base64url') }] }));
+  const wrongKey = await verify(file, otherKey);
+  expect(wrongKey.code).toBe(1);
+  expect(wrongKey.json.first_bad.reason).toContain('does not match the rows or the log key');
+});
+
+test('an edited row is caught, naming it', async () => {
+  const k = seqOf('payment.completed');
+  const before = rows().find((r) => r.seq === k)!.data;
+  db().run("UPDATE decision_log SET data = replace(data, '0.01', '0.02') WHERE wallet_id = ? AND seq = ?", [alice.profile.wallet_id, k]);
+  try {
+    const r = await verify(await exportLog());
+    expect(r.code).toBe(1);
+    expect(r.json.first_bad).toMatchObject({ seq: k });
+    expect(r.json.first_bad.reason).toContain('was edited');
+    expect(r.stdout).not.toContain('"ok": true');
+  } finally {
+    db().run('UPDATE decision_log SET data = ? WHERE wallet_id = ? AND seq = ?', [before, alice.profile.wallet_id, k]);
+  }
+  expect((await verify(await exportLog())).code).toBe(0);
+});
+
+test('a deleted row is caught as missing, naming it', async () => {
+  const k = seqOf('signing.signed');
+  const saved = db().query('SELECT * FROM decision_log WHERE wallet_id = ? AND seq = ?').get(alice.profile.wallet_id, k) as Record<string, any>;
+  db().run('DELETE FROM decision_log WHERE wallet_id = ? AND seq = ?', [alice.profile.wallet_id, k]);
+  try {
+    const r = await verify(await exportLog());
+    expect(r.code).toBe(1);
+    expect(r.json.first_bad.reason).toBe(`rows ${k}–${k} are missing`);
+  } finally {
+    db().run('INSERT INTO decision_log (wallet_id, seq, at, kind, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', [saved.wallet_id, saved.seq, saved.at, saved.kind, saved.data, saved.prev_hash, saved.hash]);
+  }
+});
+
+test('two rows swapped (re-ordered) are caught at the first of them', async () => {
+  const k = seqOf('payment.created');
+  const [a, b] = rows().filter((r) => r.seq === k || r.seq === k + 1);
+  const swap = (to: typeof a, from: typeof a) => db().run('UPDATE decision_log SET kind = ?, data = ?, at = ? WHERE wallet_id = ? AND seq = ?', [from!.kind, from!.data, from!.at, alice.profile.wallet_id, to!.seq]);
+  swap(a, b);
+  swap(b, a);
+  try {
+    const r = await verify(await exportLog());
+    expect(r.code).toBe(1);
+    expect(r.json.first_bad).toMatchObject({ seq: k });
+  } finally {
+    swap(a, a);
+    swap(b, b);
+  }
+});
+
+test('an edit whose hashes are all recomputed down the chain is caught by the first signed head after it, and so is undoing it once an export signed it', async () => {
+  const k = seqOf('payment.completed');
+  const wallet = alice.profile.wallet_id;
+  type Row = { seq: number; at: number; kind: string; data: string; prev_hash: Uint8Array; hash: Uint8Array };
+  const all = () => (db().query('SELECT seq, at, kind, data, prev_hash, hash FROM decision_log WHERE wallet_id = ? ORDER BY seq').all(wallet) as Row[]).map((r) => ({ ...r, seq: Number(r.seq), at: Number(r.at) }));
+  const saved = all().filter((r) => r.seq >= k);
+  /** Rewrites rows from `from` on with `edit`, recomputing every hash after (what an operator without the log key can do). */
+  const rechain = (from: number, edit: (r: Row) => string) => {
+    let prevHash = all().find((r) => r.seq === from)!.prev_hash;
+    for (const r of all().filter((x) => x.seq >= from)) {
+      const data = edit(r);
+      const hash = rowHash(prevHash, { wallet_id: wallet, seq: r.seq, at: r.at, kind: r.kind, data });
+      db().run('UPDATE decision_log SET data = ?, prev_hash = ?, hash = ? WHERE wallet_id = ? AND seq = ?', [data, prevHash, hash, wallet, r.seq]);
+      prevHash = hash;
+    }
+  };
+  rechain(k, (r) => (r.seq === k ? r.data.replace('0.01', '0.02') : r.data));
+  try {
+    const r = await verify(await exportLog());
+    expect(r.code).toBe(1);
+    const firstHead = Number((db().query('SELECT min(seq) AS s FROM decision_log_heads WHERE wallet_id = ? AND seq >= ?').get(wallet, k) as { s: bigint }).s);
+    expect(r.json.first_bad).toMatchObject({ seq: firstHead });
+    expect(r.json.first_bad.reason).toContain(`the log was rewritten up to row ${firstHead}`);
+  } finally {
+    // Put the true rows back and chain the export rows written meanwhile onto them.
+    const original = new Map(saved.map((r) => [r.seq, r.data]));
+    rechain(k, (r) => original.get(r.seq) ?? r.data);
+  }
+  // The export during the rewrite signed the rewritten head: undoing the rewrite shows too.
+  const undone = await verify(await exportLog());
+  expect(undone.code).toBe(1);
+  expect(undone.json.first_bad.reason).toContain('the log was rewritten');
+  db().run('DELETE FROM decision_log_heads WHERE wallet_id = ? AND seq = ?', [wallet, undone.json.first_bad.seq]);
+  expect((await verify(await exportLog())).code).toBe(0);
+});
+
+test('a log cut at a signed head verifies up to it; cut later, the rows after the head are reported as an unsigned tail', async () => {
+  const first = readFileSync(await exportLog(), 'utf8').trim().split('\n');
+  await pay(0.02);
+  const lines = readFileSync(await exportLog(), 'utf8').trim().split('\n');
+  const firstHeadSeq = JSON.parse(first.at(-1)!).seq as number;
+  expect(JSON.parse(first.at(-1)!).type).toBe('head');
+  const atHead = lines.findIndex((l) => l.includes('"type":"head"') && JSON.parse(l).seq === firstHeadSeq);
+  const cutAtHead = join(dir, 'cut-at-head.jsonl');
+  writeFileSync(cutAtHead, lines.slice(0, atHead + 1).join('\n'));
+  expect((await verify(cutAtHead)).json).toMatchObject({ ok: true, signed_through: firstHeadSeq, unsigned_tail: 0 });
+  // Later rows without the head that signs them: chained, reported unsigned.
+  const cutLater = join(dir, 'cut-later.jsonl');
+  writeFileSync(cutLater, lines.slice(0, atHead + 4).join('\n'));
+  const r = await verify(cutLater);
+  expect(r.json).toMatchObject({ ok: true, signed_through: firstHeadSeq, unsigned_tail: 3 });
+  expect(r.code).toBe(0);
+});
+
+test('the export is the owner\'s: another owner\'s token, or none, gets nothing', async () => {
+  const url = `${world.url}/owner/decision-log?wallet_id=${alice.profile.wallet_id}`;
+  expect((await fetch(url)).status).toBe(401);
+  const other = await fetch(url, { headers: { authorization: `Bearer ${world.ownerToken('stranger@example.com')}` } });
+  expect(other.status).toBe(404);
+});
