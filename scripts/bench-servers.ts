@@ -127,6 +127,48 @@ if (mode === 'bare') {
   process.on('SIGTERM', () => process.exit(0));
   console.log(`READY ${app.server?.port}`);
   console.log(JSON.stringify(profiles));
+} else if (mode === 'export') {
+  // One claimed wallet with N ledger transactions and an owner token: the owner's CSV export.
+  const count = Number(process.argv[3] ?? 10_000);
+  const { ApiClient } = await import('../src/client/api.ts');
+  const { registerWallet } = await import('../src/client/register.ts');
+  const { ensureOwner, insertOwnerToken } = await import('../src/db/owners.ts');
+  const { markClaimed } = await import('../src/db/wallets.ts');
+  const { insertTx } = await import('../src/db/transactions.ts');
+  const { newApiKey } = await import('../src/domain/api-keys.ts');
+  const { newId } = await import('../src/contract/ids.ts');
+  const services = await appServices();
+  const app = createApp(services);
+  app.listen({ port: 0, hostname: '127.0.0.1' });
+  const { profile } = await registerWallet(new ApiClient(`http://127.0.0.1:${app.server?.port}/v1`), { name: 'export bench' });
+  const key = newApiKey('owner');
+  const start = Date.now() - count * 1000;
+  services.db
+    .transaction(() => {
+      const { owner } = ensureOwner(services.db, 'bench@example.com', 'own_bench', Date.now());
+      markClaimed(services.db, profile.wallet_id, owner.owner_id, Date.now());
+      insertOwnerToken(services.db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'bench', now: Date.now() });
+      for (let i = 0; i < count; i++) {
+        insertTx(services.db, {
+          transaction_id: newId('transaction'),
+          wallet_id: profile.wallet_id,
+          type: 'payment',
+          direction: i % 3 === 0 ? 'in' : 'out',
+          status: 'completed',
+          amount: BigInt(10_000 + i),
+          fee: 100n,
+          counterparty: `payee-${i % 50}`,
+          note: i % 7 === 0 ? `invoice, "item" ${i}` : null,
+          reference: `order-${i}`,
+          signature: `S${String(i).padStart(87, '0')}`,
+          now: start + i * 1000,
+          completed_at: start + i * 1000,
+        });
+      }
+    })
+    .immediate();
+  console.log(`READY ${app.server?.port}`);
+  console.log(JSON.stringify({ wallet_id: profile.wallet_id, token: key.key }));
 } else if (mode === 'simnet') {
   const { startSimnet } = await import('../src/simnet/index.ts');
   const simnet = await startSimnet({ port: 0, slotMs: 400 });

@@ -22,6 +22,9 @@
  *   facilitator  /x402/facilitator verify and settle latency p50/p99 and settles per second, 16
  *                buyers with plain keypairs (the official @x402/svm client builds each payment),
  *                beside our own payments/s end to end in the same run                figures, no goal
+ *   export       the owner's CSV export of 10,000 and of 100,000 transactions: time, and the
+ *                daemon's peak RSS growth while it streams (VmHWM, reset first)   goal ≤ 2 s (10,000), bounded memory
+ *   decision log the time inside the log's appends per payment, against the payment's CPU    goal ≤ 10 %
  *   FROST        the server's and the agent's signing work per signature on our path vs noble's
  *                `ed25519_FROST` API, and in plain noble Ed25519 signatures       goal ≤ 25 signatures, agent ≤ 5 ms
  */
@@ -53,7 +56,7 @@ async function startChild(mode: string, args: string[] = [], env: Record<string,
   const child = Bun.spawn([process.execPath, ...profile, SERVERS, mode, ...args], { stdout: 'pipe', stderr: 'inherit', env: { ...process.env, ...env } });
   const reader = child.stdout.getReader();
   let text = '';
-  const want = mode === 'world' ? 2 : 1;
+  const want = mode === 'world' || mode === 'export' ? 2 : 1;
   while (text.split('\n').length <= want) {
     const { value, done } = await reader.read();
     if (done) throw new Error(`${mode} exited before it was ready: ${text}`);
@@ -221,6 +224,7 @@ async function benchPayments(): Promise<void> {
     const requestsBefore = await botRequests(url);
     const commitsBefore = await ledgerCommits(url);
     const syncsBefore = await ledgerSyncs(url);
+    const logBefore = await decisionLog(url);
     const cpuBefore = cpuMs(world.pid);
     const agentBefore = process.cpuUsage();
     const runStart = performance.now();
@@ -231,8 +235,11 @@ async function benchPayments(): Promise<void> {
     const roundTrips = ((await botRequests(url)) - requestsBefore) / e2e.count;
     const commits = ((await ledgerCommits(url)) - commitsBefore) / e2e.count;
     const syncsAfter = await ledgerSyncs(url);
+    const logAfter = await decisionLog(url);
     const signatures = daemonCpu / plainSignatureMs;
     rows.push(`${'daemon CPU per payment (16 agents)'.padEnd(34)} ${daemonCpu.toFixed(2)} ms = ${signatures.toFixed(1)} plain noble Ed25519 signatures (one ${plainSignatureMs.toFixed(2)} ms, this run); idle ${(idleRate * 1000).toFixed(1)} ms/s taken off; ${e2e.count} payments; goal ≤ 5 ms: ${daemonCpu <= 5 ? 'met' : 'NOT MET'}, ≤ 25: ${signatures <= 25 ? 'met' : 'NOT MET'}`);
+    const logMs = ((logAfter.seconds - logBefore.seconds) * 1000) / e2e.count;
+    rows.push(`${'decision log per payment'.padEnd(34)} ${logMs.toFixed(3)} ms = ${((100 * logMs) / (daemonCpu - logMs)).toFixed(1)} % of the payment's CPU without it; ${((logAfter.rows - logBefore.rows) / e2e.count).toFixed(1)} rows a payment (time inside appendDecision, /metrics, wall clock so an upper bound; goal ≤ 10 %: ${logMs <= 0.1 * (daemonCpu - logMs) ? 'met' : 'NOT MET'})`);
     rows.push(`${'ledger commits per payment'.padEnd(34)} ${commits.toFixed(2)} (all of the daemon's commits while paying: intents, signing, completions, jobs; /metrics; goal ≤ 2: ${commits <= 2 ? 'met' : 'NOT MET'})`);
     const perPayment = (thread: 'event_loop' | 'worker') => (syncsAfter[thread] - syncsBefore[thread]) / e2e.count;
     rows.push(`${'WAL syncs per payment'.padEnd(34)} event loop ${perPayment('event_loop').toFixed(2)}, worker ${perPayment('worker').toFixed(2)} (/metrics; goal 0 on the event loop: ${perPayment('event_loop') === 0 ? 'met' : 'NOT MET'})`);
@@ -320,6 +327,41 @@ async function benchFacilitator(url: string, rpcUrl: string, ours: Result): Prom
   report('facilitator settles/s (16 buyers)', run.rps, ours.rps, 0, '/s', `vs our own payments/s end to end in this run (16 agents, p50 ${ours.p50.toFixed(0)} ms)`);
 }
 
+/** A process's resident set now and its peak since the last reset (/proc/<pid>/status), in MiB. */
+function rssMiB(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+}
+
+/** The owner's CSV export streamed from a daemon holding `count` transactions: seconds, lines, peak RSS growth. */
+async function exportRun(count: number): Promise<{ seconds: number; lines: number; growth: number }> {
+  const child = await startChild('export', [String(count)]);
+  try {
+    const { wallet_id, token } = JSON.parse(child.lines[1]!) as { wallet_id: string; token: string };
+    Bun.gc(true);
+    await Bun.sleep(200);
+    // Writing 5 to clear_refs resets VmHWM, so the peak below is this export's.
+    await Bun.write(`/proc/${child.pid}/clear_refs`, '5');
+    const before = rssMiB(child.pid).rss;
+    const t = performance.now();
+    const res = await fetch(`http://127.0.0.1:${child.port}/v1/owner/transactions.csv?wallet_id=${wallet_id}`, { headers: { authorization: `Bearer ${token}` } });
+    let lines = 0;
+    for await (const chunk of res.body!) for (const b of chunk) if (b === 10) lines++;
+    const seconds = (performance.now() - t) / 1000;
+    return { seconds, lines: lines - 1, growth: rssMiB(child.pid).peak - before };
+  } finally {
+    child.kill();
+  }
+}
+
+async function benchExport(): Promise<void> {
+  const small = await exportRun(10_000);
+  const large = await exportRun(100_000);
+  rows.push(`${'CSV export, 10,000 transactions'.padEnd(34)} ${small.seconds.toFixed(2)} s, ${small.lines} rows, daemon peak RSS +${small.growth.toFixed(1)} MiB while streaming (goal ≤ 2 s: ${small.seconds <= 2 ? 'met' : 'NOT MET'})`);
+  rows.push(`${'CSV export, 100,000 transactions'.padEnd(34)} ${large.seconds.toFixed(2)} s, ${large.lines} rows, peak RSS +${large.growth.toFixed(1)} MiB: ${(large.growth / Math.max(small.growth, 0.1)).toFixed(1)}× the memory for 10× the rows (bounded: streamed a page at a time)`);
+}
+
 const TICK_MS = 1000 / (Number(Bun.spawnSync(['getconf', 'CLK_TCK']).stdout.toString().trim()) || 100);
 
 /** A process's CPU time so far (user + system, all threads), from /proc/<pid>/stat. */
@@ -331,6 +373,13 @@ function cpuMs(pid: number): number {
 }
 
 /** The daemon's ledger commits so far, from its /metrics. */
+/** The daemon's decision-log appends so far: rows and the time spent on them (/metrics). */
+async function decisionLog(url: string): Promise<{ rows: number; seconds: number }> {
+  const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
+  const num = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { rows: num('agent_wallet_decision_log_rows_total'), seconds: num('agent_wallet_decision_log_seconds_total') };
+}
+
 async function ledgerCommits(url: string): Promise<number> {
   const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
   return Number(/^agent_wallet_ledger_commits_total (\d+)$/m.exec(text)?.[1] ?? NaN);
@@ -552,6 +601,7 @@ async function benchFrost(): Promise<void> {
 }
 
 await benchFrost();
+await benchExport();
 await benchCommits();
 await benchPing();
 await benchPayments();

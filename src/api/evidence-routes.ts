@@ -1,17 +1,25 @@
 /**
  * Evidence an owner checks without trusting us (DESIGN §9.1): the log key's public half at
- * `/.well-known/agent-wallet/log-key` (a JWKS any JOSE library reads), and a wallet's decision
- * log as JSONL at `GET /v1/owner/decision-log?wallet_id=…&from=…&to=…` with the owner's token,
- * streamed a page at a time.
+ * `/.well-known/agent-wallet/log-key` (a JWKS any JOSE library reads), and a wallet's exports,
+ * streamed a page at a time — its decision log as JSONL (`GET /v1/owner/decision-log`) and its
+ * transactions as CSV (`GET /v1/owner/transactions.csv`), each `?wallet_id=…&from=…&to=…` with
+ * the owner's token; the dashboard links the same exports under the owner's session.
  */
 import { Elysia } from 'elysia';
 import { requireOwnerWallet } from '../actions/owner.ts';
 import { AppError, invalid } from '../errors.ts';
+import { exportTransactionsCsv } from '../evidence/csv-export.ts';
 import { exportDecisionLog } from '../evidence/decision-log.ts';
 import { logKeyOf } from '../evidence/log-key.ts';
+import { signReceipt, slotOf, transactionClaims } from '../evidence/receipts.ts';
+import { getTx } from '../db/transactions.ts';
+import { ownerWallet } from '../db/owners.ts';
 import type { Services } from '../services.ts';
+import { currentOwner } from '../web/session.ts';
 import { authenticate, credentialOf } from './auth.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
+
+type Kind = 'log' | 'csv';
 
 function timeParam(url: URL, name: string, fallback: number): number {
   const v = url.searchParams.get(name);
@@ -21,24 +29,55 @@ function timeParam(url: URL, name: string, fallback: number): number {
   return ms;
 }
 
+/** The export of `walletId` for `ownerId` as a streamed download. */
+function exportResponse(services: Services, ownerId: string, walletId: string, url: URL, kind: Kind): Response {
+  if (!walletId) throw invalid('/wallet_id', 'is required: the wallet to export');
+  const range = { fromMs: timeParam(url, 'from', 0), toMs: timeParam(url, 'to', Number.MAX_SAFE_INTEGER) };
+  requireOwnerWallet(services, ownerId, walletId);
+  const [body, type, name] =
+    kind === 'log'
+      ? [exportDecisionLog(services, walletId, `owner:${ownerId}`, range), 'application/x-ndjson', `decision-log-${walletId}.jsonl`]
+      : [exportTransactionsCsv(services, walletId, range), 'text/csv; charset=utf-8', `transactions-${walletId}.csv`];
+  return new Response(body, { headers: { 'content-type': type, 'content-disposition': `attachment; filename="${name}"`, 'cache-control': 'no-store' } });
+}
+
+const enveloped = (run: () => Response): Response => {
+  try {
+    return run();
+  } catch (err) {
+    if (err instanceof AppError) return errorResponse(err);
+    throw err;
+  }
+};
+
 export function evidenceRoutes(services: Services) {
+  const byToken = (kind: Kind) => ({ request }: { request: Request }) =>
+    enveloped(() => {
+      const principal = authenticate(services.db, credentialOf(request.headers), 'owner');
+      if (principal.kind !== 'owner') throw new AppError('UNAUTHORIZED', 'Invalid owner token.');
+      const url = new URL(request.url);
+      return exportResponse(services, principal.ownerId, url.searchParams.get('wallet_id') ?? '', url, kind);
+    });
+  const bySession = (kind: Kind) => ({ request, params }: { request: Request; params: Record<string, string | undefined> }) =>
+    enveloped(() => {
+      const session = currentOwner(services, request);
+      if (!session) return new Response(null, { status: 303, headers: { location: '/login' } });
+      return exportResponse(services, session.ownerId, params.wallet_id ?? '', new URL(request.url), kind);
+    });
   return new Elysia()
     .get('/.well-known/agent-wallet/log-key', () => jsonResponse(200, { keys: [logKeyOf(services.masterKey).jwk] }))
-    .get('/v1/owner/decision-log', ({ request }) => {
-      try {
-        const principal = authenticate(services.db, credentialOf(request.headers), 'owner');
-        if (principal.kind !== 'owner') throw new AppError('UNAUTHORIZED', 'Invalid owner token.');
-        const url = new URL(request.url);
-        const walletId = url.searchParams.get('wallet_id') ?? '';
-        if (!walletId) throw invalid('/wallet_id', 'is required: the wallet whose log to export');
-        const range = { fromMs: timeParam(url, 'from', 0), toMs: timeParam(url, 'to', Number.MAX_SAFE_INTEGER) };
-        requireOwnerWallet(services, principal.ownerId, walletId);
-        return new Response(exportDecisionLog(services, walletId, `owner:${principal.ownerId}`, range), {
-          headers: { 'content-type': 'application/x-ndjson', 'content-disposition': `attachment; filename="decision-log-${walletId}.jsonl"`, 'cache-control': 'no-store' },
-        });
-      } catch (err) {
-        if (err instanceof AppError) return errorResponse(err);
-        throw err;
-      }
+    .get('/v1/owner/decision-log', byToken('log'))
+    .get('/v1/owner/transactions.csv', byToken('csv'))
+    .get('/dashboard/wallets/:wallet_id/decision-log.jsonl', bySession('log'))
+    .get('/dashboard/wallets/:wallet_id/transactions.csv', bySession('csv'))
+    .get('/dashboard/transactions/:transaction_id/receipt.jws', async ({ request, params }) => {
+      const session = currentOwner(services, request);
+      if (!session) return new Response(null, { status: 303, headers: { location: '/login' } });
+      const tx = getTx(services.db, params.transaction_id);
+      // Another owner's transaction is as unknown as a made-up id.
+      const wallet = tx ? ownerWallet(services.db, session.ownerId, tx.wallet_id) : null;
+      if (!tx || !wallet || tx.status !== 'completed') return new Response('No completed transaction with this id among your wallets.\n', { status: 404 });
+      const jws = signReceipt(services, transactionClaims(services, tx, wallet, await slotOf(services, tx.signature)));
+      return new Response(`${jws}\n`, { headers: { 'content-type': 'application/jose', 'content-disposition': `attachment; filename="receipt-${tx.transaction_id}.jws"`, 'cache-control': 'no-store' } });
     });
 }

@@ -277,3 +277,21 @@ export function unsignedPaylinkPayments(db: Database, requestId: string): Pick<T
     )
     .all(requestId);
 }
+
+/** A page of `walletId`'s transactions in [fromMs, toMs), oldest first, after the keyset cursor (the export streams them). */
+export function walletTxExportPage(
+  db: Database,
+  walletId: string,
+  after: { createdAt: bigint; rowid: bigint } | null,
+  range: { fromMs: number; toMs: number },
+  limit: number,
+): (TxRow & { rowid: bigint })[] {
+  const cursor = after ?? { createdAt: -1n, rowid: -1n };
+  return db
+    .query<TxRow & { rowid: bigint }, [string, number, number, bigint, bigint, number]>(
+      `SELECT rowid, * FROM transactions
+       WHERE wallet_id = ?1 AND created_at >= ?2 AND created_at < ?3 AND (created_at > ?4 OR (created_at = ?4 AND rowid > ?5))
+       ORDER BY created_at, rowid LIMIT ?6`,
+    )
+    .all(walletId, range.fromMs, range.toMs, cursor.createdAt, cursor.rowid, limit);
+}

@@ -5,6 +5,7 @@
 import type { Database } from 'bun:sqlite';
 import { completedPaymentsSince, mailBacklog, unfinishedTxCounts, UNFINISHED_STATUSES, webhookBacklog } from '../db/ops-metrics.ts';
 import { commitsOf } from '../db/commit-count.ts';
+import { decisionLogStats } from '../db/decision-log.ts';
 import { IMMEDIATE, type Durability } from '../db/durability.ts';
 
 export function ledgerMetricsSource(db: Database, durability: Durability = IMMEDIATE, now: () => number = Date.now): () => string[] {
@@ -34,6 +35,12 @@ export function ledgerMetricsSource(db: Database, durability: Durability = IMMED
       '# HELP agent_wallet_ledger_checkpoints_total WAL checkpoints run by the durability worker.',
       '# TYPE agent_wallet_ledger_checkpoints_total counter',
       `agent_wallet_ledger_checkpoints_total ${durability.stats.checkpoints}`,
+      '# HELP agent_wallet_decision_log_rows_total Decision-log rows appended by this process.',
+      '# TYPE agent_wallet_decision_log_rows_total counter',
+      `agent_wallet_decision_log_rows_total ${decisionLogStats(db).rows}`,
+      '# HELP agent_wallet_decision_log_seconds_total Time spent appending them (hash, previous row, insert), inside the changes they record.',
+      '# TYPE agent_wallet_decision_log_seconds_total counter',
+      `agent_wallet_decision_log_seconds_total ${decisionLogStats(db).seconds}`,
       '# HELP agent_wallet_transactions Transactions not finished yet, by status.',
       '# TYPE agent_wallet_transactions gauge',
       ...UNFINISHED_STATUSES.map((s) => `agent_wallet_transactions{status="${s}"} ${counts.get(s) ?? 0}`),

@@ -434,6 +434,7 @@ export function transactionPage(t: TransactionDetail): SafeHtml {
       : null,
   )}
   ${row('Transaction id', html`<span class="mono">${t.transaction_id}</span>`)}
+  ${row('Receipt', t.status === 'completed' ? html`<a href="/dashboard/transactions/${t.transaction_id}/receipt.jws" download>Signed receipt (JWS)</a> <span class="muted">— verifiable with any JOSE library against /.well-known/agent-wallet/log-key</span>` : null)}
 </dl>`;
 }
 
@@ -551,7 +552,8 @@ ${
   d.audit.length === 0
     ? html`<p class="muted">Nothing recorded yet.</p>`
     : html`<ul class="audit">${d.audit.map((a) => html`<li>${when(a.created_at)} · ${a.kind} · <span class="muted">${a.actor}</span></li>`)}</ul>`
-}`;
+}
+<p>Export: <a href="/dashboard/wallets/${d.wallet.wallet_id}/transactions.csv" download>transactions (CSV)</a> · <a href="/dashboard/wallets/${d.wallet.wallet_id}/decision-log.jsonl" download>decision log (JSONL)</a>. <span class="muted">Every decision is chained to the one before and signed by the daemon's log key; check the file on your own machine with <code>agent-wallet owner verify-log FILE</code>.</span></p>`;
 }
 
 export interface TokenItem {
