@@ -132,7 +132,7 @@ export function setGuardRails(services: Services, ownerId: string, walletId: str
         pending: pending ? railsToJson(pending.rails) : null,
         apply_at: pending?.apply_at.toISOString() ?? null,
       };
-      appendAudit(db, { walletId, actor, kind: 'guard_rails.set', data: { requested: railsToJson(next), ...data }, now });
+      appendAudit(db, { walletId, actor, kind: 'guard_rails.set', data: { previous: railsToJson(current), requested: railsToJson(next), ...data }, now });
       appendEvent(db, { walletId, type: 'guard_rails.updated', data, now });
       return true;
     })

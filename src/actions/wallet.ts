@@ -2,6 +2,7 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { getAddressEncoder, getBase58Decoder, type Address } from '@solana/kit';
+import { appendAudit } from '../db/events.ts';
 import { AppError, invalid } from '../errors.ts';
 import { WALLET } from '../contract/wallet.ts';
 import { newId } from '../contract/ids.ts';
@@ -189,16 +190,19 @@ export const walletActions = implement(WALLET, {
     const exportId = newId('export');
     const fileKey = crypto.getRandomValues(new Uint8Array(32));
     const importToken = `imp_${getBase58Decoder().decode(crypto.getRandomValues(new Uint8Array(32)))}`;
+    const now = ctx.services.now().getTime();
     ctx.services.db
-      .transaction(() =>
+      .transaction(() => {
         insertExport(ctx.services.db, {
           export_id: exportId,
           wallet_id: w.wallet_id,
           file_key: seal(ctx.services.masterKey, fileKey, AAD.exportKey(exportId)),
           import_token_hash: sha256(new TextEncoder().encode(importToken)),
-          created_at: ctx.services.now().getTime(),
-        }),
-      )
+          created_at: now,
+        });
+        // The owner sees in the audit (and the decision log) that the agent took its key share out.
+        appendAudit(ctx.services.db, { walletId: w.wallet_id, actor: 'agent', kind: 'export.created', data: { export_id: exportId }, now });
+      })
       .immediate();
     return { export_id: exportId, import_token: importToken, file_key: Buffer.from(fileKey).toString('base64'), wallet_id: w.wallet_id, address: w.address };
   },

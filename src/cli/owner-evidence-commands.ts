@@ -1,7 +1,8 @@
 /**
  * Evidence an owner checks on its own machine (DESIGN §9.1):
  *   owner export-log WALLET_ID --out FILE [--from ISO] [--to ISO]   the wallet's decision log (JSONL)
- *   owner verify-log FILE [--key FILE|URL]                          the chain of hashes and the signed heads
+ *   owner verify-log FILE [--key FILE|URL] [--rpc URL]              the chain of hashes and the signed heads; with --rpc,
+ *                                                                   that every completed payment is on chain, moving that amount
  * verify-log needs no daemon and no token. The log key is the JWKS the daemon publishes at
  * /.well-known/agent-wallet/log-key (a URL or a saved file); without --key it is taken from the
  * export's header, which proves the log consistent but not that the daemon you know signed it.
@@ -9,6 +10,7 @@
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { ConnectionError } from '../client/api.ts';
 import { verifyLogLines } from '../domain/decision-log.ts';
+import { parseUsdc } from '../domain/money.ts';
 import { commandFlags, type CliContext } from './context.ts';
 import { ownerApi } from './owner-recovery-commands.ts';
 import { EXIT, printData, progress } from './output.ts';
@@ -35,6 +37,44 @@ async function keyFrom(source: string): Promise<Uint8Array> {
   return publicKeyOfJwks(JSON.parse(readFileSync(source, 'utf8')), source);
 }
 
+/** One landed-payment check: the wallet's USDC went down by amount + fee in that transaction. */
+interface ChainCheck {
+  checked: number;
+  first_mismatch: { seq: number; signature: string; reason: string } | null;
+}
+
+/** Checks every completed payment or withdrawal row against the chain at `rpcUrl`. */
+async function checkOnChain(lines: readonly string[], rpcUrl: string): Promise<ChainCheck> {
+  const rows = lines.filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, any>);
+  const address = rows.find((r) => r.type === 'export')?.address as string | undefined;
+  if (!address) throw new UsageError('the export names no wallet address; export it again with this release to check it against the chain');
+  const result: ChainCheck = { checked: 0, first_mismatch: null };
+  for (const r of rows) {
+    if (r.type !== 'row' || !/\.completed$/.test(r.kind) || !/^(payment|withdrawal)\./.test(r.kind) || typeof r.data?.signature !== 'string') continue;
+    const expected = parseUsdc(String(r.data.amount));
+    const fee = parseUsdc(String(r.data.fee ?? 0));
+    if (!expected.ok || !fee.ok) return { ...result, first_mismatch: { seq: r.seq, signature: r.data.signature, reason: 'the row holds no readable amount' } };
+    const res = (await (
+      await fetch(rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTransaction', params: [r.data.signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }] }),
+      }).catch((err: Error) => {
+        throw new ConnectionError(`cannot reach --rpc ${rpcUrl}: ${err.message}`);
+      })
+    ).json()) as { result?: { meta?: { err: unknown; preTokenBalances?: any[]; postTokenBalances?: any[] } } | null };
+    const meta = res.result?.meta;
+    const mismatch = (reason: string) => ({ ...result, first_mismatch: { seq: r.seq, signature: r.data.signature, reason } });
+    if (!meta) return mismatch('the chain does not know this signature');
+    if (meta.err !== null) return mismatch('the transaction failed on chain');
+    const held = (list: any[] | undefined) => BigInt(list?.find((b) => b.owner === address)?.uiTokenAmount?.amount ?? 0);
+    const moved = held(meta.preTokenBalances) - held(meta.postTokenBalances);
+    if (moved !== expected.micro + fee.micro) return mismatch(`the wallet's USDC moved ${moved} micro-USDC on chain, the log says ${expected.micro + fee.micro}`);
+    result.checked++;
+  }
+  return result;
+}
+
 export const OWNER_EVIDENCE_COMMANDS: Record<string, Command> = {
   'export-log': async (ctx) => {
     const { flags, positional } = commandFlags(ctx, { out: 'string', from: 'string', to: 'string' });
@@ -58,7 +98,7 @@ export const OWNER_EVIDENCE_COMMANDS: Record<string, Command> = {
     return EXIT.ok;
   },
   'verify-log': async (ctx) => {
-    const { flags, positional } = commandFlags(ctx, { key: 'string' });
+    const { flags, positional } = commandFlags(ctx, { key: 'string', rpc: 'string' });
     const file = positional[0]!;
     if (!existsSync(file)) throw new UsageError(`${file}: no such file`);
     const lines = readFileSync(file, 'utf8').split('\n');
@@ -73,10 +113,15 @@ export const OWNER_EVIDENCE_COMMANDS: Record<string, Command> = {
       keySource = 'the export header (pass --key with the daemon\'s /.well-known/agent-wallet/log-key to check it is the daemon\'s)';
     }
     const report = verifyLogLines(lines, publicKey);
+    const chain = report.ok && flags.rpc ? await checkOnChain(lines, flags.rpc) : null;
+    if (chain?.first_mismatch) {
+      printData(ctx, { ...report, ok: false, key: keySource, chain }, `BAD on chain at row ${chain.first_mismatch.seq} (${chain.first_mismatch.signature}): ${chain.first_mismatch.reason}. ${chain.checked} payments matched before it.`);
+      return EXIT.error;
+    }
     const summary = report.ok
       ? `OK: ${report.rows} rows chained; signed through row ${report.signed_through} (${report.heads} signed heads)${report.unsigned_tail ? `; the last ${report.unsigned_tail} rows are after the last signed head: chained but not signed` : ''}. Key: ${keySource}.`
       : `BAD at line ${report.first_bad!.line}${report.first_bad!.seq === null ? '' : ` (row ${report.first_bad!.seq})`}: ${report.first_bad!.reason}. ${report.rows} rows checked before it; signed through row ${report.signed_through}.`;
-    printData(ctx, { ...report, key: keySource }, summary);
+    printData(ctx, { ...report, key: keySource, ...(chain ? { chain } : {}) }, `${summary}${chain ? ` On chain: ${chain.checked} completed payments found, each moving the amount the log says.` : ''}`);
     return report.ok ? EXIT.ok : EXIT.error;
   },
 };

@@ -8,6 +8,7 @@
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { appendDecision, decisionHead, decisionPage, headsBetween, insertHead, unsignedHeads, type DecisionRow } from '../db/decision-log.ts';
 import { headStatement } from '../domain/decision-log.ts';
+import { getWallet } from '../db/wallets.ts';
 import type { JobDef } from '../jobs/runner.ts';
 import type { Services } from '../services.ts';
 import { logKeyOf, signWithLogKey } from './log-key.ts';
@@ -52,13 +53,15 @@ export function exportDecisionLog(services: Services, walletId: string, actor: s
     .immediate();
   const encoder = new TextEncoder();
   const key = logKeyOf(services.masterKey);
+  // The wallet's address lets verify-log --rpc find its token balance in each landed transaction.
+  const address = getWallet(services.db, walletId)?.address ?? null;
   let afterSeq = 0;
   let headerSent = false;
   return new ReadableStream<Uint8Array>({
     pull(controller) {
       if (!headerSent) {
         headerSent = true;
-        controller.enqueue(encoder.encode(`${JSON.stringify({ type: 'export', wallet_id: walletId, exported_at: new Date(now).toISOString(), from: new Date(range.fromMs).toISOString(), head_seq: head.seq, log_key: key.jwk })}\n`));
+        controller.enqueue(encoder.encode(`${JSON.stringify({ type: 'export', wallet_id: walletId, address, exported_at: new Date(now).toISOString(), from: new Date(range.fromMs).toISOString(), head_seq: head.seq, log_key: key.jwk })}\n`));
         return;
       }
       const rows = decisionPage(services.db, walletId, afterSeq, PAGE, range).filter((r) => r.seq <= head.seq);

@@ -12,7 +12,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
-import { rowHash } from '../../src/domain/decision-log.ts';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { headStatement, rowHash } from '../../src/domain/decision-log.ts';
+import { signWithLogKey } from '../../src/evidence/log-key.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
@@ -75,12 +77,44 @@ test('every decision of a payment is a row — created, signed (message hash), c
   expect(rows().at(-1)!.kind).toBe('log.exported');
   expect(r.json.signed_through).toBe(rows().at(-1)!.seq);
   expect(r.json.rows).toBe(rows().length);
+  // Against the chain: every completed payment landed, moving what the log says.
+  const onChain = await runCli(['owner', 'verify-log', file, '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
+  expect(onChain.code).toBe(0);
+  expect(onChain.json.chain).toEqual({ checked: 3, first_mismatch: null });
   // Another key (not the daemon's) does not vouch for it.
   const otherKey = join(dir, 'other.jwks');
   writeFileSync(otherKey, JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: Buffer.alloc(32, 7).toString('base64url') }] }));
   const wrongKey = await verify(file, otherKey);
   expect(wrongKey.code).toBe(1);
   expect(wrongKey.json.first_bad.reason).toContain('does not match the rows or the log key');
+});
+
+test('a daemon that lies with its own key (a consistent, signed log with a changed amount) is caught against the chain', async () => {
+  const lines = readFileSync(await exportLog(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const k = lines.find((l) => l.kind === 'payment.completed').seq;
+  let prev: Uint8Array | null = null;
+  for (const l of lines) {
+    if (l.type === 'row') {
+      if (l.seq === k) l.data.amount = 0.02;
+      if (l.seq >= k) {
+        l.prev_hash = prev ? bytesToHex(prev) : l.prev_hash;
+        l.hash = bytesToHex(rowHash(hexToBytes(l.prev_hash), { wallet_id: l.wallet_id, seq: l.seq, at: l.at, kind: l.kind, data: JSON.stringify(l.data) }));
+      }
+      prev = hexToBytes(l.hash);
+    } else if (l.type === 'head' && l.seq >= k) {
+      l.hash = bytesToHex(prev!);
+      l.signature = Buffer.from(signWithLogKey(world.services.masterKey, headStatement(l.wallet_id, l.seq, prev!))).toString('base64url');
+    }
+  }
+  const lying = join(dir, 'lying.jsonl');
+  writeFileSync(lying, lines.map((l) => JSON.stringify(l)).join('\n'));
+  expect((await verify(lying)).code).toBe(0);
+  const r = await runCli(['owner', 'verify-log', lying, '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
+  expect(r.code).toBe(1);
+  expect(r.json.chain.first_mismatch).toMatchObject({ seq: k });
+  // Amount and fee: the chain moved 0.01 less than the lying log claims.
+  const [, moved, says] = /moved (\d+) micro-USDC on chain, the log says (\d+)$/.exec(r.json.chain.first_mismatch.reason)!;
+  expect(Number(says) - Number(moved)).toBe(10_000);
 });
 
 test('an edited row is caught, naming it', async () => {
