@@ -102,6 +102,7 @@ const ROWS: Record<string, Row> = {
   'bot/x402_payment': { params: () => ({ fetch_id: fakeFetch }), ofA: false },
   'bot/x402_receipt': { params: () => ({ fetch_id: fakeFetch }), ofA: false },
   'bot/x402_sign_in': { params: () => ({ sign_in_id: `siwx_${'0'.repeat(26)}`, commitments }), ofA: false },
+  'bot/get_receipt': { params: (o) => ({ transaction_id: o.txA }), ofA: true },
   'bot/x402_sign_in_complete': { params: () => ({ sign_in_id: `siwx_${'0'.repeat(26)}`, signature_share: share }), ofA: false },
   'bot/create_payment_request': { params: () => ({ description: 'matrix', amount: 1 }), ofA: false },
   'bot/get_payment_request': { params: (o) => ({ request_id: o.requestA }), ofA: true },
@@ -116,6 +117,9 @@ const ROWS: Record<string, Row> = {
   'merchant/balance': { params: () => ({}), ofA: false },
   'merchant/verify': { params: () => ({ reference: 'order-1' }), ofA: false },
   'merchant/history': { params: () => ({}), ofA: false },
+  // A sale or a transaction another merchant's is as unknown as a made-up one.
+  'merchant/get_receipt': { params: () => ({ transaction_id: `sale_${'0'.repeat(26)}` }), ofA: false },
+  'merchant/x402_refund_due': { params: () => ({ transaction: '1'.repeat(64), reason: 'matrix' }), ofA: false },
   'merchant/set_webhook': { params: () => ({ url: 'http://127.0.0.1:9/hook' }), ofA: false },
   'merchant/rotate_webhook_secret': { params: () => ({}), ofA: false },
   'merchant/webhook_deliveries': { params: () => ({}), ofA: false },
