@@ -31,6 +31,6 @@ export const merchantReceiptActions = implement(MERCHANT_RECEIPTS, {
     const sale = getSale(ctx.services.db, p.transaction_id);
     if (!merchant || !sale || sale.merchant_id !== merchant.merchant_id) throw new AppError('NOT_FOUND', 'No x402 sale of this merchant has this id.', { howToFix: 'Pass a transaction_id (sale_…) from history.' });
     if (sale.status !== 'completed') throw notCompleted(sale.status);
-    return answer(ctx.services, saleClaims(ctx.services, sale, merchant, await slotOf(ctx.services, sale.signature)));
+    return answer(ctx.services, saleClaims(ctx.services, sale, { merchant_id: merchant.merchant_id, username: merchant.username, address: sale.pay_to }, await slotOf(ctx.services, sale.signature)));
   },
 });

@@ -1,15 +1,18 @@
 /**
  * The x402 facilitator over HTTP (src/x402/facilitator.ts), where the official middleware's
  * `HTTPFacilitatorClient` calls it: `GET /x402/facilitator/supported`, `POST …/verify`,
- * `POST …/settle`, each with the merchant's API key (`Authorization: Bearer wallet_merchant_…`).
+ * `POST …/settle`, each with the seller's API key: a merchant's (`Authorization: Bearer
+ * wallet_merchant_…`, payTo its payout address) or a wallet's bot key (payTo its own address).
  * The answers are the facilitator's own JSON (not our envelope), which is what the clients parse;
  * authentication and malformed bodies answer our error envelope with its status.
  */
 import { Elysia } from 'elysia';
-import { getMerchant, type MerchantRow } from '../db/merchants.ts';
+import { getMerchant } from '../db/merchants.ts';
+import { getWallet } from '../db/wallets.ts';
+import { KEY_PREFIXES } from '../domain/api-keys.ts';
 import { AppError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { settle, supported, verify } from '../x402/facilitator.ts';
+import { merchantSeller, settle, supported, verify, walletSeller, type Seller } from '../x402/facilitator.ts';
 import { authenticate, credentialOf } from './auth.ts';
 import { bodyWithin } from './body.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
@@ -17,11 +20,19 @@ import { errorResponse, jsonResponse } from './respond.ts';
 /** A facilitator body holds one payment: a few KiB. */
 const BODY_LIMIT = 32 * 1024;
 
-function merchantOf(services: Services, request: Request): MerchantRow {
-  const principal = authenticate(services.db, credentialOf(request.headers), 'merchant');
-  const merchant = principal.kind === 'merchant' ? getMerchant(services.db, principal.merchantId) : null;
-  if (!merchant) throw new AppError('UNAUTHORIZED', 'Invalid API key.');
-  return merchant;
+/** The seller the key belongs to: a merchant key's merchant, else a bot key's wallet. */
+function sellerOf(services: Services, request: Request): Seller {
+  const credential = credentialOf(request.headers);
+  if (credential?.token.startsWith(KEY_PREFIXES.merchant)) {
+    const principal = authenticate(services.db, credential, 'merchant');
+    const merchant = principal.kind === 'merchant' ? getMerchant(services.db, principal.merchantId) : null;
+    if (merchant) return merchantSeller(merchant);
+  } else {
+    const principal = authenticate(services.db, credential, 'bot');
+    const wallet = principal.kind === 'bot' ? getWallet(services.db, principal.walletId) : null;
+    if (wallet) return walletSeller(wallet);
+  }
+  throw new AppError('UNAUTHORIZED', 'Invalid API key.', { howToFix: "Send a merchant's key (Authorization: Bearer wallet_merchant_…) or a wallet's bot key; the facilitator settles payments to that seller only." });
 }
 
 async function jsonBody(request: Request): Promise<unknown> {
@@ -51,7 +62,7 @@ const answer = async (run: () => Promise<unknown> | unknown): Promise<Response> 
 
 export function facilitatorRoutes(services: Services) {
   return new Elysia({ prefix: '/x402/facilitator' })
-    .get('/supported', ({ request }) => answer(() => (merchantOf(services, request), supported(services))))
-    .post('/verify', ({ request }) => answer(async () => verify(services, merchantOf(services, request), await jsonBody(request))), { parse: 'none' })
-    .post('/settle', ({ request }) => answer(async () => settle(services, merchantOf(services, request), await jsonBody(request))), { parse: 'none' });
+    .get('/supported', ({ request }) => answer(() => (sellerOf(services, request), supported(services))))
+    .post('/verify', ({ request }) => answer(async () => verify(services, sellerOf(services, request), await jsonBody(request))), { parse: 'none' })
+    .post('/settle', ({ request }) => answer(async () => settle(services, sellerOf(services, request), await jsonBody(request))), { parse: 'none' });
 }

@@ -3,7 +3,8 @@ import type { Database } from 'bun:sqlite';
 
 export interface SaleRow {
   sale_id: string;
-  merchant_id: string;
+  merchant_id: string | null;
+  wallet_id: string | null;
   pay_to: string;
   payer: string;
   amount: bigint;
@@ -33,9 +34,9 @@ export function getSale(db: Database, saleId: string): SaleRow | null {
 
 export function insertSale(db: Database, s: Omit<SaleRow, 'status' | 'error' | 'completed_at' | 'refund_due_reason' | 'refund_due_at' | 'created_at' | 'updated_at'> & { now: number }): void {
   db.query(
-    `INSERT INTO x402_sales (sale_id, merchant_id, pay_to, payer, amount, network, resource, payment_id, message_hash, signature, signed_tx, last_valid_block_height, status, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'settling', ?, ?)`,
-  ).run(s.sale_id, s.merchant_id, s.pay_to, s.payer, s.amount, s.network, s.resource, s.payment_id, s.message_hash, s.signature, s.signed_tx, s.last_valid_block_height, s.now, s.now);
+    `INSERT INTO x402_sales (sale_id, merchant_id, wallet_id, pay_to, payer, amount, network, resource, payment_id, message_hash, signature, signed_tx, last_valid_block_height, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'settling', ?, ?)`,
+  ).run(s.sale_id, s.merchant_id, s.wallet_id, s.pay_to, s.payer, s.amount, s.network, s.resource, s.payment_id, s.message_hash, s.signature, s.signed_tx, s.last_valid_block_height, s.now, s.now);
 }
 
 /** Moves a settling sale to its outcome; false when it had one already. */

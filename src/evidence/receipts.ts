@@ -109,14 +109,14 @@ export function transactionClaims(services: Services, tx: TxRow, wallet: { walle
 }
 
 /** The claims of an x402 sale settled by our facilitator. */
-export function saleClaims(services: Services, sale: SaleRow, merchant: { merchant_id: string; username: string }, slot: number | null): ReceiptClaims {
+export function saleClaims(services: Services, sale: SaleRow, seller: ReceiptParty, slot: number | null): ReceiptClaims {
   return base(services, {
     id: sale.sale_id,
     kind: 'x402_sale',
     amount: sale.amount,
     fee: 0n,
     from: { address: sale.payer },
-    to: { merchant_id: merchant.merchant_id, username: merchant.username, address: sale.pay_to },
+    to: seller,
     reference: sale.payment_id,
     memo: sale.resource,
     signature: sale.signature,

@@ -1,5 +1,5 @@
 /**
- * The daemon as an x402 facilitator for its own merchants (DESIGN §8.1): `supported`, `verify` and
+ * The daemon as an x402 facilitator for its own merchants and wallets (DESIGN §8.1): `supported`, `verify` and
  * `settle` as the official middleware calls them (`HTTPFacilitatorClient` bodies
  * `{x402Version, paymentPayload, paymentRequirements}`), for Solana `exact` on this network and
  * USDC mint, v2 and v1.
@@ -9,17 +9,21 @@
  * at most a memo), no address lookup tables, the exact amount of the mint to ATA(payTo) — an
  * account that must exist (a facilitator never creates it) —, our fee payer as fee payer and in no
  * instruction's accounts, the payer's own valid signature, and a balance that covers it. It serves
- * only the authenticated merchant's own payout address: no open relay for strangers' fees.
+ * only the authenticated seller's own address — a merchant's payout address (merchant key) or a
+ * wallet's own address (its bot key): no open relay for strangers' fees.
  *
  * settle verifies again, co-signs as fee payer, records the sale (the message is unique: a
  * payload settles once), sends through the chain port and waits briefly; an outcome the chain has
  * not shown yet is `settlement_pending`, resolved later by the outcome job. A settled sale is the
- * merchant's `x402.sale` event and Standard Webhooks message.
+ * seller's `x402.sale` event: a merchant's also a Standard Webhooks message; a wallet's is in its
+ * feed and decision log (the money itself reaches its ledger through the deposit watch).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { getAddressEncoder, getBase58Decoder, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, type Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
+import { appendEvent } from '../db/events.ts';
 import { getMerchant, type MerchantRow } from '../db/merchants.ts';
+import { getWallet, type WalletRow } from '../db/wallets.ts';
 import { saleClaims, signReceipt } from '../evidence/receipts.ts';
 import { finishSale, getSale, insertSale, saleByMessageHash, settlingSales, type SaleRow } from '../db/x402-sales.ts';
 import { toUsdcNumber } from '../domain/money.ts';
@@ -55,14 +59,20 @@ export function supported(services: Services) {
   return { kinds, extensions: [PAYMENT_IDENTIFIER], signers: Object.fromEntries(kinds.map((k) => [k.network, [feePayer]])) };
 }
 
+/** Who sells: a merchant (its payout address) or one of our wallets (its own address). */
+export type Seller = { kind: 'merchant'; merchant: MerchantRow; payTo: string } | { kind: 'wallet'; wallet: WalletRow; payTo: string };
+
+export const merchantSeller = (merchant: MerchantRow): Seller => ({ kind: 'merchant', merchant, payTo: merchant.payout_address });
+export const walletSeller = (wallet: WalletRow): Seller => ({ kind: 'wallet', wallet, payTo: wallet.address });
+
 type Checked =
   | { ok: true; payer: Address; amount: bigint; payTo: string; network: string; messageBytes: Uint8Array; signatures: Record<string, Uint8Array>; resource: string | null; paymentId: string | null }
   | { ok: false; reason: string; message: string; payer?: string };
 
 const no = (reason: string, message: string, payer?: string): Checked => ({ ok: false, reason, message, ...(payer ? { payer } : {}) });
 
-/** Every MUST of the exact SVM scheme for `merchant` (see the module comment). */
-export async function checkPayment(services: Services, merchant: MerchantRow, body: unknown): Promise<Checked> {
+/** Every MUST of the exact SVM scheme for `seller` (see the module comment). */
+export async function checkPayment(services: Services, seller: Seller, body: unknown): Promise<Checked> {
   if (!isObject(body) || !isObject(body.paymentPayload) || !isObject(body.paymentRequirements)) return no('invalid_payload', 'the body must be {x402Version, paymentPayload, paymentRequirements}');
   const version = body.paymentPayload.x402Version ?? body.x402Version;
   if (version !== 1 && version !== 2) return no('invalid_x402_version', `x402Version ${String(version)} is not 1 or 2`);
@@ -75,8 +85,8 @@ export async function checkPayment(services: Services, merchant: MerchantRow, bo
   const amountText = version === 2 ? req.amount : req.maxAmountRequired;
   if (typeof amountText !== 'string' || !/^[1-9][0-9]{0,19}$/.test(amountText) || BigInt(amountText) >= 1n << 64n) return no('invalid_payment_requirements', 'the amount is not a positive atomic integer');
   const amount = BigInt(amountText);
-  // No open relay: only the authenticated merchant's own payout address is settled here.
-  if (req.payTo !== merchant.payout_address) return no('invalid_payment_requirements', `payTo ${String(req.payTo)} is not this merchant's payout address registered here`);
+  // No open relay: only the authenticated seller's own address is settled here.
+  if (req.payTo !== seller.payTo) return no('invalid_payment_requirements', `payTo ${String(req.payTo)} is not this ${seller.kind === 'merchant' ? "merchant's payout address" : "wallet's address"} registered here`);
   const feePayer = services.feePayer.address;
   if (!isObject(req.extra) || req.extra.feePayer !== feePayer) return no('invalid_exact_svm_payload_transaction_fee_payer_mismatch', `extra.feePayer must be this facilitator's fee payer ${feePayer}`);
   const transaction = isObject(body.paymentPayload.payload) ? body.paymentPayload.payload.transaction : undefined;
@@ -100,7 +110,7 @@ export async function checkPayment(services: Services, merchant: MerchantRow, bo
     return no('invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high', `compute-unit price ${price.microLamports} exceeds ${X402_MAX_COMPUTE_UNIT_PRICE} micro-lamports`, payer);
   }
   if (transfer.mint !== mint || transfer.decimals !== USDC_DECIMALS) return no('invalid_exact_svm_payload_mint_mismatch', `the transfer moves ${transfer.mint}, not USDC`, payer);
-  if (transfer.destination !== (await usdcAta(merchant.payout_address as Address, mint as Address))) return no('invalid_exact_svm_payload_recipient_mismatch', "the transfer does not go to payTo's USDC token account", payer);
+  if (transfer.destination !== (await usdcAta(seller.payTo as Address, mint as Address))) return no('invalid_exact_svm_payload_recipient_mismatch', "the transfer does not go to payTo's USDC token account", payer);
   if (transfer.amount !== amount) return no('invalid_exact_svm_payload_amount_mismatch', `the transfer moves ${transfer.amount}, not ${amount}`, payer);
   if (transfer.extraAccounts.length > 0) return no('invalid_exact_svm_payload_transaction_instructions', 'the transfer carries extra accounts', payer);
   // Our fee payer pays the fee and does nothing else: never the authority, in no instruction's accounts.
@@ -114,7 +124,7 @@ export async function checkPayment(services: Services, merchant: MerchantRow, bo
     return no('invalid_exact_svm_payload_signature', "the payer's signature is missing or does not verify", payer);
   }
   const [payToReady, balance] = await Promise.all([
-    services.chain.tokenAccountExists(merchant.payout_address as Address, mint as Address),
+    services.chain.tokenAccountExists(seller.payTo as Address, mint as Address),
     services.chain.getTokenBalance(payer, mint as Address),
   ]);
   if (!payToReady) return no('invalid_exact_svm_payload_recipient_token_account_missing', "payTo has no USDC token account; a facilitator never creates it", payer);
@@ -122,7 +132,7 @@ export async function checkPayment(services: Services, merchant: MerchantRow, bo
   const extension = isObject(body.paymentPayload.extensions) ? body.paymentPayload.extensions[PAYMENT_IDENTIFIER] : undefined;
   const paymentId = isObject(extension) && isObject(extension.info) && typeof extension.info.id === 'string' ? extension.info.id.slice(0, 128) : null;
   const resource = isObject(body.paymentPayload.resource) && typeof body.paymentPayload.resource.url === 'string' ? body.paymentPayload.resource.url.slice(0, 2048) : typeof req.resource === 'string' ? req.resource.slice(0, 2048) : null;
-  return { ok: true, payer, amount, payTo: merchant.payout_address, network, messageBytes: new Uint8Array(decoded.messageBytes), signatures: { [payer]: own }, resource, paymentId };
+  return { ok: true, payer, amount, payTo: seller.payTo, network, messageBytes: new Uint8Array(decoded.messageBytes), signatures: { [payer]: own }, resource, paymentId };
 }
 
 /** Whether the fee payer is among any instruction's accounts (the decoded layout names only some). */
@@ -134,14 +144,14 @@ function feePayerInInstructions(messageBytes: Uint8Array, feePayer: Address): bo
 }
 
 /** POST /verify. */
-export async function verify(services: Services, merchant: MerchantRow, body: unknown) {
-  const c = await checkPayment(services, merchant, body);
+export async function verify(services: Services, seller: Seller, body: unknown) {
+  const c = await checkPayment(services, seller, body);
   return c.ok ? { isValid: true, payer: c.payer } : { isValid: false, invalidReason: c.reason, invalidMessage: c.message, ...(c.payer ? { payer: c.payer } : {}) };
 }
 
 /** POST /settle. */
-export async function settle(services: Services, merchant: MerchantRow, body: unknown) {
-  const c = await checkPayment(services, merchant, body);
+export async function settle(services: Services, seller: Seller, body: unknown) {
+  const c = await checkPayment(services, seller, body);
   const network = isObject(body) && isObject(body.paymentRequirements) ? String(body.paymentRequirements.network ?? '') : '';
   if (!c.ok) return { success: false, errorReason: c.reason, errorMessage: c.message, transaction: '', network, ...(c.payer ? { payer: c.payer } : {}) };
   const hash = sha256(c.messageBytes);
@@ -152,7 +162,7 @@ export async function settle(services: Services, merchant: MerchantRow, body: un
   const signature = getBase58Decoder().decode(feeSignature);
   const saleId = newId('x402Sale');
   try {
-    services.db.transaction(() => insertSale(services.db, { sale_id: saleId, merchant_id: merchant.merchant_id, pay_to: c.payTo, payer: c.payer, amount: c.amount, network: c.network, resource: c.resource, payment_id: c.paymentId, message_hash: hash, signature, signed_tx: wire, last_valid_block_height: null, now: services.now().getTime() })).immediate();
+    services.db.transaction(() => insertSale(services.db, { sale_id: saleId, merchant_id: seller.kind === 'merchant' ? seller.merchant.merchant_id : null, wallet_id: seller.kind === 'wallet' ? seller.wallet.wallet_id : null, pay_to: c.payTo, payer: c.payer, amount: c.amount, network: c.network, resource: c.resource, payment_id: c.paymentId, message_hash: hash, signature, signed_tx: wire, last_valid_block_height: null, now: services.now().getTime() })).immediate();
   } catch (err) {
     // A concurrent settle of the same payload took it first (the message hash is unique).
     if (saleByMessageHash(services.db, hash)) return { success: false, errorReason: 'duplicate_settlement', errorMessage: 'this payment is being settled already', transaction: signature, network, payer: c.payer };
@@ -193,20 +203,23 @@ async function waitForSale(services: Services, signature: string, ms: number): P
   }
 }
 
-/** Records a sale's outcome; a completed one is the merchant's x402.sale event and webhook, in the same transaction. */
+/** Records a sale's outcome; a completed one is the seller's x402.sale event (a merchant's also its webhook), in the same transaction. */
 function finishSaleAs(services: Services, saleId: string, status: 'completed' | 'failed', error: string | null = null): void {
   const now = services.now().getTime();
   services.db
     .transaction(() => {
       if (!finishSale(services.db, saleId, status, now, error) || status !== 'completed') return;
       const sale = getSale(services.db, saleId)!;
-      recordMerchantEvent(services.db, sale.merchant_id, 'x402.sale', saleEvent(services, sale, now), now);
+      if (sale.merchant_id) recordMerchantEvent(services.db, sale.merchant_id, 'x402.sale', saleEvent(services, sale, now), now);
+      else appendEvent(services.db, { walletId: sale.wallet_id!, type: 'x402.sale', data: saleEvent(services, sale, now), now });
     })
     .immediate();
 }
 
 function saleEvent(services: Services, s: SaleRow, now: number) {
-  const merchant = getMerchant(services.db, s.merchant_id)!;
+  const merchant = s.merchant_id ? getMerchant(services.db, s.merchant_id) : null;
+  const wallet = s.wallet_id ? getWallet(services.db, s.wallet_id) : null;
+  const to = merchant ? { merchant_id: merchant.merchant_id, username: merchant.username, address: s.pay_to } : { wallet_id: wallet?.wallet_id ?? null, username: wallet?.username ?? null, address: s.pay_to };
   return {
     sale_id: s.sale_id,
     amount: toUsdcNumber(s.amount),
@@ -219,7 +232,7 @@ function saleEvent(services: Services, s: SaleRow, now: number) {
     paid_at: new Date(now).toISOString(),
     network: services.config.solana.network,
     // The sale's signed receipt (src/evidence/receipts.ts); its slot is asked of the chain by get_receipt.
-    receipt: signReceipt(services, saleClaims(services, s, merchant, null)),
+    receipt: signReceipt(services, saleClaims(services, s, to, null)),
   };
 }
 

@@ -29,6 +29,7 @@ import type { Config } from '../config.ts';
 import { newId } from '../contract/ids.ts';
 import { getApproval, insertApproval } from '../db/approvals.ts';
 import { appendEvent } from '../db/events.ts';
+import { findWalletByAddress } from '../db/directory.ts';
 import { merchantByPayout } from '../db/merchants.ts';
 import { getTx, isOwnOutgoing, moveTx, setTxMessage, type TxRow } from '../db/transactions.ts';
 import { getWallet, type WalletRow } from '../db/wallets.ts';
@@ -301,9 +302,9 @@ async function createPurchase(
     });
   }
   if (option.feePayer === wallet.address) throw invalid('/url', "the seller's extra.feePayer is this wallet; the facilitator must pay the fee");
-  // Our own fee payer pays only for our own facilitator's sales: to a merchant registered here.
-  if (option.feePayer === services.feePayer.address && !merchantByPayout(services.db, option.payTo)) {
-    throw invalid('/url', "the seller's extra.feePayer is this service's own fee payer, but its payTo is no merchant registered here; refusing to pay fees for another facilitator");
+  // Our own fee payer pays only for our own facilitator's sales: to a merchant or a wallet registered here.
+  if (option.feePayer === services.feePayer.address && !merchantByPayout(services.db, option.payTo) && !findWalletByAddress(services.db, option.payTo)) {
+    throw invalid('/url', "the seller's extra.feePayer is this service's own fee payer, but its payTo is no merchant or wallet registered here; refusing to pay fees for another facilitator");
   }
   if (option.payTo === wallet.address) throw invalid('/url', 'the seller asks to be paid by this wallet to itself');
   const mint = config.usdcMint as Address;

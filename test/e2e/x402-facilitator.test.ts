@@ -175,3 +175,43 @@ test('each MUST of the exact scheme broken once is refused by /verify under its 
   const res = await fetch(`${facilitatorUrl}/verify`, { method: 'POST', body: JSON.stringify(await handMade()) });
   expect(res.status).toBe(401);
 });
+
+test("a wallet sells with its bot key: paid by the official client and by another agent, the sale in the wallet's feed; no seller settles to another's address", async () => {
+  const bob = await world.agent('Bob', { claimBy: 'bob@example.com' });
+  await world.fund(bob.address, 0n);
+  const auth = { Authorization: `Bearer ${bob.profile.api_key}` };
+  const client = new HTTPFacilitatorClient({ url: facilitatorUrl, createAuthHeaders: async () => ({ verify: auth, settle: auth, supported: auth }) });
+  const resourceServer = new x402ResourceServer(client).register(DEVNET_CAIP2, new ExactSvmScheme({ rpcUrl: world.simnet.url }));
+  const app = new Hono();
+  app.use(paymentMiddleware({ 'GET /report': { accepts: { scheme: 'exact', price: '$0.02', network: DEVNET_CAIP2, payTo: bob.address }, description: "bob's report" } }, resourceServer));
+  app.get('/report', (c) => c.json({ report: 'ok' }));
+  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: app.fetch, idleTimeout: 60 });
+  try {
+    const bob0 = await world.balance(bob.address);
+    const http = new x402HTTPClient(new x402Client().register(DEVNET_CAIP2, new ClientExactSvm(buyer, { rpcUrl: world.simnet.url })));
+    const url = `http://127.0.0.1:${server.port}/report`;
+    const unpaid = await fetch(url);
+    const required = http.getPaymentRequiredResponse((name) => unpaid.headers.get(name), await unpaid.json());
+    const paid = await fetch(url, { headers: http.encodePaymentSignatureHeader(await http.createPaymentPayload(required)) });
+    expect(paid.status).toBe(200);
+    // Our agent pays our wallet's seller too: our fee payer, a payee registered here.
+    const r = await x402Fetch(alice.api, alice.profile, { url });
+    expect(r.outcome).toBe('completed');
+    expect((await world.balance(bob.address)) - bob0).toBe(40_000n);
+    const rows = world.services.db.query('SELECT wallet_id, merchant_id, status FROM x402_sales WHERE pay_to = ?').all(bob.address);
+    expect(rows).toEqual([
+      { wallet_id: bob.profile.wallet_id, merchant_id: null, status: 'completed' },
+      { wallet_id: bob.profile.wallet_id, merchant_id: null, status: 'completed' },
+    ]);
+    const feed = await bob.api.call<{ items: { type: string; data: any }[] }>('bot', 'events', { types: ['x402.sale'] });
+    expect(feed.items.map((e) => e.data.amount)).toEqual([0.02, 0.02]);
+    // Bob's key does not settle to the merchant's payout, nor the merchant's key to Bob's address.
+    const toMerchant = await handMade();
+    expect(await facilitate('verify', toMerchant, bob.profile.api_key)).toMatchObject({ isValid: false, invalidReason: 'invalid_payment_requirements' });
+    const toBob = await handMade();
+    toBob.paymentRequirements = { ...toBob.paymentRequirements, payTo: bob.address };
+    expect(await facilitate('verify', toBob)).toMatchObject({ isValid: false, invalidReason: 'invalid_payment_requirements' });
+  } finally {
+    await server.stop(true);
+  }
+});

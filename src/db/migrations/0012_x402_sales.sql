@@ -1,8 +1,10 @@
--- Sales settled by this daemon as an x402 facilitator for its merchants (DESIGN §8.1): one row a
--- payment; the message hash and the transaction are unique, so a payload settles once.
+-- Sales settled by this daemon as an x402 facilitator for its merchants and wallets (DESIGN §8.1):
+-- one row a payment, of exactly one seller; the message hash and the transaction are unique, so a
+-- payload settles once.
 CREATE TABLE x402_sales (
   sale_id      TEXT PRIMARY KEY,
-  merchant_id  TEXT NOT NULL REFERENCES merchants(merchant_id),
+  merchant_id  TEXT REFERENCES merchants(merchant_id),
+  wallet_id    TEXT REFERENCES wallets(wallet_id),
   pay_to       TEXT NOT NULL,
   payer        TEXT NOT NULL,
   amount       INTEGER NOT NULL CHECK (amount > 0),
@@ -19,7 +21,9 @@ CREATE TABLE x402_sales (
   refund_due_reason TEXT,                  -- the paywall settled, then could not deliver: the merchant's to refund
   refund_due_at INTEGER,
   created_at   INTEGER NOT NULL,
-  updated_at   INTEGER NOT NULL
+  updated_at   INTEGER NOT NULL,
+  CHECK ((merchant_id IS NULL) != (wallet_id IS NULL))
 ) STRICT;
-CREATE INDEX x402_sales_merchant ON x402_sales(merchant_id, created_at);
+CREATE INDEX x402_sales_merchant ON x402_sales(merchant_id, created_at) WHERE merchant_id IS NOT NULL;
+CREATE INDEX x402_sales_wallet ON x402_sales(wallet_id, created_at) WHERE wallet_id IS NOT NULL;
 CREATE INDEX x402_sales_status ON x402_sales(status, updated_at);
