@@ -18,10 +18,11 @@ import { WITHDRAWALS } from '../contract/withdrawals.ts';
 import { EARNING } from '../contract/earning.ts';
 import { X402 } from '../contract/x402.ts';
 import { AGENT_EXPORTS } from '../contract/wallet-keys.ts';
+import { BOT_RECEIPTS } from '../contract/receipts.ts';
 import { confirmPaymentTool, confirmWithdrawalTool, idempotencyKeyOf, payTool, registerTool, walletExportTool, walletImportTool, withdrawTool, x402CallToolTool, x402FetchTool, x402ResumeTool, type Args, type ToolHandler } from './handlers.ts';
 
 /** Every contract group whose actions tools may map to. */
-const CONTRACT_GROUPS: Record<string, ContractAction>[] = [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402, AGENT_EXPORTS];
+const CONTRACT_GROUPS: Record<string, ContractAction>[] = [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402, AGENT_EXPORTS, BOT_RECEIPTS];
 
 /** `endpoint/name` → contract entry. */
 export const CONTRACT: ReadonlyMap<string, ContractAction> = new Map(
@@ -116,6 +117,7 @@ export const TOOL_ROWS: readonly ToolRow[] = [
   { name: 'cancel_payment', action: 'cancel_payment' },
   { name: 'list_payments', action: 'list_payments' },
   { name: 'transactions', action: 'transactions' },
+  { name: 'get_receipt', action: 'get_receipt' },
   { name: 'my_limits', action: 'my_limits' },
   { name: 'pending_approvals', action: 'pending_approvals' },
   {

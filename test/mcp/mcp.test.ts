@@ -18,6 +18,7 @@ import { AGENT_EXPORTS } from '../../src/contract/wallet-keys.ts';
 import { EARNING } from '../../src/contract/earning.ts';
 import { X402 } from '../../src/contract/x402.ts';
 import { WITHDRAWALS } from '../../src/contract/withdrawals.ts';
+import { BOT_RECEIPTS } from '../../src/contract/receipts.ts';
 import type { Address } from '@solana/kit';
 import { MAIN, runCli } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
@@ -101,7 +102,7 @@ describe('tools', () => {
 
   test('input schemas are generated from the contract: every passed-through property deep-equals the API action schema', () => {
     const contract = new Map<string, ContractAction>(
-      [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402, AGENT_EXPORTS].flatMap((g) => Object.entries(g as Record<string, ContractAction>).map(([name, def]) => [`${def.endpoint}/${name}`, def] as const)),
+      [SYSTEM, WALLET, PAYMENTS, APPROVALS, WITHDRAWALS, EARNING, X402, AGENT_EXPORTS, BOT_RECEIPTS].flatMap((g) => Object.entries(g as Record<string, ContractAction>).map(([name, def]) => [`${def.endpoint}/${name}`, def] as const)),
     );
     // The intentional differences: register fills the DKG fields itself, the signing tools their FROST
     // commitments; composite tools take a few extras.
