@@ -109,7 +109,7 @@ function failTx(services: Services, tx: TxRow, reason: string): void {
 }
 
 /** Records a landed transfer for the sender and, when the recipient is one of our wallets, for the recipient. */
-function completeTx(services: Services, tx: TxRow): void {
+function completeTx(services: Services, tx: TxRow, slot: bigint): void {
   const now = services.now().getTime();
   if (!moveTx(services.db, tx.transaction_id, ['pending'], 'completed', now, { completed_at: now })) return;
   const from = getWallet(services.db, tx.wallet_id)?.address;
@@ -120,7 +120,8 @@ function completeTx(services: Services, tx: TxRow): void {
   appendEvent(services.db, {
     walletId: tx.wallet_id,
     type: `${prefix}.completed`,
-    data: { transaction_id: tx.transaction_id, amount: toUsdcNumber(tx.amount), fee: toUsdcNumber(tx.fee + tx.setup_fee), to: tx.counterparty, signature: tx.signature },
+    // The slot puts the outcome on the chain for the decision log and its offline check.
+    data: { transaction_id: tx.transaction_id, amount: toUsdcNumber(tx.amount), fee: toUsdcNumber(tx.fee + tx.setup_fee), to: tx.counterparty, signature: tx.signature, slot: Number(slot) },
     now,
   });
   // A merchant's payment.received event and its webhook message, in this same transaction.
@@ -250,7 +251,7 @@ function isOutcome(services: Services, status: SignatureStatus | null): status i
 /** Records one outcome (failed or completed) in the caller's transaction. */
 function applyOutcome(services: Services, tx: TxRow, status: SignatureStatus): void {
   if (status.err !== null) failTx(services, tx, `the transaction failed on chain: ${JSON.stringify(status.err)}`);
-  else completeTx(services, tx);
+  else completeTx(services, tx, status.slot);
 }
 
 /** Records a status at the configured commitment as the transaction's outcome; false when it is not one yet. */

@@ -69,6 +69,10 @@ test('every decision of a payment is a row — created, signed (message hash), c
   expect(kinds.filter((k) => k === 'payment.completed')).toHaveLength(3);
   const signed = JSON.parse(rows().find((r) => r.kind === 'signing.signed')!.data);
   expect(signed.message_sha256).toMatch(/^[0-9a-f]{64}$/);
+  // The chain outcome: its signature and slot.
+  const completed = JSON.parse(rows().find((r) => r.kind === 'payment.completed')!.data);
+  expect(completed.signature).toBe(signed.signature);
+  expect(completed.slot).toBeGreaterThan(0);
   const file = await exportLog();
   const r = await verify(file);
   expect(r.code).toBe(0);
