@@ -113,7 +113,8 @@ export async function startPaywall(o: PaywallOptions): Promise<Paywall> {
   }
 
   async function forward(request: Request, url: URL): Promise<Response> {
-    const target = new URL(url.pathname.replace(/^\//, '') + url.search, upstream.href.endsWith('/') ? upstream.href : `${upstream.href}/`);
+    // Concatenated, never resolved: a path like ///host must not choose another host.
+    const target = new URL(`${upstream.href.replace(/\/+$/, '')}${url.pathname}${url.search}`);
     const headers = new Headers();
     request.headers.forEach((value, name) => {
       if (!NOT_FORWARDED.has(name.toLowerCase())) headers.set(name, value);

@@ -125,6 +125,10 @@ test('unpaid → 402 with the v2 requirements in PAYMENT-REQUIRED and the v1 one
   expect(post.status).toBe(402);
   expect(decode(post.headers.get('payment-required')).accepts[0].amount).toBe('20000');
   expect(upstreamHits.length).toBe(hits);
+  // A path that reads as another host stays on the upstream.
+  const sneaky = await fetch(`${gate.url}///example.com/free`);
+  expect(sneaky.status).toBe(200);
+  expect(((await sneaky.json()) as any).path).toMatch(/^\/+example\.com\/free$/);
   const free = await fetch(`${gate.url}/free/page?x=1`);
   expect(free.status).toBe(200);
   expect(await free.json()).toEqual({ method: 'GET', path: '/free/page', query: '?x=1', paid_header_seen: false });
