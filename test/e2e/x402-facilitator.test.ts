@@ -22,6 +22,7 @@ import {
   type KeyPairSigner,
 } from '@solana/kit';
 import { x402Client, x402HTTPClient } from '@x402/core/client';
+import { wrapFetchWithPayment } from '@x402/fetch';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { paymentMiddleware, x402ResourceServer } from '@x402/hono';
 import { ExactSvmScheme as ClientExactSvm } from '@x402/svm/exact/client';
@@ -31,6 +32,7 @@ import { x402Fetch } from '../../src/client/x402.ts';
 import { deliverDueWebhooks } from '../../src/webhooks/deliver.ts';
 import { usdcAta } from '../../src/solana/ata.ts';
 import { computeUnitLimitInstruction, computeUnitPriceInstruction, memoInstruction, transferCheckedInstruction } from '../../src/solana/instructions.ts';
+import { runCli } from '../helpers/daemon.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { DEVNET_CAIP2, USDC } from '../x402/sellers.ts';
 
@@ -124,6 +126,21 @@ test('the official client with a plain keypair pays through it; the same payload
   const again = await facilitate('settle', { x402Version: 2, paymentPayload: payload, paymentRequirements: required.accepts[0] });
   expect(again).toMatchObject({ success: false, errorReason: 'duplicate_settlement' });
   expect((await world.balance(payout)) - payout0).toBe(10_000n);
+});
+
+test("the official @x402/fetch with a plain keypair, and our agent's CLI, each pay the @x402/hono seller once: 200, the payout credited exactly, one line each in the merchant's history", async () => {
+  const payout0 = await world.balance(payout);
+  const pay = wrapFetchWithPayment(fetch, new x402Client().register(DEVNET_CAIP2, new ClientExactSvm(buyer, { rpcUrl: world.simnet.url })));
+  const res = await pay(`${seller.url}/data`);
+  expect(res.status).toBe(200);
+  expect(await res.json()).toEqual({ data: 42 });
+  const cli = await runCli(['x402', 'fetch', `${seller.url}/data`, '--max-amount', '0.05', '--server', world.url, '--home', alice.home, '--json']);
+  expect(cli.code).toBe(0);
+  expect(cli.json.outcome).toBe('completed');
+  expect((await world.balance(payout)) - payout0).toBe(20_000n);
+  const history = (await (await fetch(`${world.url}/merchant`, { method: 'POST', headers: { authorization: `Bearer ${merchant.api_key}` }, body: JSON.stringify({ action: 'history', limit: 100 }) })).json()) as any;
+  const signatures = (sales() as { signature: string }[]).slice(-2).map((s) => s.signature);
+  for (const signature of signatures) expect(history.data.items.filter((i: any) => i.signature === signature && i.via === 'x402')).toHaveLength(1);
 });
 
 async function facilitate(path: 'verify' | 'settle', body: unknown, key = merchant.api_key): Promise<any> {
