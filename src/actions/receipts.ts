@@ -5,7 +5,8 @@ import { getWalletTx } from '../db/transactions.ts';
 import { getMerchant } from '../db/merchants.ts';
 import { getSale } from '../db/x402-sales.ts';
 import { AppError } from '../errors.ts';
-import { saleClaims, signReceipt, slotOf, transactionClaims, type ReceiptClaims } from '../evidence/receipts.ts';
+import { paylinkClaims, saleClaims, signReceipt, slotOf, transactionClaims, type ReceiptClaims } from '../evidence/receipts.ts';
+import { getPayeePaylink } from '../db/paylinks.ts';
 import { implement } from './registry.ts';
 import { callerWallet } from './wallet.ts';
 
@@ -28,9 +29,16 @@ export const merchantReceiptActions = implement(MERCHANT_RECEIPTS, {
   get_receipt: async (ctx, p) => {
     const merchantId = ctx.principal.kind === 'merchant' ? ctx.principal.merchantId : '';
     const merchant = getMerchant(ctx.services.db, merchantId);
+    const payee = merchant ? { merchant_id: merchant.merchant_id, username: merchant.username, address: merchant.payout_address } : null;
+    // A paylink paid from a Solana Pay wallet: the merchant's record of it is the paylink itself.
+    const link = merchant && p.transaction_id.startsWith('req_') ? getPayeePaylink(ctx.services.db, { kind: 'merchant', id: merchant.merchant_id }, p.transaction_id) : null;
+    if (link) {
+      if (link.status !== 'paid') throw notCompleted(link.status);
+      return answer(ctx.services, paylinkClaims(ctx.services, link, payee!, await slotOf(ctx.services, link.signature)));
+    }
     const sale = getSale(ctx.services.db, p.transaction_id);
-    if (!merchant || !sale || sale.merchant_id !== merchant.merchant_id) throw new AppError('NOT_FOUND', 'No x402 sale of this merchant has this id.', { howToFix: 'Pass a transaction_id (sale_…) from history.' });
+    if (!merchant || !sale || sale.merchant_id !== merchant.merchant_id) throw new AppError('NOT_FOUND', 'No x402 sale or paid paylink of this merchant has this id.', { howToFix: 'Pass an x402 sale (sale_…) or a paylink (req_…) from history.' });
     if (sale.status !== 'completed') throw notCompleted(sale.status);
-    return answer(ctx.services, saleClaims(ctx.services, sale, { merchant_id: merchant.merchant_id, username: merchant.username, address: sale.pay_to }, await slotOf(ctx.services, sale.signature)));
+    return answer(ctx.services, saleClaims(ctx.services, sale, { ...payee!, address: sale.pay_to }, await slotOf(ctx.services, sale.signature)));
   },
 });

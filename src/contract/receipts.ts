@@ -15,7 +15,7 @@ export const MERCHANT_RECEIPTS = {
     endpoint: 'merchant',
     auth: 'merchant',
     readOnly: true,
-    params: Params({ transaction_id: T.String({ minLength: 1, maxLength: 100, description: "an x402 sale's id (sale_…) from history" }) }),
+    params: Params({ transaction_id: T.String({ minLength: 1, maxLength: 100, description: "an x402 sale (sale_…) or a paid paylink (req_…) from history" }) }),
     summary: SUMMARY,
   }),
 };

@@ -46,6 +46,8 @@ import { forgetBalance } from '../payments/balance-cache.ts';
 import { signaturesSince } from '../solana/history.ts';
 import { inBackground } from '../solana/rpc-priority.ts';
 import { getWallet } from '../db/wallets.ts';
+import { getMerchant } from '../db/merchants.ts';
+import { paylinkClaims, signReceipt } from '../evidence/receipts.ts';
 import { newId } from '../contract/ids.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { usdcAta } from '../solana/ata.ts';
@@ -152,7 +154,7 @@ function applyTransfer(services: Services, requestId: string, signature: string,
         services.db,
         payeeKeyOf(row),
         'payment_request.paid',
-        { request_id: requestId, short_code: row.short_code, amount: toUsdcNumber(verdict.amount), payer, signature, transaction_id: txId, via: 'solana_pay', reference: row.reference },
+        { request_id: requestId, short_code: row.short_code, amount: toUsdcNumber(verdict.amount), payer, signature, transaction_id: txId, via: 'solana_pay', reference: row.reference, ...merchantReceipt(services, requestId) },
         now,
       );
       return;
@@ -161,6 +163,14 @@ function applyTransfer(services: Services, requestId: string, signature: string,
     return;
   }
   recordRejection(services, row, { signature, reason: verdict.reason, amount: verdict.amount, mint: verdict.mint, payer }, now);
+}
+
+/** A merchant payee's signed receipt of its paylink just paid (its webhook carries it); nothing for a wallet payee. */
+function merchantReceipt(services: Services, requestId: string): { receipt?: string } {
+  const link = getPaylink(services.db, requestId);
+  const merchant = link?.merchant_id ? getMerchant(services.db, link.merchant_id) : null;
+  if (!link || !merchant) return {};
+  return { receipt: signReceipt(services, paylinkClaims(services, link, { merchant_id: merchant.merchant_id, username: merchant.username, address: merchant.payout_address }, null)) };
 }
 
 /**

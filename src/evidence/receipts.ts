@@ -9,6 +9,7 @@
 import { formatUsdc } from '../domain/money.ts';
 import type { TxRow } from '../db/transactions.ts';
 import type { SaleRow } from '../db/x402-sales.ts';
+import type { PaylinkRow } from '../db/paylinks.ts';
 import type { Services } from '../services.ts';
 import { logKeyOf, signWithLogKey } from './log-key.ts';
 
@@ -122,5 +123,22 @@ export function saleClaims(services: Services, sale: SaleRow, seller: ReceiptPar
     signature: sale.signature,
     slot,
     completedAt: sale.completed_at === null ? null : Number(sale.completed_at),
+  });
+}
+
+/** The claims of a merchant paylink paid from a Solana Pay wallet (no ledger row of ours holds it). */
+export function paylinkClaims(services: Services, link: PaylinkRow, payee: ReceiptParty, slot: number | null): ReceiptClaims {
+  return base(services, {
+    id: link.request_id,
+    kind: 'paylink_payment',
+    amount: link.paid_amount ?? 0n,
+    fee: 0n,
+    from: { address: link.payer },
+    to: payee,
+    reference: link.reference,
+    memo: link.description,
+    signature: link.signature,
+    slot,
+    completedAt: link.paid_at === null ? null : Number(link.paid_at),
   });
 }

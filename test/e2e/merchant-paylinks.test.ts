@@ -7,6 +7,7 @@
  * one reference is never paid twice. Merchants see only their own paylinks and events.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from 'jose';
 import { ApiClient } from '../../src/client/api.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { scanPaylink } from '../../src/earning/scan.ts';
@@ -96,6 +97,13 @@ describe('a merchant paylink paid by a human with Solana Pay', () => {
     expect(hooks.map((h) => h.body.type)).toEqual(['webhook.test', 'payment_request.paid']);
     expect(hooks[1]!.body).toMatchObject({ event_id: events.items[1].event_id, data: { request_id: link.request_id, reference: 'ord-1', amount: 5, signature } });
     expect(await verifyStandardWebhook(shop.data.webhook.secret, hooks[1]!.headers, hooks[1]!.raw, Math.floor(Date.now() / 1000))).toBe(true);
+    // Its signed receipt, on the webhook and from get_receipt, verifies with jose against the published key.
+    const jwks = createLocalJWKSet((await (await fetch(`${new URL(world.url).origin}/.well-known/agent-wallet/log-key`)).json()) as JSONWebKeySet);
+    const fromApi = (await shopCall('get_receipt', { transaction_id: link.request_id })).receipt;
+    for (const jws of [fromApi, hooks[1]!.body.data.receipt]) {
+      const claims = JSON.parse(new TextDecoder().decode((await compactVerify(jws, jwks)).payload));
+      expect(claims).toMatchObject({ sub: link.request_id, kind: 'paylink_payment', amount: '5', reference: 'ord-1', signature, from: { address: human.address }, to: { address: shop.payout } });
+    }
   });
 
   test('the reference is spent: a new paylink and a direct agent payment with ord-1 are refused and change nothing', async () => {
