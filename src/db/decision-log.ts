@@ -60,8 +60,9 @@ export function decisionHead(db: Database, walletId: string): DecisionRow | null
 export function unsignedHeads(db: Database, limit: number): DecisionRow[] {
   return db
     .query<DecisionRow, [number]>(
-      `SELECT d.* FROM decision_log d
-       JOIN (SELECT wallet_id, max(seq) AS seq FROM decision_log GROUP BY wallet_id) m ON m.wallet_id = d.wallet_id AND m.seq = d.seq
+      // One primary-key lookup a wallet, never a scan of the log.
+      `SELECT d.* FROM wallets w
+       JOIN decision_log d ON d.wallet_id = w.wallet_id AND d.seq = (SELECT max(seq) FROM decision_log WHERE wallet_id = w.wallet_id)
        WHERE NOT EXISTS (SELECT 1 FROM decision_log_heads h WHERE h.wallet_id = d.wallet_id AND h.seq = d.seq)
        LIMIT ?`,
     )

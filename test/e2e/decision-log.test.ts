@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { headStatement, rowHash } from '../../src/domain/decision-log.ts';
+import { signMovedHeads } from '../../src/evidence/decision-log.ts';
 import { signWithLogKey } from '../../src/evidence/log-key.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
@@ -218,6 +219,22 @@ test('a log cut at a signed head verifies up to it; cut later, the rows after th
   const r = await verify(cutLater);
   expect(r.json).toMatchObject({ ok: true, signed_through: firstHeadSeq, unsigned_tail: 3 });
   expect(r.code).toBe(0);
+});
+
+test('the head-signing job signs every wallet whose chain moved, once; its heads verify in the export', async () => {
+  await pay(0.01);
+  const head = (walletId: string) => Number((db().query('SELECT max(seq) AS s FROM decision_log WHERE wallet_id = ?').get(walletId) as { s: bigint }).s);
+  const signed = signMovedHeads(world.services);
+  expect(signed).toBeGreaterThanOrEqual(2);
+  for (const w of [alice.profile.wallet_id, bob.profile.wallet_id]) {
+    expect(db().query('SELECT 1 FROM decision_log_heads WHERE wallet_id = ? AND seq = ?').get(w, head(w))).not.toBeNull();
+  }
+  expect(signMovedHeads(world.services)).toBe(0);
+  const jobHeadSeq = head(alice.profile.wallet_id);
+  const file = await exportLog();
+  const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  expect(lines.some((l) => l.type === 'head' && l.seq === jobHeadSeq)).toBe(true);
+  expect((await verify(file)).code).toBe(0);
 });
 
 test('the export is the owner\'s: another owner\'s token, or none, gets nothing', async () => {
