@@ -108,7 +108,14 @@ export const OWNER_EVIDENCE_COMMANDS: Record<string, Command> = {
       publicKey = await keyFrom(flags.key);
       keySource = flags.key;
     } else {
-      const header = lines.map((l) => (l.trim() ? (JSON.parse(l) as Record<string, any>) : null)).find((v) => v?.type === 'export');
+      const parsed = (l: string): Record<string, any> | null => {
+        try {
+          return JSON.parse(l) as Record<string, any>;
+        } catch {
+          return null;
+        }
+      };
+      const header = lines.map(parsed).find((v) => v?.type === 'export');
       publicKey = publicKeyOfJwks({ keys: header?.log_key ? [header.log_key] : [] }, `${file}'s export header`);
       keySource = 'the export header (pass --key with the daemon\'s /.well-known/agent-wallet/log-key to check it is the daemon\'s)';
     }
