@@ -3,6 +3,7 @@
  * same exported functions, so the API and the pages cannot disagree. An owner sees only their own
  * claimed wallets and what belongs to them: anything else is NOT_FOUND, never a hint it exists.
  */
+import { railsVersion } from '../payments/intent.ts';
 import { AppError } from '../errors.ts';
 import { OWNER } from '../contract/owner.ts';
 import { parseGuardRails, railsToJson } from '../contract/guard-rails.ts';
@@ -132,7 +133,8 @@ export function setGuardRails(services: Services, ownerId: string, walletId: str
         pending: pending ? railsToJson(pending.rails) : null,
         apply_at: pending?.apply_at.toISOString() ?? null,
       };
-      appendAudit(db, { walletId, actor, kind: 'guard_rails.set', data: { previous: railsToJson(current), requested: railsToJson(next), ...data }, now });
+      // rails_version names the rails in force as the decisions made under them do (pending ones get theirs when they apply).
+      appendAudit(db, { walletId, actor, kind: 'guard_rails.set', data: { previous: railsToJson(current), requested: railsToJson(next), ...data, rails_version: railsVersion(inForce), pending_rails_version: pending ? railsVersion(pending.rails) : null }, now });
       appendEvent(db, { walletId, type: 'guard_rails.updated', data, now });
       return true;
     })

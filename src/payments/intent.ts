@@ -11,10 +11,13 @@ import { newId } from '../contract/ids.ts';
 import { insertApproval, getApproval } from '../db/approvals.ts';
 import { appendAudit, appendEvent } from '../db/events.ts';
 import { loadEffectiveRails } from '../db/guard-rails.ts';
+import { railsToJson } from '../contract/guard-rails.ts';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { getTx, insertTx, outstandingOut, setupFeeHolder, type TxRow, type TxType } from '../db/transactions.ts';
 import { computeUsage } from '../db/usage.ts';
 import type { WalletRow } from '../db/wallets.ts';
-import { decide, windowStarts, type Category, type Decision } from '../domain/guardrails.ts';
+import { decide, windowStarts, type Category, type Decision, type GuardRails } from '../domain/guardrails.ts';
 import { feeFor, formatUsdc, toUsdcNumber } from '../domain/money.ts';
 import { queueApprovalMail } from '../mail/approval-mail.ts';
 import type { Services } from '../services.ts';
@@ -76,11 +79,21 @@ export function assertAffordable(services: Services, wallet: WalletRow, q: Quote
 }
 
 /** The guard-rails decision for an intent, from the ledger as it is now (sync; call inside the write transaction). */
-export function decideIntent(services: Services, input: Omit<IntentInput, 'type'>, now: Date): Decision {
+export function decideIntent(services: Services, input: Omit<IntentInput, 'type'>, now: Date): Decision & { railsVersion: string } {
   const rails = loadEffectiveRails(services.db, input.wallet.wallet_id, now);
   const starts = windowStarts(now, rails.active_hours?.timezone);
   const usage = computeUsage(services.db, input.wallet.wallet_id, starts, { address: input.recipient.address }, input.category === 'x402' ? input.host : undefined);
-  return decide(rails, { category: input.category, amount: input.quote.total, recipient: { username: input.recipient.username, address: input.recipient.address }, host: input.host }, usage, now);
+  const decision = decide(rails, { category: input.category, amount: input.quote.total, recipient: { username: input.recipient.username, address: input.recipient.address }, host: input.host }, usage, now);
+  return { ...decision, railsVersion: railsVersion(rails) };
+}
+
+/**
+ * The rails a decision was made under, by content: the first 16 hex digits of sha256 over their
+ * JSON. The decision log's `guard_rails.set` rows hold each rails JSON, so an owner matches a
+ * decision to the rails in force when it was made.
+ */
+export function railsVersion(rails: GuardRails): string {
+  return bytesToHex(sha256(utf8ToBytes(JSON.stringify(railsToJson(rails))))).slice(0, 16);
 }
 
 const EVENT_PREFIX: Record<TxType, string> = { payment: 'payment', withdrawal: 'withdrawal', x402: 'payment', deposit: 'payment' };
@@ -154,6 +167,6 @@ export function createIntent(services: Services, intentInput: IntentInput): TxRo
     appendEvent(db, { walletId: input.wallet.wallet_id, type: 'approval.requested', data: { ...eventData, approval_id: approvalId, reason: decision.reason }, now });
     queueApprovalMail(services, getApproval(db, approvalId)!);
   }
-  appendAudit(db, { walletId: input.wallet.wallet_id, actor: 'agent', kind: 'decision', data: { ...eventData, reason: decision.reason }, now });
+  appendAudit(db, { walletId: input.wallet.wallet_id, actor: 'agent', kind: 'decision', data: { ...eventData, reason: decision.reason, rails_version: decision.railsVersion }, now });
   return getTx(db, id)!;
 }

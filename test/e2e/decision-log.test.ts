@@ -110,6 +110,16 @@ test('every decision of a payment is a row — created, signed (message hash), c
   expect(wrongKey.json.first_bad.reason).toContain('does not match the rows or the log key');
 });
 
+test('each decision names the version of the rails it was made under, the one the rails change logged', async () => {
+  await world.ownerClient(OWNER).call('owner', 'set_guard_rails', { wallet_id: alice.profile.wallet_id, rails: { approval_above: '20' } });
+  await pay(0.01);
+  const set = JSON.parse(rows().filter((r) => r.kind === 'guard_rails.set').at(-1)!.data);
+  const decision = JSON.parse(rows().filter((r) => r.kind === 'decision').at(-1)!.data);
+  expect(set.rails_version).toMatch(/^[0-9a-f]{16}$/);
+  expect(decision.rails_version).toBe(set.rails_version);
+  expect(decision.rule).toBeDefined();
+});
+
 test('a daemon that lies with its own key (a consistent, signed log with a changed amount) is caught against the chain', async () => {
   const lines = readFileSync(await exportFile(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   const k = lines.find((l) => l.kind === 'payment.completed').seq;
