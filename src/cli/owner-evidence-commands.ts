@@ -43,32 +43,26 @@ interface ChainCheck {
   first_mismatch: { seq: number; signature: string; reason: string } | null;
 }
 
-/** Checks every completed payment or withdrawal row against the chain at `rpcUrl`. */
+/** Checks every completed payment or withdrawal row against the chain at `rpcUrl` (the daemon's chain client, read-only). */
 async function checkOnChain(lines: readonly string[], rpcUrl: string): Promise<ChainCheck> {
   const rows = lines.filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, any>);
   const address = rows.find((r) => r.type === 'export')?.address as string | undefined;
   if (!address) throw new UsageError('the export names no wallet address; export it again with this release to check it against the chain');
+  const { createRpcChainPort } = await import('../solana/port.ts');
+  const chain = createRpcChainPort(rpcUrl);
   const result: ChainCheck = { checked: 0, first_mismatch: null };
   for (const r of rows) {
-    if (r.type !== 'row' || !/\.completed$/.test(r.kind) || !/^(payment|withdrawal)\./.test(r.kind) || typeof r.data?.signature !== 'string') continue;
+    if (r.type !== 'row' || !/^(payment|withdrawal)\.completed$/.test(r.kind) || typeof r.data?.signature !== 'string') continue;
+    const mismatch = (reason: string) => ({ ...result, first_mismatch: { seq: r.seq, signature: r.data.signature, reason } });
     const expected = parseUsdc(String(r.data.amount));
     const fee = parseUsdc(String(r.data.fee ?? 0));
-    if (!expected.ok || !fee.ok) return { ...result, first_mismatch: { seq: r.seq, signature: r.data.signature, reason: 'the row holds no readable amount' } };
-    const res = (await (
-      await fetch(rpcUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTransaction', params: [r.data.signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }] }),
-      }).catch((err: Error) => {
-        throw new ConnectionError(`cannot reach --rpc ${rpcUrl}: ${err.message}`);
-      })
-    ).json()) as { result?: { meta?: { err: unknown; preTokenBalances?: any[]; postTokenBalances?: any[] } } | null };
-    const meta = res.result?.meta;
-    const mismatch = (reason: string) => ({ ...result, first_mismatch: { seq: r.seq, signature: r.data.signature, reason } });
-    if (!meta) return mismatch('the chain does not know this signature');
-    if (meta.err !== null) return mismatch('the transaction failed on chain');
-    const held = (list: any[] | undefined) => BigInt(list?.find((b) => b.owner === address)?.uiTokenAmount?.amount ?? 0);
-    const moved = held(meta.preTokenBalances) - held(meta.postTokenBalances);
+    if (!expected.ok || !fee.ok) return mismatch('the row holds no readable amount');
+    const landed = await chain.getTokenTransfersOf(r.data.signature).catch((err: Error) => {
+      throw new ConnectionError(`--rpc ${rpcUrl} did not answer: ${err.message}`);
+    });
+    if (!landed) return mismatch('the chain does not know this signature');
+    if (landed.err !== null) return mismatch('the transaction failed on chain');
+    const moved = -landed.deltas.filter((d) => d.owner === address).reduce((sum, d) => sum + d.delta, 0n);
     if (moved !== expected.micro + fee.micro) return mismatch(`the wallet's USDC moved ${moved} micro-USDC on chain, the log says ${expected.micro + fee.micro}`);
     result.checked++;
   }

@@ -86,8 +86,7 @@ export class ApiClient {
         await Bun.sleep(Math.min(5, Number(res.headers.get('retry-after') ?? 1)) * 1000);
         continue;
       }
-      const { code, message, how_to_fix, ...details } = e;
-      throw new ApiError((code as ErrorCode) ?? 'INTERNAL_ERROR', String(message ?? 'request failed'), String(how_to_fix ?? ''), res.status, details, endpoint);
+      throw apiErrorOf(e, res.status, endpoint);
     }
   }
 
@@ -103,7 +102,12 @@ export class ApiClient {
     if (res.ok && res.body) return res;
     const body = (await res.json().catch(() => null)) as { error?: Record<string, unknown> } | null;
     if (!body?.error) throw new ConnectionError(`${url} answered HTTP ${res.status} without a JSON envelope; check --server (it must end in /v1)`);
-    const { code, message, how_to_fix, ...details } = body.error;
-    throw new ApiError((code as ErrorCode) ?? 'INTERNAL_ERROR', String(message ?? 'request failed'), String(how_to_fix ?? ''), res.status, details, 'owner');
+    throw apiErrorOf(body.error, res.status, 'owner');
   }
+}
+
+/** The ApiError an error envelope's `error` object stands for. */
+function apiErrorOf(e: Record<string, unknown>, status: number, endpoint: Endpoint): ApiError {
+  const { code, message, how_to_fix, ...details } = e;
+  return new ApiError((code as ErrorCode) ?? 'INTERNAL_ERROR', String(message ?? 'request failed'), String(how_to_fix ?? ''), status, details, endpoint);
 }

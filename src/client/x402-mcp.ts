@@ -12,6 +12,7 @@ import type { ProfileData } from './profile.ts';
 import { pinsOf, updatePins, type SaveProfile } from './pins.ts';
 import { recordIntent, micro } from './custody.ts';
 import { checkPurchase, purchaseIntent, signPurchase, type Prepared, type X402Expectation } from './x402.ts';
+import { isObject } from '../domain/json.ts';
 
 /** A tool call as the MCP SDK's client takes it, and its result. */
 export interface ToolCall {
@@ -29,10 +30,6 @@ export interface PaidToolResult {
   /** The tool's result: the paid one, or the free one. */
   result: ToolResult;
   purchase: Record<string, any> | null;
-}
-
-function isObject(v: unknown): v is Record<string, any> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The x402 PaymentRequired of a tool result, when it is one: structuredContent first, then content[0].text. */

@@ -27,6 +27,7 @@ import { pinsOf, updatePins, type SaveProfile } from './pins.ts';
 import { formatUsdc } from '../domain/money.ts';
 import { parseSiwsMessage, siwsMessage, siwsProblem } from '../domain/siws.ts';
 import { AgentRound } from './sign.ts';
+import { isObject } from '../domain/json.ts';
 
 /** The request to buy, as x402_prepare takes it. */
 export interface X402Request {
@@ -262,10 +263,6 @@ export async function x402Fetch(
     return { outcome: prepared.status === 'rejected' ? 'rejected' : 'failed', fetch_id: prepared.fetch_id, prepared, settled: null, response: null };
   }
   return settledResult(prepared.fetch_id, prepared, await payPurchase(api, profile, prepared.fetch_id, prepared, progress, { agent, save: opts.save }));
-}
-
-function isObject(v: unknown): v is Record<string, any> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**

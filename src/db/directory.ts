@@ -36,3 +36,8 @@ export function findWalletByAddress(db: Database, address: string): DirectoryEnt
     .query<DirectoryEntry, [string]>("SELECT 'wallet' AS kind, wallet_id AS id, username, name, address FROM wallets WHERE address = ?")
     .get(address);
 }
+
+/** The wallet or merchant payout registered here at `address` (a wallet first), if any. */
+export function findPayeeByAddress(db: Database, address: string): DirectoryEntry | null {
+  return findWalletByAddress(db, address) ?? findMerchantByPayoutAddress(db, address);
+}

@@ -91,8 +91,9 @@ export function referenceHolder(
  * A payment a merchant received through the service: an agent's completed payment (`via`
  * wallet), a Solana Pay payment that paid one of its paylinks (`via` solana_pay; no ledger
  * row, the payer known by address only), or an x402 sale settled by our facilitator (`via` x402:
- * the transaction id is the sale's, the reference the buyer's payment-identifier, the note the
- * resource bought; a payer that is one of our wallets is named).
+ * the transaction id is the sale's, the reference `x402:` + the buyer's payment-identifier — the
+ * buyer chooses it, so it never reads as one of the merchant's own order references —, the note
+ * the resource bought; a payer that is one of our wallets is named).
  */
 export interface MerchantPayment {
   transaction_id: string | null;
@@ -120,7 +121,7 @@ const RECEIPTS = `(
   FROM payment_requests p
   WHERE p.merchant_id = ? AND p.status = 'paid' AND p.paid_via = 'solana_pay'
   UNION ALL
-  SELECT s.sale_id, s.amount, s.payment_id, s.resource, s.signature, s.completed_at, (SELECT username FROM wallets WHERE address = s.payer), s.payer, NULL, 'x402', s.refund_due_reason
+  SELECT s.sale_id, s.amount, 'x402:' || s.payment_id, s.resource, s.signature, s.completed_at, (SELECT username FROM wallets WHERE address = s.payer), s.payer, NULL, 'x402', s.refund_due_reason
   FROM x402_sales s
   WHERE s.merchant_id = ? AND s.status = 'completed'
 )`;
@@ -171,7 +172,3 @@ export function serviceCounts(db: Database): { wallets: number; claimedWallets: 
   };
 }
 
-/** The merchant whose payout address this is, if one is registered here. */
-export function merchantByPayout(db: Database, address: string): MerchantRow | null {
-  return db.query<MerchantRow, [string]>('SELECT * FROM merchants WHERE payout_address = ? LIMIT 1').get(address);
-}

@@ -5,9 +5,10 @@
  * bounded whatever the count. A cell a spreadsheet would run as a formula (=, +, -, @, tab, CR at
  * its start: counterparties and memos come from outside) is prefixed with an apostrophe.
  */
-import { walletTxExportPage } from '../db/transactions.ts';
+import { walletTxExportPage, type TxRow } from '../db/transactions.ts';
 import { formatUsdc } from '../domain/money.ts';
 import type { Services } from '../services.ts';
+import { pagedStream } from './paged-stream.ts';
 
 const PAGE = 1000;
 const HEADER = 'date,type,direction,counterparty,amount,fee,status,signature,memo,reference,transaction_id\r\n';
@@ -20,41 +21,30 @@ export function csvCell(value: string | null): string {
 }
 
 export function exportTransactionsCsv(services: Services, walletId: string, range: { fromMs: number; toMs: number }): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
   let after: { createdAt: bigint; rowid: bigint } | null = null;
-  let started = false;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (!started) {
-        started = true;
-        controller.enqueue(encoder.encode(HEADER));
-        return;
-      }
-      const rows = walletTxExportPage(services.db, walletId, after, range, PAGE);
-      if (rows.length === 0) {
-        controller.close();
-        return;
-      }
-      let out = '';
-      for (const t of rows) {
-        const fee = t.direction === 'out' ? t.fee + t.setup_fee : 0n;
-        out += `${[
-          new Date(Number(t.created_at)).toISOString(),
-          t.type,
-          t.direction,
-          csvCell(t.counterparty ?? t.to_address),
-          formatUsdc(t.amount),
-          formatUsdc(fee),
-          t.status,
-          csvCell(t.signature),
-          csvCell(t.note),
-          csvCell(t.reference),
-          t.transaction_id,
-        ].join(',')}\r\n`;
-      }
-      const last = rows.at(-1)!;
-      after = { createdAt: BigInt(last.created_at), rowid: BigInt(last.rowid) };
-      controller.enqueue(encoder.encode(out));
-    },
+  return pagedStream(HEADER, () => {
+    const rows = walletTxExportPage(services.db, walletId, after, range, PAGE);
+    if (rows.length === 0) return null;
+    const last = rows.at(-1)!;
+    after = { createdAt: BigInt(last.created_at), rowid: BigInt(last.rowid) };
+    return rows.map(csvLine).join('');
   });
+}
+
+function csvLine(t: TxRow): string {
+  const fee = t.direction === 'out' ? t.fee + t.setup_fee : 0n;
+  const cells = [
+    new Date(Number(t.created_at)).toISOString(),
+    t.type,
+    t.direction,
+    csvCell(t.counterparty ?? t.to_address),
+    formatUsdc(t.amount),
+    formatUsdc(fee),
+    t.status,
+    csvCell(t.signature),
+    csvCell(t.note),
+    csvCell(t.reference),
+    t.transaction_id,
+  ];
+  return `${cells.join(',')}\r\n`;
 }

@@ -12,6 +12,7 @@ import { getWallet } from '../db/wallets.ts';
 import type { JobDef } from '../jobs/runner.ts';
 import type { Services } from '../services.ts';
 import { logKeyOf, signWithLogKey } from './log-key.ts';
+import { pagedStream } from './paged-stream.ts';
 
 const PAGE = 500;
 
@@ -51,33 +52,22 @@ export function exportDecisionLog(services: Services, walletId: string, actor: s
       return h;
     })
     .immediate();
-  const encoder = new TextEncoder();
   const key = logKeyOf(services.masterKey);
-  // The wallet's address lets verify-log --rpc find its token balance in each landed transaction.
+  // The wallet's address lets verify-log --rpc find its token balances in each landed transaction.
   const address = getWallet(services.db, walletId)?.address ?? null;
+  const header = { type: 'export', wallet_id: walletId, address, exported_at: new Date(now).toISOString(), from: new Date(range.fromMs).toISOString(), head_seq: head.seq, log_key: key.jwk };
   let afterSeq = 0;
-  let headerSent = false;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (!headerSent) {
-        headerSent = true;
-        controller.enqueue(encoder.encode(`${JSON.stringify({ type: 'export', wallet_id: walletId, address, exported_at: new Date(now).toISOString(), from: new Date(range.fromMs).toISOString(), head_seq: head.seq, log_key: key.jwk })}\n`));
-        return;
-      }
-      const rows = decisionPage(services.db, walletId, afterSeq, PAGE, range).filter((r) => r.seq <= head.seq);
-      if (rows.length === 0) {
-        controller.close();
-        return;
-      }
-      const heads = new Map(headsBetween(services.db, walletId, rows[0]!.seq, rows.at(-1)!.seq).map((h) => [h.seq, h]));
-      let out = '';
-      for (const r of rows) {
-        out += `${JSON.stringify({ type: 'row', wallet_id: r.wallet_id, seq: r.seq, at: r.at, time: new Date(r.at).toISOString(), kind: r.kind, data: JSON.parse(r.data), prev_hash: bytesToHex(r.prev_hash), hash: bytesToHex(r.hash) })}\n`;
-        const h = heads.get(r.seq);
-        if (h) out += `${JSON.stringify({ type: 'head', wallet_id: h.wallet_id, seq: h.seq, hash: bytesToHex(h.hash), signed_at: new Date(h.signed_at).toISOString(), kid: key.kid, signature: Buffer.from(h.signature).toString('base64url') })}\n`;
-      }
-      afterSeq = rows.at(-1)!.seq;
-      controller.enqueue(encoder.encode(out));
-    },
+  return pagedStream(`${JSON.stringify(header)}\n`, () => {
+    const rows = decisionPage(services.db, walletId, afterSeq, PAGE, range).filter((r) => r.seq <= head.seq);
+    if (rows.length === 0) return null;
+    const heads = new Map(headsBetween(services.db, walletId, rows[0]!.seq, rows.at(-1)!.seq).map((h) => [h.seq, h]));
+    afterSeq = rows.at(-1)!.seq;
+    let out = '';
+    for (const r of rows) {
+      out += `${JSON.stringify({ type: 'row', wallet_id: r.wallet_id, seq: r.seq, at: r.at, time: new Date(r.at).toISOString(), kind: r.kind, data: JSON.parse(r.data), prev_hash: bytesToHex(r.prev_hash), hash: bytesToHex(r.hash) })}\n`;
+      const h = heads.get(r.seq);
+      if (h) out += `${JSON.stringify({ type: 'head', wallet_id: h.wallet_id, seq: h.seq, hash: bytesToHex(h.hash), signed_at: new Date(h.signed_at).toISOString(), kid: key.kid, signature: Buffer.from(h.signature).toString('base64url') })}\n`;
+    }
+    return out;
   });
 }

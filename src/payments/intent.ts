@@ -79,12 +79,12 @@ export function assertAffordable(services: Services, wallet: WalletRow, q: Quote
 }
 
 /** The guard-rails decision for an intent, from the ledger as it is now (sync; call inside the write transaction). */
-export function decideIntent(services: Services, input: Omit<IntentInput, 'type'>, now: Date): Decision & { railsVersion: string } {
+export function decideIntent(services: Services, input: Omit<IntentInput, 'type'>, now: Date): Decision & { rails: GuardRails } {
   const rails = loadEffectiveRails(services.db, input.wallet.wallet_id, now);
   const starts = windowStarts(now, rails.active_hours?.timezone);
   const usage = computeUsage(services.db, input.wallet.wallet_id, starts, { address: input.recipient.address }, input.category === 'x402' ? input.host : undefined);
   const decision = decide(rails, { category: input.category, amount: input.quote.total, recipient: { username: input.recipient.username, address: input.recipient.address }, host: input.host }, usage, now);
-  return { ...decision, railsVersion: railsVersion(rails) };
+  return { ...decision, rails };
 }
 
 /**
@@ -167,6 +167,6 @@ export function createIntent(services: Services, intentInput: IntentInput): TxRo
     appendEvent(db, { walletId: input.wallet.wallet_id, type: 'approval.requested', data: { ...eventData, approval_id: approvalId, reason: decision.reason }, now });
     queueApprovalMail(services, getApproval(db, approvalId)!);
   }
-  appendAudit(db, { walletId: input.wallet.wallet_id, actor: 'agent', kind: 'decision', data: { ...eventData, reason: decision.reason, rails_version: decision.railsVersion }, now });
+  appendAudit(db, { walletId: input.wallet.wallet_id, actor: 'agent', kind: 'decision', data: { ...eventData, reason: decision.reason, rails_version: railsVersion(decision.rails) }, now });
   return getTx(db, id)!;
 }

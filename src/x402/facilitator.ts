@@ -37,16 +37,13 @@ import { USDC_DECIMALS } from '../solana/networks.ts';
 import { assembleSignedTransaction } from '../solana/transfer.ts';
 import { recordMerchantEvent } from '../webhooks/outbox.ts';
 import { payableTarget } from './purchase.ts';
-import { PAYMENT_IDENTIFIER } from './wire.ts';
+import { PAYMENT_ID, PAYMENT_IDENTIFIER } from './wire.ts';
+import { isObject } from '../domain/json.ts';
 
 /** How long settle waits for the chain before answering settlement_pending. */
 const SETTLE_WAIT_MS = 15_000;
 /** A sale the chain has not shown this long after it was sent can no longer land (its blockhash lives ~60–90 s). */
 const SALE_EXPIRY_MS = 180_000;
-
-function isObject(v: unknown): v is Record<string, any> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** GET /supported: the kinds the middleware builds requirements from (our fee payer in `extra`). */
 export function supported(services: Services) {
@@ -130,7 +127,8 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   if (!payToReady) return no('invalid_exact_svm_payload_recipient_token_account_missing', "payTo has no USDC token account; a facilitator never creates it", payer);
   if (balance < amount) return no('insufficient_funds', `the payer holds ${balance}, less than ${amount}`, payer);
   const extension = isObject(body.paymentPayload.extensions) ? body.paymentPayload.extensions[PAYMENT_IDENTIFIER] : undefined;
-  const paymentId = isObject(extension) && isObject(extension.info) && typeof extension.info.id === 'string' ? extension.info.id.slice(0, 128) : null;
+  // Kept only when it is a payment identifier (the extension's pattern); the books prefix it (src/db/merchants.ts).
+  const paymentId = isObject(extension) && isObject(extension.info) && typeof extension.info.id === 'string' && PAYMENT_ID.test(extension.info.id) ? extension.info.id : null;
   const resource = isObject(body.paymentPayload.resource) && typeof body.paymentPayload.resource.url === 'string' ? body.paymentPayload.resource.url.slice(0, 2048) : typeof req.resource === 'string' ? req.resource.slice(0, 2048) : null;
   return { ok: true, payer, amount, payTo: seller.payTo, network, messageBytes: new Uint8Array(decoded.messageBytes), signatures: { [payer]: own }, resource, paymentId };
 }

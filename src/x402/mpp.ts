@@ -21,16 +21,13 @@
  */
 import type { NetworkName } from '../solana/networks.ts';
 import { isAddress32, type PaymentRequired, type PaymentResponse, type X402Option } from './wire.ts';
+import { isObject } from '../domain/json.ts';
 
 const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 /** The MPP network names each of our networks answers to (simnet holds devnet's USDC). */
 const MPP_NETWORKS: Record<NetworkName, readonly string[]> = { mainnet: ['mainnet-beta'], devnet: ['devnet'], simnet: ['devnet', 'localnet'], custom: [] };
 /** Our memo limit for a seller's reference (the x402 client's); the spec allows up to 566 bytes. */
 const MAX_EXTERNAL_ID_BYTES = 256;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** RFC 8785 JSON canonicalization for the JSON this scheme carries (objects, arrays, strings, numbers, booleans, null). */
 export function canonicalJson(value: unknown): string {

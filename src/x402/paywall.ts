@@ -16,7 +16,8 @@
  */
 import { ApiClient, ConnectionError } from '../client/api.ts';
 import { priceOf, type PricedRoute } from '../domain/paywall-routes.ts';
-import { decodeBase64Json, encodeBase64Json, PAYMENT_IDENTIFIER } from './wire.ts';
+import { decodeBase64Json, encodeBase64Json, PAYMENT_ID, PAYMENT_IDENTIFIER } from './wire.ts';
+import { isObject } from '../domain/json.ts';
 
 export interface PaywallOptions {
   /** The daemon's API base (…/v1); the facilitator is at its origin's /x402/facilitator. */
@@ -49,10 +50,6 @@ interface Terms {
 
 /** The paywall could not start: the daemon refused or did not answer, or the port is taken. */
 export class PaywallStartError extends ConnectionError {}
-
-function isObject(v: unknown): v is Record<string, any> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** An answer kept for a payment-identifier, re-served to a resend of the same payment. */
 interface KeptAnswer {
@@ -146,7 +143,7 @@ export async function startPaywall(o: PaywallOptions): Promise<Paywall> {
       if (!same) return paymentRequired(route, resource, "the payment's accepted option is not this route's requirements");
     }
     const id = version === 2 && isObject(payload.extensions) && isObject(payload.extensions[PAYMENT_IDENTIFIER]) && isObject(payload.extensions[PAYMENT_IDENTIFIER].info) ? payload.extensions[PAYMENT_IDENTIFIER].info.id : undefined;
-    if (id !== undefined && (typeof id !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(id))) return paymentRequired(route, resource, 'the payment identifier must be 16–128 letters, digits, - or _');
+    if (id !== undefined && (typeof id !== 'string' || !PAYMENT_ID.test(id))) return paymentRequired(route, resource, 'the payment identifier must be 16–128 letters, digits, - or _');
     if (id === undefined && version === 2 && o.paymentIdRequired) return paymentRequired(route, resource, 'a payment identifier is required (the payment-identifier extension)');
     if (typeof id === 'string') return keptAnswer(id, header!, () => settleAndForward(request, url, route, resource, version, payload as Record<string, any>, wanted), route, resource);
     return settleAndForward(request, url, route, resource, version, payload, wanted);

@@ -29,8 +29,7 @@ import type { Config } from '../config.ts';
 import { newId } from '../contract/ids.ts';
 import { getApproval, insertApproval } from '../db/approvals.ts';
 import { appendEvent } from '../db/events.ts';
-import { findWalletByAddress } from '../db/directory.ts';
-import { merchantByPayout } from '../db/merchants.ts';
+import { findPayeeByAddress } from '../db/directory.ts';
 import { getTx, isOwnOutgoing, moveTx, setTxMessage, type TxRow } from '../db/transactions.ts';
 import { getWallet, type WalletRow } from '../db/wallets.ts';
 import {
@@ -71,6 +70,7 @@ import {
 import { mppChargeOf, mppCredential, parseMppCharge, parseMppReceipt } from './mpp.ts';
 import { openSignIn, signInView } from './sign-in.ts';
 import { chooseOption, parsePaymentRequired, parsePaymentResponse, paymentHeader, paymentIdentifierExtension, paymentPayloadV2, paymentRequiredFrom, readOption, readPaymentResponse, type ChosenOption, type PayableTarget, type PaymentRequired, type PaymentResponse } from './wire.ts';
+import { isObject } from '../domain/json.ts';
 
 /** A message is reused only while at least this many blocks of its blockhash remain. */
 const BLOCKHASH_MARGIN = 20n;
@@ -303,7 +303,7 @@ async function createPurchase(
   }
   if (option.feePayer === wallet.address) throw invalid('/url', "the seller's extra.feePayer is this wallet; the facilitator must pay the fee");
   // Our own fee payer pays only for our own facilitator's sales: to a merchant or a wallet registered here.
-  if (option.feePayer === services.feePayer.address && !merchantByPayout(services.db, option.payTo) && !findWalletByAddress(services.db, option.payTo)) {
+  if (option.feePayer === services.feePayer.address && !findPayeeByAddress(services.db, option.payTo)) {
     throw invalid('/url', "the seller's extra.feePayer is this service's own fee payer, but its payTo is no merchant or wallet registered here; refusing to pay fees for another facilitator");
   }
   if (option.payTo === wallet.address) throw invalid('/url', 'the seller asks to be paid by this wallet to itself');
@@ -798,14 +798,10 @@ export async function prepareTool(ctx: ActionContext, wallet: WalletRow, p: { se
     });
   }
   const host = mcpHost(p.server);
-  const named = isObjectValue(required.resource) && typeof required.resource.url === 'string' ? required.resource.url.slice(0, 2048) : null;
+  const named = isObject(required.resource) && typeof required.resource.url === 'string' ? required.resource.url.slice(0, 2048) : null;
   const url = named ?? `mcp://${host}/${encodeURIComponent(p.tool)}`;
   const req: UpstreamRequest = { url, method: MCP_METHOD, headers: {}, body: JSON.stringify({ server: p.server, tool: p.tool }) };
   return createPurchase(ctx, wallet, { req, host, required, option: chosen.option, maxAmount: p.maxAmount });
-}
-
-function isObjectValue(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function assertToolPurchase(p: PurchaseRow): void {

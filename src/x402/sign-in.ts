@@ -31,13 +31,10 @@ import { FrostWireError } from '../frost/errors.ts';
 import type { Services } from '../services.ts';
 import { outboundFailure, outboundFor, OutboundError, PAID_MAX_BYTES, sendUpstream, upstreamView, type UpstreamRequest } from './http.ts';
 import type { PaymentRequired } from './wire.ts';
+import { isObject } from '../domain/json.ts';
 
 export const SIGN_IN_WITH_X = 'sign-in-with-x';
 const requestAad = (id: string) => `x402-sign-in-request:${id}`;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 const optionalString = (v: unknown) => (typeof v === 'string' ? v : undefined);
 

@@ -15,6 +15,7 @@
  * move money is checked before it is used, and refusals say what was offered.
  */
 import { getBase58Encoder, isAddress } from '@solana/kit';
+import { isObject } from '../domain/json.ts';
 
 export type X402Version = 1 | 2;
 
@@ -63,10 +64,6 @@ export interface ChosenOption extends X402Option {
 const U64_MAX = (1n << 64n) - 1n;
 /** The reference client refuses a seller memo longer than this. */
 export const MAX_MEMO_BYTES = 256;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Decodes base64(JSON) as the packages write it; throws when it is not. */
 export function decodeBase64Json(value: string): unknown {
@@ -201,7 +198,8 @@ export function paymentHeader(version: X402Version, resource: unknown, accepted:
 
 /** The extension a v2 seller declares to take a client idempotency key (`@x402/extensions` payment-identifier). */
 export const PAYMENT_IDENTIFIER = 'payment-identifier';
-const PAYMENT_ID = /^[A-Za-z0-9_-]{16,128}$/;
+/** A payment identifier: 16–128 letters, digits, - or _ (the extension's schema). */
+export const PAYMENT_ID = /^[A-Za-z0-9_-]{16,128}$/;
 
 /**
  * The payment-identifier extension of a purchase's payload: the seller's declaration echoed with

@@ -190,11 +190,11 @@ test("our agent's CLI pays it: completed, once in the agent's history and once i
   expect(sale).toHaveLength(1);
   expect(sale[0]!.payment_id).toMatch(/^[A-Za-z0-9_-]{16,128}$/);
   const sold = (await history()).filter((i) => i.signature === sale[0]!.signature);
-  expect(sold).toEqual([expect.objectContaining({ via: 'x402', payer: alice.username, reference: sale[0]!.payment_id })]);
+  expect(sold).toEqual([expect.objectContaining({ via: 'x402', payer: alice.username, reference: `x402:${sale[0]!.payment_id}` })]);
   const bought = (await alice.api.call<{ items: any[] }>('bot', 'transactions', { type: 'x402', limit: 100 })).items.filter((t) => t.signature === sale[0]!.signature);
   expect(bought).toEqual([expect.objectContaining({ status: 'completed', amount: 0.01 })]);
   // The merchant's CLI finds it by the payment identifier; the API by the signature too.
-  expect((await merchantCli('verify', sale[0]!.payment_id)).json).toMatchObject({ paid: true, status: 'paid', amount: 0.01, via: 'x402' });
+  expect((await merchantCli('verify', `x402:${sale[0]!.payment_id}`)).json).toMatchObject({ paid: true, status: 'paid', amount: 0.01, via: 'x402' });
   expect(await new ApiClient(world.url, merchantKey).call('merchant', 'verify', { reference: sale[0]!.signature })).toMatchObject({ paid: true, amount: 0.01, via: 'x402' });
 });
 
@@ -223,7 +223,25 @@ test('a resend of the same payment under its payment identifier gets the first a
   expect(conflict.status).toBe(402);
   expect(decode(conflict.headers.get('payment-required')).error).toContain('payment_identifier_conflict');
   expect((await world.balance(payout)) - payout0).toBe(10_000n);
-  expect(await new ApiClient(world.url, merchantKey).call('merchant', 'verify', { reference: id })).toMatchObject({ paid: true, amount: 0.01 });
+  expect(await new ApiClient(world.url, merchantKey).call('merchant', 'verify', { reference: `x402:${id}` })).toMatchObject({ paid: true, amount: 0.01 });
+  // The identifier the buyer chose never reads as the merchant's own order reference.
+  expect(await new ApiClient(world.url, merchantKey).call('merchant', 'verify', { reference: id })).toMatchObject({ paid: false, status: 'not_found' });
+});
+
+test('a buyer that pays the cheaper route and presents it on the dearer one is refused: nothing settles, nothing reaches the upstream', async () => {
+  const [payout0, buyer0, hits] = [await world.balance(payout), await world.balance(buyer.address), upstreamHits.length];
+  const http = new x402HTTPClient(new x402Client().register(DEVNET_CAIP2, new ExactSvmScheme(buyer, { rpcUrl: world.simnet.url })));
+  const cheap = await fetch(`${gate.url}/api/cheap`);
+  const payload = await http.createPaymentPayload(http.getPaymentRequiredResponse((n) => cheap.headers.get(n)));
+  const dear = await fetch(`${gate.url}/api/upload`, { method: 'POST', body: 'x', headers: http.encodePaymentSignatureHeader(payload) });
+  expect(dear.status).toBe(402);
+  expect(decode(dear.headers.get('payment-required')).error).toBe("the payment's accepted option is not this route's requirements");
+  // The same payment with its `accepted` rewritten to the dear route's terms: the transfer still moves 0.01, so verify refuses it.
+  const forged = { ...payload, accepted: { ...payload.accepted, amount: '20000' } };
+  const refused = await fetch(`${gate.url}/api/upload`, { method: 'POST', body: 'x', headers: http.encodePaymentSignatureHeader(forged) });
+  expect(refused.status).toBe(402);
+  expect(decode(refused.headers.get('payment-required')).error).toBe('invalid_exact_svm_payload_amount_mismatch');
+  expect([await world.balance(payout), await world.balance(buyer.address), upstreamHits.length]).toEqual([payout0, buyer0, hits]);
 });
 
 test("an upstream down after settlement: 502 with the receipt, the sale recorded as the merchant's refund due, the agent's money accounted on chain", async () => {
