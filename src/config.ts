@@ -54,6 +54,9 @@ export const ConfigSchema = T.Object(
         payment_min: T.String({ default: '0.01' }),
         withdrawal_fee: T.String({ default: '0.10' }),
         account_setup_fee: T.String({ default: '0.25' }),
+        sale_bps: T.Integer({ default: 50, minimum: 0, maximum: 10_000 }),
+        sale_min: T.String({ default: '0' }),
+        sale_credit: T.String({ default: '10.00' }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -100,6 +103,10 @@ export interface MoneyConfig {
   paymentMin: bigint;
   withdrawalFee: bigint;
   accountSetupFee: bigint;
+  /** The least fee of an x402 sale settled here for a merchant. */
+  saleMin: bigint;
+  /** Sale fees a merchant may owe before its sales are refused. */
+  saleCredit: bigint;
   maxAmount: bigint;
 }
 
@@ -266,6 +273,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
       paymentMin: money('fees.payment_min', file.fees.payment_min, true),
       withdrawalFee: money('fees.withdrawal_fee', file.fees.withdrawal_fee, true),
       accountSetupFee: money('fees.account_setup_fee', file.fees.account_setup_fee, true),
+      saleMin: money('fees.sale_min', file.fees.sale_min, true),
+      saleCredit: money('fees.sale_credit', file.fees.sale_credit, false),
       maxAmount: money('limits.max_amount', file.limits.max_amount, false),
     },
   };
@@ -309,6 +318,9 @@ payment_bps = 50          # 0.5 % of each payment, paid by the sender
 payment_min = "0.01"
 withdrawal_fee = "0.10"
 account_setup_fee = "0.25"  # charged when a payment must create the recipient's token account
+sale_bps = 50             # 0.5 % of each x402 sale this daemon settles for a merchant, owed by the merchant
+sale_min = "0"
+sale_credit = "10.00"     # sale fees a merchant may owe; past it its sales are refused until it pays (merchant fees pay)
 
 [limits]
 max_amount = "1000000"    # largest amount any single request may name

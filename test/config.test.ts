@@ -26,7 +26,7 @@ describe('config', () => {
     expect(c.solana.network).toBe('simnet');
     expect(c.simnet.rpc_port).toBe(8899);
     expect(c.usdcMint).toBe('4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU');
-    expect(c.money).toEqual({ paymentMin: 10_000n, withdrawalFee: 100_000n, accountSetupFee: 250_000n, maxAmount: 1_000_000_000_000n });
+    expect(c.money).toEqual({ paymentMin: 10_000n, withdrawalFee: 100_000n, accountSetupFee: 250_000n, saleMin: 0n, saleCredit: 10_000_000n, maxAmount: 1_000_000_000_000n });
     // The written file parses back to the same config.
     expect(loadConfig({ dataDir }, {}).server.port).toBe(8787);
   });

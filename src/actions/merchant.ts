@@ -39,6 +39,7 @@ import { markFeedRead, readFeed } from './feed.ts';
 import { merchantPayee } from '../earning/payee.ts';
 import { assertNewPaylinkReference, orderAmount } from '../earning/references.ts';
 import { amountParam } from '../params.ts';
+import { invoiceSaleFees, saleFeesOwed, saleFeesView } from '../earning/sale-fees.ts';
 
 /** How long the previous secret keeps signing after rotate_webhook_secret. */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -71,7 +72,7 @@ function paymentView(p: MerchantPayment) {
     payment_request_id: p.payment_request_id,
     via: p.via,
     paid_at: iso(p.completed_at),
-    ...(p.via === 'x402' ? { refund_due: p.refund_due_reason } : {}),
+    ...(p.via === 'x402' ? { refund_due: p.refund_due_reason, sale_fee: toUsdcNumber(p.sale_fee ?? 0n) } : {}),
   };
 }
 
@@ -183,6 +184,7 @@ export const merchantActions = implement(MERCHANT, {
       total_received: toUsdcNumber(totals.received),
       payments_received: totals.count,
       last_payment_at: iso(totals.lastPaidAt),
+      sale_fees_owed: toUsdcNumber(saleFeesOwed(ctx.services, m.merchant_id)),
     };
   },
 
@@ -308,6 +310,9 @@ export const merchantActions = implement(MERCHANT, {
     const row = getSale(ctx.services.db, sale.sale_id)!;
     return { transaction_id: row.sale_id, signature: row.signature, status: row.status, amount: toUsdcNumber(row.amount), refund_due: row.refund_due_reason, recorded_now: marked };
   },
+
+  sale_fees: (ctx) => saleFeesView(ctx.services, callerMerchant(ctx)),
+  pay_sale_fees: (ctx) => invoiceSaleFees(ctx.services, callerMerchant(ctx)),
 
   events: (ctx, p) => readFeed(ctx.services, { kind: 'merchant', id: callerMerchant(ctx).merchant_id }, p),
   mark_read: (ctx, p) => markFeedRead(ctx.services, { kind: 'merchant', id: callerMerchant(ctx).merchant_id }, p),

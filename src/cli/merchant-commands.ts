@@ -13,6 +13,31 @@ import { eventsCommand } from './payment-commands.ts';
 
 export type Command = (ctx: CliContext, store: MerchantProfileStore) => Promise<number>;
 
+interface SaleFees {
+  fee_bps: number;
+  fee_min: number;
+  credit_limit: number;
+  accrued: number;
+  paid: number;
+  owed: number;
+  sales_refused: boolean;
+  invoice: { invoice_id: string; status: string; amount: number; received: number; solana_pay_url: string | null } | null;
+}
+
+/** `merchant fees` for a person: what is owed, whether sales are refused, and how to pay. */
+function saleFeesText(f: SaleFees): string {
+  const lines = [
+    `Sale fees: ${f.fee_bps / 100} % of each x402 sale${f.fee_min > 0 ? ` (at least ${f.fee_min} USDC)` : ''}, owed to the operator.`,
+    `Owed ${f.owed} USDC (accrued ${f.accrued}, paid ${f.paid}); credit limit ${f.credit_limit} USDC.`,
+  ];
+  if (f.sales_refused) lines.push('Your sales are REFUSED until you pay what you owe.');
+  const i = f.invoice;
+  if (i) lines.push(`Invoice ${i.invoice_id}: ${i.status}, ${i.amount} USDC, ${i.received} received.`);
+  if (i?.solana_pay_url) lines.push(`Pay it from any Solana wallet: ${i.solana_pay_url}`);
+  else if (f.owed > 0) lines.push('Get an invoice: agent-wallet merchant fees --invoice');
+  return `${lines.join('\n')}\n`;
+}
+
 /** A client with the profile's merchant key; an explicit --server overrides the stored URL. */
 function merchantClient(ctx: CliContext, store: MerchantProfileStore): ApiClient {
   const profile = store.load(ctx.profileName);
@@ -81,6 +106,13 @@ export const MERCHANT_COMMANDS: Record<string, Command> = {
     return EXIT.ok;
   },
   redeliver: simple('redeliver', ([id]) => ({ delivery_id: id })),
+  fees: async (ctx, store) => {
+    const { flags } = commandFlags(ctx, { invoice: 'boolean' });
+    const data = (await merchantClient(ctx, store).call('merchant', flags.invoice ? 'pay_sale_fees' : 'sale_fees', {})) as SaleFees;
+    if (ctx.json) printData(ctx, data);
+    else ctx.out(saleFeesText(data));
+    return EXIT.ok;
+  },
   gate: async (ctx, store) => {
     const { flags } = commandFlags(ctx, { upstream: 'string', route: 'strings', port: 'string', host: 'string', 'require-payment-id': 'boolean' });
     const [{ parseRoute }, { startPaywall }] = await Promise.all([import('../domain/paywall-routes.ts'), import('../x402/paywall.ts')]);

@@ -37,6 +37,9 @@ export function addMerchantCommands(program: Command, done: Done): void {
   sub('rotate-secret', 'rotate the webhook signing secret', 'rotate-secret');
   sub('deliveries', 'webhook deliveries and their status', 'deliveries --limit 20', (c) => c.option('--limit <n>', 'page size').option('--offset <n>', 'rows to skip'));
   sub('redeliver', 'send a webhook delivery again', 'redeliver whd_123', (c) => c.argument('<deliveryId>', 'the delivery'));
+  sub('fees', "the operator's fee on your x402 sales: owed, credit limit, invoice", 'fees --invoice', (c) =>
+    c.option('--invoice', 'open (or bring up to date) an invoice for what is owed, with a Solana Pay URL to pay it'),
+  );
   sub('gate', 'run an x402 paywall in front of a plain HTTP API: priced routes answer 402 until paid (settled by this daemon)', 'gate --upstream http://127.0.0.1:3000 --route "GET /api/*=0.01" --port 8402', (c) =>
     c
       .requiredOption('--upstream <url>', 'the HTTP API behind the paywall')

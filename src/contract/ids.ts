@@ -15,6 +15,7 @@ export const ID_PREFIXES = {
   x402: 'x402',
   x402SignIn: 'siwx',
   x402Sale: 'sale',
+  saleFeeInvoice: 'inv',
   dkgSession: 'dkg',
   signSession: 'sig',
   owner: 'own',

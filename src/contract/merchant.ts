@@ -14,7 +14,7 @@ import { FeedParams, MarkReadParams } from './payments.ts';
 const WebhookUrl = T.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives webhooks; private and loopback addresses are refused unless the operator allows the host' });
 
 /** Webhook event types a merchant can receive. */
-export const MERCHANT_EVENT_TYPES = ['payment.received', 'payment_request.paid', 'x402.sale', 'webhook.test'] as const;
+export const MERCHANT_EVENT_TYPES = ['payment.received', 'payment_request.paid', 'x402.sale', 'sale_fees.due', 'sale_fees.paid', 'webhook.test'] as const;
 
 /** The `webhook-id` of a message: the same on every attempt and on redelivery. */
 export const DELIVERY_ID_PATTERN = '^msg_[0-9a-hjkmnp-tv-z]{26}$';
@@ -100,12 +100,27 @@ export const MERCHANT = {
   list_payment_requests: action({ endpoint: 'merchant', auth: 'merchant', readOnly: true, ...PAYLINK_ACTIONS.list }),
   cancel_payment_request: action({ endpoint: 'merchant', auth: 'merchant', ...PAYLINK_ACTIONS.cancel }),
   send_paylink_invitation: action({ endpoint: 'merchant', auth: 'merchant', ...PAYLINK_ACTIONS.invite }),
+  sale_fees: action({
+    endpoint: 'merchant',
+    auth: 'merchant',
+    readOnly: true,
+    params: NoParams,
+    summary:
+      "The operator's fee on your x402 sales settled here: fee_bps and fee_min, what the sales accrued, what you paid, what you owe, the credit limit past which sales are refused (sales_refused), and the newest invoice with its Solana Pay URL and the payments found for it.",
+  }),
+  pay_sale_fees: action({
+    endpoint: 'merchant',
+    auth: 'merchant',
+    params: NoParams,
+    summary:
+      'An invoice for the sale fees owed now: a Solana Pay URL paying the treasury with a reference key, payable from any wallet; a payment is found on chain and credited (sale_fees shows it). An open invoice is brought up to date rather than replaced, so a payment already sent to it still counts.',
+  }),
   events: action({
     endpoint: 'merchant',
     auth: 'merchant',
     readOnly: true,
     params: FeedParams,
-    summary: 'The merchant event feed (payment.received, payment_request.*, x402.sale, webhook.test), oldest first after `since`; the same events the webhook gets, and more.',
+    summary: 'The merchant event feed (payment.received, payment_request.*, x402.sale, sale_fees.*, webhook.test), oldest first after `since`; the same events the webhook gets, and more.',
   }),
   mark_read: action({ endpoint: 'merchant', auth: 'merchant', params: MarkReadParams, summary: 'Marks events as read: event_ids, or all: true.' }),
   x402_refund_due: action({

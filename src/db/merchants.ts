@@ -108,20 +108,22 @@ export interface MerchantPayment {
   via: 'wallet' | 'solana_pay' | 'x402';
   /** x402 only: the paywall settled but could not deliver; the merchant's to refund. */
   refund_due_reason: string | null;
+  /** x402 only: the operator's fee the sale owes (src/earning/sale-fees.ts). */
+  sale_fee: bigint | null;
 }
 
 /** Everything a merchant received, as one relation; binds the merchant id three times. */
 const RECEIPTS = `(
   SELECT t.transaction_id, t.amount, t.reference, t.note, t.signature, t.completed_at, w.username AS payer_username, w.address AS payer_address,
-         t.payment_request_id, 'wallet' AS via, NULL AS refund_due_reason
+         t.payment_request_id, 'wallet' AS via, NULL AS refund_due_reason, NULL AS sale_fee
   FROM transactions t JOIN wallets w ON w.wallet_id = t.wallet_id
   WHERE t.to_merchant_id = ? AND t.direction = 'out' AND t.status = 'completed'
   UNION ALL
-  SELECT NULL, p.paid_amount, p.reference, NULL, p.signature, p.paid_at, NULL, p.payer, p.request_id, 'solana_pay', NULL
+  SELECT NULL, p.paid_amount, p.reference, NULL, p.signature, p.paid_at, NULL, p.payer, p.request_id, 'solana_pay', NULL, NULL
   FROM payment_requests p
   WHERE p.merchant_id = ? AND p.status = 'paid' AND p.paid_via = 'solana_pay'
   UNION ALL
-  SELECT s.sale_id, s.amount, 'x402:' || s.payment_id, s.resource, s.signature, s.completed_at, (SELECT username FROM wallets WHERE address = s.payer), s.payer, NULL, 'x402', s.refund_due_reason
+  SELECT s.sale_id, s.amount, 'x402:' || s.payment_id, s.resource, s.signature, s.completed_at, (SELECT username FROM wallets WHERE address = s.payer), s.payer, NULL, 'x402', s.refund_due_reason, s.fee
   FROM x402_sales s
   WHERE s.merchant_id = ? AND s.status = 'completed'
 )`;

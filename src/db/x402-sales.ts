@@ -8,6 +8,8 @@ export interface SaleRow {
   pay_to: string;
   payer: string;
   amount: bigint;
+  /** The operator's fee the merchant owes for this sale (0 for a wallet's). */
+  fee: bigint;
   network: string;
   resource: string | null;
   payment_id: string | null;
@@ -34,9 +36,9 @@ export function getSale(db: Database, saleId: string): SaleRow | null {
 
 export function insertSale(db: Database, s: Omit<SaleRow, 'status' | 'error' | 'completed_at' | 'refund_due_reason' | 'refund_due_at' | 'created_at' | 'updated_at'> & { now: number }): void {
   db.query(
-    `INSERT INTO x402_sales (sale_id, merchant_id, wallet_id, pay_to, payer, amount, network, resource, payment_id, message_hash, signature, signed_tx, last_valid_block_height, status, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'settling', ?, ?)`,
-  ).run(s.sale_id, s.merchant_id, s.wallet_id, s.pay_to, s.payer, s.amount, s.network, s.resource, s.payment_id, s.message_hash, s.signature, s.signed_tx, s.last_valid_block_height, s.now, s.now);
+    `INSERT INTO x402_sales (sale_id, merchant_id, wallet_id, pay_to, payer, amount, fee, network, resource, payment_id, message_hash, signature, signed_tx, last_valid_block_height, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'settling', ?, ?)`,
+  ).run(s.sale_id, s.merchant_id, s.wallet_id, s.pay_to, s.payer, s.amount, s.fee, s.network, s.resource, s.payment_id, s.message_hash, s.signature, s.signed_tx, s.last_valid_block_height, s.now, s.now);
 }
 
 /** Moves a settling sale to its outcome; false when it had one already. */

@@ -39,7 +39,10 @@ import { recordMerchantEvent } from '../webhooks/outbox.ts';
 import { payableTarget } from './purchase.ts';
 import { PAYMENT_ID, PAYMENT_IDENTIFIER } from './wire.ts';
 import { isObject } from '../domain/json.ts';
+import { accrue, creditRefusal, saleFee } from '../earning/sale-fees.ts';
 
+/** The refusal of a sale whose merchant owes more sale fees than its credit allows (not one of the scheme's reasons: ours). */
+export const FEE_CREDIT_EXHAUSTED = 'merchant_fee_credit_exhausted';
 /** How long settle waits for the chain before answering settlement_pending. */
 const SETTLE_WAIT_MS = 15_000;
 /** A sale the chain has not shown this long after it was sent can no longer land (its blockhash lives ~60–90 s). */
@@ -63,7 +66,7 @@ export const merchantSeller = (merchant: MerchantRow): Seller => ({ kind: 'merch
 export const walletSeller = (wallet: WalletRow): Seller => ({ kind: 'wallet', wallet, payTo: wallet.address });
 
 type Checked =
-  | { ok: true; payer: Address; amount: bigint; payTo: string; network: string; messageBytes: Uint8Array; signatures: Record<string, Uint8Array>; resource: string | null; paymentId: string | null }
+  | { ok: true; payer: Address; amount: bigint; fee: bigint; payTo: string; network: string; messageBytes: Uint8Array; signatures: Record<string, Uint8Array>; resource: string | null; paymentId: string | null }
   | { ok: false; reason: string; message: string; payer?: string };
 
 const no = (reason: string, message: string, payer?: string): Checked => ({ ok: false, reason, message, ...(payer ? { payer } : {}) });
@@ -82,6 +85,10 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   const amountText = version === 2 ? req.amount : req.maxAmountRequired;
   if (typeof amountText !== 'string' || !/^[1-9][0-9]{0,19}$/.test(amountText) || BigInt(amountText) >= 1n << 64n) return no('invalid_payment_requirements', 'the amount is not a positive atomic integer');
   const amount = BigInt(amountText);
+  // The operator's fee on a merchant's sale is owed by the merchant (src/earning/sale-fees.ts), within its credit.
+  const fee = seller.kind === 'merchant' ? saleFee(services, amount) : 0n;
+  const overCredit = seller.kind === 'merchant' ? creditRefusal(services, seller.merchant.merchant_id, fee) : null;
+  if (overCredit) return no(FEE_CREDIT_EXHAUSTED, overCredit);
   // No open relay: only the authenticated seller's own address is settled here.
   if (req.payTo !== seller.payTo) return no('invalid_payment_requirements', `payTo ${String(req.payTo)} is not this ${seller.kind === 'merchant' ? "merchant's payout address" : "wallet's address"} registered here`);
   const feePayer = services.feePayer.address;
@@ -130,7 +137,7 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   // Kept only when it is a payment identifier (the extension's pattern); the books prefix it (src/db/merchants.ts).
   const paymentId = isObject(extension) && isObject(extension.info) && typeof extension.info.id === 'string' && PAYMENT_ID.test(extension.info.id) ? extension.info.id : null;
   const resource = isObject(body.paymentPayload.resource) && typeof body.paymentPayload.resource.url === 'string' ? body.paymentPayload.resource.url.slice(0, 2048) : typeof req.resource === 'string' ? req.resource.slice(0, 2048) : null;
-  return { ok: true, payer, amount, payTo: seller.payTo, network, messageBytes: new Uint8Array(decoded.messageBytes), signatures: { [payer]: own }, resource, paymentId };
+  return { ok: true, payer, amount, fee, payTo: seller.payTo, network, messageBytes: new Uint8Array(decoded.messageBytes), signatures: { [payer]: own }, resource, paymentId };
 }
 
 /** Whether the fee payer is among any instruction's accounts (the decoded layout names only some). */
@@ -159,13 +166,25 @@ export async function settle(services: Services, seller: Seller, body: unknown) 
   const wire = assembleSignedTransaction(c.messageBytes, { [services.feePayer.address]: feeSignature, ...c.signatures });
   const signature = getBase58Decoder().decode(feeSignature);
   const saleId = newId('x402Sale');
+  const merchantId = seller.kind === 'merchant' ? seller.merchant.merchant_id : null;
+  let overCredit: string | null = null;
   try {
-    services.db.transaction(() => insertSale(services.db, { sale_id: saleId, merchant_id: seller.kind === 'merchant' ? seller.merchant.merchant_id : null, wallet_id: seller.kind === 'wallet' ? seller.wallet.wallet_id : null, pay_to: c.payTo, payer: c.payer, amount: c.amount, network: c.network, resource: c.resource, payment_id: c.paymentId, message_hash: hash, signature, signed_tx: wire, last_valid_block_height: null, now: services.now().getTime() })).immediate();
+    services.db
+      .transaction(() => {
+        // Checked again where the fee is recorded: concurrent settles cannot together pass the credit.
+        overCredit = merchantId === null ? null : creditRefusal(services, merchantId, c.fee);
+        if (overCredit !== null) return;
+        const now = services.now().getTime();
+        insertSale(services.db, { sale_id: saleId, merchant_id: merchantId, wallet_id: seller.kind === 'wallet' ? seller.wallet.wallet_id : null, pay_to: c.payTo, payer: c.payer, amount: c.amount, fee: c.fee, network: c.network, resource: c.resource, payment_id: c.paymentId, message_hash: hash, signature, signed_tx: wire, last_valid_block_height: null, now });
+        if (merchantId !== null) accrue(services, merchantId, c.fee, now);
+      })
+      .immediate();
   } catch (err) {
     // A concurrent settle of the same payload took it first (the message hash is unique).
     if (saleByMessageHash(services.db, hash)) return { success: false, errorReason: 'duplicate_settlement', errorMessage: 'this payment is being settled already', transaction: signature, network, payer: c.payer };
     throw err;
   }
+  if (overCredit !== null) return { success: false, errorReason: FEE_CREDIT_EXHAUSTED, errorMessage: overCredit, transaction: '', network, payer: c.payer };
   try {
     await services.chain.sendRawTransaction(wire);
   } catch (err) {
@@ -206,8 +225,10 @@ function finishSaleAs(services: Services, saleId: string, status: 'completed' | 
   const now = services.now().getTime();
   services.db
     .transaction(() => {
-      if (!finishSale(services.db, saleId, status, now, error) || status !== 'completed') return;
+      if (!finishSale(services.db, saleId, status, now, error)) return;
       const sale = getSale(services.db, saleId)!;
+      // A failed sale owes nothing.
+      if (status === 'failed') return void (sale.merchant_id && accrue(services, sale.merchant_id, -sale.fee, now));
       if (sale.merchant_id) recordMerchantEvent(services.db, sale.merchant_id, 'x402.sale', saleEvent(services, sale, now), now);
       else appendEvent(services.db, { walletId: sale.wallet_id!, type: 'x402.sale', data: saleEvent(services, sale, now), now });
     })

@@ -120,6 +120,8 @@ const ROWS: Record<string, Row> = {
   // A sale or a transaction another merchant's is as unknown as a made-up one.
   'merchant/get_receipt': { params: () => ({ transaction_id: `sale_${'0'.repeat(26)}` }), ofA: false },
   'merchant/x402_refund_due': { params: () => ({ transaction: '1'.repeat(64), reason: 'matrix' }), ofA: false },
+  'merchant/sale_fees': { params: () => ({}), ofA: false },
+  'merchant/pay_sale_fees': { params: () => ({}), ofA: false },
   'merchant/set_webhook': { params: () => ({ url: 'http://127.0.0.1:9/hook' }), ofA: false },
   'merchant/rotate_webhook_secret': { params: () => ({}), ofA: false },
   'merchant/webhook_deliveries': { params: () => ({}), ofA: false },

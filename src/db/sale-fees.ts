@@ -1,0 +1,103 @@
+/** The operator's fee on merchants' x402 sales: per-merchant counters, invoices and the payments found for them (migration 0014). */
+import type { Database } from 'bun:sqlite';
+
+export interface FeeAccount {
+  accrued: bigint;
+  paid: bigint;
+}
+
+export interface InvoiceRow {
+  invoice_id: string;
+  merchant_id: string;
+  amount: bigint;
+  reference_key: string;
+  status: 'open' | 'paid';
+  scan_cursor: string | null;
+  created_at: bigint;
+  updated_at: bigint;
+  paid_at: bigint | null;
+}
+
+export interface FeePaymentRow {
+  signature: string;
+  invoice_id: string;
+  amount: bigint;
+  payer: string | null;
+  created_at: bigint;
+}
+
+export function feeAccount(db: Database, merchantId: string): FeeAccount {
+  return db.query<FeeAccount, [string]>('SELECT accrued, paid FROM sale_fee_accounts WHERE merchant_id = ?').get(merchantId) ?? { accrued: 0n, paid: 0n };
+}
+
+/** Adds `delta` (negative when a sale failed) to what `merchantId`'s sales owe; inside the sale's write transaction. */
+export function accrueSaleFee(db: Database, merchantId: string, delta: bigint, now: number): void {
+  if (delta === 0n) return;
+  db.query(
+    `INSERT INTO sale_fee_accounts (merchant_id, accrued, updated_at) VALUES (?1, max(?2, 0), ?3)
+     ON CONFLICT (merchant_id) DO UPDATE SET accrued = accrued + ?2, updated_at = ?3`,
+  ).run(merchantId, delta, now);
+}
+
+export function openInvoiceOf(db: Database, merchantId: string): InvoiceRow | null {
+  return db.query<InvoiceRow, [string]>("SELECT * FROM sale_fee_invoices WHERE merchant_id = ? AND status = 'open'").get(merchantId);
+}
+
+export function getInvoice(db: Database, invoiceId: string): InvoiceRow | null {
+  return db.query<InvoiceRow, [string]>('SELECT * FROM sale_fee_invoices WHERE invoice_id = ?').get(invoiceId);
+}
+
+/** `merchantId`'s newest invoice, open or paid. */
+export function latestInvoiceOf(db: Database, merchantId: string): InvoiceRow | null {
+  return db.query<InvoiceRow, [string]>('SELECT * FROM sale_fee_invoices WHERE merchant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1').get(merchantId);
+}
+
+/** Invoices whose reference key is still watched: open ones, and paid ones since `paidSince` (a late or second payment still credits). */
+export function watchedInvoices(db: Database, paidSince: number, limit: number): InvoiceRow[] {
+  return db.query<InvoiceRow, [number, number]>("SELECT * FROM sale_fee_invoices WHERE status = 'open' OR paid_at >= ? ORDER BY updated_at LIMIT ?").all(paidSince, limit);
+}
+
+export function insertInvoice(db: Database, i: { invoice_id: string; merchant_id: string; amount: bigint; reference_key: string; now: number }): void {
+  db.query("INSERT INTO sale_fee_invoices (invoice_id, merchant_id, amount, reference_key, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'open', ?, ?)").run(
+    i.invoice_id,
+    i.merchant_id,
+    i.amount,
+    i.reference_key,
+    i.now,
+    i.now,
+  );
+}
+
+/** An open invoice asks for what is owed now (its reference key, and so any payment already made to it, stays). */
+export function setInvoiceAmount(db: Database, invoiceId: string, amount: bigint, now: number): void {
+  db.query("UPDATE sale_fee_invoices SET amount = ?, updated_at = ? WHERE invoice_id = ? AND status = 'open'").run(amount, now, invoiceId);
+}
+
+export function setInvoiceCursor(db: Database, invoiceId: string, signature: string, now: number): void {
+  db.query('UPDATE sale_fee_invoices SET scan_cursor = ?, updated_at = ? WHERE invoice_id = ?').run(signature, now, invoiceId);
+}
+
+/**
+ * Records a landed transfer to the treasury carrying the invoice's reference key, once per
+ * signature, and credits the merchant; the invoice is paid when what it received covers it.
+ * Returns false when the signature was recorded already. Inside a write transaction.
+ */
+export function recordFeePayment(db: Database, p: { signature: string; invoice: InvoiceRow; amount: bigint; payer: string | null; now: number }): boolean {
+  const inserted = db
+    .query('INSERT INTO sale_fee_payments (signature, invoice_id, merchant_id, amount, payer, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (signature) DO NOTHING')
+    .run(p.signature, p.invoice.invoice_id, p.invoice.merchant_id, p.amount, p.payer, p.now).changes === 1;
+  if (!inserted) return false;
+  db.query(
+    `INSERT INTO sale_fee_accounts (merchant_id, paid, updated_at) VALUES (?1, ?2, ?3)
+     ON CONFLICT (merchant_id) DO UPDATE SET paid = paid + ?2, updated_at = ?3`,
+  ).run(p.invoice.merchant_id, p.amount, p.now);
+  db.query(
+    `UPDATE sale_fee_invoices SET status = 'paid', paid_at = ?1, updated_at = ?1
+     WHERE invoice_id = ?2 AND status = 'open' AND (SELECT SUM(amount) FROM sale_fee_payments WHERE invoice_id = ?2) >= amount`,
+  ).run(p.now, p.invoice.invoice_id);
+  return true;
+}
+
+export function invoicePayments(db: Database, invoiceId: string): FeePaymentRow[] {
+  return db.query<FeePaymentRow, [string]>('SELECT signature, invoice_id, amount, payer, created_at FROM sale_fee_payments WHERE invoice_id = ? ORDER BY created_at, rowid').all(invoiceId);
+}

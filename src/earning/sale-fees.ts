@@ -1,0 +1,218 @@
+/**
+ * The operator's fee on x402 sales this daemon settles for its merchants (issue 29; DESIGN §8.1).
+ *
+ * The exact scheme lets a buyer's transaction carry one transfer, to the seller, so the fee cannot
+ * ride in the sale: each sale records the fee its merchant owes (`fees.sale_bps`, at least
+ * `fees.sale_min`) and the merchant pays what it owes to the treasury against an invoice — a Solana
+ * Pay request with a reference key, payable from any wallet. The reference key's transactions are
+ * read from the chain (the invoice's scan: on the merchant's own look, and by a job while an invoice
+ * is open), and every landed USDC transfer to the treasury's token account carrying it credits the
+ * merchant once. A merchant that owes more than `fees.sale_credit` gets no more sales settled until
+ * it pays, so what the operator is owed is bounded. A wallet's own sales carry no fee: its USDC is
+ * custodied 2-of-2 with its agent, and no path here lets the daemon collect from it.
+ */
+import type { Address } from '@solana/kit';
+import { newId } from '../contract/ids.ts';
+import type { MerchantRow } from '../db/merchants.ts';
+import {
+  accrueSaleFee,
+  feeAccount,
+  getInvoice,
+  insertInvoice,
+  invoicePayments,
+  latestInvoiceOf,
+  openInvoiceOf,
+  watchedInvoices,
+  recordFeePayment,
+  setInvoiceAmount,
+  setInvoiceCursor,
+  type InvoiceRow,
+} from '../db/sale-fees.ts';
+import { AppError } from '../errors.ts';
+import { feeFor, formatUsdc, toUsdcNumber } from '../domain/money.ts';
+import { treasuryOf } from '../payments/message.ts';
+import type { Services } from '../services.ts';
+import { usdcAta } from '../solana/ata.ts';
+import { signaturesSince } from '../solana/history.ts';
+import { inBackground } from '../solana/rpc-priority.ts';
+import { recordMerchantEvent } from '../webhooks/outbox.ts';
+import { newReferenceKey, solanaPayUrl } from './rules.ts';
+
+/** Past this share of the credit the merchant is told (event and webhook `sale_fees.due`) to pay. */
+const DUE_SHARE_PERCENT = 80n;
+/** A merchant's look scans its invoice's reference key at most this often. */
+const LOOK_SCAN_MS = 1_000;
+/** A paid invoice's reference key is watched this long more: a late or second payment still credits. */
+const LATE_WINDOW_MS = 24 * 3_600_000;
+
+const scanning = new Set<string>();
+const looked = new Map<string, number>();
+
+/** The fee a merchant's sale of `amount` owes. */
+export function saleFee(services: Services, amount: bigint): bigint {
+  const { fees, money } = services.config;
+  return feeFor(amount, BigInt(fees.sale_bps), money.saleMin);
+}
+
+/** What `merchantId`'s sales owe and it has not paid. */
+export function saleFeesOwed(services: Services, merchantId: string): bigint {
+  const a = feeAccount(services.db, merchantId);
+  return a.accrued > a.paid ? a.accrued - a.paid : 0n;
+}
+
+/** Why a sale owing `fee` may not be settled for this merchant now, or null when it may. */
+export function creditRefusal(services: Services, merchantId: string, fee: bigint): string | null {
+  const owed = saleFeesOwed(services, merchantId);
+  const credit = services.config.money.saleCredit;
+  if (owed + fee <= credit) return null;
+  return `this merchant owes ${formatUsdc(owed)} USDC in sale fees and may owe at most ${formatUsdc(credit)}; its sales settle again once it pays them (agent-wallet merchant fees --invoice)`;
+}
+
+/**
+ * Records what a sale owes (negative `fee` takes it back when the sale failed), and tells the
+ * merchant once the sales cross DUE_SHARE_PERCENT of the credit. Inside the sale's write transaction.
+ */
+export function accrue(services: Services, merchantId: string, fee: bigint, now: number): void {
+  const before = saleFeesOwed(services, merchantId);
+  accrueSaleFee(services.db, merchantId, fee, now);
+  const credit = services.config.money.saleCredit;
+  const threshold = (credit * DUE_SHARE_PERCENT) / 100n;
+  const after = saleFeesOwed(services, merchantId);
+  if (fee > 0n && before < threshold && after >= threshold) {
+    recordMerchantEvent(
+      services.db,
+      merchantId,
+      'sale_fees.due',
+      { owed: toUsdcNumber(after), credit_limit: toUsdcNumber(credit), message: 'Your x402 sales owe the operator this much in fees; past the limit, sales are refused until you pay.', next_step: 'agent-wallet merchant fees --invoice' },
+      now,
+    );
+  }
+}
+
+function invoiceView(services: Services, row: InvoiceRow | null, merchant: MerchantRow) {
+  if (!row) return null;
+  const payments = invoicePayments(services.db, row.invoice_id);
+  const received = payments.reduce((sum, p) => sum + p.amount, 0n);
+  const due = row.amount > received ? row.amount - received : 0n;
+  const treasury = treasuryOf(services);
+  return {
+    invoice_id: row.invoice_id,
+    status: row.status,
+    amount: toUsdcNumber(row.amount),
+    received: toUsdcNumber(received),
+    treasury,
+    reference_key: row.reference_key,
+    solana_pay_url:
+      row.status === 'open' && due > 0n
+        ? solanaPayUrl({ recipient: treasury, amount: due, mint: services.config.usdcMint, reference: row.reference_key, label: 'Agent Wallet Service', message: `x402 sale fees of @${merchant.username} (${row.invoice_id})` })
+        : null,
+    payments: payments.map((p) => ({ signature: p.signature, amount: toUsdcNumber(p.amount), payer: p.payer, found_at: new Date(Number(p.created_at)).toISOString() })),
+    created_at: new Date(Number(row.created_at)).toISOString(),
+    paid_at: row.paid_at === null ? null : new Date(Number(row.paid_at)).toISOString(),
+  };
+}
+
+/** What a merchant's sales owe and its newest invoice; scans an open invoice first (rate-bounded). */
+export async function saleFeesView(services: Services, merchant: MerchantRow) {
+  const latest = latestInvoiceOf(services.db, merchant.merchant_id);
+  if (latest && watched(services, latest) && (looked.get(latest.invoice_id) ?? 0) < Date.now() - LOOK_SCAN_MS) {
+    looked.set(latest.invoice_id, Date.now());
+    await scanInvoice(services, latest.invoice_id);
+  }
+  const { fees, money } = services.config;
+  const account = feeAccount(services.db, merchant.merchant_id);
+  const owed = saleFeesOwed(services, merchant.merchant_id);
+  const refusing = creditRefusal(services, merchant.merchant_id, 1n) !== null;
+  const invoice = invoiceView(services, latestInvoiceOf(services.db, merchant.merchant_id), merchant);
+  return {
+    fee_bps: fees.sale_bps,
+    fee_min: toUsdcNumber(money.saleMin),
+    credit_limit: toUsdcNumber(money.saleCredit),
+    accrued: toUsdcNumber(account.accrued),
+    paid: toUsdcNumber(account.paid),
+    owed: toUsdcNumber(owed),
+    sales_refused: refusing,
+    invoice,
+    next_step: owed === 0n ? null : invoice?.solana_pay_url ? `pay ${invoice.solana_pay_url} from any Solana wallet` : 'agent-wallet merchant fees --invoice',
+  };
+}
+
+/**
+ * The merchant's invoice for what it owes now: its open invoice asks for the current amount (its
+ * reference key stays, so a payment already sent to it still counts), or a new one is opened.
+ */
+export async function invoiceSaleFees(services: Services, merchant: MerchantRow) {
+  const open = openInvoiceOf(services.db, merchant.merchant_id);
+  if (open) await scanInvoice(services, open.invoice_id);
+  const now = services.now().getTime();
+  services.db
+    .transaction(() => {
+      const owed = saleFeesOwed(services, merchant.merchant_id);
+      const current = openInvoiceOf(services.db, merchant.merchant_id);
+      if (owed === 0n) {
+        if (current) return;
+        throw new AppError('INVALID_STATUS', 'No sale fees are owed.', { howToFix: 'Nothing to pay: sale fees accrue as your x402 sales settle; see agent-wallet merchant fees.' });
+      }
+      const received = current ? invoicePayments(services.db, current.invoice_id).reduce((sum, p) => sum + p.amount, 0n) : 0n;
+      if (current) setInvoiceAmount(services.db, current.invoice_id, received + owed, now);
+      else insertInvoice(services.db, { invoice_id: newId('saleFeeInvoice'), merchant_id: merchant.merchant_id, amount: owed, reference_key: newReferenceKey(), now });
+    })
+    .immediate();
+  return saleFeesView(services, merchant);
+}
+
+/**
+ * Judges the transactions carrying the invoice's reference key, oldest first, each once: a landed
+ * one that credits the treasury's USDC token account credits the merchant by what it credited.
+ * The cursor moves only past what was judged. Runs in the background of the RPC budget.
+ */
+export function scanInvoice(services: Services, invoiceId: string): Promise<void> {
+  return inBackground(async () => {
+    if (scanning.has(invoiceId)) return;
+    scanning.add(invoiceId);
+    try {
+      const invoice = getInvoice(services.db, invoiceId);
+      if (!invoice) return;
+      const mint = services.config.usdcMint;
+      const treasuryAccount = await usdcAta(treasuryOf(services), mint as Address);
+      const sigs = await signaturesSince(services.chain, invoice.reference_key as Address, invoice.scan_cursor ?? undefined);
+      for (const s of [...sigs].reverse()) {
+        if (s.err === null) {
+          const transfers = await services.chain.getTokenTransfersOf(s.signature);
+          if (!transfers) break; // not visible yet: judged on a later pass
+          const credited = transfers.err === null ? transfers.deltas.find((d) => d.account === treasuryAccount && d.mint === mint && d.delta > 0n) : undefined;
+          if (credited) {
+            const payer = transfers.deltas.find((d) => d.mint === mint && d.delta < 0n)?.owner ?? null;
+            const now = services.now().getTime();
+            services.db
+              .transaction(() => {
+                const row = getInvoice(services.db, invoiceId)!;
+                if (!recordFeePayment(services.db, { signature: s.signature, invoice: row, amount: credited.delta, payer, now })) return;
+                recordMerchantEvent(
+                  services.db,
+                  row.merchant_id,
+                  'sale_fees.paid',
+                  { invoice_id: row.invoice_id, amount: toUsdcNumber(credited.delta), signature: s.signature, payer, owed: toUsdcNumber(saleFeesOwed(services, row.merchant_id)) },
+                  now,
+                );
+              })
+              .immediate();
+          }
+        }
+        services.db.transaction(() => setInvoiceCursor(services.db, invoiceId, s.signature, services.now().getTime())).immediate();
+      }
+    } finally {
+      scanning.delete(invoiceId);
+    }
+  });
+}
+
+const watched = (services: Services, i: InvoiceRow) => i.status === 'open' || Number(i.paid_at) >= services.now().getTime() - LATE_WINDOW_MS;
+
+/** The job's pass: every watched invoice's reference key is looked at. */
+export async function scanInvoices(services: Services): Promise<number> {
+  const invoices = watchedInvoices(services.db, services.now().getTime() - LATE_WINDOW_MS, 256);
+  for (const invoice of invoices) await scanInvoice(services, invoice.invoice_id);
+  if (looked.size > 10_000) looked.clear();
+  return invoices.length;
+}
