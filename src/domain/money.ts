@@ -51,12 +51,17 @@ export function formatUsdc(micro: bigint): string {
   return `${neg ? '-' : ''}${whole}${frac ? `.${frac}` : ''}`;
 }
 
+/** Micro-amounts whose conversion to a double is exact. */
+const EXACT_MICRO = BigInt(Number.MAX_SAFE_INTEGER);
+
 /**
  * Micro-USDC as a JSON number for responses. Exact: every amount below the configured
  * maximum has at most 6 decimals and ≤ 15 significant digits, which a double holds exactly
- * in its shortest decimal form.
+ * in its shortest decimal form. Below 2^53 micro the division is that double, without the
+ * string: IEEE division rounds micro / 10^6 to the nearest double, as parsing its decimal does.
  */
 export function toUsdcNumber(micro: bigint): number {
+  if (micro <= EXACT_MICRO && micro >= -EXACT_MICRO) return Number(micro) / 1e6;
   return Number(formatUsdc(micro));
 }
 
