@@ -73,13 +73,19 @@ export function setInvoiceAmount(db: Database, invoiceId: string, amount: bigint
   db.query("UPDATE sale_fee_invoices SET amount = ?, updated_at = ? WHERE invoice_id = ? AND status = 'open'").run(amount, now, invoiceId);
 }
 
+/** Closes `merchantId`'s open invoice as settled: nothing is owed any more. */
+export function closeOpenInvoice(db: Database, merchantId: string, now: number): void {
+  db.query("UPDATE sale_fee_invoices SET status = 'paid', paid_at = ?1, updated_at = ?1 WHERE merchant_id = ?2 AND status = 'open'").run(now, merchantId);
+}
+
 export function setInvoiceCursor(db: Database, invoiceId: string, signature: string, now: number): void {
   db.query('UPDATE sale_fee_invoices SET scan_cursor = ?, updated_at = ? WHERE invoice_id = ?').run(signature, now, invoiceId);
 }
 
 /**
  * Records a landed transfer to the treasury carrying the invoice's reference key, once per
- * signature, and credits the merchant; the invoice is paid when what it received covers it.
+ * signature, and credits the merchant (beyond what is owed, it pays the next sales' fees); the
+ * invoice is paid when what it received covers it.
  * Returns false when the signature was recorded already. Inside a write transaction.
  */
 export function recordFeePayment(db: Database, p: { signature: string; invoice: InvoiceRow; amount: bigint; payer: string | null; now: number }): boolean {
@@ -91,10 +97,13 @@ export function recordFeePayment(db: Database, p: { signature: string; invoice: 
     `INSERT INTO sale_fee_accounts (merchant_id, paid, updated_at) VALUES (?1, ?2, ?3)
      ON CONFLICT (merchant_id) DO UPDATE SET paid = paid + ?2, updated_at = ?3`,
   ).run(p.invoice.merchant_id, p.amount, p.now);
+  // Paid when it received what it asked, or when nothing is owed any more (a sale it counted failed since).
   db.query(
     `UPDATE sale_fee_invoices SET status = 'paid', paid_at = ?1, updated_at = ?1
-     WHERE invoice_id = ?2 AND status = 'open' AND (SELECT SUM(amount) FROM sale_fee_payments WHERE invoice_id = ?2) >= amount`,
-  ).run(p.now, p.invoice.invoice_id);
+     WHERE invoice_id = ?2 AND status = 'open'
+       AND ((SELECT SUM(amount) FROM sale_fee_payments WHERE invoice_id = ?2) >= amount
+            OR (SELECT accrued <= paid FROM sale_fee_accounts WHERE merchant_id = ?3))`,
+  ).run(p.now, p.invoice.invoice_id, p.invoice.merchant_id);
   return true;
 }
 

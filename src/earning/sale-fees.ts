@@ -16,6 +16,7 @@ import { newId } from '../contract/ids.ts';
 import type { MerchantRow } from '../db/merchants.ts';
 import {
   accrueSaleFee,
+  closeOpenInvoice,
   feeAccount,
   getInvoice,
   insertInvoice,
@@ -78,6 +79,8 @@ export function accrue(services: Services, merchantId: string, fee: bigint, now:
   const credit = services.config.money.saleCredit;
   const threshold = (credit * DUE_SHARE_PERCENT) / 100n;
   const after = saleFeesOwed(services, merchantId);
+  // A failed sale can leave nothing owed: the invoice that counted it has nothing left to ask.
+  if (after === 0n) closeOpenInvoice(services.db, merchantId, now);
   if (fee > 0n && before < threshold && after >= threshold) {
     recordMerchantEvent(
       services.db,
@@ -93,13 +96,17 @@ function invoiceView(services: Services, row: InvoiceRow | null, merchant: Merch
   if (!row) return null;
   const payments = invoicePayments(services.db, row.invoice_id);
   const received = payments.reduce((sum, p) => sum + p.amount, 0n);
-  const due = row.amount > received ? row.amount - received : 0n;
+  // Never more than is owed now: a sale the invoice counted may have failed since.
+  const left = row.amount > received ? row.amount - received : 0n;
+  const owed = saleFeesOwed(services, merchant.merchant_id);
+  const due = left < owed ? left : owed;
   const treasury = treasuryOf(services);
   return {
     invoice_id: row.invoice_id,
     status: row.status,
     amount: toUsdcNumber(row.amount),
     received: toUsdcNumber(received),
+    due: toUsdcNumber(row.status === 'open' ? due : 0n),
     treasury,
     reference_key: row.reference_key,
     solana_pay_url:

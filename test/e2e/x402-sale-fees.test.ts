@@ -155,7 +155,7 @@ test('the merchant pays its invoice with Solana Pay from its own wallet: the tre
   expect((await merchantCall('pay_sale_fees')).invoice).toMatchObject({ status: 'open', amount: 0.0001 });
 });
 
-test('a sale whose transaction never landed owes nothing: its fee is taken back when it fails', async () => {
+test('a sale whose transaction never landed owes nothing: its fee is taken back when it fails, and the open invoice asks only for what is owed', async () => {
   const owed = () => merchantCall('sale_fees').then((f) => BigInt(Math.round(f.owed * 1e6)));
   const before = await owed();
   const now = world.services.now().getTime();
@@ -183,6 +183,8 @@ test('a sale whose transaction never landed owes nothing: its fee is taken back 
     })
     .immediate();
   expect(await owed()).toBe(before + FEE);
+  // The merchant's invoice counts the dropped sale's fee too.
+  expect((await merchantCall('pay_sale_fees')).invoice).toMatchObject({ status: 'open', amount: 0.0002, due: 0.0002 });
   world.clock.offsetMs += 10 * 60_000;
   try {
     expect(await resolveSales(world.services)).toBe(1);
@@ -191,6 +193,15 @@ test('a sale whose transaction never landed owes nothing: its fee is taken back 
   }
   expect(world.services.db.query("SELECT status FROM x402_sales WHERE sale_id = 'sale_dropped'").get()).toEqual({ status: 'failed' });
   expect(await owed()).toBe(before);
+  // The invoice asks only for what is owed now, and paying that settles it.
+  const invoice = (await merchantCall('sale_fees')).invoice;
+  expect(invoice).toMatchObject({ status: 'open', amount: 0.0002, due: 0.0001 });
+  expect(invoice.solana_pay_url).toContain('amount=0.0001&');
+  const treasury0 = await treasury();
+  await shop.payUrl(invoice.solana_pay_url);
+  expect((await treasury()) - treasury0).toBe(FEE);
+  await scanInvoices(world.services);
+  expect(await merchantCall('sale_fees')).toMatchObject({ owed: 0, invoice: { status: 'paid', received: 0.0001, due: 0, solana_pay_url: null } });
 });
 
 test('a merchant that owes nothing gets a clear refusal for an invoice, and the numbers come back as the wire spells them', async () => {
