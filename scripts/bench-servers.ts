@@ -3,6 +3,7 @@
  * (and for `world`, the agents' profiles as one JSON line) when it listens.
  *
  *   bare        Bun.serve answering the ping JSON: the ceiling of the HTTP stack
+ *   bare-same   the same, answering the app's ping bytes and headers (BENCH_PING_BODY, BENCH_PING_HEADERS)
  *   app         the full app (dispatcher, auth, rate limits, metrics, logs) on a file ledger
  *   raw-insert  Bun.serve inserting one row per request into SQLite with the ledger's durability
  *               (the daemon's: synchronous=NORMAL, the answer waits for the worker's sync)
@@ -63,6 +64,12 @@ function rpcFaucet(url: string) {
 
 if (mode === 'bare') {
   const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(PING, { headers: { 'Content-Type': 'application/json; charset=utf-8' } }) });
+  console.log(`READY ${server.port}`);
+} else if (mode === 'bare-same') {
+  // The app's own ping answer, byte for byte (body and headers, a fresh request id each time).
+  const body = process.env.BENCH_PING_BODY ?? PING;
+  const headers = JSON.parse(process.env.BENCH_PING_HEADERS ?? '{}') as Record<string, string>;
+  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(body, { headers: { ...headers, 'X-Request-Id': crypto.randomUUID() } }) });
   console.log(`READY ${server.port}`);
 } else if (mode === 'app') {
   const app = createApp(await appServices());

@@ -134,21 +134,30 @@ async function benchPing(): Promise<void> {
   const body = JSON.stringify({ action: 'ping' });
   const bare = await startChild('bare');
   const app = await startChild('app');
+  // The app's answer (343 bytes, rate-limit and request-id headers) costs the client more to read than
+  // the bare ping's: a second baseline answers the same bytes, so the app's own work shows apart.
+  const sample = await fetch(`http://127.0.0.1:${app.port}/v1/bot`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+  const sampleHeaders = Object.fromEntries([...sample.headers].filter(([k]) => k !== 'date' && k !== 'content-length' && k !== 'x-request-id'));
+  const same = await startChild('bare-same', [], { BENCH_PING_BODY: await sample.text(), BENCH_PING_HEADERS: JSON.stringify(sampleHeaders) });
   try {
-    await closedLoop(1, 16, () => post(`http://127.0.0.1:${bare.port}/v1/bot`, body));
-    await closedLoop(1, 16, () => post(`http://127.0.0.1:${app.port}/v1/bot`, body));
-    // Alternating rounds, median ratio: a shared 2-core VM drifts, and both sides should see the same drift.
-    const rounds: { a: Result; b: Result }[] = [];
+    const ping = (port: number) => () => post(`http://127.0.0.1:${port}/v1/bot`, body);
+    for (const port of [bare.port, same.port, app.port]) await closedLoop(1, 16, ping(port));
+    // Alternating rounds, median ratio: a shared 2-core VM drifts, and every side should see the same drift.
+    const rounds: { a: Result; b: Result; s: Result }[] = [];
     for (let i = 0; i < 3; i++) {
-      const b = await closedLoop(SECONDS / 3, 16, () => post(`http://127.0.0.1:${bare.port}/v1/bot`, body));
-      const a = await closedLoop(SECONDS / 3, 16, () => post(`http://127.0.0.1:${app.port}/v1/bot`, body));
-      rounds.push({ a, b });
+      const b = await closedLoop(SECONDS / 3, 16, ping(bare.port));
+      const s = await closedLoop(SECONDS / 3, 16, ping(same.port));
+      const a = await closedLoop(SECONDS / 3, 16, ping(app.port));
+      rounds.push({ a, b, s });
     }
-    rounds.sort((x, y) => x.a.rps / x.b.rps - y.a.rps / y.b.rps);
-    const { a, b } = rounds[1]!;
+    const median = (ratio: (r: (typeof rounds)[number]) => number) => [...rounds].sort((x, y) => ratio(x) - ratio(y))[1]!;
+    const { a, b } = median((r) => r.a.rps / r.b.rps);
     report('ping req/s (app / bare), median of 3', a.rps, b.rps, 0.8, 'req/s', `app p50 ${a.p50.toFixed(2)} ms p99 ${a.p99.toFixed(2)} ms`);
+    const m = median((r) => r.a.rps / r.s.rps);
+    rows.push(`${'  the same bytes as the app'.padEnd(34)} ${m.a.rps.toFixed(1).padStart(9)} req/s  ${m.s.rps.toFixed(1).padStart(9)}   ${(m.a.rps / m.s.rps).toFixed(2).padStart(5)}   (bare answering the app's ping body and headers: the part of the gap that is the app's own work)`);
   } finally {
     bare.kill();
+    same.kill();
     app.kill();
   }
 }
