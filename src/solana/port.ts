@@ -22,7 +22,7 @@ import {
   type Base64EncodedWireTransaction,
   type Signature,
 } from '@solana/kit';
-import { TOKEN_PROGRAM_ADDRESS, getTokenDecoder } from '@solana-program/token';
+import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { usdcAta } from './ata.ts';
 import { ChainRejectedError, ChainUnavailableError, type ChainRejectionKind } from './errors.ts';
 import { RpcBudget } from './rpc-budget.ts';
@@ -126,6 +126,8 @@ const ACCOUNTS_BATCH = 100;
 const PRIORITY_FEE_ACCOUNTS = 128;
 /** Where an SPL token account keeps its amount (u64 LE): after the mint and owner keys. */
 const TOKEN_AMOUNT_OFFSET = 64;
+/** An SPL token account's size (no extensions under the classic token program). */
+const TOKEN_ACCOUNT_SIZE = 165;
 const CLOCK_SYSVAR = 'SysvarC1ock11111111111111111111111111111111' as Address;
 /** Where the Clock sysvar keeps unix_timestamp (i64 LE): after slot, epoch_start_timestamp, epoch and leader_schedule_epoch. */
 const CLOCK_UNIX_TIMESTAMP_OFFSET = 32;
@@ -183,10 +185,17 @@ export function createRpcChainPort(rpcUrl: string, opts: ChainPortOptions = {}):
     return value;
   }
 
-  async function tokenAccount(owner: Address, mint: Address) {
+  /**
+   * The amount of `owner`'s token account for `mint`, or null when there is none. Read straight
+   * from the layout (mint, owner, then the u64 amount): decoding the whole account turned four
+   * addresses into base58 through BigInt on every balance read.
+   */
+  async function tokenAccountAmount(owner: Address, mint: Address): Promise<bigint | null> {
     const info = await accountInfo(await usdcAta(owner, mint));
     if (info === null || info.owner !== TOKEN_PROGRAM_ADDRESS) return null;
-    return getTokenDecoder().decode(getBase64Encoder().encode(info.data[0]));
+    const data = Buffer.from(info.data[0], 'base64');
+    if (data.length !== TOKEN_ACCOUNT_SIZE) throw new Error(`the token account of ${owner} for ${mint} is ${data.length} bytes, not ${TOKEN_ACCOUNT_SIZE}`);
+    return data.readBigUInt64LE(TOKEN_AMOUNT_OFFSET);
   }
 
   const wireOf = (wire: Uint8Array) => base64.decode(wire) as Base64EncodedWireTransaction;
@@ -219,11 +228,11 @@ export function createRpcChainPort(rpcUrl: string, opts: ChainPortOptions = {}):
     },
 
     async getTokenBalance(owner, mint) {
-      return (await tokenAccount(owner, mint))?.amount ?? 0n;
+      return (await tokenAccountAmount(owner, mint)) ?? 0n;
     },
 
     async tokenAccountExists(owner, mint) {
-      return (await tokenAccount(owner, mint)) !== null;
+      return (await tokenAccountAmount(owner, mint)) !== null;
     },
 
     async getSolBalance(address) {
