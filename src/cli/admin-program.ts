@@ -35,6 +35,9 @@ export function addAdminCommands(program: Command, done: Done, io: AdminIo = PRO
   sub(admin, 'owner-token', 'mint an owner API token (creates the owner if missing)', 'owner-token me@example.com --label ci', async () => (await admin_()).ownerTokenCommand, (c) =>
     json(c.argument('<email>', "the owner's email").option('--label <label>', 'a name for the token')),
   );
+  sub(admin, 'sale-fees', "what each merchant's x402 sales owe the operator, most owed first", 'sale-fees --json', async () => (await admin_()).saleFeesCommand, (c) =>
+    json(c.option('--limit <n>', 'at most this many merchants (1–10000, default 100)')),
+  );
   sub(admin, 'faucet', "simnet USDC (and SOL) from the running daemon's embedded chain", 'faucet 9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin 100 --sol 1', async () => (await import('./admin-faucet.ts')).faucetCommand, (c) =>
     json(c.argument('<address>', 'a Solana address').argument('<amount>', 'USDC').option('--sol <sol>', 'SOL as well')),
   );

@@ -6,9 +6,11 @@
 import type { Database } from 'bun:sqlite';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadConfig } from '../config.ts';
+import { loadConfig, type Config } from '../config.ts';
 import { newId } from '../contract/ids.ts';
 import { listMail, type MailLink } from '../db/mail.ts';
+import { receivables } from '../db/sale-fees.ts';
+import { formatUsdc } from '../domain/money.ts';
 import { openDatabase } from '../db/open.ts';
 import { ensureOwner, insertOwnerToken } from '../db/owners.ts';
 import { newApiKey } from '../domain/api-keys.ts';
@@ -24,20 +26,53 @@ interface AdminIo {
   env: Record<string, string | undefined>;
 }
 
-function withLedger<T>(dataDirFlag: string | undefined, env: AdminIo['env'], fn: (db: Database) => T): T {
+function withLedger<T>(dataDirFlag: string | undefined, env: AdminIo['env'], fn: (db: Database, config: Config) => T): T {
   const dataDir = resolve(dataDirFlag ?? env.AGENT_WALLET_DATA_DIR ?? './data');
   const path = join(dataDir, 'wallet.db');
   if (!existsSync(path)) throw new AdminError(`no ledger at ${path}; pass the --data-dir the daemon runs with (default ./data)`);
   const config = loadConfig({ dataDir }, dataDirEnv(dataDir, env));
   const db = openDatabase(path, { network: config.solana.network });
   try {
-    return fn(db);
+    return fn(db, config);
   } finally {
     db.close();
   }
 }
 
 const iso = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+/** `admin sale-fees`: what each merchant's x402 sales owe the operator, and its open invoice. */
+export function saleFeesCommand(input: CommandInput, io: AdminIo): number {
+  const { flags } = commandFlags(input, { 'data-dir': 'string', json: 'boolean', limit: 'string' });
+  const limit = flags.limit === undefined ? 100 : Number(flags.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
+  const { rows, credit } = withLedger(flags['data-dir'], io.env, (db, config) => ({ rows: receivables(db, limit), credit: config.money.saleCredit }));
+  let total = 0n;
+  const items = rows.map((r) => {
+    const owed = r.accrued > r.paid ? r.accrued - r.paid : 0n;
+    total += owed;
+    return {
+      merchant_id: r.merchant_id,
+      username: r.username,
+      accrued: formatUsdc(r.accrued),
+      paid: formatUsdc(r.paid),
+      owed: formatUsdc(owed),
+      sales_refused: owed >= credit,
+      open_invoice: r.invoice_id === null ? null : { invoice_id: r.invoice_id, amount: formatUsdc(r.invoice_amount ?? 0n) },
+      updated_at: iso(r.updated_at),
+    };
+  });
+  if (flags.json) {
+    io.out(`${JSON.stringify({ items, total_owed: formatUsdc(total), credit_limit: formatUsdc(credit) }, null, 2)}\n`);
+    return 0;
+  }
+  if (items.length === 0) io.out('No merchant has sold through the facilitator yet.\n');
+  for (const i of items) {
+    io.out(`@${i.username}  owes ${i.owed} USDC (accrued ${i.accrued}, paid ${i.paid})${i.sales_refused ? '  SALES REFUSED' : ''}${i.open_invoice ? `  invoice ${i.open_invoice.invoice_id} for ${i.open_invoice.amount}` : ''}\n`);
+  }
+  if (items.length) io.out(`Owed in all: ${formatUsdc(total)} USDC; each merchant may owe ${formatUsdc(credit)} before its sales are refused.\n`);
+  return 0;
+}
 
 export function mailCommand(input: CommandInput, io: AdminIo): number {
   const { flags } = commandFlags(input, { 'data-dir': 'string', json: 'boolean', limit: 'string' });

@@ -110,3 +110,28 @@ export function recordFeePayment(db: Database, p: { signature: string; invoice: 
 export function invoicePayments(db: Database, invoiceId: string): FeePaymentRow[] {
   return db.query<FeePaymentRow, [string]>('SELECT signature, invoice_id, amount, payer, created_at FROM sale_fee_payments WHERE invoice_id = ? ORDER BY created_at, rowid').all(invoiceId);
 }
+
+/** One merchant's line of the operator's receivables. */
+export interface ReceivableRow {
+  merchant_id: string;
+  username: string;
+  accrued: bigint;
+  paid: bigint;
+  invoice_id: string | null;
+  invoice_amount: bigint | null;
+  updated_at: bigint;
+}
+
+/** What each merchant's sales owe the operator, most owed first (the operator's `admin sale-fees`). */
+export function receivables(db: Database, limit: number): ReceivableRow[] {
+  return db
+    .query<ReceivableRow, [number]>(
+      `SELECT a.merchant_id, m.username, a.accrued, a.paid, i.invoice_id, i.amount AS invoice_amount, a.updated_at
+       FROM sale_fee_accounts a
+       JOIN merchants m ON m.merchant_id = a.merchant_id
+       LEFT JOIN sale_fee_invoices i ON i.merchant_id = a.merchant_id AND i.status = 'open'
+       ORDER BY max(a.accrued - a.paid, 0) DESC, a.updated_at DESC
+       LIMIT ?`,
+    )
+    .all(limit);
+}

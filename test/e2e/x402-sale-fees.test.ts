@@ -21,6 +21,7 @@ import { MerchantProfileStore } from '../../src/client/merchant-profile.ts';
 import { insertSale } from '../../src/db/x402-sales.ts';
 import { accrue, scanInvoices } from '../../src/earning/sale-fees.ts';
 import { treasuryOf } from '../../src/payments/message.ts';
+import { deliverDueWebhooks } from '../../src/webhooks/deliver.ts';
 import { resolveSales } from '../../src/x402/facilitator.ts';
 import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
 import { runCli } from '../helpers/daemon.ts';
@@ -33,19 +34,23 @@ let merchant: { api_key: string; merchant_id: string };
 let buyer: KeyPairSigner;
 let seller: ReturnType<typeof Bun.serve>;
 let home: string;
+let hooks: { type: string; data: any }[];
+let hookServer: ReturnType<typeof Bun.serve>;
 
 // 1 % of a $0.01 sale is 100 micro-USDC; a credit of 250 lets two sales owe before the third is refused.
 const PRICE = 10_000n;
 const FEE = 100n;
 
 beforeAll(async () => {
-  world = await startWorld({ env: { AGENT_WALLET_FEES_SALE_BPS: '100', AGENT_WALLET_FEES_SALE_CREDIT: '0.00025' } });
+  world = await startWorld({ env: { AGENT_WALLET_FEES_SALE_BPS: '100', AGENT_WALLET_FEES_SALE_CREDIT: '0.00025', AGENT_WALLET_OUTBOUND_ALLOW_HOSTS: '127.0.0.1' } });
+  hooks = [];
+  hookServer = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: async (req) => (hooks.push(JSON.parse(await req.text())), new Response('ok')) });
   // The merchant's own wallet: its payout address, and what pays its fees.
   shop = await SolanaPayWallet.create(world.simnet.url);
   await world.simnet.faucet(shop.address, 1_000_000n, 1_000_000_000n);
   buyer = await generateKeyPairSigner();
   await world.fund(buyer.address, 1_000_000n);
-  const reg = await fetch(`${world.url}/merchant`, { method: 'POST', body: JSON.stringify({ action: 'register', name: 'Weather API', username: 'weather', payout_address: shop.address }) });
+  const reg = await fetch(`${world.url}/merchant`, { method: 'POST', body: JSON.stringify({ action: 'register', name: 'Weather API', username: 'weather', payout_address: shop.address, webhook_url: `http://127.0.0.1:${hookServer.port}/hook` }) });
   merchant = ((await reg.json()) as any).data;
   home = mkdtempSync(join(tmpdir(), 'aw-sale-fees-'));
   new MerchantProfileStore(home).save('default', {
@@ -72,6 +77,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await seller?.stop(true);
+  await hookServer?.stop(true);
   await world?.stop();
 });
 
@@ -107,6 +113,13 @@ test('each sale pays the merchant its full price on chain and owes the fee; past
   const due = (await merchantCall('events', { types: ['sale_fees.due'] })).items;
   expect(due).toHaveLength(1);
   expect(due[0].data).toMatchObject({ owed: 0.0002, credit_limit: 0.00025 });
+  // …and on its webhook, beside each sale (the delivery job's pass; the world runs no jobs).
+  await deliverDueWebhooks(world.services);
+  const delivered = await waitFor(async () => {
+    const types = hooks.filter((h) => h.type !== 'webhook.test').map((h) => h.type);
+    return types.length >= 3 ? types : null;
+  });
+  expect(delivered.sort()).toEqual(['sale_fees.due', 'x402.sale', 'x402.sale']);
 
   // A third sale would owe 0.0003 > 0.00025: the middleware's verify is refused under our reason.
   const refused = await buy();
