@@ -1,6 +1,7 @@
 /** The FROST worker pool: both rounds computed on a worker thread, refusals as results, failures as rejections. */
 import { afterAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { AAD } from '../../src/frost/aad.ts';
 import { encodeSecretState } from '../../src/frost/codec.ts';
 import { commitmentList } from '../../src/frost/commitments.ts';
@@ -8,6 +9,7 @@ import { AGENT_ID, SERVER_ID } from '../../src/frost/ids.ts';
 import { ed25519Verifies } from '../../src/frost/native-ed25519.ts';
 import { commit, signShare } from '../../src/frost/party.ts';
 import { FrostPool } from '../../src/frost/pool.ts';
+import { BACKGROUND_NICE } from '../../src/ops/thread-priority.ts';
 import { seal } from '../../src/frost/seal.ts';
 import { decodeCommitments, encodeCommitments } from '../../src/frost/wire.ts';
 import { dkgPair, overHttp, solanaLikeMessage } from './helpers.ts';
@@ -89,6 +91,14 @@ describe('FrostPool', () => {
     const failed = await pool.run(job, walletId).then(() => null, (err: Error) => err);
     expect(failed?.message).toContain('cannot open sealed data');
     expect((await pool.run({ ...job, sessionId: 'ses_c' }, walletId)).ok).toBe(true);
+  });
+
+  test.if(process.platform === 'linux')('its workers run below the event loop: nice 10 on the worker threads, 0 on the main thread', async () => {
+    await roundOne('ses_nice');
+    const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+    const threads = readdirSync('/proc/self/task');
+    expect(niceOf(String(process.pid))).toBe(0);
+    expect(threads.filter((tid) => niceOf(tid) === BACKGROUND_NICE).length).toBeGreaterThanOrEqual(1);
   });
 
   test('closing the pool refuses the jobs in flight', async () => {
