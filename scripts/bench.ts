@@ -52,6 +52,7 @@ interface Child {
 
 async function startChild(mode: string, args: string[] = [], env: Record<string, string> = {}): Promise<Child> {
   // BENCH_CPU_PROF=<dir>: the daemon under test writes a CPU profile (markdown) there when it stops.
+  // BENCH_WORLD_ENV='{"BUN_JSC_logGC":"1"}': extra environment for that daemon only (GC logs, JSC options).
   const profile = process.env.BENCH_CPU_PROF && mode === 'world' ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child = Bun.spawn([process.execPath, ...profile, SERVERS, mode, ...args], { stdout: 'pipe', stderr: 'inherit', env: { ...process.env, ...env } });
   const reader = child.stdout.getReader();
@@ -194,7 +195,7 @@ async function pingProbe(url: string, seconds: number): Promise<Result> {
 async function benchPayments(): Promise<void> {
   const raw = await startChild('raw-insert');
   const chain = await startChild('simnet');
-  const world = await startChild('world', ['16'], { BENCH_EXTERNAL_RPC: `http://127.0.0.1:${chain.port}` });
+  const world = await startChild('world', ['16'], { BENCH_EXTERNAL_RPC: `http://127.0.0.1:${chain.port}`, ...(process.env.BENCH_WORLD_ENV ? JSON.parse(process.env.BENCH_WORLD_ENV) : {}) });
   const profiles = JSON.parse(world.lines[1]!) as ProfileData[];
   const url = `http://127.0.0.1:${world.port}/v1`;
   const recipient = (i: number) => profiles[(i + 1) % profiles.length]!.username;
