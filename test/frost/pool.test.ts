@@ -9,7 +9,7 @@ import { AGENT_ID, SERVER_ID } from '../../src/frost/ids.ts';
 import { ed25519Verifies } from '../../src/frost/native-ed25519.ts';
 import { commit, signShare } from '../../src/frost/party.ts';
 import { FrostPool } from '../../src/frost/pool.ts';
-import { BACKGROUND_NICE } from '../../src/ops/thread-priority.ts';
+import { BACKGROUND_NICE } from '../../src/thread-priority.ts';
 import { seal } from '../../src/frost/seal.ts';
 import { decodeCommitments, encodeCommitments } from '../../src/frost/wire.ts';
 import { dkgPair, overHttp, solanaLikeMessage } from './helpers.ts';
