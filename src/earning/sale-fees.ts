@@ -6,7 +6,7 @@
  * `fees.sale_min`) and the merchant pays what it owes to the treasury against an invoice — a Solana
  * Pay request with a reference key, payable from any wallet. The reference key's transactions are
  * read from the chain (the invoice's scan: on the merchant's own look, and by a job while an invoice
- * is open), and every landed USDC transfer to the treasury's token account carrying it credits the
+ * is open or was paid in the last day), and every landed USDC transfer to the treasury's token account carrying it credits the
  * merchant once. A merchant that owes more than `fees.sale_credit` gets no more sales settled until
  * it pays, so what the operator is owed is bounded. A wallet's own sales carry no fee: its USDC is
  * custodied 2-of-2 with its agent, and no path here lets the daemon collect from it.
@@ -23,10 +23,10 @@ import {
   invoicePayments,
   latestInvoiceOf,
   openInvoiceOf,
-  watchedInvoices,
   recordFeePayment,
   setInvoiceAmount,
   setInvoiceCursor,
+  watchedInvoices,
   type InvoiceRow,
 } from '../db/sale-fees.ts';
 import { AppError } from '../errors.ts';
@@ -41,8 +41,10 @@ import { newReferenceKey, solanaPayUrl } from './rules.ts';
 
 /** Past this share of the credit the merchant is told (event and webhook `sale_fees.due`) to pay. */
 const DUE_SHARE_PERCENT = 80n;
-/** A merchant's look scans its invoice's reference key at most this often. */
+/** A merchant's look scans its invoice's reference key at most this often… */
 const LOOK_SCAN_MS = 1_000;
+/** …and waits for that scan at most this long. */
+const LOOK_WAIT_MS = 2_000;
 /** A paid invoice's reference key is watched this long more: a late or second payment still credits. */
 const LATE_WINDOW_MS = 24 * 3_600_000;
 
@@ -122,9 +124,10 @@ function invoiceView(services: Services, row: InvoiceRow | null, merchant: Merch
 /** What a merchant's sales owe and its newest invoice; scans an open invoice first (rate-bounded). */
 export async function saleFeesView(services: Services, merchant: MerchantRow) {
   const latest = latestInvoiceOf(services.db, merchant.merchant_id);
-  if (latest && watched(services, latest) && (looked.get(latest.invoice_id) ?? 0) < Date.now() - LOOK_SCAN_MS) {
-    looked.set(latest.invoice_id, Date.now());
-    await scanInvoice(services, latest.invoice_id);
+  const now = services.now().getTime();
+  if (latest && watched(services, latest) && (looked.get(latest.invoice_id) ?? 0) < now - LOOK_SCAN_MS) {
+    looked.set(latest.invoice_id, now);
+    await scanQuietly(services, latest.invoice_id);
   }
   const { fees, money } = services.config;
   const account = feeAccount(services.db, merchant.merchant_id);
@@ -150,7 +153,7 @@ export async function saleFeesView(services: Services, merchant: MerchantRow) {
  */
 export async function invoiceSaleFees(services: Services, merchant: MerchantRow) {
   const open = openInvoiceOf(services.db, merchant.merchant_id);
-  if (open) await scanInvoice(services, open.invoice_id);
+  if (open) await scanQuietly(services, open.invoice_id);
   const now = services.now().getTime();
   services.db
     .transaction(() => {
@@ -166,6 +169,17 @@ export async function invoiceSaleFees(services: Services, merchant: MerchantRow)
     })
     .immediate();
   return saleFeesView(services, merchant);
+}
+
+/**
+ * A scan for a merchant's look, waited for at most LOOK_WAIT_MS: a chain that is slow or does not
+ * answer leaves the answer to the ledger (the scan goes on, and the job looks again).
+ */
+async function scanQuietly(services: Services, invoiceId: string): Promise<void> {
+  const scan = scanInvoice(services, invoiceId).catch((err: Error) => services.log.debug('sale-fee invoice scan failed', { invoice_id: invoiceId, error: err.message }));
+  let timer: Timer | undefined;
+  await Promise.race([scan, new Promise<void>((resolve) => (timer = setTimeout(resolve, LOOK_WAIT_MS)))]);
+  clearTimeout(timer);
 }
 
 /**

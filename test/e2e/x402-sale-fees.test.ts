@@ -227,3 +227,20 @@ test('a merchant that owes nothing gets a clear refusal for an invoice, and the 
   expect(none.data).toMatchObject({ accrued: 0, paid: 0, owed: 0, sales_refused: false, invoice: null, next_step: null });
   expect(world.services.db.query('SELECT count(*) AS n FROM sale_fee_invoices WHERE merchant_id = ?').get(idle.merchant_id)).toEqual({ n: 0n });
 });
+
+test("a merchant's look while the chain does not answer is answered from the ledger within seconds", async () => {
+  // Past the look's rate bound, so this look scans the (recently paid, still watched) invoice.
+  world.clock.offsetMs += 2_000;
+  world.simnet.setFault('error');
+  try {
+    const started = performance.now();
+    const res = await fetch(`${world.url}/merchant`, { method: 'POST', headers: { authorization: `Bearer ${merchant.api_key}` }, body: JSON.stringify({ action: 'sale_fees' }) });
+    expect(res.status).toBe(200);
+    // The look's own bound (2 s), not the RPC client's retries (about half a minute).
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(((await res.json()) as any).data).toMatchObject({ owed: 0, invoice: { status: 'paid' } });
+  } finally {
+    world.simnet.setFault(null);
+    world.clock.offsetMs -= 2_000;
+  }
+});
