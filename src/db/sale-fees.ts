@@ -52,9 +52,9 @@ export function latestInvoiceOf(db: Database, merchantId: string): InvoiceRow | 
   return db.query<InvoiceRow, [string]>('SELECT * FROM sale_fee_invoices WHERE merchant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1').get(merchantId);
 }
 
-/** Invoices whose reference key is still watched: open ones, and paid ones since `paidSince` (a late or second payment still credits). */
-export function watchedInvoices(db: Database, paidSince: number, limit: number): InvoiceRow[] {
-  return db.query<InvoiceRow, [number, number]>("SELECT * FROM sale_fee_invoices WHERE status = 'open' OR paid_at >= ? ORDER BY updated_at LIMIT ?").all(paidSince, limit);
+/** Open invoices, least recently looked at first. */
+export function openInvoices(db: Database, limit: number): InvoiceRow[] {
+  return db.query<InvoiceRow, [number]>("SELECT * FROM sale_fee_invoices WHERE status = 'open' ORDER BY updated_at LIMIT ?").all(limit);
 }
 
 export function insertInvoice(db: Database, i: { invoice_id: string; merchant_id: string; amount: bigint; reference_key: string; now: number }): void {

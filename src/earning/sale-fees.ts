@@ -5,8 +5,8 @@
  * ride in the sale: each sale records the fee its merchant owes (`fees.sale_bps`, at least
  * `fees.sale_min`) and the merchant pays what it owes to the treasury against an invoice — a Solana
  * Pay request with a reference key, payable from any wallet. The reference key's transactions are
- * read from the chain (the invoice's scan: on the merchant's own look, and by a job while an invoice
- * is open or was paid in the last day), and every landed USDC transfer to the treasury's token account carrying it credits the
+ * read from the chain (the invoice's scan: by a job while the invoice is open, and on the merchant's
+ * own look while it is open or was paid in the last day), and every landed USDC transfer to the treasury's token account carrying it credits the
  * merchant once. A merchant that owes more than `fees.sale_credit` gets no more sales settled until
  * it pays, so what the operator is owed is bounded. A wallet's own sales carry no fee: its USDC is
  * custodied 2-of-2 with its agent, and no path here lets the daemon collect from it.
@@ -23,10 +23,10 @@ import {
   invoicePayments,
   latestInvoiceOf,
   openInvoiceOf,
+  openInvoices,
   recordFeePayment,
   setInvoiceAmount,
   setInvoiceCursor,
-  watchedInvoices,
   type InvoiceRow,
 } from '../db/sale-fees.ts';
 import { AppError } from '../errors.ts';
@@ -230,9 +230,12 @@ export function scanInvoice(services: Services, invoiceId: string): Promise<void
 
 const watched = (services: Services, i: InvoiceRow) => i.status === 'open' || Number(i.paid_at) >= services.now().getTime() - LATE_WINDOW_MS;
 
-/** The job's pass: every watched invoice's reference key is looked at. */
+/**
+ * The job's pass: every open invoice's reference key is looked at. A paid one is looked at only on
+ * its merchant's look (for LATE_WINDOW_MS), so a day of paid invoices costs the RPC plan nothing.
+ */
 export async function scanInvoices(services: Services): Promise<number> {
-  const invoices = watchedInvoices(services.db, services.now().getTime() - LATE_WINDOW_MS, 256);
+  const invoices = openInvoices(services.db, 256);
   for (const invoice of invoices) await scanInvoice(services, invoice.invoice_id);
   if (looked.size > 10_000) looked.clear();
   return invoices.length;
