@@ -33,6 +33,7 @@ import { deliverDueWebhooks } from '../../src/webhooks/deliver.ts';
 import { usdcAta } from '../../src/solana/ata.ts';
 import { computeUnitLimitInstruction, computeUnitPriceInstruction, memoInstruction, transferCheckedInstruction } from '../../src/solana/instructions.ts';
 import { runCli } from '../helpers/daemon.ts';
+import { hookReceiver, until } from '../helpers/poll.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { DEVNET_CAIP2, USDC } from '../x402/sellers.ts';
 
@@ -43,8 +44,7 @@ let payout: Address;
 let facilitatorUrl: string;
 let feePayer: Address;
 let seller: { url: string; stop: () => Promise<void> };
-let hooks: { type: string; data: any }[];
-let hookServer: ReturnType<typeof Bun.serve>;
+let receiver: ReturnType<typeof hookReceiver>;
 let buyer: KeyPairSigner;
 
 beforeAll(async () => {
@@ -56,11 +56,10 @@ beforeAll(async () => {
   await world.simnet.airdrop(buyer.address, 1_000_000_000n);
   payout = (await generateKeyPairSigner()).address;
   await world.fund(payout, 0n);
-  hooks = [];
-  hookServer = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: async (req) => (hooks.push(JSON.parse(await req.text())), new Response('ok')) });
+  receiver = hookReceiver();
   const reg = await fetch(`${world.url}/merchant`, {
     method: 'POST',
-    body: JSON.stringify({ action: 'register', name: 'Data Shop', username: 'data-shop', payout_address: payout, webhook_url: `http://127.0.0.1:${hookServer.port}/hook` }),
+    body: JSON.stringify({ action: 'register', name: 'Data Shop', username: 'data-shop', payout_address: payout, webhook_url: receiver.url }),
   });
   merchant = ((await reg.json()) as any).data;
   facilitatorUrl = `${new URL(world.url).origin}/x402/facilitator`;
@@ -77,21 +76,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await seller?.stop();
-  await hookServer?.stop(true);
+  await receiver?.stop();
   await world?.stop();
 });
 
 const sales = () => world.services.db.query('SELECT status, amount, payer, signature FROM x402_sales ORDER BY created_at').all() as any[];
 
-async function waitFor<T>(probe: () => T | null | undefined, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await Bun.sleep(25);
-  }
-}
 
 test("our agent buys from the merchant's @x402/hono seller: 200, the payout credited exactly, one sale, one x402.sale event and webhook", async () => {
   const payout0 = await world.balance(payout);
@@ -106,8 +96,8 @@ test("our agent buys from the merchant's @x402/hono seller: 200, the payout cred
   expect(events.data.items[0].data).toMatchObject({ amount: 0.01, payer_address: alice.address, pay_to: payout, signature: r.settled!.signature });
   // The delivery job's pass (the world runs no jobs): the Standard Webhooks message goes out once.
   await deliverDueWebhooks(world.services);
-  const hook = await waitFor(() => hooks.find((h) => h.type === 'x402.sale'));
-  expect(hooks.filter((h) => h.type === 'x402.sale')).toHaveLength(1);
+  const hook = await until('the x402.sale webhook', () => receiver.hooks.find((h) => h.type === 'x402.sale'));
+  expect(receiver.hooks.filter((h) => h.type === 'x402.sale')).toHaveLength(1);
   expect(hook.data).toMatchObject({ signature: r.settled!.signature, amount: 0.01 });
 });
 

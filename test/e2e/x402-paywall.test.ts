@@ -23,6 +23,7 @@ import { x402Fetch } from '../../src/client/x402.ts';
 import { parseRoute } from '../../src/domain/paywall-routes.ts';
 import { startPaywall, type Paywall } from '../../src/x402/paywall.ts';
 import { deliverDueWebhooks } from '../../src/webhooks/deliver.ts';
+import { hookReceiver, until } from '../helpers/poll.ts';
 import { MAIN, runCli } from '../helpers/daemon.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { DEVNET_CAIP2, USDC } from '../x402/sellers.ts';
@@ -35,8 +36,7 @@ let merchantHome: string;
 let merchantKey: string;
 let upstream: ReturnType<typeof Bun.serve>;
 let upstreamHits: string[];
-let hooks: { type: string; data: any }[];
-let hookServer: ReturnType<typeof Bun.serve>;
+let receiver: ReturnType<typeof hookReceiver>;
 let gate: { url: string; proc: ReturnType<typeof Bun.spawn> };
 let deadGate: Paywall;
 
@@ -50,8 +50,7 @@ beforeAll(async () => {
   await world.fund(buyer.address, 5_000_000n);
   payout = (await generateKeyPairSigner()).address;
   await world.fund(payout, 0n);
-  hooks = [];
-  hookServer = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: async (req) => (hooks.push(JSON.parse(await req.text())), new Response('ok')) });
+  receiver = hookReceiver();
   upstreamHits = [];
   upstream = Bun.serve({
     hostname: '127.0.0.1',
@@ -63,7 +62,7 @@ beforeAll(async () => {
     },
   });
   merchantHome = mkdtempSync(join(tmpdir(), 'aw-gate-'));
-  const reg = await merchantCli('register', '--name', 'Paid API', '--username', 'paid-api', '--payout-address', payout, '--webhook-url', `http://127.0.0.1:${hookServer.port}/hook`);
+  const reg = await merchantCli('register', '--name', 'Paid API', '--username', 'paid-api', '--payout-address', payout, '--webhook-url', receiver.url);
   expect(reg.code).toBe(0);
   merchantKey = reg.json.api_key;
   gate = await startGateCli(['--upstream', `http://127.0.0.1:${upstream.port}`, '--route', 'GET /api/*=0.01', '--route', 'POST /api/*=0.02', '--port', '0']);
@@ -78,7 +77,7 @@ afterAll(async () => {
   await gate?.proc.exited;
   await deadGate?.stop();
   await upstream?.stop(true);
-  await hookServer?.stop(true);
+  await receiver?.stop();
   await world?.stop();
 });
 
@@ -148,13 +147,12 @@ test('the official @x402/fetch with a plain keypair (v2): the upstream answers, 
   const sold = (await history()).filter((i) => i.signature === receipt.transaction);
   expect(sold).toEqual([expect.objectContaining({ via: 'x402', amount: 0.01, payer_address: buyer.address, note: `${gate.url}/api/joke`, refund_due: null })]);
   await deliverDueWebhooks(world.services);
-  const deadline = Date.now() + 10_000;
-  while (!hooks.some((h) => h.data?.signature === receipt.transaction) && Date.now() < deadline) await Bun.sleep(25);
-  expect(hooks.filter((h) => h.type === 'x402.sale' && h.data.signature === receipt.transaction)).toHaveLength(1);
+  await until('the sale webhook', () => receiver.hooks.some((h) => h.data?.signature === receipt.transaction));
+  expect(receiver.hooks.filter((h) => h.type === 'x402.sale' && h.data.signature === receipt.transaction)).toHaveLength(1);
   // The sale's signed receipt, from the webhook and from get_receipt, verifies with jose against the published key.
   const jwks = createLocalJWKSet((await (await fetch(`${new URL(world.url).origin}/.well-known/agent-wallet/log-key`)).json()) as JSONWebKeySet);
   const { receipt: jws } = await new ApiClient(world.url, merchantKey).call<{ receipt: string }>('merchant', 'get_receipt', { transaction_id: sold[0].transaction_id });
-  for (const r of [jws, hooks.find((h) => h.data?.signature === receipt.transaction)!.data.receipt]) {
+  for (const r of [jws, receiver.hooks.find((h) => h.data?.signature === receipt.transaction)!.data.receipt]) {
     const claims = JSON.parse(new TextDecoder().decode((await compactVerify(r, jwks)).payload));
     expect(claims).toMatchObject({ kind: 'x402_sale', amount: '0.01', signature: receipt.transaction, from: { address: buyer.address }, to: { address: payout } });
   }

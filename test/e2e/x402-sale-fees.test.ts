@@ -25,6 +25,7 @@ import { deliverDueWebhooks } from '../../src/webhooks/deliver.ts';
 import { resolveSales } from '../../src/x402/facilitator.ts';
 import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
 import { runCli } from '../helpers/daemon.ts';
+import { hookReceiver, until } from '../helpers/poll.ts';
 import { startWorld, type World } from '../helpers/world.ts';
 import { DEVNET_CAIP2 } from '../x402/sellers.ts';
 
@@ -34,8 +35,7 @@ let merchant: { api_key: string; merchant_id: string };
 let buyer: KeyPairSigner;
 let seller: ReturnType<typeof Bun.serve>;
 let home: string;
-let hooks: { type: string; data: any }[];
-let hookServer: ReturnType<typeof Bun.serve>;
+let receiver: ReturnType<typeof hookReceiver>;
 
 // 1 % of a $0.01 sale is 100 micro-USDC; a credit of 250 lets two sales owe before the third is refused.
 const PRICE = 10_000n;
@@ -43,14 +43,13 @@ const FEE = 100n;
 
 beforeAll(async () => {
   world = await startWorld({ env: { AGENT_WALLET_FEES_SALE_BPS: '100', AGENT_WALLET_FEES_SALE_CREDIT: '0.00025', AGENT_WALLET_OUTBOUND_ALLOW_HOSTS: '127.0.0.1' } });
-  hooks = [];
-  hookServer = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: async (req) => (hooks.push(JSON.parse(await req.text())), new Response('ok')) });
+  receiver = hookReceiver();
   // The merchant's own wallet: its payout address, and what pays its fees.
   shop = await SolanaPayWallet.create(world.simnet.url);
   await world.simnet.faucet(shop.address, 1_000_000n, 1_000_000_000n);
   buyer = await generateKeyPairSigner();
   await world.fund(buyer.address, 1_000_000n);
-  const reg = await fetch(`${world.url}/merchant`, { method: 'POST', body: JSON.stringify({ action: 'register', name: 'Weather API', username: 'weather', payout_address: shop.address, webhook_url: `http://127.0.0.1:${hookServer.port}/hook` }) });
+  const reg = await fetch(`${world.url}/merchant`, { method: 'POST', body: JSON.stringify({ action: 'register', name: 'Weather API', username: 'weather', payout_address: shop.address, webhook_url: receiver.url }) });
   merchant = ((await reg.json()) as any).data;
   home = mkdtempSync(join(tmpdir(), 'aw-sale-fees-'));
   new MerchantProfileStore(home).save('default', {
@@ -77,7 +76,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await seller?.stop(true);
-  await hookServer?.stop(true);
+  await receiver?.stop();
   await world?.stop();
 });
 
@@ -86,15 +85,6 @@ const merchantCall = async (action: string, params: Record<string, unknown> = {}
 const buy = () => wrapFetchWithPayment(fetch, new x402Client().register(DEVNET_CAIP2, new ClientExactSvm(buyer, { rpcUrl: world.simnet.url })))(`http://127.0.0.1:${seller.port}/forecast`);
 const treasury = () => world.balance(treasuryOf(world.services));
 
-async function waitFor<T>(probe: () => Promise<T | null>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await Bun.sleep(100);
-  }
-}
 
 test('each sale pays the merchant its full price on chain and owes the fee; past the credit limit the next sale is refused and nothing moves', async () => {
   const [payout0, treasury0, buyer0] = await Promise.all([world.balance(shop.address), treasury(), world.balance(buyer.address)]);
@@ -115,9 +105,9 @@ test('each sale pays the merchant its full price on chain and owes the fee; past
   expect(due[0].data).toMatchObject({ owed: 0.0002, credit_limit: 0.00025 });
   // …and on its webhook, beside each sale (the delivery job's pass; the world runs no jobs).
   await deliverDueWebhooks(world.services);
-  const delivered = await waitFor(async () => {
-    const types = hooks.filter((h) => h.type !== 'webhook.test').map((h) => h.type);
-    return types.length >= 3 ? types : null;
+  const delivered = await until('three webhooks', () => {
+    const types = receiver.hooks.filter((h) => h.type !== 'webhook.test').map((h) => h.type);
+    return types.length >= 3 && types;
   });
   expect(delivered.sort()).toEqual(['sale_fees.due', 'x402.sale', 'x402.sale']);
 
@@ -150,10 +140,10 @@ test('the merchant pays its invoice with Solana Pay from its own wallet: the tre
   const signature = await shop.payUrl(url!);
   expect((await treasury()) - treasury0).toBe(2n * FEE);
   // Found by the merchant's look (and by the job's pass, which finds it recorded already).
-  const paid = await waitFor(async () => {
+  const paid = await until('the invoice paid', async () => {
     const f = await merchantCall('sale_fees');
-    return f.invoice.status === 'paid' ? f : null;
-  });
+    return f.invoice.status === 'paid' && f;
+  }, 10_000, 100);
   expect(paid).toMatchObject({ accrued: 0.0002, paid: 0.0002, owed: 0, sales_refused: false, next_step: null });
   expect(paid.invoice).toMatchObject({ status: 'paid', received: 0.0002, solana_pay_url: null, payments: [{ signature, amount: 0.0002, payer: shop.address }] });
   await scanInvoices(world.services);
