@@ -91,7 +91,7 @@ export function referenceHolder(
  * A payment a merchant received through the service: an agent's completed payment (`via`
  * wallet), a Solana Pay payment that paid one of its paylinks (`via` solana_pay; no ledger
  * row, the payer known by address only), or an x402 sale settled by our facilitator (`via` x402:
- * the transaction id is the sale's, the reference `x402:` + the buyer's payment-identifier — the
+ * the transaction id is the sale's, the reference `x402:` + the buyer's payment-identifier (saleReference in x402-sales.ts) — the
  * buyer chooses it, so it never reads as one of the merchant's own order references —, the note
  * the resource bought; a payer that is one of our wallets is named).
  */

@@ -26,6 +26,15 @@ export interface SaleRow {
   updated_at: bigint;
 }
 
+/**
+ * A sale's reference in the merchant's books and on its receipt: `x402:` + the buyer's
+ * payment-identifier (the buyer chooses it, so it never reads as a merchant's own order reference;
+ * RECEIPTS in merchants.ts writes the same in SQL).
+ */
+export function saleReference(paymentId: string | null): string | null {
+  return paymentId === null ? null : `x402:${paymentId}`;
+}
+
 export function saleByMessageHash(db: Database, hash: Uint8Array): SaleRow | null {
   return db.query<SaleRow, [Uint8Array]>('SELECT * FROM x402_sales WHERE message_hash = ?').get(hash);
 }

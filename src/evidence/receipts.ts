@@ -8,7 +8,7 @@
  */
 import { formatUsdc } from '../domain/money.ts';
 import type { TxRow } from '../db/transactions.ts';
-import type { SaleRow } from '../db/x402-sales.ts';
+import { saleReference, type SaleRow } from '../db/x402-sales.ts';
 import type { PaylinkRow } from '../db/paylinks.ts';
 import type { Services } from '../services.ts';
 import { logKeyOf, signWithLogKey } from './log-key.ts';
@@ -118,7 +118,7 @@ export function saleClaims(services: Services, sale: SaleRow, seller: ReceiptPar
     fee: 0n,
     from: { address: sale.payer },
     to: seller,
-    reference: sale.payment_id,
+    reference: saleReference(sale.payment_id),
     memo: sale.resource,
     signature: sale.signature,
     slot,

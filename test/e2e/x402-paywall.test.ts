@@ -189,6 +189,9 @@ test("our agent's CLI pays it: completed, once in the agent's history and once i
   expect(sale[0]!.payment_id).toMatch(/^[A-Za-z0-9_-]{16,128}$/);
   const sold = (await history()).filter((i) => i.signature === sale[0]!.signature);
   expect(sold).toEqual([expect.objectContaining({ via: 'x402', payer: alice.username, reference: `x402:${sale[0]!.payment_id}` })]);
+  // The sale's signed receipt names the same reference the books and verify use.
+  const { claims } = await new ApiClient(world.url, merchantKey).call<{ claims: { reference: string } }>('merchant', 'get_receipt', { transaction_id: sold[0].transaction_id });
+  expect(claims.reference).toBe(`x402:${sale[0]!.payment_id}`);
   const bought = (await alice.api.call<{ items: any[] }>('bot', 'transactions', { type: 'x402', limit: 100 })).items.filter((t) => t.signature === sale[0]!.signature);
   expect(bought).toEqual([expect.objectContaining({ status: 'completed', amount: 0.01 })]);
   // The merchant's CLI finds it by the payment identifier; the API by the signature too.
