@@ -545,6 +545,30 @@ async function isOurTransfer(services: Services, mine: string, signature: string
 }
 
 /**
+ * A seller's receipt is believed only for a transaction carrying our own signature of this
+ * message, as the chain shows it: landed → completed, failed → failed (with `response` kept).
+ * False when the chain shows neither (yet): the caller keeps the purchase pending.
+ */
+async function outcomeFromReceipt(services: Services, p: PurchaseRow, tx: TxRow, walletAddress: string, payment: PaymentResponse | null, response: string): Promise<boolean> {
+  const mine = ourSignature(tx, walletAddress);
+  if (!payment?.transaction || !mine) return false;
+  const found = await receiptOnChain(services, mine, payment.transaction, payment.errorReason === SETTLEMENT_PENDING ? 0 : RECEIPT_WAIT_MS);
+  if (found === 'yes') complete(services, p, payment.transaction, response);
+  else if (found === 'failed') fail(services, p, `the payment transaction ${payment.transaction} failed on chain`, response);
+  return found === 'yes' || found === 'failed';
+}
+
+/** Marks the purchase pending for `reason` and asks the chain at once; a chain that does not answer leaves it to the outcome job. */
+async function pendingUntilTheChainSays(services: Services, p: PurchaseRow, reason: string, response: string): Promise<void> {
+  markPending(services, p, reason, { response });
+  try {
+    await resolveOutcome(services, getPurchaseById(services.db, p.fetch_id)!);
+  } catch (err) {
+    if (!(err instanceof ChainUnavailableError)) throw err;
+  }
+}
+
+/**
  * Waits briefly for the seller's receipt signature to land (the facilitator confirmed it before
  * answering); a receipt the seller itself calls pending is looked at once, not waited for.
  */
@@ -712,12 +736,7 @@ async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, t
     truncated: res.truncated,
     payment_response: payment,
   } satisfies StoredResponse);
-  // A receipt is believed only for a transaction carrying our own signature of this message.
-  const mine = ourSignature(tx, wallet.address);
-  const receipt = payment?.transaction && mine ? await receiptOnChain(services, mine, payment.transaction, payment.errorReason === SETTLEMENT_PENDING ? 0 : RECEIPT_WAIT_MS) : null;
-  if (receipt === 'yes') complete(services, p, payment!.transaction!, response);
-  else if (receipt === 'failed') fail(services, p, `the payment transaction ${payment!.transaction} failed on chain`, response);
-  else {
+  if (!(await outcomeFromReceipt(services, p, tx, wallet.address, payment, response))) {
     // No receipt we can believe. Even a refusal (402) is not final while the signed bytes can still land (the
     // seller holds them; its facilitator could still sign and send): the purchase stays pending,
     // the money reserved, until the chain shows the transfer or the blockhash has expired.
@@ -729,12 +748,7 @@ async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, t
       : res.status === 402
         ? `the seller refused the payment (${payment?.errorReason ?? refused?.error ?? 'no reason given'}); it is released once its blockhash expires unused`
         : `the seller answered HTTP ${res.status} without a payment receipt`;
-    markPending(services, p, reason, { response });
-    try {
-      await resolveOutcome(services, getPurchaseById(db, fetchId)!);
-    } catch (err) {
-      if (!(err instanceof ChainUnavailableError)) throw err;
-    }
+    await pendingUntilTheChainSays(services, p, reason, response);
   }
   p = getPurchaseById(db, fetchId)!;
   return storedOutcome(p, getTx(db, p.transaction_id)!, false);
@@ -847,17 +861,8 @@ export async function toolReceipt(services: Services, wallet: WalletRow, p: Purc
     truncated: false,
     payment_response: receipt,
   } satisfies StoredResponse);
-  const mine = ourSignature(tx, wallet.address);
-  const found = receipt?.transaction && mine ? await receiptOnChain(services, mine, receipt.transaction, receipt.errorReason === SETTLEMENT_PENDING ? 0 : RECEIPT_WAIT_MS) : null;
-  if (found === 'yes') complete(services, p, receipt!.transaction!, response);
-  else if (found === 'failed') fail(services, p, `the payment transaction ${receipt!.transaction} failed on chain`, response);
-  else {
-    markPending(services, p, receipt?.transaction ? `the tool's receipt ${receipt.transaction} is not (yet) our transfer on chain` : 'the tool answered without a payment receipt', { response });
-    try {
-      await resolveOutcome(services, getPurchaseById(services.db, p.fetch_id)!);
-    } catch (err) {
-      if (!(err instanceof ChainUnavailableError)) throw err;
-    }
+  if (!(await outcomeFromReceipt(services, p, tx, wallet.address, receipt, response))) {
+    await pendingUntilTheChainSays(services, p, receipt?.transaction ? `the tool's receipt ${receipt.transaction} is not (yet) our transfer on chain` : 'the tool answered without a payment receipt', response);
   }
   const fresh = getPurchaseById(services.db, p.fetch_id)!;
   return storedOutcome(fresh, getTx(services.db, fresh.transaction_id)!, false);
