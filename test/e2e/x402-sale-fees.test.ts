@@ -125,7 +125,7 @@ test('each sale pays the merchant its full price on chain and owes the fee; past
   expect(world.services.db.query('SELECT count(*) AS n FROM x402_sales').get()).toEqual({ n: 2n });
 });
 
-test('the merchant pays its invoice with Solana Pay from its own wallet: the treasury gains exactly what was owed, the debt is cleared once, and sales settle again', async () => {
+test('the merchant pays its invoice with Solana Pay from its own wallet: pretended payments credit nothing, the treasury gains exactly what was owed, the debt is cleared once, and sales settle again', async () => {
   const treasury0 = await treasury();
   // The CLI opens the invoice and prints how to pay it.
   const cli = await runCli(['merchant', 'fees', '--invoice', '--home', home]);
@@ -136,6 +136,14 @@ test('the merchant pays its invoice with Solana Pay from its own wallet: the tre
   const invoice = (await merchantCall('sale_fees')).invoice;
   expect(invoice).toMatchObject({ status: 'open', amount: 0.0002, received: 0, treasury: treasuryOf(world.services), solana_pay_url: url });
   expect(url).toContain(`reference=${invoice.reference_key}`);
+
+  // A merchant that only pretends to pay, under the invoice's reference: another token to the
+  // treasury, or USDC to another account. Neither credits anything.
+  const fake = await shop.createToken(1_000_000n);
+  await shop.pay({ recipient: treasuryOf(world.services), mint: fake, amount: 200n, references: [invoice.reference_key], createRecipientAccount: true });
+  await shop.pay({ recipient: buyer.address, mint: world.simnet.mint, amount: 200n, references: [invoice.reference_key] });
+  await scanInvoices(world.services);
+  expect(await merchantCall('pay_sale_fees')).toMatchObject({ paid: 0, owed: 0.0002, invoice: { status: 'open', received: 0, payments: [] } });
 
   const signature = await shop.payUrl(url!);
   expect((await treasury()) - treasury0).toBe(2n * FEE);
