@@ -76,11 +76,13 @@ export function creditRefusal(services: Services, merchantId: string, fee: bigin
  * merchant once the sales cross DUE_SHARE_PERCENT of the credit. Inside the sale's write transaction.
  */
 export function accrue(services: Services, merchantId: string, fee: bigint, now: number): void {
-  const before = saleFeesOwed(services, merchantId);
+  const { accrued, paid } = feeAccount(services.db, merchantId);
   accrueSaleFee(services.db, merchantId, fee, now);
   const credit = services.config.money.saleCredit;
   const threshold = (credit * DUE_SHARE_PERCENT) / 100n;
-  const after = saleFeesOwed(services, merchantId);
+  const owed = (a: bigint) => (a > paid ? a - paid : 0n);
+  const before = owed(accrued);
+  const after = owed(accrued + fee);
   // A failed sale can leave nothing owed: the invoice that counted it has nothing left to ask.
   if (after === 0n) closeOpenInvoice(services.db, merchantId, now);
   if (fee > 0n && before < threshold && after >= threshold) {
