@@ -72,6 +72,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     ({ request }: { request: Request }): Promise<Response> =>
       dispatch(deps, { endpoint, request, ip: clientIp(request, app.server), requestId: newRequestId() }).then((r) => r.response);
 
+  const ipOf = (request: Request): string => clientIp(request, app.server);
+
   const app = new Elysia()
     // The rule for every answer, API or page: it leaves once the commits before it are on the disk.
     .onAfterHandle({ as: 'global' }, () => services.durable())
@@ -82,7 +84,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .get('/v1/public', route('public'))
     .use(webRoutes(services))
     .use(payRoutes(services))
-    .use(facilitatorRoutes(services))
+    .use(facilitatorRoutes(deps, ipOf))
     .use(evidenceRoutes(services))
     .get('/v1/openapi.json', () => jsonResponse(200, openApiDocument(deps.table, services.version, `${services.publicUrl()}/v1`)))
     .get('/healthz', () => {

@@ -154,8 +154,11 @@ function lookup(deps: DispatchDeps, endpoint: Endpoint, body: Record<string, unk
   return { entry, params };
 }
 
-/** Counts the call against its bucket and adds the RateLimit headers to `headers`; throws RATE_LIMITED. */
-function rateLimit(deps: DispatchDeps, call: IncomingCall, credential: Credential | null, headers: Record<string, string>): void {
+/**
+ * Counts a call against its bucket and adds the RateLimit headers to `headers`; throws RATE_LIMITED.
+ * Every keyed route calls it (the /v1 actions and the x402 facilitator), so a key has one budget.
+ */
+export function rateLimit(deps: Pick<DispatchDeps, 'services' | 'limiter'>, call: Pick<IncomingCall, 'ip'>, credential: Credential | null, headers: Record<string, string>): void {
   const limits = deps.services.config.rate_limits;
   // Keyed calls count against the key (hashed, so the bucket name never holds the secret).
   const decision = credential

@@ -11,18 +11,22 @@ import { getMerchant } from '../db/merchants.ts';
 import { getWallet } from '../db/wallets.ts';
 import { KEY_PREFIXES } from '../domain/api-keys.ts';
 import { AppError } from '../errors.ts';
-import type { Services } from '../services.ts';
 import { merchantSeller, settle, supported, verify, walletSeller, type Seller } from '../x402/facilitator.ts';
 import { authenticate, credentialOf } from './auth.ts';
+import { rateLimit, type DispatchDeps } from './dispatch.ts';
 import { bodyWithin } from './body.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
 
 /** A facilitator body holds one payment: a few KiB. */
 const BODY_LIMIT = 32 * 1024;
 
-/** The seller the key belongs to: a merchant key's merchant, else a bot key's wallet. */
-function sellerOf(services: Services, request: Request): Seller {
+type Limits = Pick<DispatchDeps, 'services' | 'limiter'>;
+
+/** The seller the key belongs to: a merchant key's merchant, else a bot key's wallet. The call counts against the key's rate limit. */
+function sellerOf(deps: Limits, request: Request, ip: string): Seller {
+  const { services } = deps;
   const credential = credentialOf(request.headers);
+  rateLimit(deps, { ip }, credential, {});
   if (credential?.token.startsWith(KEY_PREFIXES.merchant)) {
     const principal = authenticate(services.db, credential, 'merchant');
     const merchant = principal.kind === 'merchant' ? getMerchant(services.db, principal.merchantId) : null;
@@ -60,9 +64,10 @@ const answer = async (run: () => Promise<unknown> | unknown): Promise<Response> 
   }
 };
 
-export function facilitatorRoutes(services: Services) {
+export function facilitatorRoutes(deps: Limits, ipOf: (request: Request) => string) {
+  const { services } = deps;
   return new Elysia({ prefix: '/x402/facilitator' })
-    .get('/supported', ({ request }) => answer(() => (sellerOf(services, request), supported(services))))
-    .post('/verify', ({ request }) => answer(async () => verify(services, sellerOf(services, request), await jsonBody(request))), { parse: 'none' })
-    .post('/settle', ({ request }) => answer(async () => settle(services, sellerOf(services, request), await jsonBody(request))), { parse: 'none' });
+    .get('/supported', ({ request }) => answer(() => (sellerOf(deps, request, ipOf(request)), supported(services))))
+    .post('/verify', ({ request }) => answer(async () => verify(services, sellerOf(deps, request, ipOf(request)), await jsonBody(request))), { parse: 'none' })
+    .post('/settle', ({ request }) => answer(async () => settle(services, sellerOf(deps, request, ipOf(request)), await jsonBody(request))), { parse: 'none' });
 }
