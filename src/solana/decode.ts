@@ -49,6 +49,8 @@ export interface DecodedMessage {
   /** Addresses that must sign, in signature-slot order (the fee payer first). */
   signers: Address[];
   instructions: DecodedInstruction[];
+  /** Every account any instruction names (the decoded layouts name only some of them). */
+  instructionAccounts: ReadonlySet<Address>;
 }
 
 /** Outcome of a check: `reason` names the first thing that differs from the intent. */
@@ -83,15 +85,19 @@ export function decodeMessage(bytes: Uint8Array): DecodedMessage {
     if (found === undefined) throw new MessageDecodeError(`account index ${index} is out of range`);
     return found;
   };
-  const instructions = compiled.instructions.map((ix) =>
-    decodeInstruction(key(ix.programAddressIndex), (ix.accountIndices ?? []).map(key), new Uint8Array(ix.data ?? [])),
-  );
+  const instructionAccounts = new Set<Address>();
+  const instructions = compiled.instructions.map((ix) => {
+    const accounts = (ix.accountIndices ?? []).map(key);
+    for (const a of accounts) instructionAccounts.add(a);
+    return decodeInstruction(key(ix.programAddressIndex), accounts, new Uint8Array(ix.data ?? []));
+  });
   return {
     version: compiled.version,
     feePayer: key(0),
     blockhash: compiled.lifetimeToken,
     signers: keys.slice(0, signerCount),
     instructions,
+    instructionAccounts,
   };
 }
 

@@ -19,7 +19,7 @@
  * feed and decision log (the money itself reaches its ledger through the deposit watch).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { getAddressEncoder, getBase58Decoder, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, type Address } from '@solana/kit';
+import { getAddressEncoder, getBase58Decoder, getBase64Encoder, getTransactionDecoder, type Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
 import { appendEvent } from '../db/events.ts';
 import { getMerchant, type MerchantRow } from '../db/merchants.ts';
@@ -119,7 +119,7 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   if (transfer.extraAccounts.length > 0) return no('invalid_exact_svm_payload_transaction_instructions', 'the transfer carries extra accounts', payer);
   // Our fee payer pays the fee and does nothing else: never the authority, in no instruction's accounts.
   if (msg.feePayer !== feePayer) return no('invalid_exact_svm_payload_transaction_fee_payer_mismatch', `the fee payer is ${msg.feePayer}, not ${feePayer}`, payer);
-  if (payer === feePayer || feePayerInInstructions(decoded.messageBytes, feePayer)) {
+  if (payer === feePayer || msg.instructionAccounts.has(feePayer)) {
     return no('invalid_exact_svm_payload_transaction_fee_payer_included_in_instruction_accounts', "the facilitator's fee payer appears in an instruction", payer);
   }
   if (msg.signers.length !== 2 || msg.signers[1] !== payer) return no('invalid_exact_svm_payload_transaction_signers', 'the transaction must need exactly the fee payer and the payer', payer);
@@ -138,14 +138,6 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   const paymentId = isObject(extension) && isObject(extension.info) && typeof extension.info.id === 'string' && PAYMENT_ID.test(extension.info.id) ? extension.info.id : null;
   const resource = isObject(body.paymentPayload.resource) && typeof body.paymentPayload.resource.url === 'string' ? body.paymentPayload.resource.url.slice(0, 2048) : typeof req.resource === 'string' ? req.resource.slice(0, 2048) : null;
   return { ok: true, payer, amount, fee, payTo: seller.payTo, network, messageBytes: new Uint8Array(decoded.messageBytes), signatures: { [payer]: own }, resource, paymentId };
-}
-
-/** Whether the fee payer is among any instruction's accounts (the decoded layout names only some). */
-function feePayerInInstructions(messageBytes: Uint8Array, feePayer: Address): boolean {
-  // decodeMessage accepted it, so it is a legacy or v0 message, which lists its instructions.
-  const compiled = getCompiledTransactionMessageDecoder().decode(messageBytes) as { staticAccounts: Address[]; instructions: { accountIndices?: number[] }[] };
-  const index = compiled.staticAccounts.indexOf(feePayer);
-  return compiled.instructions.some((ix) => (ix.accountIndices ?? []).includes(index));
 }
 
 /** POST /verify. */

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import {
+  AccountRole,
   appendTransactionMessageInstructions,
   compileTransaction,
   compressTransactionMessageUsingAddressLookupTables,
@@ -139,7 +140,7 @@ async function facilitate(path: 'verify' | 'settle', body: unknown, key = mercha
 }
 
 /** A payment of `amount` to `to` signed by `from`, built by hand so each MUST can be broken once. */
-async function handMade(over: { amount?: bigint; extra?: Instruction; price?: bigint; authorityIsFeePayer?: boolean; lookupTable?: boolean } = {}) {
+async function handMade(over: { amount?: bigint; extra?: Instruction; price?: bigint; authorityIsFeePayer?: boolean; feePayerInMemo?: boolean; lookupTable?: boolean } = {}) {
   const { blockhash, lastValidBlockHeight } = await world.services.chain.getLatestBlockhash();
   const authority = over.authorityIsFeePayer ? feePayer : buyer.address;
   const [source, destination] = await Promise.all([usdcAta(authority, USDC as Address), usdcAta(payout, USDC as Address)]);
@@ -147,7 +148,7 @@ async function handMade(over: { amount?: bigint; extra?: Instruction; price?: bi
     computeUnitLimitInstruction(20_000),
     computeUnitPriceInstruction(over.price ?? 1n),
     transferCheckedInstruction({ source, mint: USDC as Address, destination, authority, amount: over.amount ?? 10_000n, decimals: 6 }),
-    memoInstruction('hand-made'),
+    over.feePayerInMemo ? { ...memoInstruction('hand-made'), accounts: [{ address: feePayer, role: AccountRole.READONLY }] } : memoInstruction('hand-made'),
     ...(over.extra ? [over.extra] : []),
   ];
   let message: any = pipe(
@@ -168,6 +169,7 @@ test('each MUST of the exact scheme broken once is refused by /verify under its 
     ['wrong amount', { amount: 9_999n }, 'invalid_exact_svm_payload_amount_mismatch'],
     ['an extra instruction', { extra: memoInstruction('another') }, 'invalid_exact_svm_payload_transaction_instructions'],
     ['the fee payer as authority', { authorityIsFeePayer: true }, 'invalid_exact_svm_payload_transaction_fee_payer_included_in_instruction_accounts'],
+    ['the fee payer among the memo\'s accounts', { feePayerInMemo: true }, 'invalid_exact_svm_payload_transaction_fee_payer_included_in_instruction_accounts'],
     ['a price above the cap', { price: 5_000_001n }, 'invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high'],
     ['a lookup table', { lookupTable: true }, 'invalid_exact_svm_payload_transaction_address_lookup_tables'],
   ];

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'bun:test';
 import { getBase58Decoder, getTransactionDecoder } from '@solana/kit';
+import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { usdcAta, usdcAtaBump } from '../../src/solana/ata.ts';
 import { decodeMessage } from '../../src/solana/decode.ts';
 import {
+  SYSTEM_PROGRAM_ADDRESS,
   X402_DEFAULT_COMPUTE_UNIT_LIMIT,
   X402_DEFAULT_COMPUTE_UNIT_PRICE,
 } from '../../src/solana/instructions.ts';
@@ -41,6 +43,8 @@ describe('buildUsdcTransfer', () => {
         { kind: 'transferChecked', source, mint: c.mint, destination: treasury, authority: c.wallet, amount: 62_500n, decimals: USDC_DECIMALS, extraAccounts: [] },
         { kind: 'memo', text: 'order #42 ✓' },
       ],
+      // Every account an instruction names: the ATA creation names the fee payer.
+      instructionAccounts: new Set([c.feePayer, destination, c.recipientOwner, c.mint, SYSTEM_PROGRAM_ADDRESS, TOKEN_PROGRAM_ADDRESS, source, c.wallet, ...references, treasury]),
     });
   });
 
@@ -52,6 +56,8 @@ describe('buildUsdcTransfer', () => {
     expect(decoded.instructions[0]).toEqual({ kind: 'computeUnitLimit', units: computeUnitBudget({ recipientAtaBump: null, fee: false, references: 0, memoBytes: null }) });
     expect(decoded.instructions[1]).toEqual({ kind: 'computeUnitPrice', microLamports: 0n });
     expect(decoded.instructions[2]).toMatchObject({ amount: 1n, extraAccounts: [] });
+    // Without the ATA creation, no instruction names the fee payer (the x402 facilitator relies on it).
+    expect(decoded.instructionAccounts.has(c.feePayer)).toBe(false);
   });
 
   it('refuses a wallet that would pay the fee, and non-positive amounts', async () => {
