@@ -67,6 +67,18 @@ test('a paid tool called through our MCP server: paid once on chain, its result 
   expect((await world.balance(payTo)) - seller0).toBe(10_000n);
 });
 
+test("a tool whose receipt names a transaction that is not ours does not complete the purchase: pending, nothing moved on chain", async () => {
+  const [seller0, alice0] = [await world.balance(payTo), await world.balance(alice.address)];
+  const r = await callTool({ server: 'paid-tools', tool: 'oracle', arguments: {}, idempotency_key: 'oracle-1' });
+  const out = r.structuredContent;
+  expect(paid.state.lies).toBe(1);
+  expect(out.outcome).not.toBe('completed');
+  expect(out.purchase).toMatchObject({ purchase_status: 'pending' });
+  expect(out.purchase.signature).not.toBe('5'.repeat(88));
+  expect(await world.balance(payTo)).toBe(seller0);
+  expect(await world.balance(alice.address)).toBe(alice0);
+});
+
 test('the CLI: agent-wallet x402 mcp URL TOOL pays the tool once and prints its answer', async () => {
   const seller0 = await world.balance(payTo);
   const cli = Bun.spawn([process.execPath, MAIN, 'x402', 'mcp', paid.url, 'analyze', '--args', '{"ticker":"ETH"}', '--server', world.url, '--home', alice.home, '--json'], { stdout: 'pipe', stderr: 'pipe' });
