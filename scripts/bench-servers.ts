@@ -25,6 +25,8 @@ import { createLogger } from '../src/log.ts';
 import { loadFeePayer, loadMasterKey } from '../src/secret-files.ts';
 
 const mode = process.argv[2];
+// An orderly exit on the bench's kill, so a CPU profile (--cpu-prof) is written.
+process.on('SIGTERM', () => process.exit(0));
 const dataDir = mkdtempSync(join(tmpdir(), 'aw-bench-'));
 const PING = JSON.stringify({ success: true, data: { status: 'ok', version: '0.1.0', network: 'simnet', usdc_mint: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU' } });
 
@@ -130,8 +132,6 @@ if (mode === 'bare') {
     await simnet.faucet(profile.address as Address, 1_000_000_000_000n);
     profiles.push(profile);
   }
-  // An orderly exit on the bench's kill, so a CPU profile (BENCH_CPU_PROF) is written.
-  process.on('SIGTERM', () => process.exit(0));
   console.log(`READY ${app.server?.port}`);
   console.log(JSON.stringify(profiles));
 } else if (mode === 'export') {

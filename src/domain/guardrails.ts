@@ -146,7 +146,7 @@ export interface WindowStarts {
   monthly: Date;
 }
 
-interface LocalTime {
+export interface LocalTime {
   year: number;
   month: number;
   day: number;
@@ -159,7 +159,28 @@ interface LocalTime {
 const formatters = new Map<string, Intl.DateTimeFormat>();
 const SHORT_DAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 
-function localTime(at: number, timezone: string): LocalTime {
+/**
+ * Since 1972 every zone's UTC offset has been a whole number of minutes (Liberia's, -0:44:30, was
+ * the last that was not), so from 1973 on a local date and minute hold for a whole UTC minute.
+ */
+const WHOLE_MINUTE_OFFSETS_FROM = Date.UTC(1973, 0, 1);
+
+/** The last local time computed per zone, by UTC minute: a payment asks for "now" two or three times, Intl's formatToParts is slow. */
+const lastMinute = new Map<string, { minute: number; time: LocalTime }>();
+
+/** The local date, weekday and minute of `at` (ms since epoch) in `timezone`. */
+export function localTime(at: number, timezone: string): LocalTime {
+  if (at < WHOLE_MINUTE_OFFSETS_FROM) return formatLocalTime(at, timezone);
+  const minute = Math.floor(at / 60_000);
+  const last = lastMinute.get(timezone);
+  if (last?.minute === minute) return last.time;
+  const time = Object.freeze(formatLocalTime(at, timezone));
+  // Bounded by the zones the daemon is configured with (validated IANA names).
+  lastMinute.set(timezone, { minute, time });
+  return time;
+}
+
+function formatLocalTime(at: number, timezone: string): LocalTime {
   let fmt = formatters.get(timezone);
   if (!fmt) {
     fmt = new Intl.DateTimeFormat('en-US', {

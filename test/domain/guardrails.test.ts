@@ -5,6 +5,7 @@ import {
   emptyUsage,
   hostMatches,
   isActiveAt,
+  localTime,
   remaining,
   windowStarts,
   type ActiveHours,
@@ -277,6 +278,37 @@ describe('windowStarts', () => {
         expect([weekday, monthDay]).toEqual(['Mon', '1']);
       }
     }
+  });
+});
+
+describe('localTime', () => {
+  /** The same fields from an independent formatting (sv-SE prints "2026-03-08 03:00:05"). */
+  const reference = (at: number, timeZone: string) => {
+    const [date, time] = new Date(at).toLocaleString('sv-SE', { timeZone, hourCycle: 'h23' }).split(' ');
+    const [year, month, day] = date!.split('-').map(Number) as [number, number, number];
+    const [hour, minute] = time!.split(':').map(Number) as [number, number];
+    const weekday = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].indexOf(new Date(at).toLocaleDateString('en-US', { timeZone, weekday: 'short' }));
+    return { year, month, day, weekday, minute: hour * 60 + minute };
+  };
+
+  // [zone, an instant near one of its 2026 offset changes (none for Kathmandu)]: whole-hour, half-hour and 45-minute offsets and shifts.
+  test.each([
+    ['America/New_York', '2026-03-08T07:00:00Z'],
+    ['Europe/London', '2026-03-29T01:00:00Z'],
+    ['Australia/Lord_Howe', '2026-04-04T15:00:00Z'],
+    ['Pacific/Chatham', '2026-04-04T14:00:00Z'],
+    ['America/St_Johns', '2026-11-01T04:30:00Z'],
+    ['Asia/Kathmandu', '2026-06-01T18:15:00Z'],
+  ])('answers as an independent formatting every 37 s for 6 h around an offset change in %s, reused within a UTC minute', (zone, change) => {
+    const from = Date.parse(change) - 3 * 3600_000;
+    const offsets = new Set<number>();
+    for (let at = from; at < from + 6 * 3600_000; at += 37_000) {
+      const want = reference(at, zone);
+      expect({ at: new Date(at).toISOString(), ...localTime(at, zone) }).toEqual({ at: new Date(at).toISOString(), ...want });
+      offsets.add(Date.UTC(want.year, want.month - 1, want.day) / 60_000 + want.minute - Math.floor(at / 60_000));
+    }
+    // The window holds the offset change (two offsets), except in Kathmandu, which has none.
+    expect(offsets.size).toBe(zone === 'Asia/Kathmandu' ? 1 : 2);
   });
 });
 
