@@ -4,6 +4,7 @@
  *
  *   bare        Bun.serve answering the ping JSON: the ceiling of the HTTP stack
  *   bare-same   the same, answering the app's ping bytes and headers (BENCH_PING_BODY, BENCH_PING_HEADERS)
+ *   bare-read   bare-same after reading the request's body
  *   app         the full app (dispatcher, auth, rate limits, metrics, logs) on a file ledger
  *   raw-insert  Bun.serve inserting one row per request into SQLite with the ledger's durability
  *               (the daemon's: synchronous=NORMAL, the answer waits for the worker's sync)
@@ -67,11 +68,13 @@ function rpcFaucet(url: string) {
 if (mode === 'bare') {
   const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(PING, { headers: { 'Content-Type': 'application/json; charset=utf-8' } }) });
   console.log(`READY ${server.port}`);
-} else if (mode === 'bare-same') {
-  // The app's own ping answer, byte for byte (body and headers, a fresh request id each time).
+} else if (mode === 'bare-same' || mode === 'bare-read') {
+  // The app's own ping answer, byte for byte (body and headers, a fresh request id each time);
+  // bare-read first reads the request's body, as the app must and bare never does.
   const body = process.env.BENCH_PING_BODY ?? PING;
   const headers = JSON.parse(process.env.BENCH_PING_HEADERS ?? '{}') as Record<string, string>;
-  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(body, { headers: { ...headers, 'X-Request-Id': crypto.randomUUID() } }) });
+  const answer = () => new Response(body, { headers: { ...headers, 'X-Request-Id': crypto.randomUUID() } });
+  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: mode === 'bare-read' ? (req) => req.bytes().then(answer) : answer });
   console.log(`READY ${server.port}`);
 } else if (mode === 'app') {
   const app = createApp(await appServices());
