@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { newId } from '../../src/contract/ids.ts';
 import { computeUsage } from '../../src/db/usage.ts';
-import { insertTx, moveTx, outstandingOut, type TxStatus } from '../../src/db/transactions.ts';
+import { insertTx, moveTx, outstandingOut, setUnsignedTxAmount, type TxStatus } from '../../src/db/transactions.ts';
 import { CATEGORIES, type Category } from '../../src/domain/guardrails.ts';
 import { addWallet } from '../actions/fixtures.ts';
 import { rng } from '../helpers/random.ts';
@@ -21,7 +21,7 @@ const MOVES: [TxStatus[], TxStatus][] = [
 ];
 
 describe('computeUsage', () => {
-  test('trigger-kept totals, reservations and 15-minute buckets agree with a model of a random life of payments, withdrawals and deposits', () => {
+  test('trigger-kept totals, reservations and 15-minute buckets agree with a model of a random life of payments, withdrawals and deposits (status moves and amount changes)', () => {
     const seed = 20261122;
     const random = rng(seed);
     const services = testServices();
@@ -29,7 +29,7 @@ describe('computeUsage', () => {
     const DAY = 86_400_000;
     const T0 = Date.parse('2030-03-01T00:00:00Z');
     const pick = <T,>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
-    interface ModelRow { wallet: string; type: string; out: boolean; status: TxStatus; cost: bigint; category: Category | null; at: number }
+    interface ModelRow { wallet: string; type: string; out: boolean; status: TxStatus; cost: bigint; fees: bigint; category: Category | null; at: number }
     const model = new Map<string, ModelRow>();
     for (let step = 0; step < 1_500; step++) {
       services.db
@@ -44,6 +44,7 @@ describe('computeUsage', () => {
               out: type !== 'deposit',
               status: pick(['pre_approved', 'awaiting_approval', 'rejected', 'completed'] as const),
               cost: 0n,
+              fees: 0n,
               category,
               // Spread over 60 days, to the millisecond: bucket edges and window edges both get hit.
               at: T0 + Math.floor(random() * 60 * DAY),
@@ -51,7 +52,8 @@ describe('computeUsage', () => {
             const amount = BigInt(1 + Math.floor(random() * 5_000_000));
             const fee = BigInt(Math.floor(random() * 1_000));
             const setupFee = random() < 0.2 ? 2_000n : 0n;
-            row.cost = amount + fee + setupFee;
+            row.fees = fee + setupFee;
+            row.cost = amount + row.fees;
             insertTx(services.db, {
               transaction_id: id,
               wallet_id: row.wallet,
@@ -65,6 +67,12 @@ describe('computeUsage', () => {
               now: row.at,
             });
             model.set(id, row);
+          } else if (random() < 0.1) {
+            // A message built again over a changed balance (a sweep's): the amount moves, the status does not.
+            const id = pick([...model.keys()]);
+            const amount = BigInt(1 + Math.floor(random() * 5_000_000));
+            setUnsignedTxAmount(services.db, id, amount, T0);
+            model.get(id)!.cost = amount + model.get(id)!.fees;
           } else {
             const [from, to] = pick(MOVES);
             const id = pick([...model.keys()]);
