@@ -18,7 +18,7 @@
 import type { Database } from 'bun:sqlite';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { getAddressEncoder, type Address } from '@solana/kit';
+import { addressBytes } from '../solana/address-codec.ts';
 import { AppError, invalid } from '../errors.ts';
 import { newId } from '../contract/ids.ts';
 import { crashPoint } from '../crash-points.ts';
@@ -202,7 +202,7 @@ export async function completeSigning(
         serverCommitments: before.session.server_commitments,
         message: before.message,
         agentShare,
-        groupKey: new Uint8Array(getAddressEncoder().encode(walletAddress as Address)),
+        groupKey: addressBytes(walletAddress),
       },
       before.tx.wallet_id,
     );

@@ -5,7 +5,8 @@
  * from base58 twice per message (once to check it, once to write it) and builds its codecs per
  * call. Every message the daemon builds goes through here, one or more per payment.
  */
-import { AccountRole, getAddressComparator, getAddressEncoder, getBase58Encoder, type Address, type Instruction } from '@solana/kit';
+import { AccountRole, getAddressComparator, getBase58Encoder, type Address, type Instruction } from '@solana/kit';
+import { addressBytesView } from './address-codec.ts';
 
 /** The account limits kit enforces on a compiled message. */
 const MAX_ACCOUNTS = 64;
@@ -16,24 +17,6 @@ const VERSION_0 = 0x80;
 
 const isSigner = (role: AccountRole) => role >= AccountRole.READONLY_SIGNER;
 const isWritable = (role: AccountRole) => (role & AccountRole.WRITABLE) !== 0;
-
-/**
- * Address bytes by address. The same few addresses (programs, mint, fee payer, the wallets and
- * their token accounts) recur in every message; bounded, oldest dropped first.
- */
-const addressBytes = new Map<string, Uint8Array>();
-const ADDRESS_CACHE = 4096;
-
-function bytesOf(address: string): Uint8Array {
-  let bytes = addressBytes.get(address);
-  if (bytes === undefined) {
-    // Kit's encoder refuses anything that is not a 32-byte base58 address.
-    bytes = new Uint8Array(getAddressEncoder().encode(address as Address));
-    if (addressBytes.size >= ADDRESS_CACHE) addressBytes.delete(addressBytes.keys().next().value!);
-    addressBytes.set(address, bytes);
-  }
-  return bytes;
-}
 
 let compare: ((a: string, b: string) => number) | null = null;
 
@@ -106,7 +89,7 @@ export function compileV0Message(feePayer: Address, blockhash: string, instructi
 
   const out: number[] = [VERSION_0, signers, readonlySigners, readonlyOthers];
   shortVec(out, ordered.length);
-  for (const address of ordered) out.push(...bytesOf(address));
+  for (const address of ordered) out.push(...addressBytesView(address));
   out.push(...lifetime);
   shortVec(out, instructions.length);
   for (const instruction of instructions) {

@@ -8,7 +8,6 @@
  * alive (FROST signatures are randomized; two signings are two transactions).
  */
 import {
-  getAddressDecoder,
   getBase58Decoder,
   getTransactionEncoder,
   type Address,
@@ -16,6 +15,7 @@ import {
   type SignatureBytes,
   type TransactionMessageBytes,
 } from '@solana/kit';
+import { addressOf } from './address-codec.ts';
 import { usdcAta, usdcAtaBump } from './ata.ts';
 import { compileV0Message } from './compile.ts';
 import {
@@ -172,8 +172,7 @@ export function signatureSlots(messageBytes: Uint8Array): Address[] {
     if (!(byte & 0x80)) break;
   }
   if (signers === undefined || signers < 1 || signers > keys || at + keys * 32 > messageBytes.length) throw new RangeError('malformed message header');
-  const addresses = getAddressDecoder();
-  return Array.from({ length: signers }, (_, i) => addresses.decode(messageBytes.subarray(at + i * 32, at + (i + 1) * 32)));
+  return Array.from({ length: signers }, (_, i) => addressOf(messageBytes.subarray(at + i * 32, at + (i + 1) * 32)));
 }
 
 /**

@@ -19,7 +19,8 @@
  * feed and decision log (the money itself reaches its ledger through the deposit watch).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { getAddressEncoder, getBase58Decoder, getBase64Encoder, getTransactionDecoder, type Address } from '@solana/kit';
+import { getBase58Decoder, getBase64Encoder, getTransactionDecoder, type Address } from '@solana/kit';
+import { addressBytes } from '../solana/address-codec.ts';
 import { newId } from '../contract/ids.ts';
 import { appendEvent } from '../db/events.ts';
 import { getMerchant, type MerchantRow } from '../db/merchants.ts';
@@ -124,7 +125,7 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   }
   if (msg.signers.length !== 2 || msg.signers[1] !== payer) return no('invalid_exact_svm_payload_transaction_signers', 'the transaction must need exactly the fee payer and the payer', payer);
   const own = decoded.signatures[payer];
-  if (!own || !ed25519Verifies(own, new Uint8Array(decoded.messageBytes), new Uint8Array(getAddressEncoder().encode(payer)))) {
+  if (!own || !ed25519Verifies(own, new Uint8Array(decoded.messageBytes), addressBytes(payer))) {
     return no('invalid_exact_svm_payload_signature', "the payer's signature is missing or does not verify", payer);
   }
   const [payToReady, balance] = await Promise.all([

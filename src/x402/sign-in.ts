@@ -14,7 +14,8 @@
  *
  * The owner switches it off with the `x402_sign_in_disabled` rail.
  */
-import { getAddressEncoder, getBase58Decoder, type Address } from '@solana/kit';
+import { getBase58Decoder, type Address } from '@solana/kit';
+import { addressBytes } from '../solana/address-codec.ts';
 import { AppError, invalid } from '../errors.ts';
 import type { ActionContext } from '../action-context.ts';
 import { newId } from '../contract/ids.ts';
@@ -178,7 +179,7 @@ export async function signInComplete(services: Services, wallet: WalletRow, id: 
       serverCommitments: before.server_commitments,
       message: new TextEncoder().encode(before.message),
       agentShare,
-      groupKey: new Uint8Array(getAddressEncoder().encode(wallet.address as Address)),
+      groupKey: addressBytes(wallet.address),
     },
     wallet.wallet_id,
   );

@@ -1,0 +1,44 @@
+/**
+ * Addresses to bytes and back, memoised. Kit's address codec goes through base58 with BigInt
+ * arithmetic on every call, and the same few addresses (programs, the mint, the fee payer, the
+ * wallets and their token accounts) recur in every message the daemon builds, signs and checks.
+ * Kit still does the conversion and the validation the first time; both maps are bounded, oldest
+ * dropped first.
+ */
+import { getAddressDecoder, getAddressEncoder, type Address } from '@solana/kit';
+
+const CACHE = 4096;
+const bytesByAddress = new Map<string, Uint8Array>();
+const addressByBytes = new Map<string, Address>();
+
+function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
+  if (map.size >= CACHE) map.delete(map.keys().next().value!);
+  map.set(key, value);
+}
+
+/** The 32 bytes of `address`, shared with the cache: read them, never write them. Throws for anything that is not a base58 address. */
+export function addressBytesView(address: string): Uint8Array {
+  let bytes = bytesByAddress.get(address);
+  if (bytes === undefined) {
+    bytes = new Uint8Array(getAddressEncoder().encode(address as Address));
+    remember(bytesByAddress, address, bytes);
+  }
+  return bytes;
+}
+
+/** The 32 bytes of `address`, a copy the caller may keep or change. */
+export function addressBytes(address: string): Uint8Array {
+  return addressBytesView(address).slice();
+}
+
+/** The base58 address of 32 bytes. */
+export function addressOf(bytes: Uint8Array): Address {
+  if (bytes.length !== 32) return getAddressDecoder().decode(bytes);
+  const key = Buffer.from(bytes.buffer, bytes.byteOffset, 32).toString('latin1');
+  let address = addressByBytes.get(key);
+  if (address === undefined) {
+    address = getAddressDecoder().decode(bytes);
+    remember(addressByBytes, key, address);
+  }
+  return address;
+}
