@@ -5,6 +5,7 @@
  */
 import type { Database } from 'bun:sqlite';
 import { GENESIS_HASH, rowHash } from '../domain/decision-log.ts';
+import { jsonText } from '../domain/json.ts';
 
 /** Rows as read: the integers are numbers (the database hands them out as bigints). */
 export interface DecisionRow {
@@ -28,7 +29,6 @@ export interface HeadRow {
   signature: Uint8Array;
 }
 
-const json = (data: Record<string, unknown>) => JSON.stringify(data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
 
 /** Rows appended and the time spent appending them, per database (the cost /metrics shows). */
 const appended = new WeakMap<Database, { rows: number; seconds: number }>();
@@ -41,7 +41,7 @@ export function decisionLogStats(db: Database): { rows: number; seconds: number 
 export function appendDecision(db: Database, d: { walletId: string; kind: string; data: Record<string, unknown>; now: number }): void {
   const started = performance.now();
   const last = db.query<{ seq: number | bigint; hash: Uint8Array }, [string]>('SELECT seq, hash FROM decision_log WHERE wallet_id = ? ORDER BY seq DESC LIMIT 1').get(d.walletId);
-  const row = { wallet_id: d.walletId, seq: Number(last?.seq ?? 0) + 1, at: d.now, kind: d.kind, data: json(d.data) };
+  const row = { wallet_id: d.walletId, seq: Number(last?.seq ?? 0) + 1, at: d.now, kind: d.kind, data: jsonText(d.data) };
   const prev = last?.hash ?? GENESIS_HASH;
   db.query('INSERT INTO decision_log (wallet_id, seq, at, kind, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)').run(row.wallet_id, row.seq, row.at, row.kind, row.data, prev, rowHash(prev, row));
   const stats = appended.get(db) ?? { rows: 0, seconds: 0 };

@@ -2,6 +2,7 @@
 import type { Database } from 'bun:sqlite';
 import { newId } from '../contract/ids.ts';
 import { appendDecision } from './decision-log.ts';
+import { jsonText } from '../domain/json.ts';
 
 export interface EventRow {
   seq: bigint;
@@ -22,7 +23,7 @@ export function appendEvent(db: Database, e: { walletId?: string; merchantId?: s
     e.walletId ?? null,
     e.merchantId ?? null,
     e.type,
-    JSON.stringify(e.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+    jsonText(e.data),
     e.now,
   );
   if (e.walletId) appendDecision(db, { walletId: e.walletId, kind: e.type, data: { event_id: id, ...e.data }, now: e.now });
@@ -35,7 +36,7 @@ export function appendAudit(db: Database, a: { walletId: string; actor: string; 
     a.walletId,
     a.actor,
     a.kind,
-    JSON.stringify(a.data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+    jsonText(a.data),
     a.now,
   );
   appendDecision(db, { walletId: a.walletId, kind: a.kind, data: { actor: a.actor, ...a.data }, now: a.now });

@@ -15,6 +15,7 @@ import type { TxRow } from '../db/transactions.ts';
 import { signReceipt, transactionClaims } from '../evidence/receipts.ts';
 import { getWallet } from '../db/wallets.ts';
 import { activeEndpoint, insertDelivery } from '../db/webhooks.ts';
+import { jsonText } from '../domain/json.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import type { Services } from '../services.ts';
 
@@ -26,11 +27,6 @@ export function newDeliveryId(): string {
 /** A fresh webhook endpoint id (`whe_…`). */
 export function newEndpointId(): string {
   return `whe_${base32(crypto.getRandomValues(new Uint8Array(16)))}`;
-}
-
-/** JSON with bigints as decimal strings (amounts are converted to numbers before they get here). */
-function toJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
 }
 
 const WEBHOOK_TYPES: ReadonlySet<string> = new Set(MERCHANT_EVENT_TYPES);
@@ -45,7 +41,7 @@ export function recordMerchantEvent(db: Database, merchantId: string, type: stri
   const endpoint = WEBHOOK_TYPES.has(type) ? activeEndpoint(db, merchantId) : null;
   if (!endpoint) return { eventId, deliveryId: null };
   const deliveryId = newDeliveryId();
-  const payload = toJson({ type, timestamp: new Date(now).toISOString(), event_id: eventId, data });
+  const payload = jsonText({ type, timestamp: new Date(now).toISOString(), event_id: eventId, data });
   insertDelivery(db, { delivery_id: deliveryId, endpoint_id: endpoint.endpoint_id, merchant_id: merchantId, event_id: eventId, event_type: type, payload, now });
   return { eventId, deliveryId };
 }
