@@ -5,7 +5,7 @@
  * from base58 twice per message (once to check it, once to write it) and builds its codecs per
  * call. Every message the daemon builds goes through here, one or more per payment.
  */
-import { AccountRole, getAddressComparator, getBase58Encoder, type Address, type Instruction } from '@solana/kit';
+import { AccountRole, getAddressComparator, type Address, type Instruction } from '@solana/kit';
 import { addressBytesView } from './address-codec.ts';
 
 /** The account limits kit enforces on a compiled message. */
@@ -84,8 +84,13 @@ export function compileV0Message(feePayer: Address, blockhash: string, instructi
     index.set(address, i);
   }
   if (signers > MAX_SIGNERS) throw new RangeError(`${signers} signers, above the ${MAX_SIGNERS} a message may hold`);
-  const lifetime = getBase58Encoder().encode(blockhash);
-  if (lifetime.length !== 32) throw new RangeError(`blockhash ${blockhash} is not 32 bytes`);
+  // A blockhash is 32 bytes of base58, as an address is: the same memo (one blockhash serves many messages).
+  let lifetime: Uint8Array;
+  try {
+    lifetime = addressBytesView(blockhash);
+  } catch {
+    throw new RangeError(`blockhash ${blockhash} is not 32 bytes of base58`);
+  }
 
   const out: number[] = [VERSION_0, signers, readonlySigners, readonlyOthers];
   shortVec(out, ordered.length);
