@@ -29,7 +29,6 @@ export interface HeadRow {
   signature: Uint8Array;
 }
 
-
 /** Rows appended and the time spent appending them, per database (the cost /metrics shows). */
 const appended = new WeakMap<Database, { rows: number; seconds: number }>();
 
