@@ -116,11 +116,12 @@ export async function startPaywall(o: PaywallOptions): Promise<Paywall> {
     request.headers.forEach((value, name) => {
       if (!NOT_FORWARDED.has(name.toLowerCase())) headers.set(name, value);
     });
-    const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
-    const res = await fetch(target, { method: request.method, headers, body, redirect: 'manual' });
+    // Both bodies stream through (no size the paywall has to hold); a kept answer is the exception (keptAnswer).
+    const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : request.body;
+    const res = await fetch(target, { method: request.method, headers, body, redirect: 'manual', duplex: 'half' } as RequestInit);
     const out = new Headers(res.headers);
     for (const name of ['content-encoding', 'content-length', 'transfer-encoding', 'connection']) out.delete(name);
-    return new Response(await res.arrayBuffer(), { status: res.status, headers: out });
+    return new Response(res.body, { status: res.status, headers: out });
   }
 
   async function paid(request: Request, url: URL, route: PricedRoute, resource: string): Promise<Response> {

@@ -58,6 +58,8 @@ beforeAll(async () => {
     fetch: async (req) => {
       const url = new URL(req.url);
       upstreamHits.push(`${req.method} ${url.pathname}`);
+      if (url.pathname === '/stream/down') return new Response(streamedAnswer());
+      if (url.pathname === '/stream/up') return new Response(await readStreamedRequest(req));
       return Response.json({ method: req.method, path: url.pathname, query: url.search, paid_header_seen: req.headers.has('payment-signature') || req.headers.has('x-payment') });
     },
   });
@@ -107,6 +109,34 @@ async function startGateCli(args: string[]): Promise<{ url: string; proc: Return
   }
 }
 
+/** The free streaming paths' side channels: the upstream sends its second part once the test read the first; the client sends its second once the upstream read the first. */
+let releaseDown: () => void = () => {};
+let upstreamReadFirst: () => void = () => {};
+const text = new TextEncoder();
+
+function streamedAnswer(): ReadableStream<Uint8Array> {
+  const released = new Promise<void>((resolve) => (releaseDown = resolve));
+  return new ReadableStream({
+    async start(controller) {
+      controller.enqueue(text.encode('first;'));
+      await released;
+      controller.enqueue(text.encode('second'));
+      controller.close();
+    },
+  });
+}
+
+async function readStreamedRequest(req: Request): Promise<string> {
+  const reader = req.body!.getReader();
+  let got = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return got;
+    got += new TextDecoder().decode(value);
+    upstreamReadFirst();
+  }
+}
+
 const decode = (value: string | null) => JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8'));
 const history = async () => (await new ApiClient(world.url, merchantKey).call<{ items: any[] }>('merchant', 'history', { limit: 100 })).items;
 
@@ -131,6 +161,28 @@ test('unpaid → 402 with the v2 requirements in PAYMENT-REQUIRED and the v1 one
   const free = await fetch(`${gate.url}/free/page?x=1`);
   expect(free.status).toBe(200);
   expect(await free.json()).toEqual({ method: 'GET', path: '/free/page', query: '?x=1', paid_header_seen: false });
+});
+
+test("bodies stream through the paywall both ways: the buyer reads the upstream's first part before the upstream sends its last, and the upstream reads the buyer's first part before the buyer sends its last", async () => {
+  // Held in memory, either exchange waits for an end that never comes: each side gives up after 5 s and says so in the body.
+  const answer = await fetch(`${gate.url}/stream/down`);
+  const reader = answer.body!.getReader();
+  const first = await Promise.race([reader.read().then((r) => new TextDecoder().decode(r.value)), Bun.sleep(5_000).then(() => 'nothing within 5 s')]);
+  releaseDown();
+  let rest = '';
+  for (let r = await reader.read(); !r.done; r = await reader.read()) rest += new TextDecoder().decode(r.value);
+  expect({ first, rest }).toEqual({ first: 'first;', rest: 'second' });
+
+  const readFirst = new Promise<string>((resolve) => (upstreamReadFirst = () => resolve('second')));
+  const upload = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      controller.enqueue(text.encode('first;'));
+      controller.enqueue(text.encode(await Promise.race([readFirst, Bun.sleep(5_000).then(() => 'the upstream had nothing within 5 s')])));
+      controller.close();
+    },
+  });
+  const echoed = await fetch(`${gate.url}/stream/up`, { method: 'POST', body: upload, duplex: 'half' } as RequestInit);
+  expect(await echoed.text()).toBe('first;second');
 });
 
 test('the official @x402/fetch with a plain keypair (v2): the upstream answers, the payout gets 0.01 exactly, one sale in history and one webhook', async () => {
