@@ -22,11 +22,14 @@ const BODY_LIMIT = 32 * 1024;
 
 type Limits = Pick<DispatchDeps, 'services' | 'limiter'>;
 
-/** The seller the key belongs to: a merchant key's merchant, else a bot key's wallet. The call counts against the key's rate limit. */
-function sellerOf(deps: Limits, request: Request, ip: string): Seller {
+/**
+ * The seller the key belongs to: a merchant key's merchant, else a bot key's wallet. The call
+ * counts against the key's rate limit; its RateLimit headers go into `headers`.
+ */
+function sellerOf(deps: Limits, request: Request, ip: string, headers: Record<string, string>): Seller {
   const { services } = deps;
   const credential = credentialOf(request.headers);
-  rateLimit(deps, { ip }, credential, {});
+  rateLimit(deps, { ip }, credential, headers);
   if (credential?.token.startsWith(KEY_PREFIXES.merchant)) {
     const principal = authenticate(services.db, credential, 'merchant');
     const merchant = principal.kind === 'merchant' ? getMerchant(services.db, principal.merchantId) : null;
@@ -55,19 +58,22 @@ async function jsonBody(request: Request): Promise<unknown> {
   }
 }
 
-const answer = async (run: () => Promise<unknown> | unknown): Promise<Response> => {
-  try {
-    return jsonResponse(200, await run());
-  } catch (err) {
-    if (err instanceof AppError) return errorResponse(err);
-    throw err;
-  }
-};
-
 export function facilitatorRoutes(deps: Limits, ipOf: (request: Request) => string) {
   const { services } = deps;
+  /** A route for the key's seller: every answer carries the RateLimit headers, as the /v1 ones do. */
+  const forSeller =
+    (run: (seller: Seller, request: Request) => unknown) =>
+    async ({ request }: { request: Request }): Promise<Response> => {
+      const headers: Record<string, string> = {};
+      try {
+        return jsonResponse(200, await run(sellerOf(deps, request, ipOf(request), headers), request), headers);
+      } catch (err) {
+        if (err instanceof AppError) return errorResponse(err, headers);
+        throw err;
+      }
+    };
   return new Elysia({ prefix: '/x402/facilitator' })
-    .get('/supported', ({ request }) => answer(() => (sellerOf(deps, request, ipOf(request)), supported(services))))
-    .post('/verify', ({ request }) => answer(async () => verify(services, sellerOf(deps, request, ipOf(request)), await jsonBody(request))), { parse: 'none' })
-    .post('/settle', ({ request }) => answer(async () => settle(services, sellerOf(deps, request, ipOf(request)), await jsonBody(request))), { parse: 'none' });
+    .get('/supported', forSeller(() => supported(services)))
+    .post('/verify', forSeller(async (seller, request) => verify(services, seller, await jsonBody(request))), { parse: 'none' })
+    .post('/settle', forSeller(async (seller, request) => settle(services, seller, await jsonBody(request))), { parse: 'none' });
 }

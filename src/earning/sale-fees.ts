@@ -200,29 +200,27 @@ export function scanInvoice(services: Services, invoiceId: string): Promise<void
       const treasuryAccount = await usdcAta(treasuryOf(services), mint as Address);
       const sigs = await signaturesSince(services.chain, invoice.reference_key as Address, invoice.scan_cursor ?? undefined);
       for (const s of [...sigs].reverse()) {
-        if (s.err === null) {
-          const transfers = await services.chain.getTokenTransfersOf(s.signature);
-          if (!transfers) break; // not visible yet: judged on a later pass
-          const credited = transfers.err === null ? transfers.deltas.find((d) => d.account === treasuryAccount && d.mint === mint && d.delta > 0n) : undefined;
-          if (credited) {
-            const payer = transfers.deltas.find((d) => d.mint === mint && d.delta < 0n)?.owner ?? null;
-            const now = services.now().getTime();
-            services.db
-              .transaction(() => {
-                const row = getInvoice(services.db, invoiceId)!;
-                if (!recordFeePayment(services.db, { signature: s.signature, invoice: row, amount: credited.delta, payer, now })) return;
-                recordMerchantEvent(
-                  services.db,
-                  row.merchant_id,
-                  'sale_fees.paid',
-                  { invoice_id: row.invoice_id, amount: toUsdcNumber(credited.delta), signature: s.signature, payer, owed: toUsdcNumber(saleFeesOwed(services, row.merchant_id)) },
-                  now,
-                );
-              })
-              .immediate();
-          }
-        }
-        services.db.transaction(() => setInvoiceCursor(services.db, invoiceId, s.signature, services.now().getTime())).immediate();
+        const transfers = s.err === null ? await services.chain.getTokenTransfersOf(s.signature) : null;
+        if (s.err === null && !transfers) break; // not visible yet: judged on a later pass
+        const credited = transfers?.err === null ? transfers.deltas.find((d) => d.account === treasuryAccount && d.mint === mint && d.delta > 0n) : undefined;
+        const now = services.now().getTime();
+        // The payment (if any) and the cursor past it, in one commit.
+        services.db
+          .transaction(() => {
+            setInvoiceCursor(services.db, invoiceId, s.signature, now);
+            if (!credited) return;
+            const row = getInvoice(services.db, invoiceId)!;
+            const payer = transfers!.deltas.find((d) => d.mint === mint && d.delta < 0n)?.owner ?? null;
+            if (!recordFeePayment(services.db, { signature: s.signature, invoice: row, amount: credited.delta, payer, now })) return;
+            recordMerchantEvent(
+              services.db,
+              row.merchant_id,
+              'sale_fees.paid',
+              { invoice_id: row.invoice_id, amount: toUsdcNumber(credited.delta), signature: s.signature, payer, owed: toUsdcNumber(saleFeesOwed(services, row.merchant_id)) },
+              now,
+            );
+          })
+          .immediate();
       }
     } finally {
       scanning.delete(invoiceId);

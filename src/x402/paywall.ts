@@ -187,7 +187,11 @@ export async function startPaywall(o: PaywallOptions): Promise<Paywall> {
     } catch (err) {
       return upstreamFailed(receiptName, receipt, `the upstream did not answer: ${err instanceof Error ? err.message : String(err)}`);
     }
-    if (answer.status >= 500) return upstreamFailed(receiptName, receipt, `the upstream answered HTTP ${answer.status}`);
+    if (answer.status >= 500) {
+      // Its body (streamed, unread) is not passed on: let the upstream connection go.
+      void answer.body?.cancel();
+      return upstreamFailed(receiptName, receipt, `the upstream answered HTTP ${answer.status}`);
+    }
     answer.headers.set(receiptName, encodeBase64Json(receipt));
     o.log({ msg: 'sold', route: route.text, path: url.pathname, transaction: receipt.transaction, payer: receipt.payer, status: answer.status });
     return answer;

@@ -6,13 +6,18 @@ const services = testServices({ env: { AGENT_WALLET_RATE_LIMITS_PER_KEY_PER_MINU
 const server = await startTestServer(services);
 afterAll(() => server.stop());
 
-test("a merchant key past its limit on the facilitator is refused there and on /v1, with Retry-After; an unknown key is 401", async () => {
+test("a merchant key's facilitator answers carry its RateLimit headers; past its limit it is refused there and on /v1, with Retry-After; an unknown key is 401", async () => {
   const origin = new URL(server.url).origin;
   const reg = await fetch(`${server.url}/merchant`, { method: 'POST', body: JSON.stringify({ action: 'register', name: 'Limits', username: 'limits-shop', payout_address: '11111111111111111111111111111112' }) });
   const key = ((await reg.json()) as any).data.api_key as string;
   const auth = { authorization: `Bearer ${key}` };
   const supported = () => fetch(`${origin}/x402/facilitator/supported`, { headers: auth });
-  for (let i = 0; i < 2; i++) expect((await supported()).status).toBe(200);
+  for (let i = 0; i < 2; i++) {
+    const ok = await supported();
+    expect(ok.status).toBe(200);
+    // The same RateLimit headers as a /v1 answer: the budget left after this call.
+    expect([ok.headers.get('ratelimit-limit'), ok.headers.get('ratelimit-remaining')]).toEqual(['3', String(2 - i)]);
+  }
   expect((await fetch(`${server.url}/merchant`, { method: 'POST', headers: auth, body: JSON.stringify({ action: 'info' }) })).status).toBe(200);
   // The fourth call of the minute, on either door.
   const refused = await fetch(`${origin}/x402/facilitator/verify`, { method: 'POST', headers: auth, body: '{}' });
