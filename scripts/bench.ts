@@ -56,9 +56,10 @@ interface Child {
 }
 
 async function startChild(mode: string, args: string[] = [], env: Record<string, string> = {}): Promise<Child> {
-  // BENCH_CPU_PROF=<dir>: the daemon under test writes a CPU profile (markdown) there when it stops.
+  // BENCH_CPU_PROF=<dir>: the daemon under test (or BENCH_CPU_PROF_MODE's server, e.g. simnet) writes
+  // a CPU profile (markdown) there when it stops.
   // BENCH_WORLD_ENV='{"BUN_JSC_logGC":"1"}': extra environment for that daemon only (GC logs, JSC options).
-  const profile = process.env.BENCH_CPU_PROF && mode === 'world' ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const profile = process.env.BENCH_CPU_PROF && mode === (process.env.BENCH_CPU_PROF_MODE ?? 'world') ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child = Bun.spawn([process.execPath, ...profile, SERVERS, mode, ...args], { stdout: 'pipe', stderr: 'inherit', env: { ...process.env, ...env } });
   const reader = child.stdout.getReader();
   let text = '';

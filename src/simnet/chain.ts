@@ -8,13 +8,14 @@
  * observe a half-applied state. Signing (async, WebCrypto) happens before `submit`.
  */
 import { FailedTransactionMetadata, LiteSVM, TransactionMetadata } from 'litesvm';
-import { getBase64Decoder, getBase64Encoder, type Address, type EncodedAccount, type Signature } from '@solana/kit';
+import { getBase64Decoder, getBase64Encoder, lamports, type Address, type EncodedAccount, type Signature } from '@solana/kit';
+import { addressBytesView, addressOf } from '../solana/address-codec.ts';
 import { BLOCKHASH_VALIDITY, BlockhashWindow } from './blockhashes.ts';
 import { computeUnitPrice, FeeMarket, RECENT_FEE_SLOTS, writableAccounts } from './fees.ts';
 import { MEMO_PROGRAM_ADDRESSES } from './instructions.ts';
 import { Ledger, type LedgerEntry, type TokenBalanceJson } from './ledger.ts';
 import { fieldlessError, outcomeOf, type Outcome } from './outcome.ts';
-import { decodeMint, decodeTokenAccount, uiTokenAmount } from './tokens.ts';
+import { decodeMint, decodeTokenAccount, isTokenProgram, uiTokenAmount } from './tokens.ts';
 import { decodeWire, verifySignatures, withBlockhash, type DecodedTransaction } from './wire.ts';
 
 /** What the cluster charges per signature, used where LiteSVM reports no fee. */
@@ -33,8 +34,8 @@ export type SubmitResult =
 /** Result of simulateTransaction, before RPC encoding. */
 export interface Simulation {
   outcome: Outcome;
-  /** Accounts as the simulation left them (only those it touched). */
-  postAccounts: Map<string, EncodedAccount>;
+  /** Accounts as the simulation left them (only those it touched); built only when asked for. */
+  postAccounts: () => Map<string, EncodedAccount>;
   replacementBlockhash: { blockhash: string; lastValidBlockHeight: bigint } | null;
 }
 
@@ -44,6 +45,37 @@ export interface ChainSnapshot {
   height: bigint;
   blockhashes: [string, bigint][];
   ledger: readonly LedgerEntry[];
+}
+
+/** LiteSVM's native account reader, under its JS wrapper. */
+interface NativeSvm {
+  getAccount(pubkey: Uint8Array): NativeAccount | null;
+}
+
+interface NativeAccount {
+  lamports(): bigint;
+  data(): Uint8Array;
+  owner(): Uint8Array;
+  executable(): boolean;
+}
+
+/**
+ * Accounts are read through LiteSVM's native handle: its wrapper's `getAccount` converts the
+ * address and the owner with kit's BigInt base58 codec and copies the data on every read, which
+ * was most of a sendTransaction's cost here (the pre and post balances of every account it
+ * names). Addresses go through the shared memo instead. litesvm is pinned; the chain's tests hold
+ * this reader to the wrapper's answers, so an upgrade that moves the handle fails there and here.
+ */
+function nativeOf(svm: LiteSVM): NativeSvm {
+  const inner = (svm as unknown as { inner?: Partial<NativeSvm> }).inner;
+  if (typeof inner?.getAccount !== 'function') throw new Error('litesvm: the native account reader moved (pinned litesvm 1.5.0 keeps it at .inner.getAccount)');
+  return inner as NativeSvm;
+}
+
+/** An account as kit's EncodedAccount, as LiteSVM's wrapper would build it. */
+function encoded(address: Address, a: NativeAccount): EncodedAccount {
+  const data = a.data();
+  return { address, executable: a.executable(), lamports: lamports(a.lamports()), programAddress: addressOf(a.owner()), space: BigInt(data.length), data };
 }
 
 function rejectedBeforeExecution(name: string): Outcome {
@@ -57,6 +89,8 @@ export class Chain {
   /** Compute-unit prices of recent landed transactions (getRecentPrioritizationFees). */
   readonly fees = new FeeMarket();
 
+  private readonly native: NativeSvm;
+
   private constructor(
     private readonly svm: LiteSVM,
     private readonly window: BlockhashWindow,
@@ -64,6 +98,7 @@ export class Chain {
     private height: bigint,
   ) {
     svm.withBlockhashCheck(false).withSigverify(true);
+    this.native = nativeOf(svm);
   }
 
   /** A fresh chain at block height 1 (SPL Token and ATA programs preloaded). */
@@ -129,8 +164,18 @@ export class Chain {
 
   /** The account at `address`, or null when it does not exist. */
   account(address: Address): EncodedAccount | null {
-    const a = this.svm.getAccount(address);
-    return a.exists ? a : null;
+    const a = this.native.getAccount(addressBytesView(address));
+    return a === null ? null : encoded(address, a);
+  }
+
+  /**
+   * What a landed transaction's metadata needs of each account: its lamports, and the whole
+   * account only when a token program owns it (a program's data, hundreds of KiB, is never copied).
+   */
+  private balanceView(address: Address): { lamports: bigint; token: EncodedAccount | null } {
+    const a = this.native.getAccount(addressBytesView(address));
+    if (a === null) return { lamports: 0n, token: null };
+    return { lamports: a.lamports(), token: isTokenProgram(addressOf(a.owner())) ? encoded(address, a) : null };
   }
 
   /** Every account owned by `program`. */
@@ -183,14 +228,14 @@ export class Chain {
     const replacementBlockhash = opts.replaceRecentBlockhash ? this.latestBlockhash() : null;
     if (replacementBlockhash === null) {
       const early = this.checkBeforeExecution(d);
-      if (early !== null) return { outcome: early, postAccounts: new Map(), replacementBlockhash };
+      if (early !== null) return { outcome: early, postAccounts: () => new Map(), replacementBlockhash };
     }
     const tx = replacementBlockhash === null ? d.transaction : withBlockhash(d, replacementBlockhash.blockhash);
     this.svm.withSigverify(false);
     try {
       const result = this.svm.simulateTransaction(tx);
-      if (result instanceof FailedTransactionMetadata) return { outcome: outcomeOf(result), postAccounts: new Map(), replacementBlockhash };
-      const postAccounts = new Map(result.postAccounts().map((a) => [a.address as string, a]));
+      if (result instanceof FailedTransactionMetadata) return { outcome: outcomeOf(result), postAccounts: () => new Map(), replacementBlockhash };
+      const postAccounts = () => new Map(result.postAccounts().map((a) => [a.address as string, a]));
       return { outcome: outcomeOf(result.meta()), postAccounts, replacementBlockhash };
     } finally {
       this.svm.withSigverify(true);
@@ -212,7 +257,7 @@ export class Chain {
 
   private execute(d: DecodedTransaction): SubmitResult {
     const keys = d.message.staticAccounts;
-    const pre = keys.map((k) => this.account(k));
+    const pre = keys.map((k) => this.balanceView(k));
     let result: ReturnType<LiteSVM['sendTransaction']>;
     try {
       result = this.svm.sendTransaction(d.transaction);
@@ -222,7 +267,7 @@ export class Chain {
     const outcome = outcomeOf(result);
     const included = result instanceof TransactionMetadata || this.svm.getTransaction(d.signature as Signature) !== null;
     if (!included) return { status: 'dropped', signature: d.signature, reason: outcome.errText ?? 'not executed' };
-    const post = keys.map((k) => this.account(k));
+    const post = keys.map((k) => this.balanceView(k));
     const entry: LedgerEntry = {
       signature: d.signature,
       slot: Number(this.height),
@@ -231,10 +276,10 @@ export class Chain {
       accountKeys: [...keys],
       err: outcome.err,
       fee: outcome.fee.toString(),
-      preBalances: pre.map((a) => (a?.lamports ?? 0n).toString()),
-      postBalances: post.map((a) => (a?.lamports ?? 0n).toString()),
-      preTokenBalances: this.tokenBalances(pre),
-      postTokenBalances: this.tokenBalances(post),
+      preBalances: pre.map((a) => a.lamports.toString()),
+      postBalances: post.map((a) => a.lamports.toString()),
+      preTokenBalances: this.tokenBalances(pre.map((a) => a.token)),
+      postTokenBalances: this.tokenBalances(post.map((a) => a.token)),
       logMessages: outcome.logs,
       innerInstructions: outcome.innerInstructions,
       computeUnitsConsumed: outcome.unitsConsumed.toString(),

@@ -188,8 +188,9 @@ function simulate(params: unknown[], ctx: RpcContext): unknown {
   if (wanted !== undefined) {
     if (!Array.isArray(wanted.addresses)) throw invalidParams('accounts.addresses must be an array');
     const encoding = accountEncoding(wanted.encoding ?? 'base64');
+    const post = sim.postAccounts();
     accounts = wanted.addresses.map((a: unknown) => {
-      const account = sim.postAccounts.get(address(a)) ?? ctx.chain.account(address(a));
+      const account = post.get(address(a)) ?? ctx.chain.account(address(a));
       return account === null ? null : encodeAccount(account, encoding, (m) => ctx.chain.decimalsOf(m));
     });
   }

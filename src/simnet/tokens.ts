@@ -4,7 +4,8 @@
  * `uiAmount` as the float clients expect). Decoded by hand: only the fixed base layouts
  * matter to simnet's answers, and the codecs' Option wrappers would only add noise.
  */
-import { getAddressDecoder, type Address, type ReadonlyUint8Array } from '@solana/kit';
+import { type Address, type ReadonlyUint8Array } from '@solana/kit';
+import { addressOf } from '../solana/address-codec.ts';
 import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 
 /** The Token-2022 program; its mints and accounts share the SPL Token base layout. */
@@ -53,7 +54,7 @@ export interface UiTokenAmount {
   uiAmountString: string;
 }
 
-function isTokenProgram(program: Address): boolean {
+export function isTokenProgram(program: Address): boolean {
   return program === TOKEN_PROGRAM_ADDRESS || program === TOKEN_2022_PROGRAM_ADDRESS;
 }
 
@@ -70,7 +71,7 @@ function kind(account: RawAccount): 'mint' | 'account' | null {
 }
 
 function optionalAddress(view: DataView, data: ReadonlyUint8Array, offset: number): Address | null {
-  return view.getUint32(offset, true) === 0 ? null : getAddressDecoder().decode(data.subarray(offset + 4, offset + 36));
+  return view.getUint32(offset, true) === 0 ? null : addressOf(data.subarray(offset + 4, offset + 36));
 }
 
 /** Decodes an initialized or frozen token account; null for anything else. */
@@ -80,11 +81,10 @@ export function decodeTokenAccount(account: RawAccount): TokenAccountInfo | null
   const view = new DataView(d.buffer, d.byteOffset, d.byteLength);
   const state = d[108] ?? 0;
   if (state === 0) return null;
-  const addr = getAddressDecoder();
   return {
     programId: account.programAddress,
-    mint: addr.decode(d.subarray(0, 32)),
-    owner: addr.decode(d.subarray(32, 64)),
+    mint: addressOf(d.subarray(0, 32)),
+    owner: addressOf(d.subarray(32, 64)),
     amount: view.getBigUint64(64, true),
     delegate: optionalAddress(view, d, 72),
     state,
