@@ -17,6 +17,7 @@
  *   syncs        WAL syncs per payment by thread (/metrics), and fsync/fdatasync calls counted
  *                by strace on the daemon's event-loop thread while agents pay    goal 0 on the event loop
  *   round trips  the daemon's /metrics request counters per payment               goal 2
+ *   RPC calls    the chain's own call counters per payment, by method             goal ≤ 1.2
  *   agent CPU    this process's FROST + message check per payment                 goal ≤ 5 ms
  *   ping p99     from another process while 16 agents pay vs the same daemon idle goal ≤ 10 ms and ≤ 5× idle
  *
@@ -252,6 +253,8 @@ async function benchPayments(): Promise<void> {
     const commitsBefore = await ledgerCommits(url);
     const syncsBefore = await ledgerSyncs(url);
     const logBefore = await decisionLog(url);
+    const rpcUrl = `http://127.0.0.1:${chain.port}`;
+    const callsBefore = await chainCalls(rpcUrl);
     // ROUNDS rounds of SECONDS each, the median round reported (the range beside it): on a shared
     // 2-core VM one round can be a third off the next. Counters below cover all rounds.
     const paid: { e2e: Result; daemon: number; chain: number; agent: number; ms: number }[] = [];
@@ -281,6 +284,7 @@ async function benchPayments(): Promise<void> {
     const commits = ((await ledgerCommits(url)) - commitsBefore) / count;
     const syncsAfter = await ledgerSyncs(url);
     const logAfter = await decisionLog(url);
+    const callsAfter = await chainCalls(rpcUrl);
     const signatures = daemonCpu / plainSignatureMs;
     const cpus = paid.map((r) => r.daemon);
     rows.push(`${'daemon CPU per payment (16 agents)'.padEnd(34)} ${daemonCpu.toFixed(2)} ms = ${signatures.toFixed(1)} plain noble Ed25519 signatures (one ${plainSignatureMs.toFixed(2)} ms, this run); median of ${ROUNDS} rounds (${Math.min(...cpus).toFixed(2)}–${Math.max(...cpus).toFixed(2)} ms); idle ${(idleRate * 1000).toFixed(1)} ms/s taken off; ${count} payments; goal ≤ 5 ms: ${daemonCpu <= 5 ? 'met' : 'NOT MET'}, ≤ 25: ${signatures <= 25 ? 'met' : 'NOT MET'}`);
@@ -289,6 +293,14 @@ async function benchPayments(): Promise<void> {
     rows.push(`${'ledger commits per payment'.padEnd(34)} ${commits.toFixed(2)} (all of the daemon's commits while paying: intents, signing, completions, jobs; /metrics; goal ≤ 2: ${commits <= 2 ? 'met' : 'NOT MET'})`);
     const perPayment = (thread: 'event_loop' | 'worker') => (syncsAfter[thread] - syncsBefore[thread]) / count;
     rows.push(`${'WAL syncs per payment'.padEnd(34)} event loop ${perPayment('event_loop').toFixed(2)}, worker ${perPayment('worker').toFixed(2)} (/metrics; goal 0 on the event loop: ${perPayment('event_loop') === 0 ? 'met' : 'NOT MET'})`);
+    const calls = (callsAfter.total - callsBefore.total) / count;
+    const byMethod = Object.entries(callsAfter.calls)
+      .map(([method, n]) => [method, (n - (callsBefore.calls[method] ?? 0)) / count] as const)
+      .filter(([, n]) => n > 0)
+      .sort((a, b) => b[1] - a[1])
+      .map(([method, n]) => `${method} ${n.toFixed(2)}`)
+      .join(', ');
+    rows.push(`${'RPC calls per payment (16 agents)'.padEnd(34)} ${calls.toFixed(2)} (${byMethod}; the chain's own counters; goal ≤ 1.2: ${calls <= 1.2 ? 'met' : 'NOT MET'})`);
     rows.push(`${'round trips per payment'.padEnd(34)} ${roundTrips.toFixed(2)} (daemon /metrics request counters; goal 2: ${roundTrips <= 2 ? 'met' : 'NOT MET'})`);
     rows.push(`${'bench process CPU per payment'.padEnd(34)} ${agentCpu.toFixed(2)} ms (16 agents' FROST, checks, HTTP client and JSON)`);
     // All three processes share this machine's cores: their CPU per payment bounds payments/s here.
@@ -440,6 +452,12 @@ async function decisionLog(url: string): Promise<{ rows: number; seconds: number
   const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
   const num = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
   return { rows: num('agent_wallet_decision_log_rows_total'), seconds: num('agent_wallet_decision_log_seconds_total') };
+}
+
+/** The chain's per-method call counters (simnet_stats, what a provider would bill). */
+async function chainCalls(rpcUrl: string): Promise<{ total: number; calls: Record<string, number> }> {
+  const res = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'simnet_stats', params: [] }) });
+  return ((await res.json()) as { result: { total: number; calls: Record<string, number> } }).result;
 }
 
 async function ledgerCommits(url: string): Promise<number> {

@@ -1,10 +1,12 @@
 /**
- * The payer's on-chain USDC balance, remembered briefly so a burst of intents does not read the
- * chain for each one. Sound because of custody: a wallet's USDC can only leave through a
- * transaction the server co-signed, and those are counted as outstanding until their completion
- * is recorded — which forgets the cached balance. So `cached − outstanding` never overstates what
- * the wallet can spend. Deposits only make the cache too low; recording one forgets it too, and
- * a cached value that looks too small is re-read before anything is refused.
+ * The payer's on-chain USDC balance, remembered briefly so that neither a burst of intents nor a
+ * wallet paying in a loop reads the chain for each payment. Sound because of custody: a wallet's
+ * USDC can only leave through a transaction the server co-signed, and each is counted as
+ * outstanding (its amount and fees) until its completion is recorded, which takes that same
+ * reservation off the cached balance (at least what the chain debited; more if the cache was read
+ * after the transfer landed). So `cached − outstanding` never overstates what the wallet can
+ * spend. Money coming in only makes the cache too low, and a cached value that looks too small is
+ * re-read before anything is refused.
  */
 import type { Address } from '@solana/kit';
 import { outstandingOut } from '../db/transactions.ts';
@@ -28,7 +30,16 @@ export async function payerBalance(services: Services, payer: Address, mint: Add
   return balance;
 }
 
-/** Forgets a wallet's cached balance: call when money into or out of it is recorded. */
+/**
+ * A completed outgoing transfer: takes what it had reserved (amount and fees) off the payer's
+ * cached balance, in the transaction that moves the reservation out of outstanding.
+ */
+export function debitBalance(payer: string, mint: string, reserved: bigint): void {
+  const hit = cache.get(`${mint}:${payer}`);
+  if (hit) hit.balance -= reserved;
+}
+
+/** Forgets a wallet's cached balance: call when money whose amount is not known here moves. */
 export function forgetBalance(address: string | null | undefined): void {
   if (!address) return;
   for (const key of cache.keys()) if (key.endsWith(`:${address}`)) cache.delete(key);

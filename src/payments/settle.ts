@@ -20,7 +20,7 @@ import { ChainRejectedError, ChainUnavailableError } from '../solana/errors.ts';
 import type { SignatureStatus } from '../solana/port.ts';
 import type { Services } from '../services.ts';
 import { crashPoint } from '../crash-points.ts';
-import { forgetBalance } from './balance-cache.ts';
+import { debitBalance } from './balance-cache.ts';
 import { markWatchedMoved } from '../db/watch.ts';
 import { recordMerchantPayment } from '../webhooks/outbox.ts';
 import { recordAgentPaylinkPayment } from '../earning/scan.ts';
@@ -41,7 +41,7 @@ export function waitTickMs(maxRps: number): number {
 }
 
 /** The first look for submitted bytes comes this soon, so concurrent submits still share it. */
-export const FIRST_LOOK_MS = 50;
+export const FIRST_LOOK_MS = 20;
 /** Signatures per getSignatureStatuses call (the RPC's cap). */
 const STATUS_BATCH = 256;
 /** Pending transactions looked at per pass, oldest first. */
@@ -113,9 +113,10 @@ function completeTx(services: Services, tx: TxRow, slot: bigint): void {
   const now = services.now().getTime();
   if (!moveTx(services.db, tx.transaction_id, ['pending'], 'completed', now, { completed_at: now })) return;
   const from = getWallet(services.db, tx.wallet_id)?.address;
-  forgetBalance(from);
-  if (from) markWatchedMoved(services.db, from, now);
-  forgetBalance(tx.to_address);
+  if (from) {
+    debitBalance(from, services.config.usdcMint, tx.amount + tx.fee + tx.setup_fee);
+    markWatchedMoved(services.db, from, now);
+  }
   const prefix = PREFIX[tx.type] ?? 'payment';
   appendEvent(services.db, {
     walletId: tx.wallet_id,
@@ -142,7 +143,6 @@ function completeTx(services: Services, tx: TxRow, slot: bigint): void {
 export function recordIncoming(services: Services, tx: TxRow, signature: string | null, now: number): void {
   const toWalletId = tx.to_wallet_id ?? (tx.to_address ? (getWalletByAddress(services.db, tx.to_address)?.wallet_id ?? null) : null);
   if (!toWalletId || toWalletId === tx.wallet_id || (signature && hasSignature(services.db, toWalletId, signature))) return;
-  forgetBalance(tx.to_address);
   const sender = getWallet(services.db, tx.wallet_id);
   const inId = newId('transaction');
   insertTx(services.db, {

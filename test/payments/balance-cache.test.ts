@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Address } from '@solana/kit';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
+import { payerBalance } from '../../src/payments/balance-cache.ts';
 import type { ChainPort } from '../../src/solana/port.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
@@ -11,6 +12,7 @@ let world: World;
 let alice: Agent;
 let bob: Agent;
 let balanceReads = 0;
+let chain: ChainPort;
 
 beforeAll(async () => {
   world = await startWorld();
@@ -20,6 +22,7 @@ beforeAll(async () => {
   await world.fund(bob.address, 0n);
   // Count the chain reads of balances, on the real port.
   const real = world.services.chain;
+  chain = real;
   world.services.chain = new Proxy(real, {
     get: (target, prop) => {
       if (prop === 'getTokenBalance') return (owner: Address, mint: Address) => (balanceReads++, target.getTokenBalance(owner, mint));
@@ -29,7 +32,7 @@ beforeAll(async () => {
 });
 afterAll(() => world.stop());
 
-test('a burst of intents reads the balance once; spending beyond it re-reads and refuses; a completion forgets it', async () => {
+test('a burst of intents reads the balance once; spending beyond it re-reads and refuses', async () => {
   balanceReads = 0;
   for (let i = 0; i < 5; i++) await alice.api.call('bot', 'pay', { to: bob.username, amount: 1 });
   expect(balanceReads).toBe(1);
@@ -37,12 +40,35 @@ test('a burst of intents reads the balance once; spending beyond it re-reads and
   const refused = await errorOf(alice.api.call('bot', 'pay', { to: bob.username, amount: 5 }));
   expect(refused.errorCode).toBe('INSUFFICIENT_FUNDS');
   expect(balanceReads).toBe(2);
-  // A completed payment lowers the chain balance and releases its reservation: the cache must not survive it.
+});
+
+test('a completion takes its reservation off the cached balance: the next payment reads nothing, and the cache equals the chain', async () => {
+  const mint = world.services.config.usdcMint as Address;
+  await alice.api.call('bot', 'can_i_afford', { to: bob.username, amount: 1 });
+  const list = await alice.api.call<any>('bot', 'list_payments', { status: 'pre_approved' });
+  for (const item of list.items.slice(0, 2)) await confirmSignSubmit(alice.api, alice.profile, item.transaction_id);
+  const before = balanceReads;
+  const cached = await payerBalance(world.services, alice.address as Address, mint, 0n);
+  expect(balanceReads).toBe(before);
+  // The chain is the outside truth: 10 − 2 × 1.01.
+  expect(cached).toBe(await chain.getTokenBalance(alice.address as Address, mint));
+  expect(cached).toBe(7_980_000n);
+  // 3 × 1.01 still reserved of 7.98: 4.95 spendable, no more (4.94 plus its 0.5 % fee is refused).
+  const refused = await errorOf(alice.api.call('bot', 'pay', { to: bob.username, amount: 4.94 }));
+  expect(refused.errorCode).toBe('INSUFFICIENT_FUNDS');
+  const fits = await alice.api.call<any>('bot', 'can_i_afford', { to: bob.username, amount: 4.9 });
+  expect(fits).toMatchObject({ can_pay: true, balance: 7.98 });
+});
+
+test('money into one of our wallets leaves its cached balance low, never high, and is spendable at once', async () => {
+  const mint = world.services.config.usdcMint as Address;
+  expect(await payerBalance(world.services, bob.address as Address, mint, 0n)).toBeLessThanOrEqual(await chain.getTokenBalance(bob.address as Address, mint));
   const list = await alice.api.call<any>('bot', 'list_payments', { status: 'pre_approved' });
   await confirmSignSubmit(alice.api, alice.profile, list.items[0].transaction_id);
-  const before = balanceReads;
-  await alice.api.call('bot', 'can_i_afford', { to: bob.username, amount: 1 });
-  expect(balanceReads).toBe(before + 1);
+  expect(await payerBalance(world.services, bob.address as Address, mint, 0n)).toBeLessThanOrEqual(await chain.getTokenBalance(bob.address as Address, mint));
+  // Bob received 3 in all; paying 2 (+ fee) needs that money: the too-low cache is re-read, not refused.
+  const paid = await bob.api.call<any>('bot', 'pay', { to: alice.username, amount: 2 });
+  expect(paid.status).toBe('pre_approved');
 });
 
 test('a recorded deposit forgets the cached balance, so new money is spendable at once', async () => {
