@@ -5,6 +5,7 @@
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { bytesToNumberLE } from '@noble/curves/utils.js';
 import type { Identifier } from './ids.ts';
 import { Lru } from './lru.ts';
 
@@ -15,6 +16,8 @@ export const SCALAR_BYTES = 32;
 
 const Point = ed25519.Point;
 const Fn = Point.Fn;
+const Fp = Point.Fp;
+const Y_MASK = (1n << 255n) - 1n;
 
 /** A decoded element of the prime-order subgroup (noble's extended point). */
 export type Element = InstanceType<typeof Point>;
@@ -31,19 +34,18 @@ function decode(bytes: Uint8Array): Element | string {
   const key = bytesToHex(bytes);
   const known = validated.get(key);
   if (known !== undefined) return known;
+  // Canonical means y < p, and no sign bit on a point whose x is 0 (y = 1 or y = p − 1). Checked on
+  // the bytes: re-encoding the point to compare would cost a field inversion.
+  const y = bytesToNumberLE(bytes) & Y_MASK;
+  if (y >= Fp.ORDER || ((bytes[31]! & 0x80) !== 0 && (y === 1n || y === Fp.ORDER - 1n))) return 'is not a canonical point encoding';
   let p: Element;
   try {
+    // Strict (RFC 8032) decoding yields a point on the curve or throws.
     p = Point.fromBytes(bytes);
   } catch {
     return 'is not a point on Ed25519';
   }
-  if (bytesToHex(p.toBytes()) !== key) return 'is not a canonical point encoding';
   if (p.is0()) return 'is the identity point';
-  try {
-    p.assertValidity();
-  } catch {
-    return 'is not a point on Ed25519';
-  }
   if (!p.isTorsionFree()) return 'is not in the prime-order subgroup';
   validated.set(key, p);
   return p;
