@@ -14,7 +14,7 @@ import { commit, signShare } from '../frost/party.ts';
 import { Secret } from '../frost/secret.ts';
 import type { KeyPackage, SigningCommitments, SigningNonces } from '../frost/types.ts';
 import { decodeCommitments, encodeCommitments, encodeSignatureShare, type CommitmentsWire, type SignatureShareWire } from '../frost/wire.ts';
-import { checkTransfer, decodeMessage } from '../solana/decode.ts';
+import { checkTransfer, decodeOrReason, type DecodedMessage } from '../solana/decode.ts';
 import { formatUsdc, parseUsdc } from '../domain/money.ts';
 import { ApiError, type ApiClient } from './api.ts';
 import { checkCeiling, checkChain, checkPin, maxFee, micro as microOf, recordPaid, type Intent, type Pins } from './custody.ts';
@@ -78,13 +78,9 @@ export function intentOf(expect: Expectation): Intent {
   };
 }
 
-function createsAccount(bytes: Uint8Array): boolean {
-  try {
-    return decodeMessage(bytes).instructions.some((ix) => ix.kind === 'createAtaIdempotent');
-  } catch {
-    // An undecodable message is refused by checkTransfer with its reason.
-    return false;
-  }
+function createsAccount(message: DecodedMessage | string): boolean {
+  // An undecodable message is refused by checkTransfer with its reason.
+  return typeof message !== 'string' && message.instructions.some((ix) => ix.kind === 'createAtaIdempotent');
 }
 
 /** The payee a username pin applies to: the one the agent named, else (paylinks, unknown intents) the one the server names. */
@@ -116,12 +112,13 @@ export async function checkMessage(
   }
   const amount = expect.amount ?? offered;
   if (expect.amount === undefined) checkCeiling(pins, amount, expect.maxAmount, kind === 'withdrawal' ? 'the withdrawal' : 'the payment');
-  const bytes = new Uint8Array(Buffer.from(c.message, 'base64'));
+  // Decoded once, for the fee allowance and the check; the bytes signed later are c.message itself.
+  const message = decodeOrReason(new Uint8Array(Buffer.from(c.message, 'base64')));
   // A wallet paid before this intent was created has its token account: that payment created it, and
   // closing it needs the wallet's own (FROST) signature. Anywhere else the message's creation counts.
   const pin = name ? pins.payees[name] : undefined;
   const accountExists = pin?.kind === 'wallet' && pin.address === c.summary.to_address && expect.createdAt !== undefined && pin.first_paid < expect.createdAt;
-  const allowed = maxFee(pins.fees, kind, amount, !accountExists && createsAccount(bytes));
+  const allowed = maxFee(pins.fees, kind, amount, !accountExists && createsAccount(message));
   const fee = micro(c.summary.fee, 'fee');
   if (fee > allowed) {
     throw new CustodyCheckError(`refusing to sign: the server charges a fee of ${formatUsdc(fee)} USDC; the fee schedule pinned at ${pins.pinned_at} gives at most ${formatUsdc(allowed)} USDC for this ${kind}`, {
@@ -129,7 +126,7 @@ export async function checkMessage(
       details: { fee: formatUsdc(fee), max_fee: formatUsdc(allowed), pinned_fees: pins.fees },
     });
   }
-  const result = await checkTransfer(bytes, {
+  const result = await checkTransfer(message, {
     wallet: profile.address as Address,
     mint: pins.mint as Address,
     recipientOwner: (expect.recipientAddress ?? c.summary.to_address) as Address,

@@ -173,7 +173,8 @@ function signerProblem(msg: DecodedMessage, wallet: Address, feePayer: Address):
   return null;
 }
 
-function decodeOrReason(bytes: Uint8Array): DecodedMessage | string {
+/** The decoded message, or why the bytes are not an acceptable message. */
+export function decodeOrReason(bytes: Uint8Array): DecodedMessage | string {
   try {
     return decodeMessage(bytes);
   } catch (e) {
@@ -191,7 +192,7 @@ function decodeOrReason(bytes: Uint8Array): DecodedMessage | string {
  * instruction other than these two (heap frame, loaded-data limit) is of an unknown kind and refused. The fee payer must be `feePayer` and never the wallet.
  */
 export async function checkTransfer(
-  bytes: Uint8Array,
+  message: Uint8Array | DecodedMessage | string,
   expected: {
     wallet: Address;
     mint: Address;
@@ -203,7 +204,8 @@ export async function checkTransfer(
     references?: Address[];
   },
 ): Promise<CheckResult> {
-  const msg = decodeOrReason(bytes);
+  // The bytes, or what decodeOrReason made of them (the caller that also reads the message decodes once).
+  const msg = message instanceof Uint8Array ? decodeOrReason(message) : message;
   if (typeof msg === 'string') return refuse(msg);
   const signers = signerProblem(msg, expected.wallet, expected.feePayer);
   if (signers !== null) return refuse(signers);
