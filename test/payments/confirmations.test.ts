@@ -245,3 +245,33 @@ describe('outcomes of one look are recorded together', () => {
     ])).toEqual([]);
   });
 });
+
+describe('many outcomes of one look', () => {
+  test('are recorded in slices of the event loop: work that arrives meanwhile runs between them, and each payment is recorded once; ledger = chain', async () => {
+    const n = 40;
+    const ids = await signedPayments(n);
+    const before = { alice: await world.balance(alice.address), bob: await world.balance(bob.address) };
+    for (const id of ids) await world.services.chain.sendRawTransaction(getTx(world.services.db, id)!.signed_tx!);
+    const completed = () => ids.filter((id) => getTx(world.services.db, id)!.status === 'completed').length;
+    // What other work sees, one turn of the event loop at a time, while the pass records.
+    const seen: number[] = [];
+    let passing = true;
+    const observe = () => {
+      if (!passing) return;
+      seen.push(completed());
+      setImmediate(observe);
+    };
+    setImmediate(observe);
+    await confirmPending(world.services).finally(() => (passing = false));
+    expect(completed()).toBe(n);
+    // Recorded in one go, no turn would see a part of them.
+    expect(seen.some((k) => k > 0 && k < n)).toBe(true);
+    const rows = ids.map((id) => getTx(world.services.db, id)!);
+    const incoming = rows.map((t) => world.services.db.query("SELECT amount FROM transactions WHERE wallet_id = ? AND direction = 'in' AND signature = ?").all(bob.walletId, t.signature) as { amount: bigint }[]);
+    expect(incoming.every((r) => r.length === 1)).toBe(true);
+    expect(ledgerChainViolations('a look with 40 outcomes', [
+      { account: alice.username, ledger: rows.reduce((s, t) => s + t.amount + t.fee + t.setup_fee, 0n), chain: before.alice - (await world.balance(alice.address)) },
+      { account: bob.username, ledger: incoming.reduce((s, r) => s + BigInt(r[0]!.amount), 0n), chain: (await world.balance(bob.address)) - before.bob },
+    ])).toEqual([]);
+  });
+});
