@@ -262,11 +262,6 @@ async function recordOutcome(services: Services, tx: TxRow, status: SignatureSta
 }
 
 /**
- * Records the outcomes of one look in ONE transaction (one commit, one fsync, however many landed
- * together), each row in its own savepoint: a row that fails is logged and left pending for the
- * next look, without rolling back the others. Returns the ids recorded.
- */
-/**
  * How long one transaction of recorded outcomes may hold the event loop before it commits and lets
  * waiting requests in. One look can find dozens of landed transfers, each ~0.4 ms to record (its
  * events, the recipient's side, the decision log): recorded in one go they held the loop for up to
@@ -274,6 +269,11 @@ async function recordOutcome(services: Services, tx: TxRow, status: SignatureSta
  */
 const OUTCOME_SLICE_MS = 2;
 
+/**
+ * Records the outcomes of one look in as few transactions as fit OUTCOME_SLICE_MS each (one commit,
+ * one fsync, for as many as landed together), each row in its own savepoint: a row that fails is
+ * logged and left pending for the next look, without rolling back the others. Returns the ids recorded.
+ */
 async function recordOutcomes(services: Services, outcomes: { tx: TxRow; status: SignatureStatus }[]): Promise<Set<string>> {
   const recorded = new Set<string>();
   if (outcomes.length === 0) return recorded;
