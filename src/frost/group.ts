@@ -7,7 +7,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { bytesToNumberLE } from '@noble/curves/utils.js';
 import type { Identifier } from './ids.ts';
-import { Lru } from './lru.ts';
+import { Lru } from '../domain/lru.ts';
 import { inPrimeOrderSubgroup } from './subgroup.ts';
 
 /** Length of a serialized element (RFC 9591 §6.1: Ne = 32). */
@@ -47,7 +47,7 @@ function decode(bytes: Uint8Array): Element | string {
     return 'is not a point on Ed25519';
   }
   if (p.is0()) return 'is the identity point';
-  if (!inPrimeOrderSubgroup(p, bytes)) return 'is not in the prime-order subgroup';
+  if (!inPrimeOrderSubgroup(p, y)) return 'is not in the prime-order subgroup';
   validated.set(key, p);
   return p;
 }

@@ -6,7 +6,7 @@
  */
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { Lru } from './lru.ts';
+import { Lru } from '../domain/lru.ts';
 
 // DER prefixes of an Ed25519 SubjectPublicKeyInfo and PKCS#8 PrivateKeyInfo (RFC 8410); the raw
 // 32-byte key follows each.

@@ -21,7 +21,7 @@ import { bytesToNumberLE } from '@noble/curves/utils.js';
 import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { baseElement, decodeElement, type Element } from './group.ts';
-import { Lru } from './lru.ts';
+import { Lru } from '../domain/lru.ts';
 import { ed25519Verifies } from './native-ed25519.ts';
 
 const Point = ed25519.Point;

@@ -27,24 +27,22 @@ const SPKI_PREFIX = Buffer.from('302a300506032b656e032100', 'hex');
 const scalar = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, numberToBytesLE(K, 32)]), format: 'der', type: 'pkcs8' });
 
 /**
- * True when `p` (decoded from `encoded`, its canonical 32 bytes) has no small-order component.
- * The identity is refused by the caller before.
+ * True when `p`, with affine y-coordinate `y` (its encoding without the sign bit, which the caller
+ * has read already), has no small-order component. The identity is refused by the caller before.
  */
-export function inPrimeOrderSubgroup(p: InstanceType<typeof Point>, encoded: Uint8Array): boolean {
-  // u = (1 + y) / (1 − y); y is the encoding without its sign bit. y = 1 is the identity.
-  const y = bytesToNumberLE(encoded) & ((1n << 255n) - 1n);
+export function inPrimeOrderSubgroup(p: InstanceType<typeof Point>, y: bigint): boolean {
+  // u = (1 + y) / (1 − y); y = 1 is the identity.
   if (y === 1n) return false;
   const u = Fp.div(Fp.add(1n, y), Fp.sub(1n, y));
   let shared: Buffer;
   try {
     shared = diffieHellman({ privateKey: scalar, publicKey: createPublicKey({ key: Buffer.concat([SPKI_PREFIX, numberToBytesLE(u, 32)]), format: 'der', type: 'spki' }) });
   } catch {
-    // All-zero output: [k]P = O, so P_L = O and P is a small-order point.
+    // The runtime refuses an all-zero output: [k]P = O, so P_L = O and P is a small-order point.
     return false;
   }
   const expected = bytesToNumberLE(shared);
   // u([5]P) = (Z + Y) / (Z − Y) in projective coordinates: compared without an inversion.
-  const five = p.double().double().add(p);
-  const { Y, Z } = five;
+  const { Y, Z } = p.double().double().add(p);
   return Fp.eql(Fp.mul(expected, Fp.sub(Z, Y)), Fp.add(Z, Y));
 }

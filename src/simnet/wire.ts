@@ -19,7 +19,7 @@ import {
   type V0CompiledTransactionMessage,
 } from '@solana/kit';
 import { ed25519Verifies } from '../frost/native-ed25519.ts';
-import { Lru } from '../frost/lru.ts';
+import { Lru } from '../domain/lru.ts';
 import { addressBytesView } from '../solana/address-codec.ts';
 
 /** Largest wire transaction a cluster accepts (PACKET_DATA_SIZE). */

@@ -2,26 +2,21 @@
  * Addresses to bytes and back, memoised. Kit's address codec goes through base58 with BigInt
  * arithmetic on every call, and the same few addresses (programs, the mint, the fee payer, the
  * wallets and their token accounts) recur in every message the daemon builds, signs and checks.
- * Kit still does the conversion and the validation the first time; both maps are bounded, oldest
- * dropped first.
+ * Kit still does the conversion and the validation the first time; both maps are bounded, least
+ * recently used dropped first.
  */
 import { getAddressDecoder, getAddressEncoder, type Address } from '@solana/kit';
+import { Lru } from '../domain/lru.ts';
 
-const CACHE = 4096;
-const bytesByAddress = new Map<string, Uint8Array>();
-const addressByBytes = new Map<string, Address>();
-
-function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
-  if (map.size >= CACHE) map.delete(map.keys().next().value!);
-  map.set(key, value);
-}
+const bytesByAddress = new Lru<string, Uint8Array>(4096);
+const addressByBytes = new Lru<string, Address>(4096);
 
 /** The 32 bytes of `address`, shared with the cache: read them, never write them. Throws for anything that is not a base58 address. */
 export function addressBytesView(address: string): Uint8Array {
   let bytes = bytesByAddress.get(address);
   if (bytes === undefined) {
     bytes = new Uint8Array(getAddressEncoder().encode(address as Address));
-    remember(bytesByAddress, address, bytes);
+    bytesByAddress.set(address, bytes);
   }
   return bytes;
 }
@@ -38,7 +33,7 @@ export function addressOf(bytes: Uint8Array): Address {
   let address = addressByBytes.get(key);
   if (address === undefined) {
     address = getAddressDecoder().decode(bytes);
-    remember(addressByBytes, key, address);
+    addressByBytes.set(key, address);
   }
   return address;
 }

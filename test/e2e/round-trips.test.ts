@@ -9,13 +9,20 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { randomUUID } from 'node:crypto';
+import { ed25519 } from '@noble/curves/ed25519.js';
 import type { ApiClient } from '../../src/client/api.ts';
 import { AgentRound, completePay, type RoundAnswer } from '../../src/client/sign.ts';
 import { commitsOf } from '../../src/db/commit-count.ts';
+import { getTx } from '../../src/db/transactions.ts';
 import { MAIN, runCli } from '../helpers/daemon.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
+
+/** `hex` (a commitment) plus a point of order 8: still canonical and on the curve, no longer in the prime-order subgroup. */
+function withTorsion(hex: string): string {
+  return ed25519.Point.fromHex(hex).add(ed25519.Point.fromHex('c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a')).toHex();
+}
 
 let world: World;
 let alice: Agent;
@@ -140,17 +147,31 @@ describe('the server side of the fast path', () => {
     }
   });
 
-  test('malformed commitments (the identity point, a non-canonical encoding) are refused before any intent exists', async () => {
+  test('malformed commitments (the identity point, a non-canonical encoding, a small-order part) are refused before any intent exists', async () => {
     const before = (await alice.api.call<{ total: number }>('bot', 'list_payments')).total;
     const good = new AgentRound(alice.profile).commitments;
     const identity = `01${'00'.repeat(31)}`;
     const nonCanonical = `ed${'ff'.repeat(30)}7f`;
-    for (const commitments of [{ ...good, hiding: identity }, { ...good, binding: nonCanonical }]) {
+    for (const commitments of [{ ...good, hiding: identity }, { ...good, binding: nonCanonical }, { ...good, hiding: withTorsion(good.hiding) }]) {
       const err = await errorOf(alice.api.call('bot', 'pay', { to: bob.username, amount: '1', commitments }));
       expect(err.errorCode).toBe('VALIDATION_ERROR');
       expect(err.message).toContain('/commitments');
     }
+    // A valid commitment plus a point of order 8: on the curve, canonical, refused for its small-order part.
+    const torsion = await errorOf(alice.api.call('bot', 'pay', { to: bob.username, amount: '1', commitments: { ...good, binding: withTorsion(good.binding) } }));
+    expect(torsion.message).toContain('prime-order subgroup');
     expect((await alice.api.call<{ total: number }>('bot', 'list_payments')).total).toBe(before);
+  });
+
+  test("a daemon whose round carries a commitment with a small-order part gets no share: the agent refuses before signing, and nothing is signed", async () => {
+    const round = new AgentRound(alice.profile);
+    const answer = await alice.api.call<RoundAnswer>('bot', 'pay', { to: bob.username, amount: '0.5', commitments: round.commitments });
+    const lie = { ...answer, server_commitments: { ...(answer.server_commitments as Record<string, string>), hiding: withTorsion((answer.server_commitments as Record<string, string>).hiding!) } };
+    const refused = await completePay(alice.api, alice.profile, lie, round).then(() => null, (e: Error) => e);
+    expect(refused?.message).toContain('prime-order subgroup');
+    const tx = getTx(world.services.db, answer.transaction_id)!;
+    expect(tx.status).toBe('pre_approved');
+    expect(tx.signed_tx).toBeNull();
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * A bounded least-recently-used map for caches of public, pure-function results (decoded and
- * validated points, verification keys): a miss only costs recomputation, so eviction is always safe.
+ * validated points, verification keys, address bytes): a miss only costs recomputation, so eviction
+ * is always safe.
  */
 export class Lru<K, V> {
   readonly #entries = new Map<K, V>();

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { Lru } from '../../src/frost/lru.ts';
+import { Lru } from '../../src/domain/lru.ts';
 
 describe('Lru', () => {
   test('keeps at most its capacity, evicting the least recently used entry', () => {
