@@ -296,6 +296,9 @@ async function benchPayments(): Promise<void> {
     rows.push(`${'ledger commits per payment'.padEnd(34)} ${commits.toFixed(2)} (all of the daemon's commits while paying: intents, signing, completions, jobs; /metrics; goal ≤ 2: ${commits <= 2 ? 'met' : 'NOT MET'})`);
     const perPayment = (thread: 'event_loop' | 'worker') => (syncsAfter[thread] - syncsBefore[thread]) / count;
     rows.push(`${'WAL syncs per payment'.padEnd(34)} event loop ${perPayment('event_loop').toFixed(2)}, worker ${perPayment('worker').toFixed(2)} (/metrics; goal 0 on the event loop: ${perPayment('event_loop') === 0 ? 'met' : 'NOT MET'})`);
+    const restarts = syncsAfter.restarts - syncsBefore.restarts;
+    const foreign = syncsAfter.foreignRestarts - syncsBefore.foreignRestarts;
+    rows.push(`${'WAL start-overs while paying'.padEnd(34)} worker ${restarts}, elsewhere ${foreign} over ${count} payments (each syncs the WAL's header; /metrics; goal 0 elsewhere: ${foreign === 0 ? 'met' : 'NOT MET'})`);
     const calls = (callsAfter.total - callsBefore.total) / count;
     const byMethod = Object.entries(callsAfter.calls)
       .map(([method, n]) => [method, (n - (callsBefore.calls[method] ?? 0)) / count] as const)
@@ -501,10 +504,11 @@ function lagQuantiles(before: Map<string, number>, after: Map<string, number>): 
 }
 
 /** The daemon's WAL syncs so far by thread, from its /metrics. */
-async function ledgerSyncs(url: string): Promise<{ event_loop: number; worker: number }> {
+/** WAL syncs by thread, and WAL start-overs (each syncs the WAL's header) by who made them, from the daemon's /metrics. */
+async function ledgerSyncs(url: string): Promise<{ event_loop: number; worker: number; restarts: number; foreignRestarts: number }> {
   const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
-  const of = (thread: string) => Number(new RegExp(`^agent_wallet_ledger_syncs_total\\{thread="${thread}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { event_loop: of('event_loop'), worker: of('worker') };
+  const of = (name: string, label: string) => Number(new RegExp(`^agent_wallet_ledger_${name}_total\\{${label}\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { event_loop: of('syncs', 'thread="event_loop"'), worker: of('syncs', 'thread="worker"'), restarts: of('wal_restarts', 'by="worker"'), foreignRestarts: of('wal_restarts', 'by="other"') };
 }
 
 /**

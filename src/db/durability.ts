@@ -2,8 +2,8 @@
  * Durability off the event loop (DESIGN §5). The daemon's ledger runs in WAL mode with
  * synchronous=NORMAL and no automatic checkpoint: a commit writes its frames to the WAL (the
  * operating system holds them; a crashed process loses nothing) without waiting for the disk, and
- * a worker thread (sync-worker.ts) fdatasyncs the WAL and checkpoints it. So the event loop never
- * waits on the disk.
+ * a worker thread (sync-worker.ts) fdatasyncs the WAL, checkpoints it and starts it over (the one
+ * write that syncs by itself). So the event loop never waits on the disk.
  *
  * One rule for every external effect — an HTTP answer, a broadcast, a webhook, a mail, a paid
  * request's payment header: `await durable()` first. It resolves once an fdatasync that began
@@ -18,23 +18,36 @@ import type { Database } from 'bun:sqlite';
 export interface Durability {
   /** Undefined when everything committed so far is on the disk; else a promise that resolves when it is. */
   durable(): Promise<void> | undefined;
-  /** Syncs finished, waits that needed one, checkpoints run by the worker, and syncs on the event loop (always 0 here). */
-  readonly stats: { syncs: number; waits: number; checkpoints: number; walBytes: number };
+  /**
+   * Syncs finished, waits that needed one, checkpoints run by the worker, the WAL's start-overs
+   * (each syncs its header) by the worker and by any other connection (the event loop, another
+   * process), and the WAL's length at the last sync.
+   */
+  readonly stats: { syncs: number; waits: number; checkpoints: number; restarts: number; foreignRestarts: number; walBytes: number };
   close(): Promise<void>;
 }
 
 /** For a database with synchronous=FULL: every commit is on the disk when it returns. */
 export const IMMEDIATE: Durability = {
   durable: () => undefined,
-  stats: { syncs: 0, waits: 0, checkpoints: 0, walBytes: 0 },
+  stats: { syncs: 0, waits: 0, checkpoints: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 },
   close: () => Promise.resolve(),
 };
 
 /** Bun's Worker: the DOM type this project also loads lacks ref and unref. */
 type BunWorker = Worker & { ref(): void; unref(): void };
 
-/** Switches `db` (opened from `path`) to syncs on a worker thread; see the module comment. */
-export function startDurability(db: Database, path: string, onFailure: (message: string) => void): Durability {
+/**
+ * Switches `db` (opened from `path`) to syncs on a worker thread; see the module comment.
+ * `checkpointRows`: rows written that make a checkpoint due (tests make it small).
+ */
+export function startDurability(db: Database, path: string, onFailure: (message: string) => void, opts: { checkpointRows?: number } = {}): Durability {
+  // One write while every commit still syncs: the WAL then holds a frame, so no later write of
+  // this connection can be the one that writes (and syncs) a fresh WAL's header.
+  db.transaction(() => {
+    const { application_id } = db.query<{ application_id: number | bigint }, []>('PRAGMA application_id').get()!;
+    db.run(`PRAGMA application_id = ${Number(application_id)}`);
+  }).immediate();
   db.run('PRAGMA synchronous = NORMAL');
   db.run('PRAGMA wal_autocheckpoint = 0');
   // Every row changed through this connection so far, committed or not: its generation. Effects
@@ -44,9 +57,9 @@ export function startDurability(db: Database, path: string, onFailure: (message:
 
   const worker = new Worker(new URL('./sync-worker.ts', import.meta.url).href) as BunWorker;
   worker.unref();
-  worker.postMessage({ op: 'open', path, gen: generation() });
+  worker.postMessage({ op: 'open', path, gen: generation(), checkpointRows: opts.checkpointRows });
 
-  const stats = { syncs: 0, waits: 0, checkpoints: 0, walBytes: 0 };
+  const stats = { syncs: 0, waits: 0, checkpoints: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 };
   let synced = generation();
   let inFlight = false;
   let failed: Error | null = null;
@@ -58,10 +71,12 @@ export function startDurability(db: Database, path: string, onFailure: (message:
     worker.postMessage({ op: 'sync', gen: generation() });
   };
 
-  worker.onmessage = (event: MessageEvent<{ op: string; gen?: number; bytes?: number; error?: string }>) => {
+  worker.onmessage = (event: MessageEvent<{ op: string; gen?: number; bytes?: number; error?: string; restarted?: boolean; foreignRestart?: boolean }>) => {
     const m = event.data;
     if (m.op === 'checkpointed') {
       stats.checkpoints++;
+      if (m.restarted) stats.restarts++;
+      if (m.foreignRestart) stats.foreignRestarts++;
       return;
     }
     if (m.op === 'closed') {
@@ -79,6 +94,7 @@ export function startDurability(db: Database, path: string, onFailure: (message:
     }
     stats.syncs++;
     stats.walBytes = m.bytes ?? 0;
+    if (m.foreignRestart) stats.foreignRestarts++;
     synced = Math.max(synced, m.gen!);
     const still: typeof waiters = [];
     for (const w of waiters) {

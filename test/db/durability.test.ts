@@ -1,5 +1,6 @@
 /** The ledger's durability worker: commits without the disk on the event loop, effects wait for one shared sync. */
 import { afterEach, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
 import { join } from 'node:path';
 import { startDurability, type Durability } from '../../src/db/durability.ts';
 import { openDatabase } from '../../src/db/open.ts';
@@ -12,11 +13,11 @@ afterEach(async () => {
   open = null;
 });
 
-function ledger() {
+function ledger(opts: { checkpointRows?: number } = {}) {
   const path = join(tempDir('aw-durable-'), 'wallet.db');
   const db = openDatabase(path, { network: 'simnet' });
   const failures: string[] = [];
-  const durability = startDurability(db, path, (m) => failures.push(m));
+  const durability = startDurability(db, path, (m) => failures.push(m), opts);
   db.run('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
   open = { db, durability };
   return { db, durability, path, failures };
@@ -78,4 +79,43 @@ test('ten thousand rows written are checkpointed by the worker; the rows stay re
   const again = openDatabase(path, { network: 'simnet' });
   expect(again.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: 10_500n });
   again.close();
+});
+
+test('under a steady stream of commits the WAL starts over again and again, always on the worker: the event loop never writes (and syncs) a fresh WAL header', async () => {
+  const { db, durability, path } = ledger({ checkpointRows: 100 });
+  const insert = db.query('INSERT INTO notes (body) VALUES (?)');
+  let rows = 0;
+  const deadline = Date.now() + 20_000;
+  // Commits back to back, as the daemon's event loop makes them under load, an effect waiting now and then.
+  while (durability.stats.restarts < 20 && Date.now() < deadline) {
+    for (let i = 0; i < 5; i++) {
+      db.transaction(() => insert.run(`note ${rows++}`)).immediate();
+      if (i % 2 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await durability.durable();
+  }
+  expect(durability.stats.restarts).toBeGreaterThanOrEqual(20);
+  expect(durability.stats.foreignRestarts).toBe(0);
+  expect(db.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: BigInt(rows) });
+  expect(db.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
+  await durability.close();
+  db.close();
+  open = null;
+  const again = openDatabase(path, { network: 'simnet' });
+  expect(again.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: BigInt(rows) });
+  again.close();
+});
+
+test('a fresh WAL header written by the event loop after another process truncated the WAL is counted as not the worker’s', async () => {
+  const { db, durability, path } = ledger();
+  db.transaction(() => db.query('INSERT INTO notes (body) VALUES (?)').run('one')).immediate();
+  await durability.durable();
+  const other = new Database(path);
+  other.run('PRAGMA wal_checkpoint(TRUNCATE)');
+  other.close();
+  await durability.durable();
+  db.transaction(() => db.query('INSERT INTO notes (body) VALUES (?)').run('two')).immediate();
+  await durability.durable();
+  expect(durability.stats.foreignRestarts).toBe(1);
+  expect(durability.stats.restarts).toBe(0);
 });
