@@ -19,18 +19,18 @@ export interface Durability {
   /** Undefined when everything committed so far is on the disk; else a promise that resolves when it is. */
   durable(): Promise<void> | undefined;
   /**
-   * Syncs finished, waits that needed one, checkpoints run by the worker, the WAL's start-overs
+   * Syncs finished, waits that needed one, checkpoints run by the worker (and those that failed), the WAL's start-overs
    * (each syncs its header) by the worker and by any other connection (the event loop, another
    * process), and the WAL's length at the last sync.
    */
-  readonly stats: { syncs: number; waits: number; checkpoints: number; restarts: number; foreignRestarts: number; walBytes: number };
+  readonly stats: { syncs: number; waits: number; checkpoints: number; checkpointErrors: number; restarts: number; foreignRestarts: number; walBytes: number };
   close(): Promise<void>;
 }
 
 /** For a database with synchronous=FULL: every commit is on the disk when it returns. */
 export const IMMEDIATE: Durability = {
   durable: () => undefined,
-  stats: { syncs: 0, waits: 0, checkpoints: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 },
+  stats: { syncs: 0, waits: 0, checkpoints: 0, checkpointErrors: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 },
   close: () => Promise.resolve(),
 };
 
@@ -39,9 +39,11 @@ type BunWorker = Worker & { ref(): void; unref(): void };
 
 /**
  * Switches `db` (opened from `path`) to syncs on a worker thread; see the module comment.
- * `checkpointRows`: rows written that make a checkpoint due (tests make it small).
+ * `checkpointRows` (rows written that make a checkpoint due) and `retryMs` (the wait after a
+ * checkpoint that did not start the WAL over) are the worker's defaults unless a test sets them;
+ * `holdMs` (tests only) pauses the worker between a checkpoint and its write.
  */
-export function startDurability(db: Database, path: string, onFailure: (message: string) => void, opts: { checkpointRows?: number } = {}): Durability {
+export function startDurability(db: Database, path: string, onFailure: (message: string) => void, opts: { checkpointRows?: number; retryMs?: number; holdMs?: number } = {}): Durability {
   // One write while every commit still syncs: the WAL then holds a frame, so no later write of
   // this connection can be the one that writes (and syncs) a fresh WAL's header.
   db.transaction(() => {
@@ -57,9 +59,9 @@ export function startDurability(db: Database, path: string, onFailure: (message:
 
   const worker = new Worker(new URL('./sync-worker.ts', import.meta.url).href) as BunWorker;
   worker.unref();
-  worker.postMessage({ op: 'open', path, gen: generation(), checkpointRows: opts.checkpointRows });
+  worker.postMessage({ op: 'open', path, gen: generation(), ...opts });
 
-  const stats = { syncs: 0, waits: 0, checkpoints: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 };
+  const stats = { syncs: 0, waits: 0, checkpoints: 0, checkpointErrors: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 };
   let synced = generation();
   let inFlight = false;
   let failed: Error | null = null;
@@ -75,6 +77,8 @@ export function startDurability(db: Database, path: string, onFailure: (message:
     const m = event.data;
     if (m.op === 'checkpointed') {
       stats.checkpoints++;
+      // A failed checkpoint (the disk full, say) is tried again; the syncs, which durability rests on, go on.
+      if (m.error !== undefined) stats.checkpointErrors++;
       if (m.restarted) stats.restarts++;
       if (m.foreignRestart) stats.foreignRestarts++;
       return;

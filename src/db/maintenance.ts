@@ -1,9 +1,12 @@
 /** Database upkeep and liveness, so nothing outside src/db speaks SQL. */
 import type { Database } from 'bun:sqlite';
 
-/** Folds the WAL into the main file and refreshes the planner's statistics (PocketBase's nightly habit). */
-export function checkpointAndOptimize(db: Database): void {
-  db.run('PRAGMA wal_checkpoint(TRUNCATE)');
+/**
+ * Refreshes the planner's statistics (PocketBase's nightly habit). The WAL is not checkpointed
+ * here: the durability worker does that off the event loop (durability.ts), and a checkpoint on
+ * this connection would sync the disk on the event loop and start the WAL over from it.
+ */
+export function optimize(db: Database): void {
   db.run('PRAGMA optimize');
 }
 
