@@ -4,7 +4,7 @@
  */
 import type { Database } from 'bun:sqlite';
 import { completedPaymentsSince, mailBacklog, unfinishedTxCounts, UNFINISHED_STATUSES, webhookBacklog } from '../db/ops-metrics.ts';
-import { commitsOf } from '../db/commit-count.ts';
+import { commitsFrom, commitsOf, OUTCOME_COMMITS } from '../db/commit-count.ts';
 import { decisionLogStats } from '../db/decision-log.ts';
 import { IMMEDIATE, type Durability } from '../db/durability.ts';
 
@@ -25,6 +25,9 @@ export function ledgerMetricsSource(db: Database, durability: Durability = IMMED
       '# HELP agent_wallet_ledger_commits_total Ledger transactions committed.',
       '# TYPE agent_wallet_ledger_commits_total counter',
       `agent_wallet_ledger_commits_total ${commitsOf(db)}`,
+      '# HELP agent_wallet_ledger_outcome_commits_total Of those, the commits recording confirmed outcomes (each for as many payments as landed together).',
+      '# TYPE agent_wallet_ledger_outcome_commits_total counter',
+      `agent_wallet_ledger_outcome_commits_total ${commitsFrom(db, OUTCOME_COMMITS)}`,
       '# HELP agent_wallet_ledger_syncs_total WAL syncs by thread: on the event loop one per commit without the durability worker (synchronous=FULL), on the worker one per group of waiting effects.',
       '# TYPE agent_wallet_ledger_syncs_total counter',
       `agent_wallet_ledger_syncs_total{thread="event_loop"} ${durability === IMMEDIATE ? commitsOf(db) : 0}`,

@@ -25,6 +25,7 @@ import { markWatchedMoved } from '../db/watch.ts';
 import { recordMerchantPayment } from '../webhooks/outbox.ts';
 import { recordAgentPaylinkPayment } from '../earning/scan.ts';
 import { fulfilFromDeposit } from '../earning/funding.ts';
+import { countedAs, OUTCOME_COMMITS } from '../db/commit-count.ts';
 
 const PREFIX: Record<string, string> = { payment: 'payment', withdrawal: 'withdrawal', x402: 'payment' };
 
@@ -283,18 +284,20 @@ async function recordOutcomes(services: Services, outcomes: { tx: TxRow; status:
     // Between slices: a request that arrived meanwhile runs. A row recorded by another look in the
     // meantime is not recorded twice (applyOutcome moves only a pending row).
     if (next > 0) await new Promise((resolve) => setImmediate(resolve));
-    db.transaction(() => {
-      const started = performance.now();
-      do {
-        const { tx, status } = outcomes[next++]!;
-        try {
-          db.transaction(() => applyOutcome(services, tx, status))();
-          recorded.add(tx.transaction_id);
-        } catch (err) {
-          services.log.warn('recording an outcome failed; the next look tries again', { transaction_id: tx.transaction_id, error: (err as Error).message });
-        }
-      } while (next < outcomes.length && performance.now() - started < OUTCOME_SLICE_MS);
-    }).immediate();
+    countedAs(OUTCOME_COMMITS, () =>
+      db.transaction(() => {
+        const started = performance.now();
+        do {
+          const { tx, status } = outcomes[next++]!;
+          try {
+            db.transaction(() => applyOutcome(services, tx, status))();
+            recorded.add(tx.transaction_id);
+          } catch (err) {
+            services.log.warn('recording an outcome failed; the next look tries again', { transaction_id: tx.transaction_id, error: (err as Error).message });
+          }
+        } while (next < outcomes.length && performance.now() - started < OUTCOME_SLICE_MS);
+      }).immediate(),
+    );
   }
   crashPoint('completion_recorded');
   for (const id of recorded) watchOf(services).lastSent.delete(id);

@@ -16,6 +16,7 @@ import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { ledgerChainViolations } from '../reliability/money-invariants.ts';
 import { drainFeePayer } from '../helpers/fee-payer.ts';
+import { commitsFrom, commitsOf, OUTCOME_COMMITS } from '../../src/db/commit-count.ts';
 
 let world: World;
 let alice: Agent;
@@ -262,8 +263,14 @@ describe('many outcomes of one look', () => {
       setImmediate(observe);
     };
     setImmediate(observe);
+    const commits = { all: commitsOf(world.services.db), outcomes: commitsFrom(world.services.db, OUTCOME_COMMITS) };
     await confirmPending(world.services).finally(() => (passing = false));
     expect(completed()).toBe(n);
+    // Every commit of the pass recorded outcomes, several payments each.
+    const outcomeCommits = commitsFrom(world.services.db, OUTCOME_COMMITS) - commits.outcomes;
+    expect(outcomeCommits).toBe(commitsOf(world.services.db) - commits.all);
+    expect(outcomeCommits).toBeGreaterThan(1);
+    expect(outcomeCommits).toBeLessThan(n);
     // Recorded in one go, no turn would see a part of them.
     expect(seen.some((k) => k > 0 && k < n)).toBe(true);
     const rows = ids.map((id) => getTx(world.services.db, id)!);
