@@ -19,6 +19,7 @@ const args = [
   // Worker threads are separate entry points of the executable (src/frost/pool.ts, src/db/durability.ts).
   'src/frost/worker.ts',
   'src/db/sync-worker.ts',
+  'src/db/checkpoint-worker.ts',
   '--outfile',
   'dist/agent-wallet',
 ];

@@ -2,8 +2,9 @@
  * Durability off the event loop (DESIGN §5). The daemon's ledger runs in WAL mode with
  * synchronous=NORMAL and no automatic checkpoint: a commit writes its frames to the WAL (the
  * operating system holds them; a crashed process loses nothing) without waiting for the disk, and
- * a worker thread (sync-worker.ts) fdatasyncs the WAL, checkpoints it and starts it over (the one
- * write that syncs by itself). So the event loop never waits on the disk.
+ * a worker thread (sync-worker.ts) fdatasyncs the WAL; another (checkpoint-worker.ts) checkpoints
+ * it and starts it over (the one write that syncs by itself). So the event loop never waits on the
+ * disk, and an effect waits for one fdatasync, never behind a checkpoint.
  *
  * One rule for every external effect — an HTTP answer, a broadcast, a webhook, a mail, a paid
  * request's payment header: `await durable()` first. It resolves once an fdatasync that began
@@ -19,9 +20,9 @@ export interface Durability {
   /** Undefined when everything committed so far is on the disk; else a promise that resolves when it is. */
   durable(): Promise<void> | undefined;
   /**
-   * Syncs finished, waits that needed one, checkpoints run by the worker (and those that failed), the WAL's start-overs
-   * (each syncs its header) by the worker and by any other connection (the event loop, another
-   * process), and the WAL's length at the last sync.
+   * Syncs finished, waits that needed one, checkpoints tried by the checkpoint thread (and those
+   * that failed), the WAL's start-overs (each syncs its header) by that thread and by any other
+   * connection (the event loop, another process), and the WAL's length at the last sync.
    */
   readonly stats: { syncs: number; waits: number; checkpoints: number; checkpointErrors: number; restarts: number; foreignRestarts: number; walBytes: number };
   close(): Promise<void>;
@@ -38,10 +39,10 @@ export const IMMEDIATE: Durability = {
 type BunWorker = Worker & { ref(): void; unref(): void };
 
 /**
- * Switches `db` (opened from `path`) to syncs on a worker thread; see the module comment.
- * `checkpointRows` (rows written that make a checkpoint due) and `retryMs` (the wait after a
- * checkpoint that did not start the WAL over) are the worker's defaults unless a test sets them;
- * `holdMs` (tests only) pauses the worker between a checkpoint and its write.
+ * Switches `db` (opened from `path`) to syncs and checkpoints on worker threads; see the module
+ * comment. `checkpointRows` (rows written that make a checkpoint due) and `retryMs` (the wait after
+ * a checkpoint that did not start the WAL over) are the checkpoint thread's defaults unless a test
+ * sets them; `holdMs` (tests only) pauses it between a checkpoint and its write.
  */
 export function startDurability(db: Database, path: string, onFailure: (message: string) => void, opts: { checkpointRows?: number; retryMs?: number; holdMs?: number } = {}): Durability {
   // One write while every commit still syncs: the WAL then holds a frame, so no later write of
@@ -59,47 +60,63 @@ export function startDurability(db: Database, path: string, onFailure: (message:
 
   const worker = new Worker(new URL('./sync-worker.ts', import.meta.url).href) as BunWorker;
   worker.unref();
-  worker.postMessage({ op: 'open', path, gen: generation(), ...opts });
+  worker.postMessage({ op: 'open', path });
+  const checkpointer = new Worker(new URL('./checkpoint-worker.ts', import.meta.url).href) as BunWorker;
+  checkpointer.unref();
+  checkpointer.postMessage({ op: 'open', path, gen: generation(), ...opts });
 
   const stats = { syncs: 0, waits: 0, checkpoints: 0, checkpointErrors: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 };
   let synced = generation();
   let inFlight = false;
   let failed: Error | null = null;
   let waiters: { gen: number; resolve: () => void; reject: (err: Error) => void }[] = [];
-  let closed: (() => void) | null = null;
+  const closing: { worker?: () => void; checkpointer?: () => void } = {};
+
+  const fail = (message: string) => {
+    failed = new Error(message);
+    onFailure(failed.message);
+    for (const w of waiters) w.reject(failed);
+    waiters = [];
+  };
 
   const startSync = () => {
     inFlight = true;
     worker.postMessage({ op: 'sync', gen: generation() });
   };
 
-  worker.onmessage = (event: MessageEvent<{ op: string; gen?: number; bytes?: number; error?: string; restarted?: boolean; foreignRestart?: boolean }>) => {
+  checkpointer.onmessage = (event: MessageEvent<{ op: string; error?: string; restarted?: boolean; foreignRestart?: boolean }>) => {
     const m = event.data;
+    if (m.op === 'foreign') stats.foreignRestarts++;
     if (m.op === 'checkpointed') {
       stats.checkpoints++;
       // A failed checkpoint (the disk full, say) is tried again; the syncs, which durability rests on, go on.
       if (m.error !== undefined) stats.checkpointErrors++;
       if (m.restarted) stats.restarts++;
       if (m.foreignRestart) stats.foreignRestarts++;
-      return;
     }
+    if (m.op === 'closed') closing.checkpointer?.();
+  };
+
+  // A thread that dies: without syncs nothing may claim durability; without checkpoints the WAL only grows (counted, alerted on).
+  checkpointer.onerror = () => void stats.checkpointErrors++;
+  worker.onerror = (event: ErrorEvent) => fail(`the sync thread stopped: ${event.message}`);
+
+  worker.onmessage = (event: MessageEvent<{ op: string; gen?: number; bytes?: number; error?: string }>) => {
+    const m = event.data;
     if (m.op === 'closed') {
-      closed?.();
+      closing.worker?.();
       return;
     }
     inFlight = false;
     if (m.op === 'failed') {
       // The kernel may have dropped the pages it could not write: nothing may claim durability again.
-      failed = new Error(`the ledger could not be synced to disk: ${m.error}`);
-      onFailure(failed.message);
-      for (const w of waiters) w.reject(failed);
-      waiters = [];
+      fail(`the ledger could not be synced to disk: ${m.error}`);
       return;
     }
     stats.syncs++;
     stats.walBytes = m.bytes ?? 0;
-    if (m.foreignRestart) stats.foreignRestarts++;
     synced = Math.max(synced, m.gen!);
+    checkpointer.postMessage({ op: 'written', gen: m.gen });
     const still: typeof waiters = [];
     for (const w of waiters) {
       if (w.gen <= synced) w.resolve();
@@ -122,17 +139,19 @@ export function startDurability(db: Database, path: string, onFailure: (message:
       });
     },
     close() {
-      return new Promise<void>((resolve) => {
-        // Held open until the worker has closed its connection (or, stuck in a checkpoint, for 5 s at most).
-        worker.ref();
-        const timer = setTimeout(() => closed?.(), 5_000);
-        closed = () => {
-          clearTimeout(timer);
-          worker.terminate();
-          resolve();
-        };
-        worker.postMessage({ op: 'close' });
-      });
+      // Each thread is held open until it has closed (its connections; or, stuck in a sync or a checkpoint, for 5 s at most).
+      const stop = (thread: BunWorker, key: keyof typeof closing) =>
+        new Promise<void>((resolve) => {
+          thread.ref();
+          const timer = setTimeout(() => closing[key]?.(), 5_000);
+          closing[key] = () => {
+            clearTimeout(timer);
+            thread.terminate();
+            resolve();
+          };
+          thread.postMessage({ op: 'close' });
+        });
+      return Promise.all([stop(worker, 'worker'), stop(checkpointer, 'checkpointer')]).then(() => undefined);
     },
   };
 }

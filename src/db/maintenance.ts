@@ -3,7 +3,7 @@ import type { Database } from 'bun:sqlite';
 
 /**
  * Refreshes the planner's statistics (PocketBase's nightly habit). The WAL is not checkpointed
- * here: the durability worker does that off the event loop (durability.ts), and a checkpoint on
+ * here: the checkpoint thread does that off the event loop (durability.ts), and a checkpoint on
  * this connection would sync the disk on the event loop and start the WAL over from it.
  */
 export function optimize(db: Database): void {

@@ -1,54 +1,13 @@
 /**
- * The ledger's disk thread (durability.ts): fdatasyncs the WAL when asked, and checkpoints it
- * through its own connections — so neither the sync of a commit nor a checkpoint's syncs run on
- * the event loop. Answers each sync with the generation it covered, or the error.
- *
- * Starting the WAL over is a sync too: after a checkpoint has copied the whole WAL into the
- * database, the next write rewrites the WAL's header and syncs it (SQLite does, whatever
- * `synchronous` says, so that a reordered write cannot corrupt the file). That write must be this
- * thread's, never the event loop's, so a checkpoint runs as one sequence here:
- *
- * 1. `pin` opens a read snapshot. SQLite starts the WAL over only when it can lock every reader's
- *    mark, so while the snapshot is held no other connection's write can (it appends instead).
- * 2. `conn` checkpoints PASSIVE (never waits for the writer). When it could not copy everything
- *    (something was written meanwhile), the pin is dropped and the next sync tries again: no write
- *    can start the WAL over while part of it is not copied.
- * 3. `conn` takes the write lock, drops the pin, and rewrites the header's application_id (a
- *    no-op change): when nothing was written since the checkpoint, this write starts the WAL over
- *    and syncs the header here; otherwise it appends. Either way the WAL then holds a frame not
- *    yet copied, so no other write can start it over until the next checkpoint.
- *
- * The event loop may wait for that short write lock (a commit at the same moment), but never syncs.
- * Each start-over is counted, and so is one this thread did not make (another process's
- * checkpoint). Checkpoints are rare: due once CHECKPOINT_ROWS rows were written since the last
- * start-over, or after a quiet minute; tried again RETRY_MS after a try that did not start it over
- * (each try copies what it can, so the next has little left). A checkpoint that fails is tried again later; it does not fail the syncs.
+ * The ledger's disk thread (durability.ts): fdatasyncs the WAL when asked and answers with the
+ * generation the sync covered, or the error. It does nothing else, so an effect waiting for its
+ * commit to be durable waits for one fdatasync, never behind a checkpoint (checkpoint-worker.ts).
  */
-import { Database } from 'bun:sqlite';
-import { closeSync, fdatasyncSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { closeSync, fdatasyncSync, fstatSync, openSync, writeFileSync } from 'node:fs';
 
 declare const self: Worker;
 
-/** Rows written since the WAL last started over that make a checkpoint due (a few MiB of WAL)… */
-const CHECKPOINT_ROWS = 10_000;
-/** …or this long after the last one, when anything was written. */
-const CHECKPOINT_IDLE_MS = 60_000;
-/** The WAL file is cut back to this length when it starts over. */
-const WAL_SIZE_LIMIT = 16 * 1024 * 1024;
-/** The wait before trying again when the last try did not start the WAL over (or failed). */
-const RETRY_MS = 10;
-
-let conn: Database | null = null;
-let pin: Database | null = null;
 let walPath = '';
-let checkpointRows = CHECKPOINT_ROWS;
-let retryMs = RETRY_MS;
-/** Tests only: a pause between the checkpoint and the write that follows, where another write can slip in. */
-let holdMs = 0;
-let lastRestart = { at: Date.now(), gen: 0 };
-let lastTry = 0;
-/** The WAL header's salt-1 as last seen: every start-over changes it. */
-let knownSalt: number | null = null;
 
 /**
  * For the power-loss test only: after each sync, the WAL's length that sync made durable is
@@ -56,152 +15,45 @@ let knownSalt: number | null = null;
  */
 const syncedLog = process.env.AGENT_WALLET_TEST_SYNCED_WAL ?? '';
 
-type Reply =
-  | { op: 'synced'; gen: number; bytes: number; foreignRestart: boolean }
-  | { op: 'checkpointed'; restarted: boolean; foreignRestart: boolean; error?: string }
-  | { op: 'failed'; gen: number; error: string }
-  | { op: 'closed' };
-const reply = (m: Reply) => self.postMessage(m);
-
-/** The WAL header's salt-1 (bytes 16–19, big-endian), or null when the WAL is empty or absent. */
-function readSalt(fd: number): number | null {
-  const header = Buffer.alloc(32);
-  if (readSync(fd, header, 0, 32, 0) < 32) return null;
-  return header.readUInt32BE(16);
-}
-
-function openWal(): number | null {
-  try {
-    return openSync(walPath, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-}
-
-/** Records the salt seen now; true when the WAL started over since the last look, not by this thread. */
-function startedOverElsewhere(salt: number | null): boolean {
-  // A header where there was none (another connection truncated the WAL) is a start-over as well.
-  const changed = salt !== null && salt !== knownSalt;
-  knownSalt = salt;
-  return changed;
-}
-
-/** The WAL's salt-1 now (null: no WAL). */
-function currentSalt(): number | null {
-  const fd = openWal();
-  if (fd === null) return null;
-  try {
-    return readSalt(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /**
  * Flushes the WAL to the disk; returns the length it made durable: the size before the flush
- * (0 when there is no WAL: everything is in the main file, synced by the checkpoint), and whether
- * the WAL started over since this thread last looked without this thread doing it.
+ * (0 when there is no WAL: everything is in the main file, synced by the checkpoint).
  */
-function syncWal(): { bytes: number; foreignRestart: boolean } {
-  const fd = openWal();
-  if (fd === null) return { bytes: 0, foreignRestart: false };
+function syncWal(): number {
+  let fd: number;
+  try {
+    fd = openSync(walPath, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw err;
+  }
   try {
     const size = fstatSync(fd).size;
-    const foreignRestart = startedOverElsewhere(readSalt(fd));
     // fdatasync applies to the file, whichever descriptor names it: the frames the event loop's
     // connection wrote before this began are on the disk when it returns.
     fdatasyncSync(fd);
     if (syncedLog) writeFileSync(syncedLog, String(size));
-    return { bytes: size, foreignRestart };
+    return size;
   } finally {
     closeSync(fd);
   }
 }
 
-/** The sequence of the module comment: whether the WAL started over here, and whether it had elsewhere before. */
-function checkpoint(c: Database, p: Database): { restarted: boolean; foreignRestart: boolean } {
-  p.run('BEGIN');
-  try {
-    // The first read opens the snapshot, on a reader's mark of the WAL.
-    p.query('SELECT 1 FROM sqlite_schema LIMIT 1').get();
-    const done = c.query<{ log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').get();
-    let foreignRestart = startedOverElsewhere(currentSalt());
-    // Not all of it copied (written meanwhile): no write can start the WAL over; try again soon.
-    if (!done || done.log <= 0 || done.checkpointed < done.log) return { restarted: false, foreignRestart };
-    if (holdMs > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, holdMs);
-    c.run('BEGIN IMMEDIATE');
-    let before: number | null;
-    try {
-      p.run('COMMIT');
-      // Read under the write lock: from here to this write, nobody else writes.
-      foreignRestart = startedOverElsewhere(currentSalt()) || foreignRestart;
-      before = knownSalt;
-      const { application_id } = c.query<{ application_id: number }, []>('PRAGMA application_id').get()!;
-      c.run(`PRAGMA application_id = ${Number(application_id)}`);
-      c.run('COMMIT');
-    } catch (err) {
-      if (c.inTransaction) c.run('ROLLBACK');
-      throw err;
-    }
-    knownSalt = currentSalt();
-    return { restarted: knownSalt !== before, foreignRestart };
-  } finally {
-    if (p.inTransaction) p.run('COMMIT');
-  }
-}
-
-/** Whether a checkpoint is due after the sync of generation `gen`. */
-function due(gen: number): boolean {
-  const written = gen - lastRestart.gen;
-  if (written <= 0 || Date.now() - lastTry < retryMs) return false;
-  return written >= checkpointRows || Date.now() - lastRestart.at >= CHECKPOINT_IDLE_MS;
-}
-
-self.onmessage = (event: MessageEvent<{ op: 'open'; path: string; gen: number; checkpointRows?: number; retryMs?: number; holdMs?: number } | { op: 'sync'; gen: number } | { op: 'close' }>) => {
+self.onmessage = (event: MessageEvent<{ op: 'open'; path: string } | { op: 'sync'; gen: number } | { op: 'close' }>) => {
   const m = event.data;
   if (m.op === 'open') {
     walPath = `${m.path}-wal`;
-    lastRestart.gen = m.gen;
-    checkpointRows = m.checkpointRows ?? CHECKPOINT_ROWS;
-    retryMs = m.retryMs ?? RETRY_MS;
-    holdMs = m.holdMs ?? 0;
-    conn = new Database(m.path);
-    pin = new Database(m.path);
-    for (const db of [conn, pin]) {
-      db.run('PRAGMA busy_timeout = 5000');
-      // Checkpoints only as checkpoint() makes them: an automatic one after its write, the snapshot
-      // already let go, could copy everything and leave the start-over to the event loop.
-      db.run('PRAGMA wal_autocheckpoint = 0');
-    }
-    // The WAL file keeps its largest size unless the start-over trims it.
-    conn.run(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
-    knownSalt = currentSalt();
     // Everything before the switch was committed with synchronous=FULL: on the disk already.
-    if (syncedLog) writeFileSync(syncedLog, String(syncWal().bytes));
+    if (syncedLog) writeFileSync(syncedLog, String(syncWal()));
     return;
   }
   if (m.op === 'close') {
-    conn?.close();
-    pin?.close();
-    conn = pin = null;
-    reply({ op: 'closed' });
+    self.postMessage({ op: 'closed' });
     return;
   }
   try {
-    reply({ op: 'synced', gen: m.gen, ...syncWal() });
+    self.postMessage({ op: 'synced', gen: m.gen, bytes: syncWal() });
   } catch (err) {
-    reply({ op: 'failed', gen: m.gen, error: err instanceof Error ? err.message : String(err) });
-    return;
-  }
-  if (!conn || !pin || !due(m.gen)) return;
-  try {
-    const done = checkpoint(conn, pin);
-    if (done.restarted) lastRestart = { at: Date.now(), gen: m.gen };
-    else lastTry = Date.now();
-    reply({ op: 'checkpointed', ...done });
-  } catch (err) {
-    lastTry = Date.now();
-    reply({ op: 'checkpointed', restarted: false, foreignRestart: false, error: err instanceof Error ? err.message : String(err) });
+    self.postMessage({ op: 'failed', gen: m.gen, error: err instanceof Error ? err.message : String(err) });
   }
 };

@@ -23,7 +23,7 @@ function ledger(opts: { checkpointRows?: number; retryMs?: number; holdMs?: numb
   return { db, durability, path, failures };
 }
 
-test('the event loop commits with synchronous=NORMAL and never checkpoints; syncs and checkpoints are the worker’s', () => {
+test('the event loop commits with synchronous=NORMAL and never checkpoints; syncs and checkpoints are the worker threads’', () => {
   const { db } = ledger();
   expect(db.query('PRAGMA synchronous').get()).toEqual({ synchronous: 1n });
   expect(db.query('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 0n });
@@ -81,7 +81,7 @@ test('ten thousand rows written are checkpointed by the worker; the rows stay re
   again.close();
 });
 
-test('under a steady stream of commits the WAL starts over again and again, always on the worker: the event loop never writes (and syncs) a fresh WAL header', async () => {
+test('under a steady stream of commits the WAL starts over again and again, always on the checkpoint thread: the event loop never writes (and syncs) a fresh WAL header', async () => {
   // A try at every sync, and a pause after each checkpoint: commits slip in where the event loop
   // would start the WAL over if nothing kept it from doing so.
   const { db, durability, path } = ledger({ checkpointRows: 100, retryMs: 0, holdMs: 1 });
@@ -113,7 +113,7 @@ test('under a steady stream of commits the WAL starts over again and again, alwa
   again.close();
 }, 30_000);
 
-test('a fresh WAL header written by the event loop after another process truncated the WAL is counted as not the worker’s', async () => {
+test('a fresh WAL header written by the event loop after another process truncated the WAL is counted as not the checkpoint thread’s', async () => {
   const { db, durability, path } = ledger();
   db.transaction(() => db.query('INSERT INTO notes (body) VALUES (?)').run('one')).immediate();
   await durability.durable();
@@ -123,6 +123,30 @@ test('a fresh WAL header written by the event loop after another process truncat
   await durability.durable();
   db.transaction(() => db.query('INSERT INTO notes (body) VALUES (?)').run('two')).immediate();
   await durability.durable();
+  // The checkpoint thread hears of the sync after it; it looks at the WAL's header then.
+  const deadline = Date.now() + 5_000;
+  while (durability.stats.foreignRestarts === 0 && Date.now() < deadline) await Bun.sleep(5);
   expect(durability.stats.foreignRestarts).toBe(1);
   expect(durability.stats.restarts).toBe(0);
+});
+
+test('an effect waits for its sync only, never behind a checkpoint: a checkpoint held up for a second does not hold up the syncs', async () => {
+  const { db, durability } = ledger({ checkpointRows: 10, holdMs: 1_000 });
+  const insert = db.query('INSERT INTO notes (body) VALUES (?)');
+  db.transaction(() => {
+    for (let i = 0; i < 20; i++) insert.run(`note ${i}`);
+  }).immediate();
+  // This sync makes a checkpoint due; the checkpoint thread copies the WAL, then holds for a second.
+  await durability.durable();
+  await Bun.sleep(50);
+  for (let i = 0; i < 3; i++) {
+    db.transaction(() => insert.run(`later ${i}`)).immediate();
+    await durability.durable();
+  }
+  // Three syncs answered while the checkpoint was still held up.
+  expect(durability.stats.checkpoints).toBe(0);
+  const deadline = Date.now() + 5_000;
+  while (durability.stats.checkpoints === 0 && Date.now() < deadline) await Bun.sleep(10);
+  expect(durability.stats.checkpoints).toBe(1);
+  expect(durability.stats.foreignRestarts).toBe(0);
 });

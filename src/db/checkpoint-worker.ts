@@ -1,0 +1,173 @@
+/**
+ * The ledger's checkpoint thread (durability.ts): copies the WAL into the database and starts the
+ * WAL over, on a thread of its own, so that neither the event loop nor the syncs that answers
+ * wait for (sync-worker.ts) ever wait for a checkpoint. Told of every sync's generation; answers
+ * with each checkpoint it made.
+ *
+ * Starting the WAL over is a sync too: after a checkpoint has copied the whole WAL into the
+ * database, the next write rewrites the WAL's header and syncs it (SQLite does, whatever
+ * `synchronous` says, so that a reordered write cannot corrupt the file). That write must be this
+ * thread's, never the event loop's, so a checkpoint runs as one sequence here:
+ *
+ * 1. `pin` opens a read snapshot. SQLite starts the WAL over only when it can lock every reader's
+ *    mark, so while the snapshot is held no other connection's write can (it appends instead).
+ * 2. `conn` checkpoints PASSIVE (never waits for the writer). When it could not copy everything
+ *    (something was written meanwhile), the pin is dropped and the next sync tries again: no write
+ *    can start the WAL over while part of it is not copied.
+ * 3. `conn` takes the write lock, drops the pin, and rewrites the header's application_id (a
+ *    no-op change): when nothing was written since the checkpoint, this write starts the WAL over
+ *    and syncs the header here; otherwise it appends. Either way the WAL then holds a frame not
+ *    yet copied, so no other write can start it over until the next checkpoint.
+ *
+ * The event loop may wait for that short write lock (a commit at the same moment), but never syncs.
+ * Each start-over is counted, and so is one this thread did not make (another process's
+ * checkpoint). Checkpoints are rare: due once CHECKPOINT_ROWS rows were written since the last
+ * start-over, or after a quiet minute; tried again RETRY_MS after a try that did not start it over
+ * (each try copies what it can, so the next has little left). A checkpoint that fails is tried again later; it does not fail the syncs.
+ */
+import { Database } from 'bun:sqlite';
+import { closeSync, openSync, readSync } from 'node:fs';
+
+declare const self: Worker;
+
+/** Rows written since the WAL last started over that make a checkpoint due (a few MiB of WAL)… */
+const CHECKPOINT_ROWS = 10_000;
+/** …or this long after the last one, when anything was written. */
+const CHECKPOINT_IDLE_MS = 60_000;
+/** The WAL file is cut back to this length when it starts over. */
+const WAL_SIZE_LIMIT = 16 * 1024 * 1024;
+/** The wait before trying again when the last try did not start the WAL over (or failed). */
+const RETRY_MS = 10;
+
+let conn: Database | null = null;
+let pin: Database | null = null;
+let walPath = '';
+let checkpointRows = CHECKPOINT_ROWS;
+let retryMs = RETRY_MS;
+/** Tests only: a pause between the checkpoint and the write that follows, where another write can slip in. */
+let holdMs = 0;
+let lastRestart = { at: Date.now(), gen: 0 };
+let lastTry = 0;
+/** The WAL header's salt-1 as last seen: every start-over changes it. */
+let knownSalt: number | null = null;
+
+type Reply = { op: 'checkpointed'; restarted: boolean; foreignRestart: boolean; error?: string } | { op: 'foreign' } | { op: 'closed' };
+const reply = (m: Reply) => self.postMessage(m);
+
+/** The WAL header's salt-1 (bytes 16–19, big-endian), or null when the WAL is empty or absent. */
+function readSalt(fd: number): number | null {
+  const header = Buffer.alloc(32);
+  if (readSync(fd, header, 0, 32, 0) < 32) return null;
+  return header.readUInt32BE(16);
+}
+
+function openWal(): number | null {
+  try {
+    return openSync(walPath, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/** Records the salt seen now; true when the WAL started over since the last look, not by this thread. */
+function startedOverElsewhere(salt: number | null): boolean {
+  // A header where there was none (another connection truncated the WAL) is a start-over as well.
+  const changed = salt !== null && salt !== knownSalt;
+  knownSalt = salt;
+  return changed;
+}
+
+/** The WAL's salt-1 now (null: no WAL). */
+function currentSalt(): number | null {
+  const fd = openWal();
+  if (fd === null) return null;
+  try {
+    return readSalt(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The sequence of the module comment: whether the WAL started over here, and whether it had elsewhere before. */
+function checkpoint(c: Database, p: Database): { restarted: boolean; foreignRestart: boolean } {
+  p.run('BEGIN');
+  try {
+    // The first read opens the snapshot, on a reader's mark of the WAL.
+    p.query('SELECT 1 FROM sqlite_schema LIMIT 1').get();
+    const done = c.query<{ log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').get();
+    let foreignRestart = startedOverElsewhere(currentSalt());
+    // Not all of it copied (written meanwhile): no write can start the WAL over; try again soon.
+    if (!done || done.log <= 0 || done.checkpointed < done.log) return { restarted: false, foreignRestart };
+    if (holdMs > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, holdMs);
+    c.run('BEGIN IMMEDIATE');
+    let before: number | null;
+    try {
+      p.run('COMMIT');
+      // Read under the write lock: from here to this write, nobody else writes.
+      foreignRestart = startedOverElsewhere(currentSalt()) || foreignRestart;
+      before = knownSalt;
+      const { application_id } = c.query<{ application_id: number }, []>('PRAGMA application_id').get()!;
+      c.run(`PRAGMA application_id = ${Number(application_id)}`);
+      c.run('COMMIT');
+    } catch (err) {
+      if (c.inTransaction) c.run('ROLLBACK');
+      throw err;
+    }
+    knownSalt = currentSalt();
+    return { restarted: knownSalt !== before, foreignRestart };
+  } finally {
+    if (p.inTransaction) p.run('COMMIT');
+  }
+}
+
+/** Whether a checkpoint is due after the sync of generation `gen`. */
+function due(gen: number): boolean {
+  const written = gen - lastRestart.gen;
+  if (written <= 0 || Date.now() - lastTry < retryMs) return false;
+  return written >= checkpointRows || Date.now() - lastRestart.at >= CHECKPOINT_IDLE_MS;
+}
+
+self.onmessage = (event: MessageEvent<{ op: 'open'; path: string; gen: number; checkpointRows?: number; retryMs?: number; holdMs?: number } | { op: 'written'; gen: number } | { op: 'close' }>) => {
+  const m = event.data;
+  if (m.op === 'open') {
+    walPath = `${m.path}-wal`;
+    lastRestart.gen = m.gen;
+    checkpointRows = m.checkpointRows ?? CHECKPOINT_ROWS;
+    retryMs = m.retryMs ?? RETRY_MS;
+    holdMs = m.holdMs ?? 0;
+    conn = new Database(m.path);
+    pin = new Database(m.path);
+    for (const db of [conn, pin]) {
+      db.run('PRAGMA busy_timeout = 5000');
+      // Checkpoints only as checkpoint() makes them: an automatic one after its write, the snapshot
+      // already let go, could copy everything and leave the start-over to the event loop.
+      db.run('PRAGMA wal_autocheckpoint = 0');
+    }
+    // The WAL file keeps its largest size unless the start-over trims it.
+    conn.run(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
+    knownSalt = currentSalt();
+    return;
+  }
+  if (m.op === 'close') {
+    conn?.close();
+    pin?.close();
+    conn = pin = null;
+    reply({ op: 'closed' });
+    return;
+  }
+  if (!conn || !pin) return;
+  if (!due(m.gen)) {
+    if (startedOverElsewhere(currentSalt())) reply({ op: 'foreign' });
+    return;
+  }
+  try {
+    const done = checkpoint(conn, pin);
+    if (done.restarted) lastRestart = { at: Date.now(), gen: m.gen };
+    else lastTry = Date.now();
+    reply({ op: 'checkpointed', ...done });
+  } catch (err) {
+    lastTry = Date.now();
+    reply({ op: 'checkpointed', restarted: false, foreignRestart: false, error: err instanceof Error ? err.message : String(err) });
+  }
+};
