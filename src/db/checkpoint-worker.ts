@@ -12,7 +12,7 @@
  * 1. `pin` opens a read snapshot. SQLite starts the WAL over only when it can lock every reader's
  *    mark, so while the snapshot is held no other connection's write can (it appends instead).
  * 2. `conn` checkpoints PASSIVE (never waits for the writer). When it could not copy everything
- *    (something was written meanwhile), the pin is dropped and the next sync tries again: no write
+ *    (something was written meanwhile), the pin is dropped and a later sync tries again: no write
  *    can start the WAL over while part of it is not copied.
  * 3. `conn` takes the write lock, drops the pin, and rewrites the header's application_id (a
  *    no-op change): when nothing was written since the checkpoint, this write starts the WAL over
@@ -21,9 +21,9 @@
  *
  * The event loop may wait for that short write lock (a commit at the same moment), but never syncs.
  * Each start-over is counted, and so is one this thread did not make (another process's
- * checkpoint). Checkpoints are rare: due once CHECKPOINT_ROWS rows were written since the last
- * start-over, or after a quiet minute; tried again RETRY_MS after a try that did not start it over
- * (each try copies what it can, so the next has little left). A checkpoint that fails is tried again later; it does not fail the syncs.
+ * checkpoint). A checkpoint is due once CHECKPOINT_ROWS rows were written since the last
+ * start-over, or after a quiet minute; a try that did not start the WAL over (or failed) is made
+ * again RETRY_MS later, at the next sync: each try copies what it can, so the next has little left.
  */
 import { Database } from 'bun:sqlite';
 import { closeSync, openSync, readSync } from 'node:fs';
