@@ -30,12 +30,14 @@ import { closeSync, openSync, readSync } from 'node:fs';
 
 declare const self: Worker;
 
-/** Rows written since the WAL last started over that make a checkpoint due (a few MiB of WAL)… */
-const CHECKPOINT_ROWS = 10_000;
+/**
+ * Rows written since the WAL last started over that make a checkpoint due: about 20 MiB of WAL under
+ * payments (a payment's commits write ~10 pages). The WAL file keeps its largest length (cutting it
+ * back would happen under the write lock, a truncation the event loop would wait for).
+ */
+const CHECKPOINT_ROWS = 2_000;
 /** …or this long after the last one, when anything was written. */
 const CHECKPOINT_IDLE_MS = 60_000;
-/** The WAL file is cut back to this length when it starts over. */
-const WAL_SIZE_LIMIT = 16 * 1024 * 1024;
 /** The wait before trying again when the last try did not start the WAL over (or failed). */
 const RETRY_MS = 10;
 
@@ -91,6 +93,7 @@ function currentSalt(): number | null {
 
 /** The sequence of the module comment: whether the WAL started over here, and whether it had elsewhere before. */
 function checkpoint(c: Database, p: Database): { restarted: boolean; foreignRestart: boolean } {
+  const version = dataVersion(c);
   p.run('BEGIN');
   try {
     // The first read opens the snapshot, on a reader's mark of the WAL.
@@ -99,6 +102,9 @@ function checkpoint(c: Database, p: Database): { restarted: boolean; foreignRest
     let foreignRestart = startedOverElsewhere(currentSalt());
     // Not all of it copied (written meanwhile): no write can start the WAL over; try again soon.
     if (!done || done.log <= 0 || done.checkpointed < done.log) return { restarted: false, foreignRestart };
+    // A commit since the snapshot (the checkpoint's count predates it): the write below could only
+    // append, and would hold the write lock for nothing.
+    if (dataVersion(c) !== version) return { restarted: false, foreignRestart };
     if (holdMs > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, holdMs);
     c.run('BEGIN IMMEDIATE');
     let before: number | null;
@@ -119,6 +125,11 @@ function checkpoint(c: Database, p: Database): { restarted: boolean; foreignRest
   } finally {
     if (p.inTransaction) p.run('COMMIT');
   }
+}
+
+/** Changes whenever another connection has committed since this one last asked. */
+function dataVersion(c: Database): number {
+  return Number(c.query<{ data_version: number | bigint }, []>('PRAGMA data_version').get()!.data_version);
 }
 
 /** Whether a checkpoint is due after the sync of generation `gen`. */
@@ -144,8 +155,6 @@ self.onmessage = (event: MessageEvent<{ op: 'open'; path: string; gen: number; c
       // already let go, could copy everything and leave the start-over to the event loop.
       db.run('PRAGMA wal_autocheckpoint = 0');
     }
-    // The WAL file keeps its largest size unless the start-over trims it.
-    conn.run(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
     knownSalt = currentSalt();
     return;
   }
