@@ -56,6 +56,10 @@ describe('FrostPool', () => {
     // The same session computed again (a concurrent retry, a crash before the store): the same signature.
     const again = await pool.run(job, walletId);
     expect(again).toEqual(signed);
+    // A wallet whose address is not this key's gets no signature, though the shares combine.
+    const otherAddress = Uint8Array.from(agent.groupKey);
+    otherAddress[0]! ^= 1;
+    expect(await pool.run({ ...job, groupKey: otherAddress }, walletId)).toEqual({ ok: false, reason: 'verify' });
     // Another message with these nonces is refused as the agent's fault; nothing verifies.
     const refused = await pool.run({ ...job, message: solanaLikeMessage(4) }, walletId);
     expect(refused).toEqual({ ok: false, reason: 'share', message: 'the agent share does not verify for this message and these commitments' });
