@@ -24,6 +24,7 @@
  * checkpoint). A checkpoint is due once CHECKPOINT_ROWS rows were written since the last
  * start-over, or after a quiet minute; a try that did not start the WAL over (or failed) is made
  * again RETRY_MS later, at the next sync: each try copies what it can, so the next has little left.
+ * Only when commits never pause for as long as a try takes is one forced (forcedCheckpoint).
  */
 import { Database } from 'bun:sqlite';
 import { closeSync, openSync, readSync } from 'node:fs';
@@ -40,12 +41,16 @@ const CHECKPOINT_ROWS = 2_000;
 const CHECKPOINT_IDLE_MS = 60_000;
 /** The wait before trying again when the last try did not start the WAL over (or failed). */
 const RETRY_MS = 10;
+/** Tries in a row that did not start the WAL over before a forced checkpoint (a few seconds of them). */
+const STARVED_TRIES = 300;
 
 let conn: Database | null = null;
 let pin: Database | null = null;
 let walPath = '';
 let checkpointRows = CHECKPOINT_ROWS;
 let retryMs = RETRY_MS;
+let starvedTries = STARVED_TRIES;
+let failedTries = 0;
 /** Tests only: a pause between the checkpoint and the write that follows, where another write can slip in. */
 let holdMs = 0;
 let lastRestart = { at: Date.now(), gen: 0 };
@@ -53,7 +58,7 @@ let lastTry = 0;
 /** The WAL header's salt-1 as last seen: every start-over changes it. */
 let knownSalt: number | null = null;
 
-type Reply = { op: 'checkpointed'; restarted: boolean; foreignRestart: boolean; error?: string } | { op: 'foreign' } | { op: 'closed' };
+type Reply = { op: 'checkpointed'; restarted: boolean; foreignRestart: boolean; forced?: boolean; error?: string } | { op: 'foreign' } | { op: 'closed' };
 const reply = (m: Reply) => self.postMessage(m);
 
 /** The WAL header's salt-1 (bytes 16–19, big-endian), or null when the WAL is empty or absent. */
@@ -91,40 +96,60 @@ function currentSalt(): number | null {
   }
 }
 
+type Outcome = { restarted: boolean; foreignRestart: boolean };
+
 /** The sequence of the module comment: whether the WAL started over here, and whether it had elsewhere before. */
-function checkpoint(c: Database, p: Database): { restarted: boolean; foreignRestart: boolean } {
+function checkpoint(c: Database, p: Database): Outcome {
   const version = dataVersion(c);
   p.run('BEGIN');
   try {
     // The first read opens the snapshot, on a reader's mark of the WAL.
     p.query('SELECT 1 FROM sqlite_schema LIMIT 1').get();
     const done = c.query<{ log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').get();
-    let foreignRestart = startedOverElsewhere(currentSalt());
+    const foreignRestart = startedOverElsewhere(currentSalt());
     // Not all of it copied (written meanwhile): no write can start the WAL over; try again soon.
     if (!done || done.log <= 0 || done.checkpointed < done.log) return { restarted: false, foreignRestart };
     // A commit since the snapshot (the checkpoint's count predates it): the write below could only
     // append, and would hold the write lock for nothing.
     if (dataVersion(c) !== version) return { restarted: false, foreignRestart };
     if (holdMs > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, holdMs);
-    c.run('BEGIN IMMEDIATE');
-    let before: number | null;
-    try {
-      p.run('COMMIT');
-      // Read under the write lock: from here to this write, nobody else writes.
-      foreignRestart = startedOverElsewhere(currentSalt()) || foreignRestart;
-      before = knownSalt;
-      const { application_id } = c.query<{ application_id: number }, []>('PRAGMA application_id').get()!;
-      c.run(`PRAGMA application_id = ${Number(application_id)}`);
-      c.run('COMMIT');
-    } catch (err) {
-      if (c.inTransaction) c.run('ROLLBACK');
-      throw err;
-    }
-    knownSalt = currentSalt();
-    return { restarted: knownSalt !== before, foreignRestart };
+    const written = startOver(c, p);
+    return { restarted: written.restarted, foreignRestart: written.foreignRestart || foreignRestart };
   } finally {
     if (p.inTransaction) p.run('COMMIT');
   }
+}
+
+/**
+ * When commits never pause for as long as a checkpoint takes (a slow disk under steady load), the
+ * pinned sequence never finds the WAL wholly copied and the WAL would only grow: after
+ * STARVED_TRIES such tries, SQLite's RESTART checkpoint holds new writes back until it has copied
+ * everything (the event loop waits for that one checkpoint), and the write follows at once.
+ */
+function forcedCheckpoint(c: Database): Outcome {
+  c.query('PRAGMA wal_checkpoint(RESTART)').get();
+  return startOver(c, null);
+}
+
+/** Step 3: under the write lock (then the pin, if any, let go), the write that starts a wholly copied WAL over. */
+function startOver(c: Database, p: Database | null): Outcome {
+  c.run('BEGIN IMMEDIATE');
+  let foreignRestart: boolean;
+  let before: number | null;
+  try {
+    p?.run('COMMIT');
+    // Read under the write lock: from here to this write, nobody else writes.
+    foreignRestart = startedOverElsewhere(currentSalt());
+    before = knownSalt;
+    const { application_id } = c.query<{ application_id: number }, []>('PRAGMA application_id').get()!;
+    c.run(`PRAGMA application_id = ${Number(application_id)}`);
+    c.run('COMMIT');
+  } catch (err) {
+    if (c.inTransaction) c.run('ROLLBACK');
+    throw err;
+  }
+  knownSalt = currentSalt();
+  return { restarted: knownSalt !== before, foreignRestart };
 }
 
 /** Changes whenever another connection has committed since this one last asked. */
@@ -139,13 +164,14 @@ function due(gen: number): boolean {
   return written >= checkpointRows || Date.now() - lastRestart.at >= CHECKPOINT_IDLE_MS;
 }
 
-self.onmessage = (event: MessageEvent<{ op: 'open'; path: string; gen: number; checkpointRows?: number; retryMs?: number; holdMs?: number } | { op: 'written'; gen: number } | { op: 'close' }>) => {
+self.onmessage = (event: MessageEvent<{ op: 'open'; path: string; gen: number; checkpointRows?: number; retryMs?: number; starvedTries?: number; holdMs?: number } | { op: 'written'; gen: number } | { op: 'close' }>) => {
   const m = event.data;
   if (m.op === 'open') {
     walPath = `${m.path}-wal`;
     lastRestart.gen = m.gen;
     checkpointRows = m.checkpointRows ?? CHECKPOINT_ROWS;
     retryMs = m.retryMs ?? RETRY_MS;
+    starvedTries = m.starvedTries ?? STARVED_TRIES;
     holdMs = m.holdMs ?? 0;
     conn = new Database(m.path);
     pin = new Database(m.path);
@@ -170,13 +196,20 @@ self.onmessage = (event: MessageEvent<{ op: 'open'; path: string; gen: number; c
     if (startedOverElsewhere(currentSalt())) reply({ op: 'foreign' });
     return;
   }
+  const forced = failedTries >= starvedTries;
   try {
-    const done = checkpoint(conn, pin);
-    if (done.restarted) lastRestart = { at: Date.now(), gen: m.gen };
-    else lastTry = Date.now();
-    reply({ op: 'checkpointed', ...done });
+    const done = forced ? forcedCheckpoint(conn) : checkpoint(conn, pin);
+    if (done.restarted || done.foreignRestart) {
+      lastRestart = { at: Date.now(), gen: m.gen };
+      failedTries = 0;
+    } else {
+      lastTry = Date.now();
+      failedTries++;
+    }
+    reply({ op: 'checkpointed', ...done, forced });
   } catch (err) {
     lastTry = Date.now();
-    reply({ op: 'checkpointed', restarted: false, foreignRestart: false, error: err instanceof Error ? err.message : String(err) });
+    failedTries++;
+    reply({ op: 'checkpointed', restarted: false, foreignRestart: false, forced, error: err instanceof Error ? err.message : String(err) });
   }
 };

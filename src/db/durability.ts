@@ -20,18 +20,19 @@ export interface Durability {
   /** Undefined when everything committed so far is on the disk; else a promise that resolves when it is. */
   durable(): Promise<void> | undefined;
   /**
-   * Syncs finished, waits that needed one, checkpoints tried by the checkpoint thread (and those
-   * that failed), the WAL's start-overs (each syncs its header) by that thread and by any other
-   * connection (the event loop, another process), and the WAL's length at the last sync.
+   * Syncs finished, waits that needed one, checkpoints tried by the checkpoint thread (those that
+   * failed, and those forced after commits never paused for one: the event loop waited for them),
+   * the WAL's start-overs (each syncs its header) by that thread and by any other connection (the
+   * event loop, another process), and the WAL's length at the last sync.
    */
-  readonly stats: { syncs: number; waits: number; checkpoints: number; checkpointErrors: number; restarts: number; foreignRestarts: number; walBytes: number };
+  readonly stats: { syncs: number; waits: number; checkpoints: number; checkpointErrors: number; forcedCheckpoints: number; restarts: number; foreignRestarts: number; walBytes: number };
   close(): Promise<void>;
 }
 
 /** For a database with synchronous=FULL: every commit is on the disk when it returns. */
 export const IMMEDIATE: Durability = {
   durable: () => undefined,
-  stats: { syncs: 0, waits: 0, checkpoints: 0, checkpointErrors: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 },
+  stats: { syncs: 0, waits: 0, checkpoints: 0, checkpointErrors: 0, forcedCheckpoints: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 },
   close: () => Promise.resolve(),
 };
 
@@ -40,11 +41,12 @@ type BunWorker = Worker & { ref(): void; unref(): void };
 
 /**
  * Switches `db` (opened from `path`) to syncs and checkpoints on worker threads; see the module
- * comment. `checkpointRows` (rows written that make a checkpoint due) and `retryMs` (the wait after
- * a checkpoint that did not start the WAL over) are the checkpoint thread's defaults unless a test
- * sets them; `holdMs` (tests only) pauses it between a checkpoint and its write.
+ * comment. `checkpointRows` (rows written that make a checkpoint due), `retryMs` (the wait after
+ * a checkpoint that did not start the WAL over) and `starvedTries` (such tries before a forced one)
+ * are the checkpoint thread's defaults unless a test sets them; `holdMs` (tests only) pauses it
+ * between a checkpoint and its write.
  */
-export function startDurability(db: Database, path: string, onFailure: (message: string) => void, opts: { checkpointRows?: number; retryMs?: number; holdMs?: number } = {}): Durability {
+export function startDurability(db: Database, path: string, onFailure: (message: string) => void, opts: { checkpointRows?: number; retryMs?: number; starvedTries?: number; holdMs?: number } = {}): Durability {
   // One write while every commit still syncs: the WAL then holds a frame, so no later write of
   // this connection can be the one that writes (and syncs) a fresh WAL's header.
   db.transaction(() => {
@@ -65,7 +67,7 @@ export function startDurability(db: Database, path: string, onFailure: (message:
   checkpointer.unref();
   checkpointer.postMessage({ op: 'open', path, gen: generation(), ...opts });
 
-  const stats = { syncs: 0, waits: 0, checkpoints: 0, checkpointErrors: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 };
+  const stats = { syncs: 0, waits: 0, checkpoints: 0, checkpointErrors: 0, forcedCheckpoints: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 };
   let synced = generation();
   let inFlight = false;
   let failed: Error | null = null;
@@ -84,13 +86,14 @@ export function startDurability(db: Database, path: string, onFailure: (message:
     worker.postMessage({ op: 'sync', gen: generation() });
   };
 
-  checkpointer.onmessage = (event: MessageEvent<{ op: string; error?: string; restarted?: boolean; foreignRestart?: boolean }>) => {
+  checkpointer.onmessage = (event: MessageEvent<{ op: string; error?: string; restarted?: boolean; foreignRestart?: boolean; forced?: boolean }>) => {
     const m = event.data;
     if (m.op === 'foreign') stats.foreignRestarts++;
     if (m.op === 'checkpointed') {
       stats.checkpoints++;
       // A failed checkpoint (the disk full, say) is tried again; the syncs, which durability rests on, go on.
       if (m.error !== undefined) stats.checkpointErrors++;
+      if (m.forced) stats.forcedCheckpoints++;
       if (m.restarted) stats.restarts++;
       if (m.foreignRestart) stats.foreignRestarts++;
     }

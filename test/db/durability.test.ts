@@ -13,7 +13,7 @@ afterEach(async () => {
   open = null;
 });
 
-function ledger(opts: { checkpointRows?: number; retryMs?: number; holdMs?: number } = {}) {
+function ledger(opts: { checkpointRows?: number; retryMs?: number; starvedTries?: number; holdMs?: number } = {}) {
   const path = join(tempDir('aw-durable-'), 'wallet.db');
   const db = openDatabase(path, { network: 'simnet' });
   const failures: string[] = [];
@@ -149,4 +149,25 @@ test('an effect waits for its sync only, never behind a checkpoint: a checkpoint
   while (durability.stats.checkpoints === 0 && Date.now() < deadline) await Bun.sleep(10);
   expect(durability.stats.checkpoints).toBe(1);
   expect(durability.stats.foreignRestarts).toBe(0);
+});
+
+test('when commits never pause long enough for a checkpoint, one is forced after a number of tries, and the WAL starts over all the same', async () => {
+  // A slow disk under steady load, played by a pause after each checkpoint while commits keep coming.
+  const { db, durability } = ledger({ checkpointRows: 50, retryMs: 0, holdMs: 3, starvedTries: 5 });
+  const insert = db.query('INSERT INTO notes (body) VALUES (?)');
+  let rows = 0;
+  const deadline = Date.now() + 10_000;
+  while ((durability.stats.forcedCheckpoints === 0 || durability.stats.restarts + durability.stats.foreignRestarts === 0) && Date.now() < deadline) {
+    db.transaction(() => insert.run(`note ${rows++}`)).immediate();
+    void durability.durable();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  expect(durability.stats.forcedCheckpoints).toBeGreaterThanOrEqual(1);
+  // Every try before it failed: a forced checkpoint comes only after starvedTries of them.
+  expect(durability.stats.checkpoints).toBeGreaterThanOrEqual(6);
+  expect(durability.stats.restarts + durability.stats.foreignRestarts).toBeGreaterThanOrEqual(1);
+  expect(durability.stats.checkpointErrors).toBe(0);
+  await durability.durable();
+  expect(db.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: BigInt(rows) });
+  expect(db.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
 });
