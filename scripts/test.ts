@@ -20,9 +20,13 @@ const run = randomUUID();
 const args = process.argv.slice(2);
 const started = performance.now();
 
+// Every temp dir of the run (the tests' data dirs, the daemons', the bundle) under one dir,
+// removed when the run ends: thousands of them a run otherwise stay behind.
+const runTmp = mkdtempSync(join(tmpdir(), 'aw-test-run-'));
+
 // One bundle with bytecode for the run's ~300 CLI, daemon and simnet processes: each starts in
 // about half the CPU time of transpiling src again, and the tests run what the binary embeds.
-const bundleDir = mkdtempSync(join(tmpdir(), 'aw-test-bundle-'));
+const bundleDir = mkdtempSync(join(runTmp, 'bundle-'));
 const build = Bun.spawnSync([process.execPath, 'build', '--target=bun', '--bytecode', '--sourcemap=linked', 'src/main.ts', '--outdir', bundleDir], { stdout: 'ignore', stderr: 'inherit' });
 if (build.exitCode !== 0) {
   console.error('suite: bundling src/main.ts failed (above)');
@@ -32,7 +36,7 @@ if (build.exitCode !== 0) {
 // test/timings.json (per-file durations of a past run, `npm test -- --update-timings` refreshes
 // it) makes the workers start the slowest files first, so no long file starts last.
 const proc = Bun.spawn([process.execPath, 'test', '--parallel=4', '--no-isolate', '--timings=test/timings.json', '--timeout=30000', ...args], {
-  env: { ...process.env, [MARKER]: run, AW_TEST_MAIN: join(bundleDir, 'main.js') },
+  env: { ...process.env, [MARKER]: run, AW_TEST_MAIN: join(bundleDir, 'main.js'), TMPDIR: runTmp },
   stdout: 'inherit',
   stderr: 'pipe',
   stdin: 'inherit',
@@ -57,7 +61,6 @@ const code = await proc.exited;
 for (const deadline = performance.now() + 5000; !summary && performance.now() < deadline; ) {
   await Promise.race([reading, Bun.sleep(50)]);
 }
-rmSync(bundleDir, { recursive: true, force: true });
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 
 /** Processes other than this one whose environment carries this run's marker. */
@@ -93,7 +96,9 @@ if (orphans.length) {
       // Already gone.
     }
   }
-  process.exit(code || 1);
 }
+// After the processes are gone: none of them writes there any more.
+rmSync(runTmp, { recursive: true, force: true });
+if (orphans.length) process.exit(code || 1);
 if (process.platform === 'linux') console.error('suite: no process left behind');
 process.exit(code);
