@@ -301,7 +301,8 @@ async function benchPayments(): Promise<void> {
     rows.push(`${'WAL syncs per payment'.padEnd(34)} event loop ${perPayment('event_loop').toFixed(2)}, worker ${perPayment('worker').toFixed(2)} (/metrics; goal 0 on the event loop: ${perPayment('event_loop') === 0 ? 'met' : 'NOT MET'})`);
     const restarts = syncsAfter.restarts - syncsBefore.restarts;
     const foreign = syncsAfter.foreignRestarts - syncsBefore.foreignRestarts;
-    rows.push(`${'WAL start-overs while paying'.padEnd(34)} worker ${restarts}, elsewhere ${foreign} over ${count} payments (each syncs the WAL's header; /metrics; goal 0 elsewhere: ${foreign === 0 ? 'met' : 'NOT MET'})`);
+    const forced = syncsAfter.forced - syncsBefore.forced;
+    rows.push(`${'WAL start-overs while paying'.padEnd(34)} worker ${restarts}, elsewhere ${foreign} over ${count} payments; ${forced} forced checkpoints (each start-over syncs the WAL's header; /metrics; goal 0 elsewhere: ${foreign === 0 ? 'met' : 'NOT MET'})`);
     const calls = (callsAfter.total - callsBefore.total) / count;
     const byMethod = Object.entries(callsAfter.calls)
       .map(([method, n]) => [method, (n - (callsBefore.calls[method] ?? 0)) / count] as const)
@@ -509,10 +510,10 @@ function lagQuantiles(before: Map<string, number>, after: Map<string, number>): 
 
 /** The daemon's WAL syncs so far by thread, from its /metrics. */
 /** WAL syncs by thread, and WAL start-overs (each syncs the WAL's header) by who made them, from the daemon's /metrics. */
-async function ledgerSyncs(url: string): Promise<{ event_loop: number; worker: number; restarts: number; foreignRestarts: number }> {
+async function ledgerSyncs(url: string): Promise<{ event_loop: number; worker: number; restarts: number; foreignRestarts: number; forced: number }> {
   const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
   const of = (name: string, label: string) => Number(new RegExp(`^agent_wallet_ledger_${name}_total\\{${label}\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { event_loop: of('syncs', 'thread="event_loop"'), worker: of('syncs', 'thread="worker"'), restarts: of('wal_restarts', 'by="worker"'), foreignRestarts: of('wal_restarts', 'by="other"') };
+  return { event_loop: of('syncs', 'thread="event_loop"'), worker: of('syncs', 'thread="worker"'), restarts: of('wal_restarts', 'by="worker"'), foreignRestarts: of('wal_restarts', 'by="other"'), forced: Number(/^agent_wallet_ledger_checkpoints_forced_total (\d+)$/m.exec(text)?.[1] ?? NaN) };
 }
 
 /**
