@@ -100,17 +100,20 @@ type Outcome = { restarted: boolean; foreignRestart: boolean };
 
 /** The sequence of the module comment: whether the WAL started over here, and whether it had elsewhere before. */
 function checkpoint(c: Database, p: Database): Outcome {
-  const version = dataVersion(c);
   p.run('BEGIN');
   try {
     // The first read opens the snapshot, on a reader's mark of the WAL.
     p.query('SELECT 1 FROM sqlite_schema LIMIT 1').get();
+    // Read after the snapshot: a commit between the two would leave frames past it, so the
+    // checkpoint below could not copy everything; one after it changes the version.
+    const version = dataVersion(c);
     const done = c.query<{ log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').get();
     const foreignRestart = startedOverElsewhere(currentSalt());
     // Not all of it copied (written meanwhile): no write can start the WAL over; try again soon.
     if (!done || done.log <= 0 || done.checkpointed < done.log) return { restarted: false, foreignRestart };
-    // A commit since the snapshot (the checkpoint's count predates it): the write below could only
-    // append, and would hold the write lock for nothing.
+    // A commit since the snapshot (the checkpoint's count predates it) left frames it could not
+    // copy: the write below could only append, and would hold the write lock for nothing. Returning
+    // is safe only for that reason: a WAL copied to its end must get the write below.
     if (dataVersion(c) !== version) return { restarted: false, foreignRestart };
     if (holdMs > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, holdMs);
     const written = startOver(c, p);
