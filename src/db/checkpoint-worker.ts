@@ -51,8 +51,11 @@ let checkpointRows = CHECKPOINT_ROWS;
 let retryMs = RETRY_MS;
 let starvedTries = STARVED_TRIES;
 let failedTries = 0;
-/** Tests only: a pause between the checkpoint and the write that follows, where another write can slip in. */
+/** Tests only: a pause between each two steps of a checkpoint, where commits can slip in. */
 let holdMs = 0;
+const hold = () => {
+  if (holdMs > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, holdMs);
+};
 let lastRestart = { at: Date.now(), gen: 0 };
 let lastTry = 0;
 /** The WAL header's salt-1 as last seen: every start-over changes it. */
@@ -104,10 +107,13 @@ function checkpoint(c: Database, p: Database): Outcome {
   try {
     // The first read opens the snapshot, on a reader's mark of the WAL.
     p.query('SELECT 1 FROM sqlite_schema LIMIT 1').get();
+    hold();
     // Read after the snapshot: a commit between the two would leave frames past it, so the
     // checkpoint below could not copy everything; one after it changes the version.
     const version = dataVersion(c);
+    hold();
     const done = c.query<{ log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').get();
+    hold();
     const foreignRestart = startedOverElsewhere(currentSalt());
     // Not all of it copied (written meanwhile): no write can start the WAL over; try again soon.
     if (!done || done.log <= 0 || done.checkpointed < done.log) return { restarted: false, foreignRestart };
@@ -115,7 +121,7 @@ function checkpoint(c: Database, p: Database): Outcome {
     // copy: the write below could only append, and would hold the write lock for nothing. Returning
     // is safe only for that reason: a WAL copied to its end must get the write below.
     if (dataVersion(c) !== version) return { restarted: false, foreignRestart };
-    if (holdMs > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, holdMs);
+    hold();
     const written = startOver(c, p);
     return { restarted: written.restarted, foreignRestart: written.foreignRestart || foreignRestart };
   } finally {

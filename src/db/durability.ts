@@ -44,7 +44,7 @@ type BunWorker = Worker & { ref(): void; unref(): void };
  * comment. `checkpointRows` (rows written that make a checkpoint due), `retryMs` (the wait after
  * a checkpoint that did not start the WAL over) and `starvedTries` (such tries before a forced one)
  * are the checkpoint thread's defaults unless a test sets them; `holdMs` (tests only) pauses it
- * between a checkpoint and its write.
+ * between each two steps of a checkpoint.
  */
 export function startDurability(db: Database, path: string, onFailure: (message: string) => void, opts: { checkpointRows?: number; retryMs?: number; starvedTries?: number; holdMs?: number } = {}): Durability {
   // One write while every commit still syncs: the WAL then holds a frame, so no later write of
