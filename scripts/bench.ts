@@ -470,9 +470,19 @@ function cpuMs(pid: number): number {
 
 /** The daemon's decision-log appends so far: rows and the time spent on them (/metrics). */
 async function decisionLog(url: string): Promise<{ rows: number; seconds: number }> {
-  const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
-  const num = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { rows: num('agent_wallet_decision_log_rows_total'), seconds: num('agent_wallet_decision_log_seconds_total') };
+  const text = await metricsText(url);
+  return { rows: sample(text, 'agent_wallet_decision_log_rows_total'), seconds: sample(text, 'agent_wallet_decision_log_seconds_total') };
+}
+
+/** The daemon's /metrics text. */
+async function metricsText(url: string): Promise<string> {
+  return (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
+}
+
+/** One sample of that text by its series (name and labels as written), NaN when absent. */
+function sample(text: string, series: string): number {
+  const literal = series.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return Number(new RegExp(`^${literal} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
 }
 
 /** The chain's per-method call counters (simnet_stats, what a provider would bill). */
@@ -483,14 +493,13 @@ async function chainCalls(rpcUrl: string): Promise<{ total: number; calls: Recor
 
 /** The daemon's ledger commits so far, and of those the ones recording confirmed outcomes, from its /metrics. */
 async function ledgerCommits(url: string): Promise<{ all: number; outcomes: number }> {
-  const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
-  const of = (name: string) => Number(new RegExp(`^agent_wallet_ledger_${name}_total (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { all: of('commits'), outcomes: of('outcome_commits') };
+  const text = await metricsText(url);
+  return { all: sample(text, 'agent_wallet_ledger_commits_total'), outcomes: sample(text, 'agent_wallet_ledger_outcome_commits_total') };
 }
 
 /** The daemon's event-loop lag histogram so far (cumulative bucket counts by upper bound in seconds), from its /metrics. */
 async function loopLag(url: string): Promise<Map<string, number>> {
-  const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
+  const text = await metricsText(url);
   const out = new Map<string, number>();
   for (const m of text.matchAll(/^agent_wallet_event_loop_lag_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) out.set(m[1]!, Number(m[2]));
   return out;
@@ -511,9 +520,15 @@ function lagQuantiles(before: Map<string, number>, after: Map<string, number>): 
 /** The daemon's WAL syncs so far by thread, from its /metrics. */
 /** WAL syncs by thread, and WAL start-overs (each syncs the WAL's header) by who made them, from the daemon's /metrics. */
 async function ledgerSyncs(url: string): Promise<{ event_loop: number; worker: number; restarts: number; foreignRestarts: number; forced: number }> {
-  const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
-  const of = (name: string, label: string) => Number(new RegExp(`^agent_wallet_ledger_${name}_total\\{${label}\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { event_loop: of('syncs', 'thread="event_loop"'), worker: of('syncs', 'thread="worker"'), restarts: of('wal_restarts', 'by="worker"'), foreignRestarts: of('wal_restarts', 'by="other"'), forced: Number(/^agent_wallet_ledger_checkpoints_forced_total (\d+)$/m.exec(text)?.[1] ?? NaN) };
+  const text = await metricsText(url);
+  const of = (series: string) => sample(text, `agent_wallet_ledger_${series}`);
+  return {
+    event_loop: of('syncs_total{thread="event_loop"}'),
+    worker: of('syncs_total{thread="worker"}'),
+    restarts: of('wal_restarts_total{by="worker"}'),
+    foreignRestarts: of('wal_restarts_total{by="other"}'),
+    forced: of('checkpoints_forced_total'),
+  };
 }
 
 /**
@@ -579,7 +594,7 @@ async function cliAgents(pid: number, url: string, profiles: ProfileData[], reci
 
 /** The daemon's /bot requests so far, all actions and statuses, from its /metrics. */
 async function botRequests(url: string): Promise<number> {
-  const text = await (await fetch(url.replace(/\/v1$/, '/metrics'))).text();
+  const text = await metricsText(url);
   let total = 0;
   for (const m of text.matchAll(/^agent_wallet_requests_total\{endpoint="bot",[^}]*\} (\d+)$/gm)) total += Number(m[1]);
   return total;

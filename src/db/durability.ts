@@ -29,10 +29,12 @@ export interface Durability {
   close(): Promise<void>;
 }
 
+const noStats = (): Durability['stats'] => ({ syncs: 0, waits: 0, checkpoints: 0, checkpointErrors: 0, forcedCheckpoints: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 });
+
 /** For a database with synchronous=FULL: every commit is on the disk when it returns. */
 export const IMMEDIATE: Durability = {
   durable: () => undefined,
-  stats: { syncs: 0, waits: 0, checkpoints: 0, checkpointErrors: 0, forcedCheckpoints: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 },
+  stats: noStats(),
   close: () => Promise.resolve(),
 };
 
@@ -67,7 +69,7 @@ export function startDurability(db: Database, path: string, onFailure: (message:
   checkpointer.unref();
   checkpointer.postMessage({ op: 'open', path, gen: generation(), ...opts });
 
-  const stats = { syncs: 0, waits: 0, checkpoints: 0, checkpointErrors: 0, forcedCheckpoints: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 };
+  const stats = noStats();
   let synced = generation();
   let inFlight = false;
   let failed: Error | null = null;

@@ -11,6 +11,7 @@
  * retry, or after a crash before the signed bytes were stored) yields the same share and the same
  * signature — a nonce is never used for two different messages (DESIGN §4; coordinator-sign.ts).
  */
+import { equalBytes } from '@noble/curves/utils.js';
 import { AAD } from './aad.ts';
 import { decodeSecretState, encodeSecretState } from './codec.ts';
 import { commitmentList } from './commitments.ts';
@@ -20,7 +21,6 @@ import { AGENT_ID, SERVER_ID } from './ids.ts';
 import { aggregate, commit, signShare, verifyShare } from './party.ts';
 import { open, seal } from './seal.ts';
 import { Secret } from './secret.ts';
-import { equalBytes } from '@noble/curves/utils.js';
 import type { SigningNonces } from './types.ts';
 import { decodeCommitments, encodeCommitments, type CommitmentsWire } from './wire.ts';
 
