@@ -30,6 +30,7 @@ import { amountParam } from '../params.ts';
 import { crashPoint } from '../crash-points.ts';
 import { payPaylink } from '../earning/agent-pay.ts';
 import { getPaylink, referenceKeysOf } from '../db/paylinks.ts';
+import { nextTurn } from '../loop-turns.ts';
 
 /** The caller's transaction; another wallet's id is NOT_FOUND. */
 export function ownTx(services: Services, walletId: string, txId: string, types: readonly TxType[] = ['payment']): TxRow {
@@ -264,6 +265,8 @@ export const paymentActions = implement(PAYMENTS, {
     const q = await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment');
     const early = agent ? await earlyMessage(ctx.services, wallet, recipient.address, amount, q, p.reference) : null;
     let round: SignInitResult | null = null;
+    // The quote and the message were awaited: the write transaction takes a turn of its own.
+    await nextTurn();
     const tx = ctx.services.db
       .transaction(() => {
         checkReference();

@@ -17,7 +17,7 @@ import { rateHeaders, type RateLimiter } from './rate-limit.ts';
 import { errorResponse, JSON_TYPE, successResponse } from './respond.ts';
 import type { Metrics } from '../metrics.ts';
 import { ChainRejectedError, ChainUnavailableError } from '../solana/errors.ts';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from '../domain/sha256.ts';
 import { isRecorded, recordIdempotentResponse } from '../db/idempotency.ts';
 import type { IdempotencyClaims } from './idempotency-claims.ts';
 import { principalKey } from '../domain/principal.ts';
@@ -227,7 +227,7 @@ function idempotencyKey(headers: Headers): string | null {
 function requestHash(entry: RegisteredAction, params: Record<string, unknown>): Uint8Array {
   const ignored = entry.contract.idempotencyIgnores;
   const kept = ignored ? Object.fromEntries(Object.entries(params).filter(([k]) => !ignored.includes(k))) : params;
-  return sha256(new TextEncoder().encode(toJson(kept)));
+  return sha256(toJson(kept));
 }
 
 /** Runs an idempotent action under a fresh claim and remembers its answer. */

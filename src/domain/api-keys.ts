@@ -2,7 +2,7 @@
  * API key format (DESIGN §3): `wallet_bot_` / `wallet_merchant_` / `wallet_owner_` followed by
  * 32 random bytes in base58. Only the SHA-256 of a key is stored; the key is shown once.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from './sha256.ts';
 import { getBase58Decoder } from '@solana/kit';
 import { timingSafeEqual } from 'node:crypto';
 
@@ -19,7 +19,7 @@ export function newApiKey(kind: KeyKind): { key: string; hash: Uint8Array } {
 
 /** SHA-256 of the whole key string. */
 export function hashApiKey(key: string): Uint8Array {
-  return sha256(new TextEncoder().encode(key));
+  return sha256(key);
 }
 
 /** What is wrong with `key` as a key of `kind`, or null when it is well formed. */

@@ -9,8 +9,8 @@
  * breaks the chain at that row, and recomputing the chain breaks every later signed head.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { sha256 } from './sha256.ts';
 
 export const GENESIS_HASH = new Uint8Array(32);
 
@@ -24,7 +24,7 @@ export interface LogRowFields {
 }
 
 export function rowHash(prev: Uint8Array, r: LogRowFields): Uint8Array {
-  return sha256(concatBytes(prev, utf8ToBytes(JSON.stringify([r.wallet_id, r.seq, r.at, r.kind, r.data]))));
+  return sha256(prev, JSON.stringify([r.wallet_id, r.seq, r.at, r.kind, r.data]));
 }
 
 /** The bytes a head signature covers. */

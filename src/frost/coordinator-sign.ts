@@ -16,7 +16,7 @@
  * yields at most one signature, never two landable transfers.
  */
 import type { Database } from 'bun:sqlite';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from '../domain/sha256.ts';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { addressBytes } from '../solana/address-codec.ts';
 import { AppError, invalid } from '../errors.ts';
@@ -34,6 +34,7 @@ import { ed25519Sign } from './native-ed25519.ts';
 import { frostPool } from './pool.ts';
 import type { SignResult } from './sign-jobs.ts';
 import { decodeSignatureShare, type CommitmentsWire } from './wire.ts';
+import { nextTurn } from '../loop-turns.ts';
 
 /** A signing session lives 2 minutes. */
 export const SIGN_SESSION_TTL_MS = 2 * 60 * 1000;
@@ -207,6 +208,8 @@ export async function completeSigning(
       before.tx.wallet_id,
     );
     crashPoint('share_computed');
+    // The write below is this completion's own turn, not one more unit of whatever turn the worker's answer arrived in.
+    await nextTurn();
   }
   const outcome = deps.db
     .transaction((): { ok: true; result: SignCompleteResult } | { ok: false; error: AppError } => {

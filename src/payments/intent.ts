@@ -12,8 +12,8 @@ import { insertApproval, getApproval } from '../db/approvals.ts';
 import { appendAudit, appendEvent } from '../db/events.ts';
 import { loadEffectiveRails } from '../db/guard-rails.ts';
 import { railsToJson } from '../contract/guard-rails.ts';
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { sha256 } from '../domain/sha256.ts';
 import { getTx, insertTx, outstandingOut, setupFeeHolder, type TxRow, type TxType } from '../db/transactions.ts';
 import { computeUsage } from '../db/usage.ts';
 import type { WalletRow } from '../db/wallets.ts';
@@ -93,7 +93,7 @@ export function decideIntent(services: Services, input: Omit<IntentInput, 'type'
  * decision to the rails in force when it was made.
  */
 export function railsVersion(rails: GuardRails): string {
-  return bytesToHex(sha256(utf8ToBytes(JSON.stringify(railsToJson(rails))))).slice(0, 16);
+  return bytesToHex(sha256(JSON.stringify(railsToJson(rails)))).slice(0, 16);
 }
 
 const EVENT_PREFIX: Record<TxType, string> = { payment: 'payment', withdrawal: 'withdrawal', x402: 'payment', deposit: 'payment' };

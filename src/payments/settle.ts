@@ -26,6 +26,7 @@ import { recordMerchantPayment } from '../webhooks/outbox.ts';
 import { recordAgentPaylinkPayment } from '../earning/scan.ts';
 import { fulfilFromDeposit } from '../earning/funding.ts';
 import { countedAs, OUTCOME_COMMITS } from '../db/commit-count.ts';
+import { nextTurn } from '../loop-turns.ts';
 
 const PREFIX: Record<string, string> = { payment: 'payment', withdrawal: 'withdrawal', x402: 'payment' };
 
@@ -281,9 +282,9 @@ async function recordOutcomes(services: Services, outcomes: { tx: TxRow; status:
   crashPoint('confirmation_seen');
   const { db } = services;
   for (let next = 0; next < outcomes.length; ) {
-    // Between slices: a request that arrived meanwhile runs. A row recorded by another look in the
-    // meantime is not recorded twice (applyOutcome moves only a pending row).
-    if (next > 0) await new Promise((resolve) => setImmediate(resolve));
+    // Each slice takes a turn: a request that arrived meanwhile runs first. A row recorded by another
+    // look in the meantime is not recorded twice (applyOutcome moves only a pending row).
+    await nextTurn();
     countedAs(OUTCOME_COMMITS, () =>
       db.transaction(() => {
         const started = performance.now();
@@ -408,12 +409,7 @@ function scheduleFirstLook(services: Services): void {
  * were built back to back, and a ping arriving with them waited for all sixteen.
  */
 function wakeAll(w: Watch): void {
-  const queue = w.wake.splice(0);
-  const next = (): void => {
-    queue.shift()?.();
-    if (queue.length) setImmediate(next);
-  };
-  next();
+  for (const wake of w.wake.splice(0)) void nextTurn().then(wake);
 }
 
 /** Runs the shared look every WAIT_TICK_MS while anyone waits, waking every waiter after each. */
