@@ -32,7 +32,7 @@ const LAYERS: readonly (readonly [name: string, members: readonly string[]])[] =
   // Storage, the chain's RPC, outbound HTTP.
   ['io', ['db', 'solana', 'net']],
   // Pure rules, the wire contract, and what every layer may take: the error type, metrics, logging.
-  ['base', ['domain', 'contract', 'errors.ts', 'metrics.ts', 'log.ts', 'version.ts', 'crash-points.ts', 'secret-files.ts', 'thread-priority.ts', 'sql.d.ts']],
+  ['base', ['domain', 'contract', 'errors.ts', 'metrics.ts', 'log.ts', 'version.ts', 'crash-points.ts', 'secret-files.ts', 'thread-priority.ts', 'loop-turns.ts', 'sql.d.ts']],
 ];
 
 const rank = new Map(LAYERS.flatMap(([, members], i) => members.map((m) => [m, LAYERS.length - i] as const)));
