@@ -10,7 +10,6 @@ export interface ActionContext {
   services: Services;
   principal: Principal;
   requestId: string;
-  ip: string;
   headers: Headers;
   /**
    * Present when the action is idempotent and the caller sent a key. Handlers that write call

@@ -70,7 +70,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   const route =
     (endpoint: Endpoint) =>
     ({ request }: { request: Request }): Promise<Response> =>
-      dispatch(deps, { endpoint, request, ip: clientIp(request, app.server), requestId: newRequestId() }).then((r) => r.response);
+      dispatch(deps, { endpoint, request, ip: () => clientIp(request, app.server), requestId: newRequestId() }).then((r) => r.response);
 
   const ipOf = (request: Request): string => clientIp(request, app.server);
 

@@ -42,7 +42,8 @@ export interface DispatchDeps {
 export interface IncomingCall {
   endpoint: Endpoint;
   request: Request;
-  ip: string;
+  /** The caller's address, looked up only for a call without a key (its rate-limit bucket): the lookup is ~5 % of a request. */
+  ip: () => string;
   requestId: string;
 }
 
@@ -163,7 +164,7 @@ export function rateLimit(deps: Pick<DispatchDeps, 'services' | 'limiter'>, call
   // Keyed calls count against the key (hashed, so the bucket name never holds the secret).
   const decision = credential
     ? deps.limiter.hit(`key:${Buffer.from(credential.hash).toString('base64')}`, limits.per_key_per_minute)
-    : deps.limiter.hit(`ip:${call.ip}`, limits.per_ip_per_minute);
+    : deps.limiter.hit(`ip:${call.ip()}`, limits.per_ip_per_minute);
   if (!decision.allowed) {
     throw new AppError('RATE_LIMITED', `Rate limit of ${decision.limit} requests per minute exceeded.`, {
       howToFix: `Wait ${decision.resetSeconds} s (Retry-After) and retry; the limit is per ${credential ? 'API key' : 'IP address'}.`,
@@ -304,10 +305,10 @@ export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<
           headers: { 'Retry-After': '1' },
         });
       } else {
-        response = await runIdempotent(deps, entry, { services, principal, requestId: call.requestId, ip: call.ip, headers: call.request.headers }, valid, scope, baseHeaders);
+        response = await runIdempotent(deps, entry, { services, principal, requestId: call.requestId, headers: call.request.headers }, valid, scope, baseHeaders);
       }
     } else {
-      const data = await entry.handler({ services, principal, requestId: call.requestId, ip: call.ip, headers: call.request.headers }, valid);
+      const data = await entry.handler({ services, principal, requestId: call.requestId, headers: call.request.headers }, valid);
       response = successResponse(data, baseHeaders);
     }
   } catch (err) {

@@ -29,7 +29,7 @@ type Limits = Pick<DispatchDeps, 'services' | 'limiter'>;
 function sellerOf(deps: Limits, request: Request, ip: string, headers: Record<string, string>): Seller {
   const { services } = deps;
   const credential = credentialOf(request.headers);
-  rateLimit(deps, { ip }, credential, headers);
+  rateLimit(deps, { ip: () => ip }, credential, headers);
   if (credential?.token.startsWith(KEY_PREFIXES.merchant)) {
     const principal = authenticate(services.db, credential, 'merchant');
     const merchant = principal.kind === 'merchant' ? getMerchant(services.db, principal.merchantId) : null;

@@ -6,6 +6,7 @@ import { IdempotencyClaims } from '../../src/api/idempotency-claims.ts';
 import { Metrics } from '../../src/metrics.ts';
 import { RateLimiter } from '../../src/api/rate-limit.ts';
 import { buildTable, implement } from '../../src/actions/registry.ts';
+import { actionTable } from '../../src/actions/index.ts';
 import { action } from '../../src/contract/action.ts';
 import { ERROR_CODES } from '../../src/contract/errors.ts';
 import { call, memoryLogger, testServices } from '../helpers/services.ts';
@@ -163,6 +164,25 @@ describe('rate limits', () => {
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(res.headers.get('ratelimit-limit')).toBe('3');
   });
+
+  test('a call without a key is counted per caller address, looked up once a call; a keyed call never looks the address up', async () => {
+    const s = testServices({ env: { AGENT_WALLET_RATE_LIMITS_PER_IP_PER_MINUTE: '1' } });
+    const deps: DispatchDeps = { services: s, table: actionTable(), limiter: new RateLimiter(60_000), metrics: new Metrics(), unclaimedDetails: () => ({}), claims: new IdempotencyClaims() };
+    const lookups: string[] = [];
+    const from = (ip: string) => () => {
+      lookups.push(ip);
+      return ip;
+    };
+    const send = (body: string, ip: string, headers: Record<string, string> = {}) =>
+      dispatch(deps, { endpoint: 'bot', request: new Request('http://localhost/v1/bot', { method: 'POST', body, headers }), ip: from(ip), requestId: 'req-ip' }).then((r) => r.response.status);
+    expect(await send('{"action":"ping"}', '10.0.0.1')).toBe(200);
+    expect(await send('{"action":"ping"}', '10.0.0.1')).toBe(429);
+    expect(await send('{"action":"ping"}', '10.0.0.2')).toBe(200);
+    expect(lookups).toEqual(['10.0.0.1', '10.0.0.1', '10.0.0.2']);
+    // Counted against its key (then refused: no such key), from an address that is never looked up.
+    expect(await send('{"action":"list_payment_requests"}', '10.0.0.3', { authorization: 'Bearer wallet_bot_unknown' })).toBe(401);
+    expect(lookups).toHaveLength(3);
+  });
 });
 
 describe('unexpected errors', () => {
@@ -181,7 +201,7 @@ describe('unexpected errors', () => {
     const { response } = await dispatch(deps, {
       endpoint: 'bot',
       request: new Request('http://localhost/v1/bot', { method: 'POST', body: '{"action":"crash"}' }),
-      ip: '127.0.0.1',
+      ip: () => '127.0.0.1',
       requestId: 'req-123',
     });
     const text = await response.text();
@@ -210,7 +230,7 @@ describe('unexpected errors', () => {
     const { response } = await dispatch(deps, {
       endpoint: 'bot',
       request: new Request('http://localhost/v1/bot', { method: 'POST', body: '{"action":"refused"}' }),
-      ip: '127.0.0.1',
+      ip: () => '127.0.0.1',
       requestId: 'req-chain',
     });
     expectError({ status: response.status, body: await response.json() }, 503, 'SERVICE_UNAVAILABLE');
