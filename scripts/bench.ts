@@ -517,7 +517,6 @@ function lagQuantiles(before: Map<string, number>, after: Map<string, number>): 
   return { p50: bound(0.5), p99: bound(0.99), max: bound(1), ticks };
 }
 
-/** The daemon's WAL syncs so far by thread, from its /metrics. */
 /** WAL syncs by thread, and WAL start-overs (each syncs the WAL's header) by who made them, from the daemon's /metrics. */
 async function ledgerSyncs(url: string): Promise<{ event_loop: number; worker: number; restarts: number; foreignRestarts: number; forced: number }> {
   const text = await metricsText(url);

@@ -28,6 +28,7 @@
  */
 import { Database } from 'bun:sqlite';
 import { closeSync, openSync, readSync } from 'node:fs';
+import { rewriteApplicationId } from './header-write.ts';
 
 declare const self: Worker;
 
@@ -150,8 +151,7 @@ function startOver(c: Database, p: Database | null): Outcome {
     // Read under the write lock: from here to this write, nobody else writes.
     foreignRestart = startedOverElsewhere(currentSalt());
     before = knownSalt;
-    const { application_id } = c.query<{ application_id: number }, []>('PRAGMA application_id').get()!;
-    c.run(`PRAGMA application_id = ${Number(application_id)}`);
+    rewriteApplicationId(c);
     c.run('COMMIT');
   } catch (err) {
     if (c.inTransaction) c.run('ROLLBACK');

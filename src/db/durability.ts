@@ -15,6 +15,7 @@
  * commit is durable when it returns: `durable()` is immediate there.
  */
 import type { Database } from 'bun:sqlite';
+import { rewriteApplicationId } from './header-write.ts';
 
 export interface Durability {
   /** Undefined when everything committed so far is on the disk; else a promise that resolves when it is. */
@@ -51,10 +52,7 @@ type BunWorker = Worker & { ref(): void; unref(): void };
 export function startDurability(db: Database, path: string, onFailure: (message: string) => void, opts: { checkpointRows?: number; retryMs?: number; starvedTries?: number; holdMs?: number } = {}): Durability {
   // One write while every commit still syncs: the WAL then holds a frame, so no later write of
   // this connection can be the one that writes (and syncs) a fresh WAL's header.
-  db.transaction(() => {
-    const { application_id } = db.query<{ application_id: number | bigint }, []>('PRAGMA application_id').get()!;
-    db.run(`PRAGMA application_id = ${Number(application_id)}`);
-  }).immediate();
+  db.transaction(() => rewriteApplicationId(db)).immediate();
   db.run('PRAGMA synchronous = NORMAL');
   db.run('PRAGMA wal_autocheckpoint = 0');
   // Every row changed through this connection so far, committed or not: its generation. Effects

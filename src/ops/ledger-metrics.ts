@@ -22,6 +22,7 @@ export function ledgerMetricsSource(db: Database, durability: Durability = IMMED
     const mail = mailBacklog(db);
     const age = (oldestAt: number | null) => (oldestAt === null ? 0 : Math.max(0, (now() - oldestAt) / 1000));
     const stats = durability.stats;
+    const log = decisionLogStats(db);
     return [
       ...counter('ledger_commits', 'Ledger transactions committed.', commitsOf(db)),
       ...counter('ledger_outcome_commits', 'Of those, the commits recording confirmed outcomes (each for as many payments as landed together).', commitsFrom(db, OUTCOME_COMMITS)),
@@ -37,8 +38,8 @@ export function ledgerMetricsSource(db: Database, durability: Durability = IMMED
         ['by="worker"', stats.restarts],
         ['by="other"', stats.foreignRestarts],
       ]),
-      ...counter('decision_log_rows', 'Decision-log rows appended by this process.', decisionLogStats(db).rows),
-      ...counter('decision_log_seconds', 'Time spent appending them (hash, previous row, insert), inside the changes they record.', decisionLogStats(db).seconds),
+      ...counter('decision_log_rows', 'Decision-log rows appended by this process.', log.rows),
+      ...counter('decision_log_seconds', 'Time spent appending them (hash, previous row, insert), inside the changes they record.', log.seconds),
       ...gauge('transactions', 'Transactions not finished yet, by status.', UNFINISHED_STATUSES.map((s) => [`status="${s}"`, counts.get(s) ?? 0])),
       ...gauge('webhook_queue_depth', 'Webhook messages waiting for delivery.', webhooks.depth),
       ...gauge('webhook_oldest_pending_seconds', 'Age of the oldest webhook message waiting (0 when none).', age(webhooks.oldestAt)),
