@@ -78,6 +78,15 @@ export function baseElement(scalar: bigint): Uint8Array {
   return bytes;
 }
 
+/**
+ * Records `bytes`, made by this process as r·B for a non-zero scalar r below L (native-ed25519.ts
+ * `hashedBaseMultiple`), as validated: in the prime-order subgroup and not the identity by
+ * construction, so it only needs decoding, not the canonical and subgroup checks.
+ */
+export function knownBaseMultiple(bytes: Uint8Array): void {
+  validated.set(bytesToHex(bytes), Point.fromBytes(bytes));
+}
+
 /** Why `bytes` is not a canonical scalar (little-endian, below L), or `null` when it is one. */
 export function scalarProblem(bytes: Uint8Array): string | null {
   if (bytes.length !== SCALAR_BYTES) return `must be ${SCALAR_BYTES} bytes`;

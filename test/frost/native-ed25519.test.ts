@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { concatBytes } from '@noble/hashes/utils.js';
-import { ed25519Sign, ed25519Verifies } from '../../src/frost/native-ed25519.ts';
+import { ed25519Sign, ed25519Verifies, hashedBaseMultiple } from '../../src/frost/native-ed25519.ts';
 import { solanaLikeMessage } from './helpers.ts';
 
 describe('native Ed25519', () => {
@@ -43,5 +43,34 @@ describe('native Ed25519', () => {
     const notAPoint = new Uint8Array(32);
     notAPoint[0] = 2;
     expect(ed25519Verifies(signature, message, notAPoint)).toBe(false);
+  });
+});
+
+describe('hashedBaseMultiple: a secret scalar and its base multiple from one native signature', () => {
+  const Point = ed25519.Point;
+
+  test('the point is exactly scalar·B (noble), for 300 inputs; the scalar is canonical and non-zero', () => {
+    for (let i = 0; i < 300; i++) {
+      const made = hashedBaseMultiple(solanaLikeMessage(i % 7).subarray(0, 32 + i))!;
+      expect(made.scalar > 0n && made.scalar < Point.Fn.ORDER).toBe(true);
+      expect(made.point).toEqual(Point.BASE.multiply(made.scalar).toBytes());
+    }
+  });
+
+  test('is a function of its input (a per-process secret prefix, fixed) and differs for every input', () => {
+    const input = new Uint8Array(64).fill(7);
+    expect(hashedBaseMultiple(input)).toEqual(hashedBaseMultiple(input.slice()));
+    const scalars = new Set<bigint>();
+    for (let i = 0; i < 500; i++) scalars.add(hashedBaseMultiple(new Uint8Array([i & 0xff, i >> 8]))!.scalar);
+    expect(scalars.size).toBe(500);
+  });
+
+  test('the secret prefix is drawn per process: another process gives another scalar for the same input', async () => {
+    const script = `import { hashedBaseMultiple } from ${JSON.stringify(new URL('../../src/frost/native-ed25519.ts', import.meta.url).pathname)}; console.log(hashedBaseMultiple(new Uint8Array(64)).scalar.toString())`;
+    const other = Bun.spawnSync([process.execPath, '-e', script]);
+    expect(other.exitCode).toBe(0);
+    const theirs = BigInt(other.stdout.toString().trim());
+    expect(theirs > 0n).toBe(true);
+    expect(theirs).not.toBe(hashedBaseMultiple(new Uint8Array(64))!.scalar);
   });
 });

@@ -138,6 +138,45 @@ describe('differential against noble ed25519_FROST', () => {
   }, 60_000);
 });
 
+describe('default nonces (native-ed25519.ts hashedBaseMultiple), checked against noble', () => {
+  test('200 commits: fresh canonical nonces, commitments that are noble\'s base multiples of them, shares noble computes alike, signatures noble verifies', () => {
+    const rng = seeded('frost-native-nonces');
+    const keys = Array.from({ length: 10 }, () => noble.trustedDealer({ min: 2, max: 2 }, [AGENT_ID, SERVER_ID], undefined, rng));
+    const seen = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const key = keys[i % keys.length]!;
+      const secrets = [key.secretShares[AGENT_ID]!, key.secretShares[SERVER_ID]!];
+      const rounds = secrets.map((s) => ours.commit(s));
+      for (const { nonces, commitments } of rounds) {
+        for (const [nonce, commitment] of [[nonces.hiding, commitments.hiding], [nonces.binding, commitments.binding]] as const) {
+          const scalar = Fn.fromBytes(nonce);
+          expect(Fn.is0(scalar)).toBe(false);
+          expect(bytesToHex(commitment)).toBe(Point.BASE.multiply(scalar).toHex());
+          seen.add(bytesToHex(nonce));
+        }
+      }
+      if (i % 10 !== 0) continue;
+      const list = rounds.map((r) => r.commitments);
+      const message = rng(40 + i);
+      const nobleShares = secrets.map((s, j) => noble.signShare(s, key.public, copyNonces(rounds[j]!.nonces), list, message));
+      const shares = secrets.map((s, j) => ours.signShare(s, key.public, rounds[j]!.nonces, list, message));
+      expect(shares).toEqual(nobleShares);
+      const signature = ours.aggregate(key.public, list, message, { [AGENT_ID]: shares[0]!, [SERVER_ID]: shares[1]! });
+      expect(ed25519.verify(signature, message, key.public.commitments[0]!, { zip215: false })).toBe(true);
+    }
+    expect(seen.size).toBe(800);
+  });
+
+  test('two commits with the same secret share draw different nonces (fresh randomness each time)', () => {
+    const { server } = dkgPair();
+    const secret = server.keyPackage.reveal().secret;
+    const a = ours.commit(secret);
+    const b = ours.commit(secret);
+    expect(bytesToHex(a.nonces.hiding)).not.toBe(bytesToHex(b.nonces.hiding));
+    expect(bytesToHex(a.commitments.binding)).not.toBe(bytesToHex(b.commitments.binding));
+  });
+});
+
 describe('malformed inputs are refused as noble refuses them', () => {
   const rng = seeded('frost-malformed');
   const key = noble.trustedDealer({ min: 2, max: 2 }, [AGENT_ID, SERVER_ID], undefined, rng);
