@@ -8,6 +8,8 @@
  *   app         the full app (dispatcher, auth, rate limits, metrics, logs) on a file ledger
  *   raw-insert  Bun.serve inserting one row per request into SQLite with the ledger's durability
  *               (the daemon's: synchronous=NORMAL, the answer waits for the worker's sync)
+ *   raw-insert-full  the same with synchronous=FULL, each commit syncing on the event loop: the
+ *               baseline issue 27 was filed against (when the daemon committed that way too)
  *   world       the full app + claimed, funded agents, on the embedded simnet or (BENCH_EXTERNAL_RPC)
  *               on a simnet in another process
  *   simnet      a standalone simnet, so the chain's CPU is not the daemon's
@@ -19,7 +21,7 @@ import { Database } from 'bun:sqlite';
 import type { Address } from '@solana/kit';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/open.ts';
-import { startDurability } from '../src/db/durability.ts';
+import { IMMEDIATE, startDurability } from '../src/db/durability.ts';
 import { buildServices } from '../src/daemon/services.ts';
 import { createApp } from '../src/api/app.ts';
 import { createLogger } from '../src/log.ts';
@@ -80,13 +82,15 @@ if (mode === 'bare') {
   const app = createApp(await appServices());
   app.listen({ port: 0, hostname: '127.0.0.1' });
   console.log(`READY ${app.server?.port}`);
-} else if (mode === 'raw-insert') {
+} else if (mode === 'raw-insert' || mode === 'raw-insert-full') {
   const path = join(dataDir, 'raw.db');
   const db = new Database(path, { create: true, strict: true, safeIntegers: true });
   db.run('PRAGMA busy_timeout = 5000');
   db.run('PRAGMA journal_mode = WAL');
   db.run('CREATE TABLE intents (id TEXT PRIMARY KEY, wallet TEXT NOT NULL, amount INTEGER NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT');
-  const durability = startDurability(db, path, (message) => console.error(`bench: ${message}`));
+  let durability = IMMEDIATE;
+  if (mode === 'raw-insert') durability = startDurability(db, path, (message) => console.error(`bench: ${message}`));
+  else db.run('PRAGMA synchronous = FULL');
   const insert = db.query('INSERT INTO intents VALUES (?, ?, ?, ?, ?)');
   const server = Bun.serve({
     port: 0,

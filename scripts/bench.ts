@@ -6,6 +6,7 @@
  *   ping         full app vs bare Bun.serve                                      goal ≥ 0.8
  *   pay intent   pay (guard rails, reservation, events, idempotency-free) vs a
  *                raw SQLite insert with the same durability; p99 at 200 req/s    goal ≥ 1.0, p99 ≤ 10 ms
+ *                (beside it, the raw insert with synchronous=FULL the issue was filed against)
  *   payments/s   16 agents paying end to end on the fast path (pay with commitments, check,
  *                frost_sign_complete with submit and wait), the chain in its own process,
  *                vs the in-process FROST signing floor                            goal ≥ 250/s
@@ -213,6 +214,7 @@ async function pingProbe(url: string, seconds: number): Promise<Result> {
 
 async function benchPayments(): Promise<void> {
   const raw = await startChild('raw-insert');
+  const rawFull = await startChild('raw-insert-full');
   const chain = await startChild('simnet');
   const world = await startChild('world', ['16'], { BENCH_EXTERNAL_RPC: `http://127.0.0.1:${chain.port}`, ...(process.env.BENCH_WORLD_ENV ? JSON.parse(process.env.BENCH_WORLD_ENV) : {}) });
   const profiles = JSON.parse(world.lines[1]!) as ProfileData[];
@@ -224,6 +226,7 @@ async function benchPayments(): Promise<void> {
     const auth = (i: number) => ({ authorization: `Bearer ${profiles[i % profiles.length]!.api_key}` });
     await closedLoop(1, 16, (w) => post(url + '/bot', payBody(w), auth(w)));
     const rawMax = await closedLoop(SECONDS, 16, () => post(`http://127.0.0.1:${raw.port}/`, payBody(0)));
+    const rawFullMax = await closedLoop(SECONDS, 16, () => post(`http://127.0.0.1:${rawFull.port}/`, payBody(0)));
     const payMax = await closedLoop(SECONDS, 16, (w) => post(url + '/bot', payBody(w), auth(w)));
     let n = 0;
     const payAt200 = await openLoop(SECONDS, 200, () => {
@@ -231,6 +234,7 @@ async function benchPayments(): Promise<void> {
       return post(url + '/bot', payBody(i), auth(i));
     });
     report('pay intents req/s (pay / raw insert)', payMax.rps, rawMax.rps, 1, 'req/s', `raw p99 ${rawMax.p99.toFixed(2)} ms`);
+    rows.push(`${'  against the raw insert as filed'.padEnd(34)} ${payMax.rps.toFixed(1).padStart(9)} req/s  ${rawFullMax.rps.toFixed(1).padStart(9)}   ${(payMax.rps / rawFullMax.rps).toFixed(2).padStart(5)}   (a raw insert committing with synchronous=FULL, its own fsync per request on the event loop: the baseline issue 27 was filed against, 0.33 then; raw p99 ${rawFullMax.p99.toFixed(2)} ms)`);
     rows.push(`${'pay intent latency at 200 req/s'.padEnd(34)} p50 ${payAt200.p50.toFixed(2)} ms, p99 ${payAt200.p99.toFixed(2)} ms (goal p99 ≤ 10 ms: ${payAt200.p99 <= 10 ? 'met' : 'NOT MET'})`);
 
     // End to end on the fast path, as the CLI pays: pay with the agent's commitments, check the
@@ -360,6 +364,7 @@ async function benchPayments(): Promise<void> {
     await benchFacilitator(url, `http://127.0.0.1:${chain.port}`, e2e);
   } finally {
     raw.kill();
+    rawFull.kill();
     world.kill();
     chain.kill();
   }
