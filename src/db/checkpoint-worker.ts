@@ -1,8 +1,8 @@
 /**
  * The ledger's checkpoint thread (durability.ts): copies the WAL into the database and starts the
  * WAL over, on a thread of its own, so that neither the event loop nor the syncs that answers
- * wait for (sync-worker.ts) ever wait for a checkpoint. Told of every sync's generation by the sync
- * thread; answers the event loop with each checkpoint it made.
+ * wait for (sync-worker.ts) ever wait for a checkpoint. Told of every sync's generation; answers
+ * with each checkpoint it made.
  *
  * Starting the WAL over is a sync too: after a checkpoint has copied the whole WAL into the
  * database, the next write rewrites the WAL's header and syncs it (SQLite does, whatever
@@ -173,11 +173,10 @@ function due(gen: number): boolean {
   return written >= checkpointRows || Date.now() - lastRestart.at >= CHECKPOINT_IDLE_MS;
 }
 
-self.onmessage = (event: MessageEvent<{ op: 'open'; path: string; gen: number; syncs: MessagePort; checkpointRows?: number; retryMs?: number; starvedTries?: number; holdMs?: number } | { op: 'close' }>) => {
+self.onmessage = (event: MessageEvent<{ op: 'open'; path: string; gen: number; checkpointRows?: number; retryMs?: number; starvedTries?: number; holdMs?: number } | { op: 'written'; gen: number } | { op: 'close' }>) => {
   const m = event.data;
   if (m.op === 'open') {
     walPath = `${m.path}-wal`;
-    m.syncs.onmessage = (synced: MessageEvent<{ op: 'written'; gen: number }>) => written(synced.data.gen);
     lastRestart.gen = m.gen;
     checkpointRows = m.checkpointRows ?? CHECKPOINT_ROWS;
     retryMs = m.retryMs ?? RETRY_MS;
@@ -199,13 +198,10 @@ self.onmessage = (event: MessageEvent<{ op: 'open'; path: string; gen: number; s
     pin?.close();
     conn = pin = null;
     reply({ op: 'closed' });
+    return;
   }
-};
-
-/** After the sync of generation `gen` (the sync thread tells this one directly): a checkpoint, when one is due. */
-function written(gen: number): void {
   if (!conn || !pin) return;
-  if (!due(gen)) {
+  if (!due(m.gen)) {
     if (startedOverElsewhere(currentSalt())) reply({ op: 'foreign' });
     return;
   }
@@ -213,7 +209,7 @@ function written(gen: number): void {
   try {
     const done = forced ? forcedCheckpoint(conn) : checkpoint(conn, pin);
     if (done.restarted || done.foreignRestart) {
-      lastRestart = { at: Date.now(), gen };
+      lastRestart = { at: Date.now(), gen: m.gen };
       failedTries = 0;
     } else {
       lastTry = Date.now();
@@ -225,4 +221,4 @@ function written(gen: number): void {
     failedTries++;
     reply({ op: 'checkpointed', restarted: false, foreignRestart: false, forced, error: err instanceof Error ? err.message : String(err) });
   }
-}
+};

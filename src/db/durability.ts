@@ -62,12 +62,10 @@ export function startDurability(db: Database, path: string, onFailure: (message:
 
   const worker = new Worker(new URL('./sync-worker.ts', import.meta.url).href) as BunWorker;
   worker.unref();
+  worker.postMessage({ op: 'open', path });
   const checkpointer = new Worker(new URL('./checkpoint-worker.ts', import.meta.url).href) as BunWorker;
   checkpointer.unref();
-  // The sync thread tells the checkpoint thread of each sync itself, not through the event loop.
-  const syncs = new MessageChannel();
-  worker.postMessage({ op: 'open', path, checkpointer: syncs.port1 }, [syncs.port1]);
-  checkpointer.postMessage({ op: 'open', path, gen: generation(), syncs: syncs.port2, ...opts }, [syncs.port2]);
+  checkpointer.postMessage({ op: 'open', path, gen: generation(), ...opts });
 
   const stats = noStats();
   let synced = generation();
@@ -121,6 +119,7 @@ export function startDurability(db: Database, path: string, onFailure: (message:
     stats.syncs++;
     stats.walBytes = m.bytes ?? 0;
     synced = Math.max(synced, m.gen!);
+    checkpointer.postMessage({ op: 'written', gen: m.gen });
     const still: typeof waiters = [];
     for (const w of waiters) {
       if (w.gen <= synced) w.resolve();

@@ -1,6 +1,6 @@
 /**
  * The ledger's disk thread (durability.ts): fdatasyncs the WAL when asked and answers with the
- * generation the sync covered, or the error; it tells the checkpoint thread that generation too. It does nothing else, so an effect waiting for its
+ * generation the sync covered, or the error. It does nothing else, so an effect waiting for its
  * commit to be durable waits for one fdatasync, never behind a checkpoint (checkpoint-worker.ts).
  */
 import { closeSync, fdatasyncSync, fstatSync, openSync, writeFileSync } from 'node:fs';
@@ -8,8 +8,6 @@ import { closeSync, fdatasyncSync, fstatSync, openSync, writeFileSync } from 'no
 declare const self: Worker;
 
 let walPath = '';
-/** The checkpoint thread's end of a channel (durability.ts): told of each sync's generation, for which a checkpoint may be due. */
-let checkpointer: MessagePort | null = null;
 
 /**
  * For the power-loss test only: after each sync, the WAL's length that sync made durable is
@@ -41,11 +39,10 @@ function syncWal(): number {
   }
 }
 
-self.onmessage = (event: MessageEvent<{ op: 'open'; path: string; checkpointer: MessagePort } | { op: 'sync'; gen: number } | { op: 'close' }>) => {
+self.onmessage = (event: MessageEvent<{ op: 'open'; path: string } | { op: 'sync'; gen: number } | { op: 'close' }>) => {
   const m = event.data;
   if (m.op === 'open') {
     walPath = `${m.path}-wal`;
-    checkpointer = m.checkpointer;
     // Everything before the switch was committed with synchronous=FULL: on the disk already.
     if (syncedLog) writeFileSync(syncedLog, String(syncWal()));
     return;
@@ -54,14 +51,9 @@ self.onmessage = (event: MessageEvent<{ op: 'open'; path: string; checkpointer: 
     self.postMessage({ op: 'closed' });
     return;
   }
-  let bytes: number;
   try {
-    bytes = syncWal();
+    self.postMessage({ op: 'synced', gen: m.gen, bytes: syncWal() });
   } catch (err) {
     self.postMessage({ op: 'failed', gen: m.gen, error: err instanceof Error ? err.message : String(err) });
-    return;
   }
-  self.postMessage({ op: 'synced', gen: m.gen, bytes });
-  // Straight to the checkpoint thread: the event loop does not relay it (a thread's wake-up costs it ~15 µs).
-  checkpointer?.postMessage({ op: 'written', gen: m.gen });
 };
