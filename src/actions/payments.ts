@@ -30,7 +30,7 @@ import { amountParam } from '../params.ts';
 import { crashPoint } from '../crash-points.ts';
 import { payPaylink } from '../earning/agent-pay.ts';
 import { getPaylink, referenceKeysOf } from '../db/paylinks.ts';
-import { nextTurn } from '../loop-turns.ts';
+import { batchedWrite } from '../db/write-batch.ts';
 
 /** The caller's transaction; another wallet's id is NOT_FOUND. */
 export function ownTx(services: Services, walletId: string, txId: string, types: readonly TxType[] = ['payment']): TxRow {
@@ -265,22 +265,20 @@ export const paymentActions = implement(PAYMENTS, {
     const q = await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment');
     const early = agent ? await earlyMessage(ctx.services, wallet, recipient.address, amount, q, p.reference) : null;
     let round: SignInitResult | null = null;
-    // The quote and the message were awaited: the write transaction takes a turn of its own.
-    await nextTurn();
-    const tx = ctx.services.db
-      .transaction(() => {
-        checkReference();
-        const row = createIntent(ctx.services, { wallet, type: 'payment', category: recipient.category, recipient, quote: q, note: p.note, reference: p.reference, idempotencyKey: ctx.idempotency?.key, transactionId: early?.transactionId });
-        // The idempotent answer is the intent alone: a replay opens no second round.
-        ctx.idempotency?.record(txView(row));
-        // The fast path in one commit: the intent, its message and the round (guard rails were decided just now, in this transaction).
-        if (!early || !agent || row.status !== 'pre_approved' || row.fee !== early.fee || row.setup_fee !== 0n) return row;
-        storeMessage(ctx.services, row.transaction_id, early.built);
-        const stored = getTx(ctx.services.db, row.transaction_id)!;
-        round = recordRound(ctx.services, agent, stored);
-        return stored;
-      })
-      .immediate();
+    // The quote and the message were awaited: the write transaction takes a later turn, in one
+    // commit with the other writes due then (src/db/write-batch.ts).
+    const tx = await batchedWrite(ctx.services.db, () => {
+      checkReference();
+      const row = createIntent(ctx.services, { wallet, type: 'payment', category: recipient.category, recipient, quote: q, note: p.note, reference: p.reference, idempotencyKey: ctx.idempotency?.key, transactionId: early?.transactionId });
+      // The idempotent answer is the intent alone: a replay opens no second round.
+      ctx.idempotency?.record(txView(row));
+      // The fast path in one commit: the intent, its message and the round (guard rails were decided just now, in this transaction).
+      if (!early || !agent || row.status !== 'pre_approved' || row.fee !== early.fee || row.setup_fee !== 0n) return row;
+      storeMessage(ctx.services, row.transaction_id, early.built);
+      const stored = getTx(ctx.services.db, row.transaction_id)!;
+      round = recordRound(ctx.services, agent, stored);
+      return stored;
+    });
     crashPoint('intent_committed');
     if (round) return withOpenRound({ ...txView(tx), ...confirmAnswer(ctx.services, tx) }, round);
     return withRound(ctx.services, wallet, txView(tx), agent);

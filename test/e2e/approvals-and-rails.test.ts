@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ApiClient } from '../../src/client/api.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
+import { commitsOf } from '../../src/db/commit-count.ts';
 import { expireIntents } from '../../src/jobs/payments.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { errorOf } from '../helpers/errors.ts';
@@ -149,14 +150,17 @@ describe('approvals', () => {
 });
 
 describe('budget concurrency', () => {
-  test('20 concurrent intents against a remaining budget for 10: exactly 10 pre_approved, never more reserved than the budget', async () => {
+  test('20 concurrent intents against a remaining budget for 10: exactly 10 pre_approved, never more reserved than the budget, also where they share commits', async () => {
     // Each intent costs 1 + 0.01 fee = 1.01; a daily budget of 10.10 holds exactly 10 of them.
     const carol = await world.agent('Carol');
     const carolOwner = world.claim(carol.walletId, 'carol@example.com');
     await world.fund(carol.address, 100_000_000n);
     await world.fund(bob.address, 0n);
     await carolOwner.call('owner', 'set_guard_rails', { wallet_id: carol.walletId, rails: { budgets: { daily: '10.10' }, on_budget_exceeded: 'reject' } });
+    const commitsBefore = commitsOf(world.services.db);
     const results = await Promise.all(Array.from({ length: 20 }, () => carol.api.call<any>('bot', 'pay', { to: bob.username, amount: 1 })));
+    // Written in batches (src/db/write-batch.ts): each intent decided on the ones before it in its batch.
+    expect(commitsOf(world.services.db) - commitsBefore).toBeLessThan(20);
     const counts = results.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
     expect(counts).toEqual({ pre_approved: 10, rejected: 10 });
     const limits = await carol.api.call<any>('bot', 'my_limits');

@@ -1,0 +1,160 @@
+import { afterEach, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { commitsOf } from '../../src/db/commit-count.ts';
+import { openDatabase } from '../../src/db/open.ts';
+import { BATCH_MS, batchedWrite } from '../../src/db/write-batch.ts';
+import { Turns } from '../../src/api/turns.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A ledger file with a table of rows and one whose foreign key is checked at commit. */
+function ledger(): { db: Database; path: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'aw-batch-'));
+  dirs.push(dir);
+  const path = join(dir, 'wallet.db');
+  const db = openDatabase(path, { network: 'simnet' });
+  db.run('CREATE TABLE t (x INTEGER NOT NULL) STRICT');
+  db.run('CREATE TABLE parent (id INTEGER PRIMARY KEY) STRICT');
+  db.run('CREATE TABLE child (parent INTEGER NOT NULL REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED) STRICT');
+  return { db, path };
+}
+
+const count = (db: Database) => Number(db.query<{ n: bigint }, []>('SELECT count(*) AS n FROM t').get()!.n);
+const insert = (db: Database, x: number) => db.query('INSERT INTO t (x) VALUES (?)').run(x);
+
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+test('writes due together commit as one transaction, in the order asked, each seeing the ones before it', async () => {
+  const { db, path } = ledger();
+  const before = commitsOf(db);
+  const results = await Promise.all(
+    [1, 2, 3].map((x) =>
+      batchedWrite(db, () => {
+        const seen = count(db);
+        insert(db, x);
+        return seen;
+      }),
+    ),
+  );
+  expect(results).toEqual([0, 1, 2]);
+  expect(commitsOf(db) - before).toBe(1);
+  // Committed when answered: another connection reads all three.
+  const other = new Database(path, { readonly: true });
+  expect(count(other)).toBe(3);
+  other.close();
+  db.close();
+});
+
+test('calls admitted one a turn, as the API admits pays, still write in one commit: the batch waits behind the calls admitted before it', async () => {
+  const { db } = ledger();
+  const turns = new Turns(100);
+  const before = commitsOf(db);
+  const order: string[] = [];
+  await Promise.all(
+    [1, 2, 3].map((x) =>
+      turns.take().then(() => {
+        order.push(`admitted ${x}`);
+        return batchedWrite(db, () => {
+          order.push(`wrote ${x}`);
+          insert(db, x);
+        });
+      }),
+    ),
+  );
+  expect(order).toEqual(['admitted 1', 'admitted 2', 'admitted 3', 'wrote 1', 'wrote 2', 'wrote 3']);
+  expect(commitsOf(db) - before).toBe(1);
+  db.close();
+});
+
+test('a write that throws is rolled back alone: it rejects with its own error, the others commit', async () => {
+  const { db } = ledger();
+  const outcomes = await Promise.allSettled([
+    batchedWrite(db, () => insert(db, 1)),
+    batchedWrite(db, () => {
+      insert(db, 2);
+      throw new Error('over the daily budget');
+    }),
+    batchedWrite(db, () => insert(db, 3)),
+  ]);
+  expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+  expect(((outcomes[1] as PromiseRejectedResult).reason as Error).message).toBe('over the daily budget');
+  expect(db.query('SELECT x FROM t ORDER BY x').all()).toEqual([{ x: 1n }, { x: 3n }]);
+  db.close();
+});
+
+test('a batch whose commit fails answers none of its writes as done, and keeps none of them', async () => {
+  const { db } = ledger();
+  // The second write breaks a foreign key that SQLite checks only at COMMIT.
+  const outcomes = await Promise.allSettled([
+    batchedWrite(db, () => insert(db, 1)),
+    batchedWrite(db, () => db.query('INSERT INTO child (parent) VALUES (999)').run()),
+    batchedWrite(db, () => insert(db, 3)),
+  ]);
+  expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+  for (const o of outcomes) expect(String((o as PromiseRejectedResult).reason)).toContain('FOREIGN KEY');
+  expect(count(db)).toBe(0);
+  expect(db.inTransaction).toBe(false);
+  // The next write commits as usual.
+  await batchedWrite(db, () => insert(db, 4));
+  expect(count(db)).toBe(1);
+  db.close();
+});
+
+test('a batch stops after BATCH_MS and the rest commits on a later turn, after a ping that arrived meanwhile', async () => {
+  const { db } = ledger();
+  const order: string[] = [];
+  const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: () => void order.push('ping') } });
+  const client = await Bun.connect({ hostname: '127.0.0.1', port: server.port, socket: { data: () => {} } });
+  try {
+    const before = commitsOf(db);
+    const writes = Array.from({ length: 6 }, (_, i) =>
+      batchedWrite(db, () => {
+        order.push(`write ${i}`);
+        insert(db, i);
+        if (i === 0) client.write('ping');
+        busy(BATCH_MS * 0.6);
+      }),
+    );
+    await Promise.all(writes);
+    // 0.6 ms each: at most two writes a batch (one when the thread was preempted), so 3 to 6 commits.
+    const commits = commitsOf(db) - before;
+    expect(commits).toBeGreaterThanOrEqual(3);
+    expect(commits).toBeLessThanOrEqual(6);
+    expect(order.filter((o) => o !== 'ping')).toEqual(['write 0', 'write 1', 'write 2', 'write 3', 'write 4', 'write 5']);
+    // Served between the first batch and the next, not after all six.
+    expect(order.indexOf('ping')).toBeGreaterThanOrEqual(1);
+    expect(order.indexOf('ping')).toBeLessThanOrEqual(2);
+    expect(count(db)).toBe(6);
+  } finally {
+    client.end();
+    server.stop(true);
+    db.close();
+  }
+});
+
+test('when the write lock stays busy the first write in line fails as its own transaction would, and the next one commits on a later turn', async () => {
+  const { db, path } = ledger();
+  db.run('PRAGMA busy_timeout = 0');
+  const holder = new Database(path);
+  holder.run('BEGIN IMMEDIATE');
+  const first = batchedWrite(db, () => insert(db, 1)).catch((err: Error) => {
+    // The lock is let go before the next turn.
+    holder.run('COMMIT');
+    return err;
+  });
+  const second = batchedWrite(db, () => insert(db, 2));
+  expect(String(await first)).toContain('locked');
+  await second;
+  expect(db.query('SELECT x FROM t').all()).toEqual([{ x: 2n }]);
+  holder.close();
+  db.close();
+});
