@@ -57,6 +57,34 @@ test('a hundred effects behind a hundred commits share two syncs (group commit),
   expect(durability.durable()).toBeUndefined();
 });
 
+test('the effects one sync lets out go one a turn: a ping that arrives during the first is served before the second', async () => {
+  const { db, durability } = ledger();
+  await durability.durable();
+  const order: string[] = [];
+  const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: () => void order.push('ping') } });
+  const client = await Bun.connect({ hostname: '127.0.0.1', port: server.port, socket: { data: () => {} } });
+  try {
+    for (let i = 1; i <= 3; i++) db.transaction(() => db.query('INSERT INTO notes (body) VALUES (?)').run(`note ${i}`)).immediate();
+    const before = durability.stats.syncs;
+    await Promise.all(
+      [1, 2, 3].map((i) =>
+        durability.durable()!.then(() => {
+          order.push(`effect ${i}`);
+          if (i === 1) client.write('ping');
+          // An answer's synchronous work: serializing, logging.
+          const until = performance.now() + 3;
+          while (performance.now() < until);
+        }),
+      ),
+    );
+    expect(durability.stats.syncs - before).toBe(1);
+    expect(order).toEqual(['effect 1', 'ping', 'effect 2', 'effect 3']);
+  } finally {
+    client.end();
+    server.stop(true);
+  }
+});
+
 test('two thousand rows written make a checkpoint due; it copies the WAL and starts it over on its thread; the rows stay readable and survive a reopen', async () => {
   const { db, durability, path } = ledger();
   const body = 'x'.repeat(400);
