@@ -43,38 +43,58 @@ export function batchedWrite<T>(db: Database, fn: () => T): Promise<T> {
 }
 
 function runBatch(db: Database, queue: Unit[]): void {
-  const ran: { unit: Unit; ok: boolean; value: unknown }[] = [];
-  let failed: { err: unknown } | null = null;
-  let aborted: { err: unknown } | null = null;
+  const taken: Unit[] = [];
+  const { results, failed } = savepointSlice(db, BATCH_MS, () => {
+    const unit = queue.shift();
+    if (unit) taken.push(unit);
+    return unit?.fn;
+  });
+  // The transaction did not even begin (the write lock stayed busy): the first in line fails, as
+  // its own transaction would have; the others try again on the next turn.
+  if (taken.length === 0 && failed) queue.shift()!.reject(failed.err);
+  if (queue.length > 0) void nextTurn().then(() => runBatch(db, queue));
+  taken.forEach((unit, i) => {
+    const r = results[i]!;
+    if (!r.ok) unit.reject(r.err);
+    else if (failed) unit.reject(failed.err);
+    else unit.resolve(r.value as never);
+  });
+}
+
+/** What `savepointSlice` did: each unit's result in order, and the error that kept the slice from committing, if one did. */
+export interface Slice {
+  results: ({ ok: true; value: unknown } | { ok: false; err: unknown })[];
+  failed: { err: unknown } | null;
+}
+
+/**
+ * Runs the units `next` hands out in one IMMEDIATE transaction, each in a savepoint of its own (one
+ * that throws is rolled back alone), until `budgetMs` has passed (at least one unit) or `next` has
+ * none left. `failed` is set when nothing of the slice was kept: the transaction could not begin or
+ * commit, or SQLite rolled it back whole (a full disk, an I/O error), whatever ran before. The
+ * pays' batches and the recorded outcomes (payments/settle.ts) share it.
+ */
+export function savepointSlice(db: Database, budgetMs: number, next: () => (() => unknown) | undefined): Slice {
+  const results: Slice['results'] = [];
+  let failed: Slice['failed'] = null;
   try {
     db.transaction(() => {
       const started = performance.now();
-      do {
-        const unit = queue.shift()!;
+      for (let fn = next(); fn; fn = performance.now() - started < budgetMs ? next() : undefined) {
         try {
-          ran.push({ unit, ok: true, value: db.transaction(unit.fn)() });
+          results.push({ ok: true, value: db.transaction(fn)() });
         } catch (err) {
-          ran.push({ unit, ok: false, value: err });
-          // SQLite rolls the whole transaction back on some errors (a full disk, an I/O error):
-          // then nothing of this batch is in the ledger, whatever ran before.
+          results.push({ ok: false, err });
           if (!db.inTransaction) {
-            aborted = { err };
+            // Kept over the error of the ROLLBACK that then fails: the cause, not its echo.
+            failed = { err };
             throw err;
           }
         }
-      } while (queue.length > 0 && performance.now() - started < BATCH_MS);
+      }
     }).immediate();
   } catch (err) {
-    // The error that undid the batch, not the one the failed ROLLBACK after it may have raised.
-    failed = aborted ?? { err };
-    // The transaction did not even begin (the write lock stayed busy): the first in line fails,
-    // as its own transaction would have; the others try again on the next turn.
-    if (ran.length === 0) ran.push({ unit: queue.shift()!, ok: false, value: err });
+    failed ??= { err };
   }
-  if (queue.length > 0) void nextTurn().then(() => runBatch(db, queue));
-  for (const r of ran) {
-    if (!r.ok) r.unit.reject(r.value);
-    else if (failed) r.unit.reject(failed.err);
-    else r.unit.resolve(r.value as never);
-  }
+  return { results, failed };
 }

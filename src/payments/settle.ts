@@ -27,6 +27,7 @@ import { recordAgentPaylinkPayment } from '../earning/scan.ts';
 import { fulfilFromDeposit } from '../earning/funding.ts';
 import { countedAs, OUTCOME_COMMITS } from '../db/commit-count.ts';
 import { nextTurn } from '../loop-turns.ts';
+import { savepointSlice } from '../db/write-batch.ts';
 
 const PREFIX: Record<string, string> = { payment: 'payment', withdrawal: 'withdrawal', x402: 'payment' };
 
@@ -273,8 +274,10 @@ const OUTCOME_SLICE_MS = 2;
 
 /**
  * Records the outcomes of one look in as few transactions as fit OUTCOME_SLICE_MS each (one commit,
- * one fsync, for as many as landed together), each row in its own savepoint: a row that fails is
- * logged and left pending for the next look, without rolling back the others. Returns the ids recorded.
+ * one fsync, for as many as landed together), each row in its own savepoint (db/write-batch.ts
+ * `savepointSlice`): a row that fails is logged and left pending for the next look, without rolling
+ * back the others; a slice that does not commit fails the look, none of its rows recorded. Returns
+ * the ids recorded.
  */
 async function recordOutcomes(services: Services, outcomes: { tx: TxRow; status: SignatureStatus }[]): Promise<Set<string>> {
   const recorded = new Set<string>();
@@ -285,20 +288,20 @@ async function recordOutcomes(services: Services, outcomes: { tx: TxRow; status:
     // Each slice takes a turn: a request that arrived meanwhile runs first. A row recorded by another
     // look in the meantime is not recorded twice (applyOutcome moves only a pending row).
     await nextTurn();
-    countedAs(OUTCOME_COMMITS, () =>
-      db.transaction(() => {
-        const started = performance.now();
-        do {
-          const { tx, status } = outcomes[next++]!;
-          try {
-            db.transaction(() => applyOutcome(services, tx, status))();
-            recorded.add(tx.transaction_id);
-          } catch (err) {
-            services.log.warn('recording an outcome failed; the next look tries again', { transaction_id: tx.transaction_id, error: (err as Error).message });
-          }
-        } while (next < outcomes.length && performance.now() - started < OUTCOME_SLICE_MS);
-      }).immediate(),
+    const from = next;
+    const { results, failed } = countedAs(OUTCOME_COMMITS, () =>
+      savepointSlice(db, OUTCOME_SLICE_MS, () => {
+        if (next >= outcomes.length) return undefined;
+        const { tx, status } = outcomes[next++]!;
+        return () => applyOutcome(services, tx, status);
+      }),
     );
+    if (failed) throw failed.err;
+    results.forEach((r, i) => {
+      const { tx } = outcomes[from + i]!;
+      if (r.ok) recorded.add(tx.transaction_id);
+      else services.log.warn('recording an outcome failed; the next look tries again', { transaction_id: tx.transaction_id, error: (r.err as Error).message });
+    });
   }
   crashPoint('completion_recorded');
   for (const id of recorded) watchOf(services).lastSent.delete(id);

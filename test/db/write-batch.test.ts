@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { commitsOf } from '../../src/db/commit-count.ts';
 import { openDatabase } from '../../src/db/open.ts';
-import { BATCH_MS, batchedWrite } from '../../src/db/write-batch.ts';
+import { BATCH_MS, batchedWrite, savepointSlice } from '../../src/db/write-batch.ts';
 import { Turns } from '../../src/api/turns.ts';
 
 const dirs: string[] = [];
@@ -20,6 +20,7 @@ function ledger(): { db: Database; path: string } {
   const path = join(dir, 'wallet.db');
   const db = openDatabase(path, { network: 'simnet' });
   db.run('CREATE TABLE t (x INTEGER NOT NULL) STRICT');
+  db.run('CREATE TABLE blobs (b BLOB NOT NULL) STRICT');
   db.run('CREATE TABLE parent (id INTEGER PRIMARY KEY) STRICT');
   db.run('CREATE TABLE child (parent INTEGER NOT NULL REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED) STRICT');
   return { db, path };
@@ -106,6 +107,36 @@ test('a batch whose commit fails answers none of its writes as done, and keeps n
   // The next write commits as usual.
   await batchedWrite(db, () => insert(db, 4));
   expect(count(db)).toBe(1);
+  db.close();
+});
+
+/** Lets the ledger grow by a few pages only: a large row then fails with SQLITE_FULL, and SQLite rolls the whole transaction back. */
+function nearlyFull(db: Database): void {
+  const pages = Number(db.query<{ page_count: bigint }, []>('PRAGMA page_count').get()!.page_count);
+  db.run(`PRAGMA max_page_count = ${pages + 4}`);
+}
+const fillDisk = (db: Database) => db.query('INSERT INTO blobs (b) VALUES (zeroblob(200000))').run();
+
+test('a write that fills the disk undoes its whole batch: the writes that ran in it are refused with that error and kept nowhere; the next write commits in a batch of its own', async () => {
+  const { db } = ledger();
+  nearlyFull(db);
+  const outcomes = await Promise.allSettled([batchedWrite(db, () => insert(db, 1)), batchedWrite(db, () => fillDisk(db)), batchedWrite(db, () => insert(db, 3))]);
+  expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
+  for (const o of outcomes.slice(0, 2)) expect(String((o as PromiseRejectedResult).reason)).toContain('full');
+  expect(db.query('SELECT x FROM t').all()).toEqual([{ x: 3n }]);
+  db.close();
+});
+
+test('a slice stops at the write SQLite rolled back whole: nothing after it runs outside the transaction', () => {
+  const { db } = ledger();
+  nearlyFull(db);
+  const units = [() => insert(db, 1), () => fillDisk(db), () => insert(db, 3)];
+  const slice = savepointSlice(db, 1_000, () => units.shift());
+  expect(slice.results.map((r) => r.ok)).toEqual([true, false]);
+  expect(String(slice.failed?.err)).toContain('full');
+  expect(units).toHaveLength(1);
+  expect(count(db)).toBe(0);
+  expect(db.inTransaction).toBe(false);
   db.close();
 });
 
