@@ -39,6 +39,7 @@ let upstreamHits: string[];
 let receiver: ReturnType<typeof hookReceiver>;
 let gate: { url: string; proc: ReturnType<typeof Bun.spawn> };
 let deadGate: Paywall;
+let downUpstream: Bun.TCPSocketListener;
 
 const merchantCli = (...args: string[]) => runCli(['merchant', ...args, '--server', world.url, '--home', merchantHome, '--json']);
 
@@ -68,16 +69,17 @@ beforeAll(async () => {
   expect(reg.code).toBe(0);
   merchantKey = reg.json.api_key;
   gate = await startGateCli(['--upstream', `http://127.0.0.1:${upstream.port}`, '--route', 'GET /api/*=0.01', '--route', 'POST /api/*=0.02', '--port', '0']);
-  // An upstream that is down: a port that was just free.
-  const gone = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
-  const goneUrl = `http://127.0.0.1:${gone.port}`;
-  await gone.stop(true);
+  // An upstream that is down: it closes every connection without a word. Held for the whole file: a
+  // port merely freed could be taken by another test's server meanwhile (one answered 405 once).
+  downUpstream = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { open: (socket) => void socket.end(), data: () => {} } });
+  const goneUrl = `http://127.0.0.1:${downUpstream.port}`;
   deadGate = await startPaywall({ server: world.url, merchantKey, upstream: goneUrl, routes: [route('GET /*=0.01')], hostname: '127.0.0.1', port: 0, log: () => {} });
 });
 afterAll(async () => {
   gate?.proc.kill('SIGTERM');
   await gate?.proc.exited;
   await deadGate?.stop();
+  downUpstream?.stop(true);
   await upstream?.stop(true);
   await receiver?.stop();
   await world?.stop();
