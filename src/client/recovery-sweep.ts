@@ -5,8 +5,8 @@
  * owner names, the fee paid by a keypair the owner supplies (the wallet holds no SOL). It talks to a
  * Solana RPC only, never to the daemon. Everything is checked before anything is signed.
  */
-import { isAddress, type Address } from '@solana/kit';
-import { bytesToHex } from '@noble/hashes/utils.js';
+import { getBase58Decoder, isAddress, type Address } from '@solana/kit';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { decodeSecretState } from '../frost/codec.ts';
 import { ed25519Sign } from '../frost/native-ed25519.ts';
 import { commit } from '../frost/party.ts';
@@ -32,17 +32,36 @@ export interface OfflineSweep {
   fee_payer: string;
 }
 
-/** Checks that the kit and the profile are two shares of one key, as it is now; returns both key packages. */
+/**
+ * Checks that the kit and the profile are two shares of one key, as it is now; returns both key
+ * packages. A kit that does not sign with the profile is refused with what is wrong: its key is
+ * not this wallet's at all (another wallet's kit, relabelled), or it is this wallet's key with the
+ * shares from before a refresh (C0, the group key, stays; C1 moves).
+ */
 export function recoveryPair(profile: ProfileData, kit: RecoveryKit, passphrase: string): { agent: Secret<KeyPackage>; owner: Secret<KeyPackage> } {
   if (kit.wallet_id !== profile.wallet_id || kit.address !== profile.address) {
     throw new RepairError('key', `the kit is for wallet ${kit.wallet_id} (${kit.address}), not this profile's ${profile.wallet_id} (${profile.address})`);
   }
   const agent = new Secret(decodeSecretState(Buffer.from(profile.key_package, 'base64')) as KeyPackage);
   const commitments = agent.reveal().public.commitments.map((c) => bytesToHex(c));
-  if (commitments.join() !== kit.commitments.join()) {
-    throw new RepairError('key', 'the kit was made before the wallet key was refreshed: it no longer signs with this profile; enroll again (agent-wallet owner recovery start)');
+  const kitCommitments = kit.commitments.map((c) => String(c).toLowerCase());
+  if (kitCommitments[0] !== commitments[0]) {
+    throw new RepairError(
+      'key',
+      `the kit's public key is not this wallet's: it is the key of ${addressOfKey(kitCommitments[0])}, not of ${profile.address}, so it was never a kit of this wallet (its wallet id and address were changed to this wallet's). Nothing was signed or sent; use the kit enrolled for ${profile.wallet_id}`,
+    );
   }
-  return { agent, owner: openKit(kit, passphrase) };
+  // Opening checks the kit's share against its own commitment: past this, it is a share of this wallet's key.
+  const owner = openKit(kit, passphrase);
+  if (kitCommitments.join() !== commitments.join()) {
+    throw new RepairError('key', "the kit is this wallet's, made before its key was refreshed: the refresh replaced every share, so it no longer signs with this profile; enroll again (agent-wallet owner recovery start)");
+  }
+  return { agent, owner };
+}
+
+/** The address of a group key in a kit's hex, or the hex itself when it is not a 32-byte key. */
+function addressOfKey(hex: string | undefined): string {
+  return hex && /^[0-9a-f]{64}$/.test(hex) ? getBase58Decoder().decode(hexToBytes(hex)) : `"${hex ?? ''}"`;
 }
 
 /** Signs and sends the sweep; resolves once the cluster confirmed it. */
