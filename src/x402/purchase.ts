@@ -53,6 +53,7 @@ import { markWatchedMoved } from '../db/watch.ts';
 import type { Services } from '../services.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { ChainUnavailableError } from '../solana/errors.ts';
+import { signaturesSince } from '../solana/history.ts';
 import { NETWORKS, type NetworkName } from '../solana/networks.ts';
 import { buildX402Transfer } from '../solana/transfer.ts';
 import {
@@ -78,8 +79,6 @@ const BLOCKHASH_MARGIN = 20n;
 const RECEIPT_WAIT_MS = 5000;
 /** A facilitator's non-terminal answer: the transaction was sent, its outcome is not known yet (`@x402/core` ≥ 2.24). */
 const SETTLEMENT_PENDING = 'settlement_pending';
-/** How many of the wallet's recent transactions a pending outcome is looked for in. */
-const SCAN_LIMIT = 100;
 
 /** What this service can pay with x402: the exact scheme, its network's ids, its USDC mint. */
 export function payableTarget(config: Pick<Config, 'solana' | 'usdcMint'>): PayableTarget {
@@ -587,13 +586,30 @@ async function receiptOnChain(services: Services, mine: string, signature: strin
   }
 }
 
-/** Our transfer among the wallet's recent transactions, by our signature in it. */
+/** The transaction the seller's receipt named (a `settlement_pending` or an unproven one), kept with the stored answer. */
+function receiptSignature(p: PurchaseRow): string | null {
+  const stored = p.response ? (JSON.parse(p.response) as StoredResponse) : null;
+  const named = stored?.payment_response?.transaction;
+  return typeof named === 'string' && named !== '' ? named : null;
+}
+
+/**
+ * Our transfer on chain, by our signature in it: the transaction the seller's receipt named,
+ * looked up by its own signature; else every transaction of the wallet's token account paged back
+ * to the purchase's creation. Never only the newest page: anyone can bury a landed transfer under
+ * dust sent to the wallet, and a transfer missed here would be released though its money left.
+ */
 async function findOnChain(services: Services, p: PurchaseRow, walletAddress: string, mine: string): Promise<{ found: 'yes' | 'failed'; signature: string } | null> {
+  const named = receiptSignature(p);
+  if (named) {
+    const found = await isOurTransfer(services, mine, named);
+    if (found === 'yes' || found === 'failed') return { found, signature: named };
+  }
   const mint = services.config.usdcMint as Address;
-  const recent = await services.chain.getSignaturesForAddress(await usdcAta(walletAddress as Address, mint), { limit: SCAN_LIMIT });
   const since = Number(p.created_at) / 1000 - 300;
-  for (const s of recent) {
-    if ((s.blockTime !== null && Number(s.blockTime) < since) || isOwnOutgoing(services.db, s.signature)) continue;
+  const history = await signaturesSince(services.chain, await usdcAta(walletAddress as Address, mint), undefined, { notBefore: since });
+  for (const s of history) {
+    if ((s.blockTime !== null && Number(s.blockTime) < since) || s.signature === named || isOwnOutgoing(services.db, s.signature)) continue;
     const found = await isOurTransfer(services, mine, s.signature);
     if (found === 'yes' || found === 'failed') return { found, signature: s.signature };
   }
