@@ -15,7 +15,7 @@
  * refused. Answers are kept in memory for ten minutes, longer than a payment can land.
  */
 import { ApiClient, ConnectionError } from '../client/api.ts';
-import { priceOf, type PricedRoute } from '../domain/paywall-routes.ts';
+import { priceOf, routingPath, type PricedRoute } from '../domain/paywall-routes.ts';
 import { decodeBase64Json, encodeBase64Json, PAYMENT_ID, PAYMENT_IDENTIFIER } from './wire.ts';
 import { isObject } from '../domain/json.ts';
 
@@ -220,7 +220,9 @@ export async function startPaywall(o: PaywallOptions): Promise<Paywall> {
     idleTimeout: 60,
     fetch: async (request: Request) => {
       const url = new URL(request.url);
-      const route = priceOf(o.routes, request.method, url.pathname);
+      const routing = routingPath(url.pathname);
+      if (!routing.ok) return ambiguousPath(routing.reason);
+      const route = priceOf(o.routes, request.method, routing.path);
       try {
         if (!route) return await forward(request, url);
         const resource = url.href;
@@ -233,6 +235,12 @@ export async function startPaywall(o: PaywallOptions): Promise<Paywall> {
     },
   });
   return { url: `http://${o.hostname}:${server.port}`, payTo: terms.payTo, stop: async () => void (await server.stop(true)) };
+}
+
+/** A path upstreams would route in different ways: whether it is priced cannot be told, so it goes nowhere. */
+function ambiguousPath(reason: string): Response {
+  const body = { error: 'ambiguous_path', message: `The path ${reason}; the paywall cannot tell which route it reaches.`, how_to_fix: 'Send the path without that escape (a plain "/" between segments, UTF-8 escapes only).' };
+  return new Response(JSON.stringify(body), { status: 400, headers: { 'content-type': 'application/json' } });
 }
 
 /** Bun.serve, with a taken port said as the flag to change. */
