@@ -2,7 +2,7 @@
  * The x402 facilitator over HTTP (src/x402/facilitator.ts), where the official middleware's
  * `HTTPFacilitatorClient` calls it: `GET /x402/facilitator/supported`, `POST …/verify`,
  * `POST …/settle`, each with the seller's API key: a merchant's (`Authorization: Bearer
- * wallet_merchant_…`, payTo its payout address) or a wallet's bot key (payTo its own address).
+ * wallet_merchant_…`, payTo its payout address) or a claimed wallet's bot key (payTo its own address).
  * The answers are the facilitator's own JSON (not our envelope), which is what the clients parse;
  * authentication and malformed bodies answer our error envelope with its status.
  */
@@ -37,6 +37,12 @@ function sellerOf(deps: Limits, request: Request, ip: string, headers: Record<st
   } else {
     const principal = authenticate(services.db, credential, 'bot');
     const wallet = principal.kind === 'bot' ? getWallet(services.db, principal.walletId) : null;
+    // A wallet nobody has claimed is anyone's to make: it sells nothing on the operator's fee payer.
+    if (wallet?.status === 'unclaimed') {
+      throw new AppError('WALLET_NOT_CLAIMED', 'The wallet is not claimed yet, so it cannot sell through the facilitator.', {
+        howToFix: 'Have the owner claim the wallet at its claim URL with the claim code (agent-wallet info shows both); its sales settle from then on.',
+      });
+    }
     if (wallet) return walletSeller(wallet);
   }
   throw new AppError('UNAUTHORIZED', 'Invalid API key.', { howToFix: "Send a merchant's key (Authorization: Bearer wallet_merchant_…) or a wallet's bot key; the facilitator settles payments to that seller only." });

@@ -1,4 +1,4 @@
-/** The operator's fee on merchants' x402 sales: per-merchant counters, invoices and the payments found for them (migration 0014). */
+/** The operator's fee on merchants' x402 sales: per-merchant counters, invoices and the payments found for them (migration 0014); what each sale costs the fee payer, per seller (0015). */
 import type { Database } from 'bun:sqlite';
 
 export interface FeeAccount {
@@ -134,4 +134,19 @@ export function receivables(db: Database, limit: number): ReceivableRow[] {
        LIMIT ?`,
     )
     .all(limit);
+}
+
+/** Counts what a sale will cost the fee payer against its seller (migration 0015); inside the sale's write transaction. */
+export function recordNetworkCost(db: Database, c: { sale_id: string; seller_id: string; lamports: bigint; now: number }): void {
+  db.query('INSERT INTO sale_network_costs (sale_id, seller_id, lamports, created_at) VALUES (?, ?, ?, ?)').run(c.sale_id, c.seller_id, c.lamports, c.now);
+}
+
+/** What `sellerId`'s sales since `since` cost (or will cost) the fee payer, in lamports. */
+export function networkCostSince(db: Database, sellerId: string, since: number): bigint {
+  return db.query<{ lamports: bigint | null }, [string, number]>('SELECT SUM(lamports) AS lamports FROM sale_network_costs WHERE seller_id = ? AND created_at > ?').get(sellerId, since)?.lamports ?? 0n;
+}
+
+/** Takes back a sale's cost: its transaction never landed, so the fee payer paid nothing. */
+export function releaseNetworkCost(db: Database, saleId: string): void {
+  db.query('DELETE FROM sale_network_costs WHERE sale_id = ?').run(saleId);
 }

@@ -10,6 +10,11 @@
  * merchant once. A merchant that owes more than `fees.sale_credit` gets no more sales settled until
  * it pays, so what the operator is owed is bounded. A wallet's own sales carry no fee: its USDC is
  * custodied 2-of-2 with its agent, and no path here lets the daemon collect from it.
+ *
+ * What a sale costs the operator's fee payer in SOL (two signatures and the priority fee the buyer's
+ * transaction asks) is counted against its seller, a merchant or a wallet alike: a seller's sales
+ * may cost at most `fees.sale_network_lamports_per_day` in any 24 h, so no seller (a free merchant
+ * registration, a self-sale of one micro-USDC) spends the operator's SOL without bound.
  */
 import type { Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
@@ -17,6 +22,7 @@ import type { MerchantRow } from '../db/merchants.ts';
 import {
   accrueSaleFee,
   closeOpenInvoice,
+  networkCostSince,
   feeAccount,
   getInvoice,
   insertInvoice,
@@ -69,6 +75,17 @@ export function creditRefusal(services: Services, merchantId: string, fee: bigin
   const credit = services.config.money.saleCredit;
   if (owed + fee <= credit) return null;
   return `this merchant owes ${formatUsdc(owed)} USDC in sale fees and may owe at most ${formatUsdc(credit)}; its sales settle again once it pays them (agent-wallet merchant fees --invoice)`;
+}
+
+/** The window of a seller's SOL allowance. */
+const NETWORK_WINDOW_MS = 24 * 3_600_000;
+
+/** Why a sale costing the fee payer `lamports` may not be settled for seller `sellerId` now, or null when it may. */
+export function networkRefusal(services: Services, sellerId: string, lamports: bigint): string | null {
+  const spent = networkCostSince(services.db, sellerId, services.now().getTime() - NETWORK_WINDOW_MS);
+  const allowance = BigInt(services.config.fees.sale_network_lamports_per_day);
+  if (spent + lamports <= allowance) return null;
+  return `this seller's sales cost the operator's fee payer ${spent} lamports in the last 24 h; this one would cost ${lamports} more, past the ${allowance} a seller's sales may cost in 24 h (fees.sale_network_lamports_per_day); its sales settle again as the day's older ones leave the window`;
 }
 
 /**

@@ -12,6 +12,11 @@
  * only the authenticated seller's own address — a merchant's payout address (merchant key) or a
  * wallet's own address (its bot key): no open relay for strangers' fees.
  *
+ * What one settle may cost the fee payer is bounded: the compute-unit limit may ask no more than an
+ * exact transfer needs (the reference client's 20,000 CU), at the scheme's price cap, so a settle
+ * costs at most two signatures and 100,000 lamports of priority fee; and what a seller's sales cost
+ * counts against that seller's daily allowance (src/earning/sale-fees.ts).
+ *
  * settle verifies again, co-signs as fee payer, records the sale (the message is unique: a
  * payload settles once), sends through the chain port and waits briefly; an outcome the chain has
  * not shown yet is `settlement_pending`, resolved later by the outcome job. A settled sale is the
@@ -33,17 +38,27 @@ import type { Services } from '../services.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { decodeMessage, type DecodedMessage } from '../solana/decode.ts';
 import { ChainRejectedError, ChainUnavailableError, MessageDecodeError } from '../solana/errors.ts';
-import { X402_MAX_COMPUTE_UNIT_PRICE } from '../solana/instructions.ts';
+import { X402_DEFAULT_COMPUTE_UNIT_LIMIT, X402_MAX_COMPUTE_UNIT_PRICE } from '../solana/instructions.ts';
 import { USDC_DECIMALS } from '../solana/networks.ts';
 import { assembleSignedTransaction } from '../solana/transfer.ts';
 import { recordMerchantEvent } from '../webhooks/outbox.ts';
 import { payableTarget } from './purchase.ts';
 import { PAYMENT_ID, PAYMENT_IDENTIFIER } from './wire.ts';
 import { isObject } from '../domain/json.ts';
-import { accrue, creditRefusal, saleFee } from '../earning/sale-fees.ts';
+import { accrue, creditRefusal, networkRefusal, saleFee } from '../earning/sale-fees.ts';
+import { recordNetworkCost, releaseNetworkCost } from '../db/sale-fees.ts';
 
 /** The refusal of a sale whose merchant owes more sale fees than its credit allows (not one of the scheme's reasons: ours). */
 export const FEE_CREDIT_EXHAUSTED = 'merchant_fee_credit_exhausted';
+/** The refusal of a sale whose seller's sales cost the fee payer their daily allowance already (ours). */
+export const NETWORK_ALLOWANCE_EXHAUSTED = 'seller_network_allowance_exhausted';
+/**
+ * The most compute a payment may ask the fee payer to pay for: what the reference client sets for
+ * an exact transfer (TransferChecked and a memo use well under a tenth of it).
+ */
+export const MAX_SALE_COMPUTE_UNITS = X402_DEFAULT_COMPUTE_UNIT_LIMIT;
+/** The base fee of each signature, paid by the fee payer for both (its own and the buyer's). */
+const LAMPORTS_PER_SIGNATURE = 5_000n;
 /** How long settle waits for the chain before answering settlement_pending. */
 const SETTLE_WAIT_MS = 15_000;
 /** A sale the chain has not shown this long after it was sent can no longer land (its blockhash lives ~60–90 s). */
@@ -65,9 +80,10 @@ export type Seller = { kind: 'merchant'; merchant: MerchantRow; payTo: string } 
 
 export const merchantSeller = (merchant: MerchantRow): Seller => ({ kind: 'merchant', merchant, payTo: merchant.payout_address });
 export const walletSeller = (wallet: WalletRow): Seller => ({ kind: 'wallet', wallet, payTo: wallet.address });
+const sellerId = (seller: Seller): string => (seller.kind === 'merchant' ? seller.merchant.merchant_id : seller.wallet.wallet_id);
 
 type Checked =
-  | { ok: true; payer: Address; amount: bigint; fee: bigint; payTo: string; network: string; messageBytes: Uint8Array; signatures: Record<string, Uint8Array>; resource: string | null; paymentId: string | null }
+  | { ok: true; payer: Address; amount: bigint; fee: bigint; networkCost: bigint; payTo: string; network: string; messageBytes: Uint8Array; signatures: Record<string, Uint8Array>; resource: string | null; paymentId: string | null }
   | { ok: false; reason: string; message: string; payer?: string };
 
 const no = (reason: string, message: string, payer?: string): Checked => ({ ok: false, reason, message, ...(payer ? { payer } : {}) });
@@ -114,6 +130,13 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   if (price.microLamports > X402_MAX_COMPUTE_UNIT_PRICE) {
     return no('invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high', `compute-unit price ${price.microLamports} exceeds ${X402_MAX_COMPUTE_UNIT_PRICE} micro-lamports`, payer);
   }
+  if (limit.kind !== 'computeUnitLimit' || limit.units > MAX_SALE_COMPUTE_UNITS) {
+    return no('invalid_exact_svm_payload_transaction_instructions_compute_limit_instruction_too_high', `the compute-unit limit asks more than the ${MAX_SALE_COMPUTE_UNITS} an exact transfer needs; the fee payer pays for every unit asked`, payer);
+  }
+  // What the fee payer pays when it lands: both signatures and the priority fee (price × limit, rounded up).
+  const networkCost = 2n * LAMPORTS_PER_SIGNATURE + (BigInt(limit.units) * price.microLamports + 999_999n) / 1_000_000n;
+  const overAllowance = networkRefusal(services, sellerId(seller), networkCost);
+  if (overAllowance) return no(NETWORK_ALLOWANCE_EXHAUSTED, overAllowance, payer);
   if (transfer.mint !== mint || transfer.decimals !== USDC_DECIMALS) return no('invalid_exact_svm_payload_mint_mismatch', `the transfer moves ${transfer.mint}, not USDC`, payer);
   if (transfer.destination !== (await usdcAta(seller.payTo as Address, mint as Address))) return no('invalid_exact_svm_payload_recipient_mismatch', "the transfer does not go to payTo's USDC token account", payer);
   if (transfer.amount !== amount) return no('invalid_exact_svm_payload_amount_mismatch', `the transfer moves ${transfer.amount}, not ${amount}`, payer);
@@ -138,7 +161,7 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   // Kept only when it is a payment identifier (the extension's pattern); the books prefix it (src/db/merchants.ts).
   const paymentId = isObject(extension) && isObject(extension.info) && typeof extension.info.id === 'string' && PAYMENT_ID.test(extension.info.id) ? extension.info.id : null;
   const resource = isObject(body.paymentPayload.resource) && typeof body.paymentPayload.resource.url === 'string' ? body.paymentPayload.resource.url.slice(0, 2048) : typeof req.resource === 'string' ? req.resource.slice(0, 2048) : null;
-  return { ok: true, payer, amount, fee, payTo: seller.payTo, network, messageBytes: new Uint8Array(decoded.messageBytes), signatures: { [payer]: own }, resource, paymentId };
+  return { ok: true, payer, amount, fee, networkCost, payTo: seller.payTo, network, messageBytes: new Uint8Array(decoded.messageBytes), signatures: { [payer]: own }, resource, paymentId };
 }
 
 /** POST /verify. */
@@ -161,14 +184,19 @@ export async function settle(services: Services, seller: Seller, body: unknown) 
   const saleId = newId('x402Sale');
   const merchantId = seller.kind === 'merchant' ? seller.merchant.merchant_id : null;
   let overCredit: string | null = null;
+  let overAllowance: string | null = null;
   try {
     services.db
       .transaction(() => {
         // Checked again where the fee is recorded: concurrent settles cannot together pass the credit.
         overCredit = merchantId === null ? null : creditRefusal(services, merchantId, c.fee);
         if (overCredit !== null) return;
+        // …nor the seller's SOL allowance, which is counted here, before the fee payer signs anything out.
+        overAllowance = networkRefusal(services, sellerId(seller), c.networkCost);
+        if (overAllowance !== null) return;
         const now = services.now().getTime();
         insertSale(services.db, { sale_id: saleId, merchant_id: merchantId, wallet_id: seller.kind === 'wallet' ? seller.wallet.wallet_id : null, pay_to: c.payTo, payer: c.payer, amount: c.amount, fee: c.fee, network: c.network, resource: c.resource, payment_id: c.paymentId, message_hash: hash, signature, signed_tx: wire, last_valid_block_height: null, now });
+        recordNetworkCost(services.db, { sale_id: saleId, seller_id: sellerId(seller), lamports: c.networkCost, now });
         if (merchantId !== null) accrue(services, merchantId, c.fee, now);
       })
       .immediate();
@@ -178,11 +206,12 @@ export async function settle(services: Services, seller: Seller, body: unknown) 
     throw err;
   }
   if (overCredit !== null) return { success: false, errorReason: FEE_CREDIT_EXHAUSTED, errorMessage: overCredit, transaction: '', network, payer: c.payer };
+  if (overAllowance !== null) return { success: false, errorReason: NETWORK_ALLOWANCE_EXHAUSTED, errorMessage: overAllowance, transaction: '', network, payer: c.payer };
   try {
     await services.chain.sendRawTransaction(wire);
   } catch (err) {
     if (err instanceof ChainRejectedError && err.kind !== 'already_processed' && err.kind !== 'blockhash_not_found') {
-      finishSaleAs(services, saleId, 'failed', `Solana refused the transaction: ${err.reason}`);
+      finishSaleAs(services, saleId, 'failed', `Solana refused the transaction: ${err.reason}`, false);
       return { success: false, errorReason: 'transaction_failed', errorMessage: err.reason, transaction: signature, network, payer: c.payer };
     }
     if (!(err instanceof ChainUnavailableError) && !(err instanceof ChainRejectedError)) throw err;
@@ -213,13 +242,17 @@ async function waitForSale(services: Services, signature: string, ms: number): P
   }
 }
 
-/** Records a sale's outcome; a completed one is the seller's x402.sale event (a merchant's also its webhook), in the same transaction. */
-function finishSaleAs(services: Services, saleId: string, status: 'completed' | 'failed', error: string | null = null): void {
+/**
+ * Records a sale's outcome; a completed one is the seller's x402.sale event (a merchant's also its
+ * webhook), in the same transaction. A failed one that never `landed` cost the fee payer nothing.
+ */
+function finishSaleAs(services: Services, saleId: string, status: 'completed' | 'failed', error: string | null = null, landed = true): void {
   const now = services.now().getTime();
   services.db
     .transaction(() => {
       if (!finishSale(services.db, saleId, status, now, error)) return;
       const sale = getSale(services.db, saleId)!;
+      if (!landed) releaseNetworkCost(services.db, saleId);
       // A failed sale owes nothing.
       if (status === 'failed') return void (sale.merchant_id && accrue(services, sale.merchant_id, -sale.fee, now));
       if (sale.merchant_id) recordMerchantEvent(services.db, sale.merchant_id, 'x402.sale', saleEvent(services, sale, now), now);
@@ -260,7 +293,7 @@ export async function resolveSales(services: Services): Promise<number> {
       finishSaleAs(services, s.sale_id, status.err === null ? 'completed' : 'failed', status.err === null ? null : 'the transaction failed on chain');
       resolved++;
     } else if (!status && services.now().getTime() - Number(s.created_at) > SALE_EXPIRY_MS) {
-      finishSaleAs(services, s.sale_id, 'failed', 'never landed; its blockhash has expired');
+      finishSaleAs(services, s.sale_id, 'failed', 'never landed; its blockhash has expired', false);
       resolved++;
     }
   }

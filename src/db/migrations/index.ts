@@ -18,5 +18,6 @@ import x402SignIns from './0011_x402_sign_ins.sql' with { type: 'text' };
 import x402Sales from './0012_x402_sales.sql' with { type: 'text' };
 import decisionLog from './0013_decision_log.sql' with { type: 'text' };
 import saleFees from './0014_sale_fees.sql' with { type: 'text' };
+import saleNetworkCosts from './0015_sale_network_costs.sql' with { type: 'text' };
 
-export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved, keyRefreshes, recoverySweeps, x402Pending, x402SignIns, x402Sales, decisionLog, saleFees];
+export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved, keyRefreshes, recoverySweeps, x402Pending, x402SignIns, x402Sales, decisionLog, saleFees, saleNetworkCosts];

@@ -1,0 +1,11 @@
+-- What the operator's fee payer pays for each sale it co-signs (issue 40): two signatures and the
+-- priority fee the buyer's transaction asks, counted against the sale's seller — a merchant or a
+-- wallet — so each seller's sales may cost the fee payer at most `fees.sale_network_lamports_per_day`.
+-- A row is taken back when its transaction never landed (nothing was paid).
+CREATE TABLE sale_network_costs (
+  sale_id    TEXT PRIMARY KEY REFERENCES x402_sales(sale_id),
+  seller_id  TEXT NOT NULL,               -- the sale's merchant_id or wallet_id
+  lamports   INTEGER NOT NULL CHECK (lamports >= 0),
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX sale_network_costs_seller ON sale_network_costs(seller_id, created_at);
