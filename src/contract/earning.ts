@@ -88,7 +88,7 @@ export const EARNING = {
     auth: 'bot',
     idempotent: true,
     params: Params({ amount: Amount, reason: T.String({ minLength: 1, maxLength: 500 }) }),
-    summary: 'Asks the owner for funds: mails the owner a fund page with the deposit address and a Solana Pay QR code. Fulfilled when a deposit covering it arrives or the owner marks it. Honours X-Idempotency-Key.',
+    summary: 'Asks the owner for funds: mails the owner a fund page with the deposit address and a Solana Pay QR code. Fulfilled when a deposit covering it lands after it (money already in the wallet does not count) or the owner marks it. Honours X-Idempotency-Key.',
   }),
   list_fund_requests: action({
     endpoint: 'bot',

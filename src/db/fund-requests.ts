@@ -14,14 +14,20 @@ export interface FundRequestRow {
   created_at: bigint;
   updated_at: bigint;
   resolved_at: bigint | null;
+  /** The newest transaction of the wallet's USDC account when the request was made; null: none. */
+  after_signature: string | null;
+  /** 1 once the deposit watch handled `after_signature`: a deposit it records from then on landed after the request. */
+  armed: bigint;
 }
 
-export function insertFundRequest(db: Database, f: { fund_request_id: string; wallet_id: string; amount: bigint; reason: string; now: number }): void {
-  db.query("INSERT INTO fund_requests (fund_request_id, wallet_id, amount, reason, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'open', ?, ?)").run(
+export function insertFundRequest(db: Database, f: { fund_request_id: string; wallet_id: string; amount: bigint; reason: string; after_signature: string | null; armed: boolean; now: number }): void {
+  db.query("INSERT INTO fund_requests (fund_request_id, wallet_id, amount, reason, status, after_signature, armed, created_at, updated_at) VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?)").run(
     f.fund_request_id,
     f.wallet_id,
     f.amount,
     f.reason,
+    f.after_signature,
+    f.armed ? 1 : 0,
     f.now,
     f.now,
   );
@@ -82,9 +88,14 @@ export function ownerFundRequest(db: Database, ownerId: string, id: string): Fun
     .get(id, ownerId);
 }
 
-/** Open requests of a wallet, oldest first (the order a deposit fulfils them in). */
-export function openFundRequests(db: Database, walletId: string): FundRequestRow[] {
-  return db.query<FundRequestRow, [string]>("SELECT * FROM fund_requests WHERE wallet_id = ? AND status = 'open' ORDER BY created_at, rowid").all(walletId);
+/** Open requests of a wallet a deposit recorded now may fulfil (armed), oldest first (the order a deposit fulfils them in). */
+export function armedFundRequests(db: Database, walletId: string): FundRequestRow[] {
+  return db.query<FundRequestRow, [string]>("SELECT * FROM fund_requests WHERE wallet_id = ? AND status = 'open' AND armed = 1 ORDER BY created_at, rowid").all(walletId);
+}
+
+/** The deposit watch handled `signature` of the wallet's account: the open requests made when it was the newest are armed. */
+export function armFundRequests(db: Database, walletId: string, signature: string, now: number): void {
+  db.query("UPDATE fund_requests SET armed = 1, updated_at = ? WHERE wallet_id = ? AND status = 'open' AND armed = 0 AND after_signature = ?").run(now, walletId, signature);
 }
 
 /** open → fulfilled | declined, once; false when it was no longer open. */

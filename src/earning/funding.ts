@@ -10,20 +10,22 @@ import { newId } from '../contract/ids.ts';
 import { appendEvent } from '../db/events.ts';
 import {
   getFundRequest,
+  armedFundRequests,
   insertFundRequest,
-  openFundRequests,
   ownerFundRequest,
   resolveFundRequest,
   type FundRequestRow,
   type FundRequestStatus,
 } from '../db/fund-requests.ts';
 import { getOwner } from '../db/owners.ts';
+import { watchCursor } from '../db/watch.ts';
 import { getWallet, type WalletRow } from '../db/wallets.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { queueMail } from '../mail/outbox.ts';
 import type { Services } from '../services.ts';
 import { fundRequestMail } from './mail.ts';
 import { amountParam } from '../params.ts';
+import { usdcAta } from '../solana/ata.ts';
 import { fundRequestsCovered, solanaPayUrl } from './rules.ts';
 
 const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
@@ -60,25 +62,32 @@ export function fundRequestView(services: Services, row: FundRequestRow) {
 
 /**
  * request_funds: stores the request, its event and the owner's mail in one transaction (with the
- * idempotent response, when the caller sent a key).
+ * idempotent response, when the caller sent a key). The request remembers the newest transaction
+ * of the wallet's USDC account: money that landed up to it was there before the request and never
+ * fulfils it, however late the deposit watch notices it. When the watch has already handled that
+ * transaction, the request is armed at once; otherwise the watch arms it when it gets there.
  */
-export function requestFunds(ctx: ActionContext, wallet: WalletRow, p: { amount: number | string; reason: string }) {
+export async function requestFunds(ctx: ActionContext, wallet: WalletRow, p: { amount: number | string; reason: string }) {
   const { services } = ctx;
   const amount = amountParam(services, '/amount', p.amount);
   const reason = p.reason.trim();
   if (reason === '') throw invalid('/reason', 'must not be empty', 'Tell the owner what the money is for.');
+  const account = await usdcAta(wallet.address as Address, services.config.usdcMint as Address);
+  const [newest] = await services.chain.getSignaturesForAddress(account, { limit: 1 });
+  const after = newest?.signature ?? null;
   const id = newId('fundRequest');
   const now = services.now().getTime();
   const owner = wallet.owner_id ? getOwner(services.db, wallet.owner_id) : null;
   return services.db
     .transaction(() => {
-      insertFundRequest(services.db, { fund_request_id: id, wallet_id: wallet.wallet_id, amount, reason, now });
+      const armed = after === null || watchCursor(services.db, wallet.address) === after;
+      insertFundRequest(services.db, { fund_request_id: id, wallet_id: wallet.wallet_id, amount, reason, after_signature: after, armed, now });
       appendEvent(services.db, { walletId: wallet.wallet_id, type: 'fund_request.created', data: { fund_request_id: id, amount: toUsdcNumber(amount), reason }, now });
       if (owner) queueMail(services, fundRequestMail(owner.email, wallet, { amount, reason, url: fundUrl(services, id), address: wallet.address }));
       const view = {
         ...fundRequestView(services, getFundRequest(services.db, id)!),
         owner_notified: owner !== null,
-        next_step: 'wait for the owner: the request is fulfilled when a deposit covering it arrives (watch events for fund_request.fulfilled)',
+        next_step: 'wait for the owner: the request is fulfilled when a deposit covering it arrives after it (watch events for fund_request.fulfilled); money already in the wallet does not count',
       };
       ctx.idempotency?.record(view);
       return view;
@@ -87,11 +96,13 @@ export function requestFunds(ctx: ActionContext, wallet: WalletRow, p: { amount:
 }
 
 /**
- * Called by the deposit watcher inside the transaction that records a deposit: fulfils the open
- * requests the deposit covers (oldest first), each with a fund_request.fulfilled event.
+ * Called inside the transaction that records money coming in (the deposit watch, or our own
+ * transfer between wallets): fulfils the armed open requests the deposit covers (oldest first),
+ * each with a fund_request.fulfilled event. A request not armed yet waits for a later deposit: the
+ * watch has not passed the transaction that was newest when it was asked, so this money may be older.
  */
 export function fulfilFromDeposit(services: Services, walletId: string, amount: bigint, transactionId: string, now: number): void {
-  for (const r of fundRequestsCovered(openFundRequests(services.db, walletId), amount)) {
+  for (const r of fundRequestsCovered(armedFundRequests(services.db, walletId), amount)) {
     if (!resolveFundRequest(services.db, r.fund_request_id, 'fulfilled', 'deposit', transactionId, now)) continue;
     appendEvent(services.db, {
       walletId,

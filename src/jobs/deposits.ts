@@ -20,6 +20,7 @@ import type { Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
 import { appendEvent } from '../db/events.ts';
 import { hasSignature, insertTx, isOwnOutgoing } from '../db/transactions.ts';
+import { armFundRequests } from '../db/fund-requests.ts';
 import { setWatchCursor, setWatchedAmount, setWatchUnread, watchedOwners, type WatchedOwner } from '../db/watch.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { usdcAta } from '../solana/ata.ts';
@@ -168,7 +169,7 @@ async function handleNewSignatures(services: Services, o: WatchedOwner, account:
       const transfers = await services.chain.getTokenTransfersOf(s.signature);
       if (!transfers && !givenUp(services, s.signature)) return { recorded, complete: false };
       if (!transfers) {
-        services.db.transaction(() => setWatchCursor(services.db, o.owner, s.signature, services.now().getTime())).immediate();
+        moveCursor(services, o, s.signature);
         continue;
       }
       if (!judgeReferencedTransfer(services, { address: o.owner, tokenAccount: account }, s.signature, transfers) && o.wallet_id !== null) {
@@ -176,11 +177,22 @@ async function handleNewSignatures(services: Services, o: WatchedOwner, account:
         continue;
       }
     }
-    services.db.transaction(() => setWatchCursor(services.db, o.owner, s.signature, services.now().getTime())).immediate();
+    moveCursor(services, o, s.signature);
   }
   // Older history left out of a first look: the cursor still moves to the newest listed, so the probe does not find it new again.
-  if (sigs.length === 0 && newest !== undefined) services.db.transaction(() => setWatchCursor(services.db, o.owner, newest, services.now().getTime())).immediate();
+  if (sigs.length === 0 && newest !== undefined) moveCursor(services, o, newest);
   return { recorded, complete: true };
+}
+
+/** Moves the cursor past a handled signature; a wallet's fund requests asked when it was the newest are armed with it. */
+function moveCursor(services: Services, o: WatchedOwner, signature: string): void {
+  const now = services.now().getTime();
+  services.db
+    .transaction(() => {
+      setWatchCursor(services.db, o.owner, signature, now);
+      if (o.wallet_id !== null) armFundRequests(services.db, o.wallet_id, signature, now);
+    })
+    .immediate();
 }
 
 /** Passes a listed signature may come back without its transaction before the watch moves past it. */
@@ -204,7 +216,11 @@ function givenUp(services: Services, signature: string): boolean {
   return true;
 }
 
-/** Records USDC credited to the wallet's token account as a deposit, once, with its event and fund-request fulfilment; moves the cursor in the same transaction. */
+/**
+ * Records USDC credited to the wallet's token account as a deposit, once, with its event and
+ * fund-request fulfilment; moves the cursor in the same transaction. Requests asked when this was
+ * the wallet's newest transaction are armed after it is handled: it was there before them.
+ */
 function recordDeposit(
   services: Services,
   walletId: string,
@@ -220,13 +236,16 @@ function recordDeposit(
   return services.db
     .transaction(() => {
       setWatchCursor(services.db, address, signature, now);
-      if (!mine || mine.delta <= 0n || hasSignature(services.db, walletId, signature)) return false;
-      const id = newId('transaction');
-      forgetBalance(address);
-      insertTx(services.db, { transaction_id: id, wallet_id: walletId, type: 'deposit', direction: 'in', status: 'completed', amount: mine.delta, counterparty: payer?.owner ?? null, signature, completed_at: now, now });
-      appendEvent(services.db, { walletId, type: 'payment.received', data: { transaction_id: id, amount: toUsdcNumber(mine.delta), from: payer?.owner ?? null, signature, kind: 'deposit' }, now });
-      fulfilFromDeposit(services, walletId, mine.delta, id, now);
-      return true;
+      const credited = mine !== undefined && mine.delta > 0n && !hasSignature(services.db, walletId, signature);
+      if (credited) {
+        const id = newId('transaction');
+        forgetBalance(address);
+        insertTx(services.db, { transaction_id: id, wallet_id: walletId, type: 'deposit', direction: 'in', status: 'completed', amount: mine.delta, counterparty: payer?.owner ?? null, signature, completed_at: now, now });
+        appendEvent(services.db, { walletId, type: 'payment.received', data: { transaction_id: id, amount: toUsdcNumber(mine.delta), from: payer?.owner ?? null, signature, kind: 'deposit' }, now });
+        fulfilFromDeposit(services, walletId, mine.delta, id, now);
+      }
+      armFundRequests(services.db, walletId, signature, now);
+      return credited;
     })
     .immediate();
 }

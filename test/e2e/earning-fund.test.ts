@@ -10,6 +10,7 @@ import { listMail } from '../../src/db/mail.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { errorOf } from '../helpers/errors.ts';
+import { runCli } from '../helpers/daemon.ts';
 
 let world: World;
 let agent: Agent;
@@ -88,6 +89,24 @@ describe('fund requests', () => {
     const open = await agent.api.call<any>('bot', 'list_fund_requests', { status: 'open' });
     expect(open.items.map((r: any) => r.fund_request_id)).toEqual([big.fund_request_id]);
     expect((await agent.api.call<any>('bot', 'list_fund_requests', { status: 'fulfilled' })).items.map((r: any) => r.fund_request_id)).toContain(small.fund_request_id);
+  });
+
+  test('a deposit that landed before the request does not fulfil it: faucet 100, then at once fund-request 20 stays open; a deposit after it fulfils it', async () => {
+    const late = await world.agent('Late Asker', { claimBy: 'researcher@example.com' });
+    await world.fund(late.address, 100_000_000n);
+    // At once, before the deposit watch looked: the CLI as the agent runs it.
+    const asked = await runCli(['fund-request', '20', '--reason', 'more credits', '--server', world.url, '--home', late.home, '--json']);
+    expect(asked.code).toBe(0);
+    const id = (asked.json as any).fund_request_id as string;
+    expect(await scanDeposits(world.services)).toBeGreaterThanOrEqual(1);
+    const status = async () => (await late.api.call<any>('bot', 'list_fund_requests', {})).items.find((r: any) => r.fund_request_id === id);
+    expect(await status()).toMatchObject({ status: 'open', transaction_id: null });
+    expect((await late.api.call<any>('bot', 'events', { types: ['fund_request.fulfilled'] })).items).toEqual([]);
+
+    const after = await world.fund(late.address, 20_000_000n);
+    await scanDeposits(world.services);
+    const deposit = (await late.api.call<any>('bot', 'transactions', { type: 'deposit' })).items.find((t: any) => t.signature === after);
+    expect(await status()).toMatchObject({ status: 'fulfilled', resolved_by: 'deposit', transaction_id: deposit.transaction_id });
   });
 
   test('the owner lists fund requests and declines one; the agent gets the event; other owners see nothing', async () => {
