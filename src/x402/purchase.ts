@@ -669,6 +669,7 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
   const { db } = services;
   let p = getPurchaseById(db, fetchId)!;
   let tx = getTx(db, p.transaction_id)!;
+  if (p.status === 'completed' && tx.signed_tx && p.method !== MCP_METHOD && paymentExtensions(p) && !holdsAnswer(p)) return fetchAnswer(services, wallet, p, tx);
   if (p.status === 'completed' || p.status === 'failed') return storedOutcome(p, tx, true);
   if (p.status === 'settling' && Number(p.settle_started_at ?? p.updated_at) > services.now().getTime() - staleSettlingMs(services.config)) {
     throw new AppError('INVALID_STATUS', 'This purchase is being settled right now.', { howToFix: 'Retry x402_settle in a few seconds for its outcome.', headers: { 'Retry-After': '2' } });
@@ -712,6 +713,52 @@ function paymentExtensions(p: PurchaseRow): Record<string, unknown> | null {
   return paymentIdentifierExtension(JSON.parse(p.requirements) as Record<string, unknown>, p.fetch_id);
 }
 
+/** Whether the purchase holds the seller's 2xx answer. */
+function holdsAnswer(p: PurchaseRow): boolean {
+  if (!p.response) return false;
+  const status = (JSON.parse(p.response) as StoredResponse).status;
+  return status >= 200 && status < 300;
+}
+
+/** The payment header of the purchase: its stored signed bytes, under our payment identifier when the seller declared the extension. */
+function paidHeader(p: PurchaseRow, tx: TxRow, walletAddress: string): { name: string; value: string } {
+  const signed = Buffer.from(tx.signed_tx!).toString('base64');
+  const requirements = JSON.parse(p.requirements) as Record<string, unknown> & { resource?: unknown };
+  const charge = mppChargeOf(requirements);
+  return charge
+    ? mppCredential(charge, signed, walletAddress)
+    : paymentHeader(Number(p.x402_version) as 1 | 2, requirements.resource, JSON.parse(p.accepted), signed, paymentExtensions(p) ?? undefined);
+}
+
+/**
+ * A completed purchase whose answer was lost (the outcome job completed it from the chain, or a
+ * gateway answered 5xx after the settlement): the same signed bytes are sent again under the same
+ * payment identifier, which the seller answers without charging again (the bytes can land only
+ * once). A 2xx answer is kept; anything else leaves the stored outcome as it was, for a later try.
+ */
+async function fetchAnswer(services: Services, wallet: WalletRow, p: PurchaseRow, tx: TxRow): Promise<ReturnType<typeof storedOutcome>> {
+  const header = paidHeader(p, tx, wallet.address);
+  let res;
+  try {
+    res = await sendUpstream(outboundFor(services.config), openRequest(services, p), PAID_MAX_BYTES, { [header.name]: header.value });
+  } catch (err) {
+    if (!(err instanceof OutboundError)) throw err;
+    const e = outboundFailure(err, services.config, `asking ${p.host} again for the paid answer failed`);
+    throw new AppError(e.errorCode, `${e.message}; the purchase is paid, do not pay again`, { status: e.status, details: { ...e.details, fetch_id: p.fetch_id, purchase_status: 'completed' }, howToFix: `Call x402_settle (fetch_id ${p.fetch_id}) again later: the same payment is sent again for the answer, and never charged twice.` });
+  }
+  if (res.status < 200 || res.status >= 300) return storedOutcome(p, tx, true);
+  const response = JSON.stringify({
+    status: res.status,
+    headers: upstreamView(res).headers,
+    body_base64: Buffer.from(res.body).toString('base64'),
+    truncated: res.truncated,
+    payment_response: parsePaymentResponse(res.headers),
+  } satisfies StoredResponse);
+  services.db.transaction(() => movePurchase(services.db, p.fetch_id, ['completed'], 'completed', services.now().getTime(), { response })).immediate();
+  const fresh = getPurchaseById(services.db, p.fetch_id)!;
+  return storedOutcome(fresh, getTx(services.db, fresh.transaction_id)!, false);
+}
+
 /**
  * Sends the paid request with the stored signed bytes (claimed: the purchase is `settling`) and
  * records what the answer proves. `resend`: an earlier send may have reached the seller, so a send
@@ -721,12 +768,7 @@ async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, t
   const { db } = services;
   const fetchId = p.fetch_id;
   const request = openRequest(services, p);
-  const signed = Buffer.from(tx.signed_tx!).toString('base64');
-  const requirements = JSON.parse(p.requirements) as Record<string, unknown> & { resource?: unknown };
-  const charge = mppChargeOf(requirements);
-  const header = charge
-    ? mppCredential(charge, signed, wallet.address)
-    : paymentHeader(Number(p.x402_version) as 1 | 2, requirements.resource, JSON.parse(p.accepted), signed, paymentExtensions(p) ?? undefined);
+  const header = paidHeader(p, tx, wallet.address);
   let res;
   try {
     // The payment header carries signed bytes the seller may broadcast: they leave only once stored on the disk.

@@ -345,11 +345,16 @@ export const signOnly = (api: ApiClient): ApiClient =>
  */
 export async function startIdentifierSeller(world: World, f: Facilitator, opts: { payTo: Address; stallMs: number }) {
   const { declarePaymentIdentifierExtension, extractPaymentIdentifier, PAYMENT_IDENTIFIER } = await import('@x402/extensions/payment-identifier');
-  const state = { stall: 0, paidHits: 0, ids: [] as (string | null)[], refusedWithoutId: 0 };
+  // badGateway: that many paid answers are swallowed by a gateway answering 502 (after the settlement).
+  const state = { stall: 0, badGateway: 0, paidHits: 0, ids: [] as (string | null)[], refusedWithoutId: 0 };
   const answers = new Map<string, { status: number; body: string; headers: [string, string][] }>();
   const resourceServer = new x402ResourceServer(f.client).register(DEVNET_CAIP2, new ExactSvmScheme({ rpcUrl: world.simnet.url }));
   const app = new Hono();
   const held = async (r: Response) => {
+    if (state.badGateway > 0) {
+      state.badGateway--;
+      return new Response('Bad Gateway', { status: 502 });
+    }
     if (state.stall > 0) {
       state.stall--;
       await Bun.sleep(opts.stallMs);
@@ -371,7 +376,8 @@ export async function startIdentifierSeller(world: World, f: Facilitator, opts: 
     await next();
     const body = await c.res.clone().text();
     answers.set(id, { status: c.res.status, body, headers: [...c.res.headers] });
-    return held(new Response(body, { status: c.res.status, headers: c.res.headers }));
+    // After next() Hono keeps c.res, not what a middleware returns: the answer is set there.
+    c.res = await held(new Response(body, { status: c.res.status, headers: c.res.headers }));
   });
   app.use(
     paymentMiddleware(
