@@ -31,8 +31,8 @@ export function addOwnerCommands(program: Command, done: Done): void {
   evidenceSub('export-log', "write a wallet's hash-chained decision log (JSONL, ends at a signed head)", 'agent-wallet owner export-log wal_… --out log.jsonl', (c) =>
     c.argument('<walletId>', 'the wallet').option('--out <file>', 'where to write it (never over a file)').option('--from <isoTime>', 'rows at or after this time').option('--to <isoTime>', 'rows before this time'),
   );
-  evidenceSub('verify-log', 'check an exported decision log offline: the chain of hashes and the signed heads; names the first bad row', 'agent-wallet owner verify-log log.jsonl --key https://wallet.example.com/.well-known/agent-wallet/log-key', (c) =>
-    c.argument('<file>', 'the exported log').option('--key <fileOrUrl>', "the daemon's log key (JWKS): its /.well-known/agent-wallet/log-key URL or a saved copy").option('--rpc <url>', 'a Solana RPC: also check that every completed payment is on chain, moving the amount the log says'),
+  evidenceSub('verify-log', 'check an exported decision log offline: the chain of hashes, the signed heads and the signed range; names the first bad row', 'agent-wallet owner verify-log log.jsonl --key https://wallet.example.com/.well-known/agent-wallet/log-key', (c) =>
+    c.argument('<file>', 'the exported log').option('--key <fileOrUrl>', "the daemon's log key (JWKS): its /.well-known/agent-wallet/log-key URL or a saved copy; without it nothing is checked against the daemon's key (exit 1)").option('--rpc <url>', 'a Solana RPC: also check each completed payment on chain: what the payee and the fee account were credited, and what left the wallet'),
   );
 
   const recoverBodies = async () => (await import('./owner-recovery-commands.ts')).OWNER_RECOVER_COMMANDS;

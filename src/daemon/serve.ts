@@ -21,7 +21,6 @@ import { paymentJobs } from '../jobs/payments.ts';
 import { depositJob } from '../jobs/deposits.ts';
 import { paylinkJobs } from '../jobs/paylinks.ts';
 import { x402Jobs } from '../jobs/x402-catalog.ts';
-import { decisionLogJobs } from '../evidence/decision-log.ts';
 import { mailJob } from '../mail/sender.ts';
 import { webhookHistoryJob, webhookJob } from '../jobs/webhooks.ts';
 import { buildServices } from './services.ts';
@@ -183,7 +182,6 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
     jobs.add(webhookJob(services));
     jobs.add(webhookHistoryJob(services));
     for (const job of x402Jobs(services)) jobs.add(job);
-    for (const job of decisionLogJobs(services)) jobs.add(job);
     jobs.add(feePayerWatch(services, metrics).job);
   };
   // The jobs record and send money (and the deposit watch expects the scan done): after the

@@ -9,6 +9,8 @@ import type { RpcObserver } from '../solana/rpc-transport.ts';
 import { VERSION } from '../version.ts';
 import { notRestoring } from '../ops/restore-state.ts';
 import { IMMEDIATE, type Durability } from '../db/durability.ts';
+import { registerHeadSigner } from '../db/decision-log.ts';
+import { signWithLogKey } from '../evidence/log-key.ts';
 
 export function buildServices(opts: {
   config: Config;
@@ -34,6 +36,8 @@ export function buildServices(opts: {
       observe: opts.observeRpc,
       log: (event, fields) => opts.log.warn(event, fields),
     });
+  // Each decision-log row is signed in its own commit with the log key (DESIGN §9.1).
+  registerHeadSigner(opts.db, (statement) => signWithLogKey(opts.masterKey, statement));
   return {
     config: opts.config,
     db: opts.db,

@@ -1,10 +1,12 @@
 /**
  * The decision log's rows and signed heads (migration 0013; rules in src/domain/decision-log.ts).
  * appendDecision runs inside the transaction of the change it records (appendEvent and
- * appendAudit call it), so a change and its row commit together or not at all.
+ * appendAudit call it) and signs the wallet's new head there too, so a change, its row and a
+ * head over it commit together or not at all: no accepted decision waits unsigned, where a row
+ * could be re-chained unseen.
  */
 import type { Database } from 'bun:sqlite';
-import { GENESIS_HASH, rowHash } from '../domain/decision-log.ts';
+import { GENESIS_HASH, headStatement, rowHash } from '../domain/decision-log.ts';
 import { jsonText } from '../domain/json.ts';
 
 /** Rows as read: the integers are numbers (the database hands them out as bigints). */
@@ -29,24 +31,90 @@ export interface HeadRow {
   signature: Uint8Array;
 }
 
-/** Rows appended and the time spent appending them, per database (the cost /metrics shows). */
-const appended = new WeakMap<Database, { rows: number; seconds: number }>();
+/** Signs a head statement with the daemon's log key (src/evidence/log-key.ts registers it). */
+export type HeadSigner = (statement: Uint8Array) => Uint8Array;
 
-export function decisionLogStats(db: Database): { rows: number; seconds: number } {
-  return appended.get(db) ?? { rows: 0, seconds: 0 };
+interface LogState {
+  sign: HeadSigner | null;
+  /** While a write batch runs: the wallets whose heads it signs once each at its end, not at each row. */
+  deferred: Set<string> | null;
+  rows: number;
+  seconds: number;
+  heads: number;
+  headSeconds: number;
 }
 
-/** Appends one decision to `walletId`'s chain. Call inside the change's transaction. */
+const states = new WeakMap<Database, LogState>();
+
+function stateOf(db: Database): LogState {
+  let s = states.get(db);
+  if (!s) states.set(db, (s = { sign: null, deferred: null, rows: 0, seconds: 0, heads: 0, headSeconds: 0 }));
+  return s;
+}
+
+/** Every appended row's head is signed with `sign` in the row's own commit; a database without a signer refuses to append. */
+export function registerHeadSigner(db: Database, sign: HeadSigner): void {
+  stateOf(db).sign = sign;
+}
+
+/** Rows appended and heads signed by this process, and the time each took (the cost /metrics shows). */
+export function decisionLogStats(db: Database): { rows: number; seconds: number; heads: number; headSeconds: number } {
+  const { rows, seconds, heads, headSeconds } = stateOf(db);
+  return { rows, seconds, heads, headSeconds };
+}
+
+/** Appends one decision to `walletId`'s chain and signs the new head (or, in a batch, leaves that to its end). Call inside the change's transaction. */
 export function appendDecision(db: Database, d: { walletId: string; kind: string; data: Record<string, unknown>; now: number }): void {
+  const state = stateOf(db);
+  if (!state.sign) throw new Error('the decision log has no head signer: registerHeadSigner before the first write');
   const started = performance.now();
   const last = db.query<{ seq: number | bigint; hash: Uint8Array }, [string]>('SELECT seq, hash FROM decision_log WHERE wallet_id = ? ORDER BY seq DESC LIMIT 1').get(d.walletId);
   const row = { wallet_id: d.walletId, seq: Number(last?.seq ?? 0) + 1, at: d.now, kind: d.kind, data: jsonText(d.data) };
   const prev = last?.hash ?? GENESIS_HASH;
-  db.query('INSERT INTO decision_log (wallet_id, seq, at, kind, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)').run(row.wallet_id, row.seq, row.at, row.kind, row.data, prev, rowHash(prev, row));
-  const stats = appended.get(db) ?? { rows: 0, seconds: 0 };
-  stats.rows++;
-  stats.seconds += (performance.now() - started) / 1000;
-  appended.set(db, stats);
+  const hash = rowHash(prev, row);
+  db.query('INSERT INTO decision_log (wallet_id, seq, at, kind, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)').run(row.wallet_id, row.seq, row.at, row.kind, row.data, prev, hash);
+  state.rows++;
+  state.seconds += (performance.now() - started) / 1000;
+  if (state.deferred) state.deferred.add(d.walletId);
+  else signHead(db, state, d.walletId, row.seq, hash, d.now);
+}
+
+function signHead(db: Database, state: LogState, walletId: string, seq: number, hash: Uint8Array, now: number): void {
+  const started = performance.now();
+  const signature = state.sign!(headStatement(walletId, seq, hash));
+  db.query('INSERT INTO decision_log_heads (wallet_id, seq, hash, signed_at, signature) VALUES (?, ?, ?, ?, ?)').run(walletId, seq, hash, now, signature);
+  state.heads++;
+  state.headSeconds += (performance.now() - started) / 1000;
+}
+
+/**
+ * Runs `body` (inside an open transaction: a write batch) with the head of each wallet it appends
+ * to signed once, after the body and before the commit, instead of at every row: a batch of pays
+ * moves the same payee many times. What a rolled-back savepoint appended is gone; the newest row
+ * left is signed, unless it already is.
+ */
+export function signingHeadsAtEnd<T>(db: Database, body: () => T): T {
+  const state = stateOf(db);
+  if (state.deferred) return body();
+  const moved = new Set<string>();
+  state.deferred = moved;
+  let result: T;
+  try {
+    result = body();
+  } finally {
+    state.deferred = null;
+  }
+  // The batch's clock is its units' own; the signing time is only shown.
+  const at = Date.now();
+  for (const walletId of moved) {
+    const head = db
+      .query<{ seq: number | bigint; hash: Uint8Array; signed: number | bigint }, [string]>(
+        'SELECT d.seq, d.hash, EXISTS (SELECT 1 FROM decision_log_heads h WHERE h.wallet_id = d.wallet_id AND h.seq = d.seq) AS signed FROM decision_log d WHERE d.wallet_id = ? ORDER BY d.seq DESC LIMIT 1',
+      )
+      .get(walletId);
+    if (head && !Number(head.signed)) signHead(db, state, walletId, Number(head.seq), head.hash, at);
+  }
+  return result;
 }
 
 /** The newest row of a wallet's chain, or null. */
@@ -55,30 +123,19 @@ export function decisionHead(db: Database, walletId: string): DecisionRow | null
   return r ? rowOf(r) : null;
 }
 
-/** Wallets whose newest row has no signed head yet (the head-signing job's work), at most `limit`. */
-export function unsignedHeads(db: Database, limit: number): DecisionRow[] {
-  return db
-    .query<DecisionRow, [number]>(
-      // One primary-key lookup a wallet, never a scan of the log.
-      `SELECT d.* FROM wallets w
-       JOIN decision_log d ON d.wallet_id = w.wallet_id AND d.seq = (SELECT max(seq) FROM decision_log WHERE wallet_id = w.wallet_id)
-       WHERE NOT EXISTS (SELECT 1 FROM decision_log_heads h WHERE h.wallet_id = d.wallet_id AND h.seq = d.seq)
-       LIMIT ?`,
-    )
-    .all(limit)
-    .map(rowOf);
+/** The rows of `walletId` an export of [fromMs, toMs) holds, up to `headSeq`: the first and last seq and the last one's hash, or null when none. */
+export function decisionRange(db: Database, walletId: string, range: { fromMs: number; toMs: number }, headSeq: number): { first: number; last: number; hash: Uint8Array } | null {
+  const r = db
+    .query<{ first: number | bigint | null; last: number | bigint | null }, [string, number, number, number]>('SELECT min(seq) AS first, max(seq) AS last FROM decision_log WHERE wallet_id = ?1 AND at >= ?2 AND at < ?3 AND seq <= ?4')
+    .get(walletId, range.fromMs, range.toMs, headSeq);
+  if (r?.first == null || r.last == null) return null;
+  const last = db.query<{ hash: Uint8Array }, [string, number]>('SELECT hash FROM decision_log WHERE wallet_id = ? AND seq = ?').get(walletId, Number(r.last))!;
+  return { first: Number(r.first), last: Number(r.last), hash: last.hash };
 }
 
-export function insertHead(db: Database, h: HeadRow): void {
-  db.query('INSERT OR IGNORE INTO decision_log_heads (wallet_id, seq, hash, signed_at, signature) VALUES (?, ?, ?, ?, ?)').run(h.wallet_id, h.seq, h.hash, h.signed_at, h.signature);
-}
-
-/** A wallet's rows in order from `afterSeq`, a page at a time (the export streams them). */
-export function decisionPage(db: Database, walletId: string, afterSeq: number, limit: number, range: { fromMs: number; toMs: number }): DecisionRow[] {
-  return db
-    .query<DecisionRow, [string, number, number, number, number]>('SELECT * FROM decision_log WHERE wallet_id = ? AND seq > ? AND at >= ? AND at < ? ORDER BY seq LIMIT ?')
-    .all(walletId, afterSeq, range.fromMs, range.toMs, limit)
-    .map(rowOf);
+/** A wallet's rows with seq in (afterSeq, lastSeq], in order, a page at a time (the export streams them). */
+export function decisionPage(db: Database, walletId: string, afterSeq: number, lastSeq: number, limit: number): DecisionRow[] {
+  return db.query<DecisionRow, [string, number, number, number]>('SELECT * FROM decision_log WHERE wallet_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?').all(walletId, afterSeq, lastSeq, limit).map(rowOf);
 }
 
 /** The signed heads of a wallet with seq in [fromSeq, toSeq]. */

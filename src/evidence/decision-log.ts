@@ -1,65 +1,54 @@
 /**
- * Signing decision-log heads and exporting a wallet's log (DESIGN §9.1). Heads are signed by a job
- * every ten minutes for every wallet whose chain moved, and at each export (the export is itself
- * a logged decision, and the file ends at a signed head). The export streams JSONL a page at a
- * time: an `export` header (wallet, period, the log key as a JWK), `row` lines in order and a
- * `head` line after each row a signed head covers.
+ * Exporting a wallet's decision log (DESIGN §9.1). Every commit signs the heads it moved
+ * (src/db/decision-log.ts), so the export only adds its own range: it records itself as a
+ * decision, then signs what the file holds — the whole log from row 1, or a period — in its last
+ * line, so rows cut off either end show. It streams JSONL a page at a time: an `export` header
+ * (wallet, address, fee account, period, the log key as a JWK), `row` lines in order, a `head`
+ * line after each row a signed head covers, and the signed `end`.
  */
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { appendDecision, decisionHead, decisionPage, headsBetween, insertHead, unsignedHeads, type DecisionRow } from '../db/decision-log.ts';
-import { headStatement } from '../domain/decision-log.ts';
+import { appendDecision, decisionHead, decisionPage, decisionRange, headsBetween } from '../db/decision-log.ts';
+import { rangeStatement, type ExportRange } from '../domain/decision-log.ts';
 import { getWallet } from '../db/wallets.ts';
-import type { JobDef } from '../jobs/runner.ts';
+import { treasuryOf } from '../payments/message.ts';
 import type { Services } from '../services.ts';
 import { logKeyOf, signWithLogKey } from './log-key.ts';
 import { pagedStream } from './paged-stream.ts';
 
 const PAGE = 500;
 
-function signHead(services: Services, row: DecisionRow, now: number): void {
-  const signature = signWithLogKey(services.masterKey, headStatement(row.wallet_id, row.seq, row.hash));
-  insertHead(services.db, { wallet_id: row.wallet_id, seq: row.seq, hash: row.hash, signed_at: now, signature });
-}
-
-/** Signs the head of every wallet whose chain moved since its last signed head; returns how many. */
-export function signMovedHeads(services: Services): number {
-  let signed = 0;
-  for (;;) {
-    const rows = unsignedHeads(services.db, PAGE);
-    if (rows.length === 0) return signed;
-    const now = services.now().getTime();
-    services.db.transaction(() => rows.forEach((r) => signHead(services, r, now))).immediate();
-    signed += rows.length;
-  }
-}
-
-export function decisionLogJobs(services: Services): JobDef[] {
-  return [{ name: 'decision-log-heads', schedule: { everySeconds: 600 }, run: async () => void signMovedHeads(services) }];
-}
-
 /**
- * The export of `walletId`'s log for [fromMs, toMs): records the export as a decision and signs
- * the head in one transaction, then streams the rows of the period that were there at that moment
- * (a period that ends before now may end on an unsigned tail, which verify-log reports).
+ * The export of `walletId`'s log for [fromMs, toMs) (fromMs 0: from row 1; toMs past any date:
+ * through the export itself): records the export and signs its range in one transaction, then
+ * streams the rows of that range as they were at that moment.
  */
 export function exportDecisionLog(services: Services, walletId: string, actor: string, range: { fromMs: number; toMs: number }): ReadableStream<Uint8Array> {
   const now = services.now().getTime();
-  const head = services.db
+  const from = range.fromMs > 0 ? new Date(range.fromMs).toISOString() : null;
+  const to = range.toMs < 8.64e15 ? new Date(range.toMs).toISOString() : null;
+  // The wallet's address and the operator's fee account let verify-log --rpc check each landed payment's parts.
+  const address = getWallet(services.db, walletId)?.address ?? null;
+  const feeAccount: string = treasuryOf(services);
+  const key = logKeyOf(services.masterKey);
+  const { held, signature } = services.db
     .transaction(() => {
-      appendDecision(services.db, { walletId, kind: 'log.exported', data: { actor, from: new Date(range.fromMs).toISOString(), to: new Date(Math.min(range.toMs, 8.64e15)).toISOString() }, now });
-      const h = decisionHead(services.db, walletId)!;
-      signHead(services, h, now);
-      return h;
+      appendDecision(services.db, { walletId, kind: 'log.exported', data: { actor, from: from ?? 'the first row', to: to ?? 'this export' }, now });
+      const found = decisionRange(services.db, walletId, range, decisionHead(services.db, walletId)!.seq);
+      const signed: ExportRange = { wallet_id: walletId, address, fee_account: feeAccount, from, to, first_seq: found?.first ?? null, last_seq: found?.last ?? null, hash: found ? bytesToHex(found.hash) : null };
+      return { held: signed, signature: signWithLogKey(services.masterKey, rangeStatement(signed)) };
     })
     .immediate();
-  const key = logKeyOf(services.masterKey);
-  // The wallet's address lets verify-log --rpc find its token balances in each landed transaction.
-  const address = getWallet(services.db, walletId)?.address ?? null;
-  const header = { type: 'export', wallet_id: walletId, address, exported_at: new Date(now).toISOString(), from: new Date(range.fromMs).toISOString(), head_seq: head.seq, log_key: key.jwk };
-  let afterSeq = 0;
+  const header = { type: 'export', wallet_id: walletId, address, fee_account: feeAccount, exported_at: new Date(now).toISOString(), from, to, first_seq: held.first_seq, last_seq: held.last_seq, log_key: key.jwk };
+  const end = `${JSON.stringify({ type: 'end', ...held, signed_at: new Date(now).toISOString(), kid: key.kid, signature: Buffer.from(signature).toString('base64url') })}\n`;
+  let afterSeq = (held.first_seq ?? 1) - 1;
+  let done = false;
   return pagedStream(`${JSON.stringify(header)}\n`, () => {
-    const rows = decisionPage(services.db, walletId, afterSeq, PAGE, range).filter((r) => r.seq <= head.seq);
-    if (rows.length === 0) return null;
+    if (done) return null;
+    const rows = held.last_seq === null ? [] : decisionPage(services.db, walletId, afterSeq, held.last_seq, PAGE);
+    if (rows.length === 0) {
+      done = true;
+      return end;
+    }
     const heads = new Map(headsBetween(services.db, walletId, rows[0]!.seq, rows.at(-1)!.seq).map((h) => [h.seq, h]));
     afterSeq = rows.at(-1)!.seq;
     let out = '';

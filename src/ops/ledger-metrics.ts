@@ -40,6 +40,8 @@ export function ledgerMetricsSource(db: Database, durability: Durability = IMMED
       ]),
       ...counter('decision_log_rows', 'Decision-log rows appended by this process.', log.rows),
       ...counter('decision_log_seconds', 'Time spent appending them (hash, previous row, insert), inside the changes they record.', log.seconds),
+      ...counter('decision_log_heads', 'Decision-log heads signed with the log key, one a wallet a commit, inside that commit.', log.heads),
+      ...counter('decision_log_head_seconds', 'Time spent signing and storing those heads.', log.headSeconds),
       ...gauge('transactions', 'Transactions not finished yet, by status.', UNFINISHED_STATUSES.map((s) => [`status="${s}"`, counts.get(s) ?? 0])),
       ...gauge('webhook_queue_depth', 'Webhook messages waiting for delivery.', webhooks.depth),
       ...gauge('webhook_oldest_pending_seconds', 'Age of the oldest webhook message waiting (0 when none).', age(webhooks.oldestAt)),

@@ -12,9 +12,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
-import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { headStatement, rowHash, verifyLogLines } from '../../src/domain/decision-log.ts';
-import { signMovedHeads } from '../../src/evidence/decision-log.ts';
 import { signWithLogKey } from '../../src/evidence/log-key.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
@@ -28,7 +26,7 @@ const OWNER = 'owner@example.com';
 
 beforeAll(async () => {
   world = await startWorld();
-  ({ alice, bob } = await world.payerAndPayee(1_000_000n));
+  ({ alice, bob } = await world.payerAndPayee(5_000_000n));
   for (let i = 0; i < 3; i++) await pay(0.01);
   dir = mkdtempSync(join(tmpdir(), 'aw-log-'));
   keyUrl = `${new URL(world.url).origin}/.well-known/agent-wallet/log-key`;
@@ -93,7 +91,7 @@ test('every decision of a payment is a row — created, signed (message hash), c
   const file = await exportLog();
   const r = await verify(file);
   expect(r.code).toBe(0);
-  expect(r.json).toMatchObject({ ok: true, first_bad: null, unsigned_tail: 0 });
+  expect(r.json).toMatchObject({ ok: true, first_bad: null, unsigned_tail: 0, coverage: 'whole', key_checked: true });
   // The export is itself a decision, and the file ends at the head it signed.
   expect(rows().at(-1)!.kind).toBe('log.exported');
   expect(r.json.signed_through).toBe(rows().at(-1)!.seq);
@@ -101,7 +99,7 @@ test('every decision of a payment is a row — created, signed (message hash), c
   // Against the chain: every completed payment landed, moving what the log says.
   const onChain = await runCli(['owner', 'verify-log', file, '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
   expect(onChain.code).toBe(0);
-  expect(onChain.json.chain).toEqual({ checked: 3, first_mismatch: null });
+  expect(onChain.json.chain).toEqual({ checked: 3, fee_account: world.services.feePayer.address, first_mismatch: null });
   // Another key (not the daemon's) does not vouch for it.
   const otherKey = join(dir, 'other.jwks');
   writeFileSync(otherKey, JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: Buffer.alloc(32, 7).toString('base64url') }] }));
@@ -121,31 +119,19 @@ test('each decision names the version of the rails it was made under, the one th
 });
 
 test('a daemon that lies with its own key (a consistent, signed log with a changed amount) is caught against the chain', async () => {
-  const lines = readFileSync(await exportFile(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  const k = lines.find((l) => l.kind === 'payment.completed').seq;
-  let prev: Uint8Array | null = null;
-  for (const l of lines) {
-    if (l.type === 'row') {
-      if (l.seq === k) l.data.amount = 0.02;
-      if (l.seq >= k) {
-        l.prev_hash = prev ? bytesToHex(prev) : l.prev_hash;
-        l.hash = bytesToHex(rowHash(hexToBytes(l.prev_hash), { wallet_id: l.wallet_id, seq: l.seq, at: l.at, kind: l.kind, data: JSON.stringify(l.data) }));
-      }
-      prev = hexToBytes(l.hash);
-    } else if (l.type === 'head' && l.seq >= k) {
-      l.hash = bytesToHex(prev!);
-      l.signature = Buffer.from(signWithLogKey(world.services.masterKey, headStatement(l.wallet_id, l.seq, prev!))).toString('base64url');
-    }
+  const k = seqOf('payment.completed');
+  const undo = lieInDb(alice.profile.wallet_id, k, (r) => (r.seq === k ? r.data.replace('"amount":0.01', '"amount":0.02') : r.data));
+  try {
+    const lying = await exportFile();
+    expect((await check(lying)).code).toBe(0);
+    const r = await runCli(['owner', 'verify-log', lying, '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
+    expect(r.code).toBe(1);
+    expect(r.json.chain.first_mismatch).toMatchObject({ seq: k });
+    // The payee got 0.01 on chain, the lying log claims 0.02.
+    expect(r.json.chain.first_mismatch.reason).toBe('the payee was credited 10000 micro-USDC on chain, the log says 20000');
+  } finally {
+    undo();
   }
-  const lying = join(dir, 'lying.jsonl');
-  writeFileSync(lying, lines.map((l) => JSON.stringify(l)).join('\n'));
-  expect((await check(lying)).code).toBe(0);
-  const r = await runCli(['owner', 'verify-log', lying, '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
-  expect(r.code).toBe(1);
-  expect(r.json.chain.first_mismatch).toMatchObject({ seq: k });
-  // Amount and fee: the chain moved 0.01 less than the lying log claims.
-  const [, moved, says] = /moved (\d+) micro-USDC on chain, the log says (\d+)$/.exec(r.json.chain.first_mismatch.reason)!;
-  expect(Number(says) - Number(moved)).toBe(10_000);
 });
 
 test('an edited row is caught, naming it', async () => {
@@ -229,38 +215,200 @@ test('an edit whose hashes are all recomputed down the chain is caught by the fi
   expect((await check(await exportFile())).code).toBe(0);
 });
 
-test('a log cut at a signed head verifies up to it; cut later, the rows after the head are reported as an unsigned tail', async () => {
+test('a log cut at a signed head verifies up to it, saying it has no signed end; cut later, the rows after the head are reported as an unsigned tail', async () => {
   const first = readFileSync(await exportFile(), 'utf8').trim().split('\n');
   await pay(0.02);
   const lines = readFileSync(await exportFile(), 'utf8').trim().split('\n');
-  const firstHeadSeq = JSON.parse(first.at(-1)!).seq as number;
-  expect(JSON.parse(first.at(-1)!).type).toBe('head');
+  expect(JSON.parse(first.at(-1)!).type).toBe('end');
+  const firstHeadSeq = JSON.parse(first.at(-2)!).seq as number;
+  expect(JSON.parse(first.at(-2)!).type).toBe('head');
   const atHead = lines.findIndex((l) => l.includes('"type":"head"') && JSON.parse(l).seq === firstHeadSeq);
   const cutAtHead = join(dir, 'cut-at-head.jsonl');
   writeFileSync(cutAtHead, lines.slice(0, atHead + 1).join('\n'));
-  expect((await check(cutAtHead)).json).toMatchObject({ ok: true, signed_through: firstHeadSeq, unsigned_tail: 0 });
+  expect((await check(cutAtHead)).json).toMatchObject({ ok: true, coverage: 'cut', range: null, signed_through: firstHeadSeq, unsigned_tail: 0 });
+  const human = await runCli(['owner', 'verify-log', cutAtHead, '--key', keyUrl]);
+  expect(human.code).toBe(0);
+  expect(human.stdout).toContain('The file has no signed end');
   // Later rows without the head that signs them: chained, reported unsigned.
+  const nextHead = lines.findIndex((l, i) => i > atHead && l.includes('"type":"head"'));
   const cutLater = join(dir, 'cut-later.jsonl');
-  writeFileSync(cutLater, lines.slice(0, atHead + 4).join('\n'));
+  writeFileSync(cutLater, lines.slice(0, nextHead).join('\n'));
   const r = await check(cutLater);
-  expect(r.json).toMatchObject({ ok: true, signed_through: firstHeadSeq, unsigned_tail: 3 });
+  expect(r.json).toMatchObject({ ok: true, signed_through: firstHeadSeq, unsigned_tail: nextHead - atHead - 1 });
+  expect(r.json.unsigned_tail).toBeGreaterThan(0);
   expect(r.code).toBe(0);
 });
 
-test('the head-signing job signs every wallet whose chain moved, once; its heads verify in the export', async () => {
-  await pay(0.01);
-  const head = (walletId: string) => Number((db().query('SELECT max(seq) AS s FROM decision_log WHERE wallet_id = ?').get(walletId) as { s: bigint }).s);
-  const signed = signMovedHeads(world.services);
-  expect(signed).toBeGreaterThanOrEqual(2);
-  for (const w of [alice.profile.wallet_id, bob.profile.wallet_id]) {
-    expect(db().query('SELECT 1 FROM decision_log_heads WHERE wallet_id = ? AND seq = ?').get(w, head(w))).not.toBeNull();
-  }
-  expect(signMovedHeads(world.services)).toBe(0);
-  const jobHeadSeq = head(alice.profile.wallet_id);
+test('a batch signs the head of each wallet it moved once, at its newest row, and those heads verify in the export', async () => {
+  await Promise.all([pay(0.01), pay(0.01)]);
+  const wallet = alice.profile.wallet_id;
+  const heads = (db().query('SELECT seq FROM decision_log_heads WHERE wallet_id = ? ORDER BY seq').all(wallet) as { seq: bigint }[]).map((h) => Number(h.seq));
+  const newest = rows().at(-1)!.seq;
+  expect(heads.at(-1)).toBe(newest);
+  // Fewer heads than rows: a commit's rows share its head.
+  expect(heads.length).toBeLessThan(newest);
   const file = await exportFile();
   const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  expect(lines.some((l) => l.type === 'head' && l.seq === jobHeadSeq)).toBe(true);
+  expect(lines.filter((l) => l.type === 'head').length).toBe(heads.length + 1);
   expect((await check(file)).code).toBe(0);
+});
+
+/** The misbehaving daemon: edits rows of `wallet` in its database from row `k` on, recomputes every hash after, and signs every head from `k` on again with its own log key. Returns the undo. */
+function lieInDb(wallet: string, k: number, edit: (r: { seq: number; kind: string; data: string }) => string): () => void {
+  type Row = { seq: number; at: number; kind: string; data: string; prev_hash: Uint8Array; hash: Uint8Array };
+  const all = () => (db().query('SELECT seq, at, kind, data, prev_hash, hash FROM decision_log WHERE wallet_id = ? ORDER BY seq').all(wallet) as Row[]).map((r) => ({ ...r, seq: Number(r.seq), at: Number(r.at) }));
+  const savedRows = db().query('SELECT * FROM decision_log WHERE wallet_id = ? AND seq >= ?').all(wallet, k) as Record<string, any>[];
+  const savedHeads = db().query('SELECT * FROM decision_log_heads WHERE wallet_id = ? AND seq >= ?').all(wallet, k) as Record<string, any>[];
+  let prevHash = all().find((r) => r.seq === k)!.prev_hash;
+  const hashes = new Map<number, Uint8Array>();
+  for (const r of all().filter((x) => x.seq >= k)) {
+    const data = edit(r);
+    const hash = rowHash(prevHash, { wallet_id: wallet, seq: r.seq, at: r.at, kind: r.kind, data });
+    db().run('UPDATE decision_log SET data = ?, prev_hash = ?, hash = ? WHERE wallet_id = ? AND seq = ?', [data, prevHash, hash, wallet, r.seq]);
+    hashes.set(r.seq, hash);
+    prevHash = hash;
+  }
+  for (const h of savedHeads) {
+    const seq = Number(h.seq);
+    db().run('UPDATE decision_log_heads SET hash = ?, signature = ? WHERE wallet_id = ? AND seq = ?', [hashes.get(seq)!, signWithLogKey(world.services.masterKey, headStatement(wallet, seq, hashes.get(seq)!)), wallet, seq]);
+  }
+  return () => {
+    db().run('DELETE FROM decision_log WHERE wallet_id = ? AND seq >= ?', [wallet, k]);
+    db().run('DELETE FROM decision_log_heads WHERE wallet_id = ? AND seq >= ?', [wallet, k]);
+    for (const r of savedRows) db().run('INSERT INTO decision_log (wallet_id, seq, at, kind, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', [r.wallet_id, r.seq, r.at, r.kind, r.data, r.prev_hash, r.hash]);
+    for (const h of savedHeads) db().run('INSERT INTO decision_log_heads (wallet_id, seq, hash, signed_at, signature) VALUES (?, ?, ?, ?, ?)', [h.wallet_id, h.seq, h.hash, h.signed_at, h.signature]);
+  };
+}
+
+test('issue 40 item 10: deleting the oldest rows of a wallet\'s log is caught — a whole-log export starts at row 1, its range signed in its last line', async () => {
+  const wallet = alice.profile.wallet_id;
+  const saved = db().query('SELECT * FROM decision_log WHERE wallet_id = ? AND seq <= 3').all(wallet) as Record<string, any>[];
+  db().run('DELETE FROM decision_log WHERE wallet_id = ? AND seq <= 3', [wallet]);
+  try {
+    const r = await verify(await exportLog());
+    expect(r.code).toBe(1);
+    expect(r.json.first_bad.reason).toContain('rows 1–3 are missing');
+  } finally {
+    for (const r of saved) db().run('INSERT INTO decision_log (wallet_id, seq, at, kind, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', [r.wallet_id, r.seq, r.at, r.kind, r.data, r.prev_hash, r.hash]);
+  }
+  // The same cut made in the file: its signed range says it starts at row 1.
+  const lines = readFileSync(await exportFile(), 'utf8').trim().split('\n');
+  const cut = join(dir, 'cut-start.jsonl');
+  writeFileSync(cut, lines.filter((l) => !(/"type":"(row|head)"/.test(l) && JSON.parse(l).seq <= 3)).join('\n'));
+  const r = await verify(cut);
+  expect(r.code).toBe(1);
+  expect(r.json.first_bad.reason).toContain('rows 1–3 are missing');
+  // Untouched, the same export verifies as the whole log.
+  const whole = await verify(await exportFile());
+  expect(whole.code).toBe(0);
+  expect(whole.json).toMatchObject({ ok: true, coverage: 'whole', range: { from: null, first_seq: 1 } });
+});
+
+test('issue 40 item 10: a partial export (--from) verifies only as what it is, saying the rows before it were not checked; its range cannot be passed off as the whole log', async () => {
+  const since = new Date().toISOString();
+  await pay(0.01);
+  const out = join(dir, `log-${++exports}.jsonl`);
+  const exported = await runCli(['owner', 'export-log', alice.profile.wallet_id, '--out', out, '--from', since, '--server', world.url, '--json'], { AGENT_WALLET_OWNER_TOKEN: world.ownerToken(OWNER) });
+  expect(exported.code).toBe(0);
+  const r = await verify(out);
+  expect(r.code).toBe(0);
+  expect(r.json).toMatchObject({ ok: true, coverage: 'partial', range: { from: since } });
+  const first = r.json.range.first_seq as number;
+  expect(first).toBeGreaterThan(1);
+  const human = await runCli(['owner', 'verify-log', out, '--key', keyUrl]);
+  expect(human.stdout).toContain(`partial export: rows ${first}–`);
+  expect(human.stdout).toContain(`rows 1–${first - 1} are not in this file and were not checked`);
+  // Claiming it is the whole log (its signed range edited) breaks the range's signature.
+  const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const end = lines.at(-1);
+  expect(end.type).toBe('end');
+  end.from = null;
+  const forged = join(dir, 'forged-range.jsonl');
+  writeFileSync(forged, lines.map((l) => JSON.stringify(l)).join('\n'));
+  const bad = await verify(forged);
+  expect(bad.code).toBe(1);
+  expect(bad.json.first_bad.reason).toContain("the export's signed range");
+});
+
+test('issue 40 item 11: every commit signs the head of each wallet it moved, so a row re-chained right after its payment (before any job or export) is caught', async () => {
+  await pay(0.03);
+  const wallet = alice.profile.wallet_id;
+  // No job ran and no export: the newest rows of payer and payee are signed already.
+  for (const w of [wallet, bob.profile.wallet_id]) {
+    const newest = Number((db().query('SELECT max(seq) AS s FROM decision_log WHERE wallet_id = ?').get(w) as { s: bigint }).s);
+    expect(db().query('SELECT 1 FROM decision_log_heads WHERE wallet_id = ? AND seq = ?').get(w, newest)).not.toBeNull();
+  }
+  // The operator (database access, no log key) re-chains the payment's completion.
+  const k = rows().filter((r) => r.kind === 'payment.completed').at(-1)!.seq;
+  type Row = { seq: number; at: number; kind: string; data: string; prev_hash: Uint8Array };
+  const all = () => (db().query('SELECT seq, at, kind, data, prev_hash FROM decision_log WHERE wallet_id = ? AND seq >= ? ORDER BY seq').all(wallet, k) as Row[]).map((r) => ({ ...r, seq: Number(r.seq), at: Number(r.at) }));
+  const saved = db().query('SELECT * FROM decision_log WHERE wallet_id = ? AND seq >= ?').all(wallet, k) as Record<string, any>[];
+  let prevHash = all()[0]!.prev_hash;
+  for (const r of all()) {
+    const data = r.seq === k ? r.data.replace('0.03', '0.3') : r.data;
+    const hash = rowHash(prevHash, { wallet_id: wallet, seq: r.seq, at: r.at, kind: r.kind, data });
+    db().run('UPDATE decision_log SET data = ?, prev_hash = ?, hash = ? WHERE wallet_id = ? AND seq = ?', [data, prevHash, hash, wallet, r.seq]);
+    prevHash = hash;
+  }
+  let exported = '';
+  try {
+    exported = await exportFile();
+    const r = await check(exported);
+    expect(r.code).toBe(1);
+    expect(r.json.first_bad.reason).toContain('the log was rewritten');
+  } finally {
+    db().run('DELETE FROM decision_log WHERE wallet_id = ? AND seq >= ?', [wallet, k]);
+    db().run('DELETE FROM decision_log_heads WHERE wallet_id = ? AND seq > ?', [wallet, Math.max(...saved.map((r) => Number(r.seq)))]);
+    for (const r of saved) db().run('INSERT INTO decision_log (wallet_id, seq, at, kind, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)', [r.wallet_id, r.seq, r.at, r.kind, r.data, r.prev_hash, r.hash]);
+  }
+  expect((await check(await exportFile())).code).toBe(0);
+});
+
+test('issue 40 item 12: a daemon that moves 0.5 from a payment\'s amount to its fee and signs the log again with its own key is caught against the chain, naming what the payee got', async () => {
+  await pay(0.6);
+  const wallet = alice.profile.wallet_id;
+  const k = rows().filter((r) => r.kind === 'payment.completed').at(-1)!.seq;
+  const undo = lieInDb(wallet, k, (r) => {
+    if (r.seq !== k) return r.data;
+    const d = JSON.parse(r.data);
+    expect(d).toMatchObject({ amount: 0.6, fee: 0.01 });
+    return JSON.stringify({ ...d, amount: 0.1, fee: 0.51 });
+  });
+  try {
+    const file = await exportLog();
+    expect((await verify(file)).code).toBe(0);
+    const r = await runCli(['owner', 'verify-log', file, '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
+    expect(r.code).toBe(1);
+    expect(r.json.chain.first_mismatch).toMatchObject({ seq: k });
+    expect(r.json.chain.first_mismatch.reason).toContain('the payee was credited 600000 micro-USDC on chain, the log says 100000');
+  } finally {
+    undo();
+  }
+  // The fee alone: 0.5 more to the fee account than the chain shows (the payee's amount kept, the sender's total changed).
+  const undoFee = lieInDb(wallet, k, (r) => (r.seq === k ? JSON.stringify({ ...JSON.parse(r.data), fee: 0.51 }) : r.data));
+  try {
+    const r = await runCli(['owner', 'verify-log', await exportLog(), '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
+    expect(r.code).toBe(1);
+    expect(r.json.chain.first_mismatch.reason).toContain('the fee account was credited 10000 micro-USDC on chain, the log says 510000');
+  } finally {
+    undoFee();
+  }
+  const honest = await runCli(['owner', 'verify-log', await exportLog(), '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
+  expect(honest.code).toBe(0);
+  expect(honest.json.chain.first_mismatch).toBeNull();
+});
+
+test('issue 40 item 17: verify-log without --key says plainly that nothing was checked against the daemon\'s key, and does not exit 0', async () => {
+  const file = await exportFile();
+  const json = await runCli(['owner', 'verify-log', file, '--json']);
+  expect(json.code).toBe(1);
+  expect(json.json).toMatchObject({ ok: false, first_bad: null, key_checked: false });
+  const human = await runCli(['owner', 'verify-log', file]);
+  expect(human.code).toBe(1);
+  expect(human.stdout).toContain("NOT VERIFIED against the daemon's key");
+  // A file forged end to end under a key of the forger's own, named in its header, passes the
+  // chain and heads; only --key tells it apart.
+  expect((await verify(file)).code).toBe(0);
 });
 
 test('the export is the owner\'s: another owner\'s token, or none, gets nothing', async () => {
