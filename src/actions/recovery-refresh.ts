@@ -4,14 +4,18 @@
  * until the agent commits the same public package — so a crash on either side between the two
  * steps leaves both on the old key. The commit replaces the daemon's key, closes every open signing
  * round of the wallet (their nonces were committed under the old shares), supersedes the enrolled
- * recovery kits (they no longer lie on the key), records it in the audit log and mails the owner
- * to enroll again, in one transaction.
+ * recovery kits (they no longer lie on the key), rotates the bot API key and revokes every `.wlt`
+ * export (a leaked kit plus an old export's share would otherwise still sign offline), records it
+ * in the audit log and mails the owner to enroll again, in one transaction. The new API key is
+ * answered once, by the init, and works only from the commit on: the agent stores it with its
+ * refreshed share before committing.
  */
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { AppError } from '../errors.ts';
 import { AGENT_KEY_REFRESH } from '../contract/recovery-enroll.ts';
 import { newId } from '../contract/ids.ts';
 import { appendAudit, appendEvent } from '../db/events.ts';
+import { revokeAllExports } from '../db/exports.ts';
 import { getOwner } from '../db/owners.ts';
 import { closeWalletSigningSessions, commitKeyRefresh, currentEnrollment, getKeyRefresh, insertKeyRefresh, supersedeEnrollments } from '../db/recovery.ts';
 import { getWallet, type WalletRow } from '../db/wallets.ts';
@@ -23,6 +27,7 @@ import { RepairError, refreshContribution, refreshKeyPackage } from '../frost/re
 import { seal } from '../frost/seal.ts';
 import { decodePublicPackage, encodePublicPackage } from '../frost/wire.ts';
 import { FrostWireError } from '../frost/errors.ts';
+import { newApiKey } from '../domain/api-keys.ts';
 import { queueMail } from '../mail/outbox.ts';
 import type { Services } from '../services.ts';
 import { implement } from './registry.ts';
@@ -41,6 +46,7 @@ export function initRefresh(services: Services, wallet: WalletRow, agentContribu
     throw err;
   }
   const pub = encodePublicPackage(refreshed.reveal().public);
+  const apiKey = newApiKey('bot');
   const refreshId = newId('keyRefresh');
   const now = services.now().getTime();
   services.db
@@ -50,12 +56,19 @@ export function initRefresh(services: Services, wallet: WalletRow, agentContribu
         wallet_id: wallet.wallet_id,
         server_key: seal(services.masterKey, encodeSecretState(refreshed.reveal()), AAD.walletKey(wallet.wallet_id)),
         public_package: JSON.stringify(pub),
+        api_key_hash: apiKey.hash,
         now,
         expires_at: now + REFRESH_TTL_MS,
       }),
     )
     .immediate();
-  return { refresh_id: refreshId, contribution: bytesToHex(mine), public_package: pub, next_step: 'store your refreshed share, then recovery_refresh_commit with the same public package' };
+  return {
+    refresh_id: refreshId,
+    contribution: bytesToHex(mine),
+    public_package: pub,
+    api_key: apiKey.key,
+    next_step: 'Store your refreshed share and this api_key (shown once; it replaces the current key at the commit), then recovery_refresh_commit with the same public package.',
+  };
 }
 
 export function commitRefresh(services: Services, wallet: WalletRow, refreshId: string, agentPublic: unknown) {
@@ -83,15 +96,27 @@ export function commitRefresh(services: Services, wallet: WalletRow, refreshId: 
       const sessions = closeWalletSigningSessions(services.db, wallet.wallet_id);
       const kit = currentEnrollment(services.db, wallet.wallet_id);
       const kits = supersedeEnrollments(services.db, wallet.wallet_id, now);
-      appendAudit(services.db, { walletId: wallet.wallet_id, actor: 'agent', kind: 'key.refreshed', data: { refresh_id: refreshId, signing_sessions_closed: sessions, recovery_kits_superseded: kits }, now });
-      appendEvent(services.db, { walletId: wallet.wallet_id, type: 'key.refreshed', data: { refresh_id: refreshId, recovery_kit_superseded: kits > 0 }, now });
+      const exports = revokeAllExports(services.db, wallet.wallet_id, now);
+      const rotated = row.api_key_hash !== null;
+      const data = { refresh_id: refreshId, signing_sessions_closed: sessions, recovery_kits_superseded: kits, api_key_rotated: rotated, revoked_exports: exports };
+      appendAudit(services.db, { walletId: wallet.wallet_id, actor: 'agent', kind: 'key.refreshed', data, now });
+      appendEvent(services.db, { walletId: wallet.wallet_id, type: 'key.refreshed', data: { refresh_id: refreshId, recovery_kit_superseded: kits > 0, api_key_rotated: rotated, revoked_exports: exports }, now });
       const owner = wallet.owner_id ? getOwner(services.db, wallet.owner_id) : null;
       if (owner) queueMail(services, refreshMail(owner.email, wallet, kit?.fingerprint ?? null));
-      return { sessions, kits };
+      return { sessions, kits, exports, rotated };
     })
     .immediate();
   if (!outcome) return commitRefresh(services, wallet, refreshId, agentPublic);
-  return { refresh_id: refreshId, status: 'committed', address: wallet.address, current: true, recovery_kit_superseded: outcome.kits > 0, signing_sessions_closed: outcome.sessions };
+  return {
+    refresh_id: refreshId,
+    status: 'committed',
+    address: wallet.address,
+    current: true,
+    recovery_kit_superseded: outcome.kits > 0,
+    signing_sessions_closed: outcome.sessions,
+    api_key_rotated: outcome.rotated,
+    revoked_exports: outcome.exports,
+  };
 }
 
 /** The owner learns of every key change; a kit it holds no longer works, so it is told to enroll again. */
@@ -103,7 +128,7 @@ function refreshMail(to: string, wallet: WalletRow, kitFingerprint: string | nul
     kind: 'recovery',
     to,
     subject: kitFingerprint ? `Your recovery kit for ${wallet.name} no longer works: enroll again` : `The key shares of ${wallet.name} were refreshed`,
-    body: `The agent and the service refreshed the key shares of ${wallet.name}; its address ${wallet.address} is unchanged and payments go on as before.\n\n${kit}\n\nIf neither you nor the agent's operator asked for this, check the wallet's audit log on the dashboard.`,
+    body: `The agent and the service refreshed the key shares of ${wallet.name}; its address ${wallet.address} is unchanged and payments go on as before. The agent's API key was replaced and every earlier .wlt export revoked: copies of the agent's profile made before no longer work.\n\n${kit}\n\nIf neither you nor the agent's operator asked for this, check the wallet's audit log on the dashboard.`,
     links: [],
   };
 }

@@ -215,7 +215,7 @@ export const walletActions = implement(WALLET, {
       // Nothing is released for a revoked export; the reasons are spelled out because a rotation revokes
       // exports the agent never touched, and the file would otherwise carry a key that is refused.
       const revokedAt = new Date(Number(row.revoked_at)).toISOString();
-      throw new AppError('INVALID_STATUS', `This export was revoked at ${revokedAt}: by the agent, by the owner, or when the owner rotated the wallet's API key (the file holds the old key, which is refused now). Its key is never released again.`, {
+      throw new AppError('INVALID_STATUS', `This export was revoked at ${revokedAt}: by the agent, by the owner, or when the owner rotated the wallet's API key or the agent refreshed the wallet key (the file holds the old key, which is refused now). Its key is never released again.`, {
         howToFix: 'Make a new export from a profile that works (after a key rotation, first store the new API key from the owner with "agent-wallet set-api-key").',
         details: { revoked_at: revokedAt },
       });

@@ -25,7 +25,12 @@ export const RECOVERY_COMMANDS: Record<string, Command> = {
     const { profile, api } = profileClient(ctx);
     progress(ctx, 'refreshing both key shares with the daemon (the address stays)');
     const done = await refreshKey(api, profile, saver(ctx));
-    printData(ctx, done, `Key shares refreshed; the address ${done.address} is unchanged. Any recovery kit made before no longer works: the owner enrolls again (agent-wallet owner recovery start).`);
+    const exports = done.revoked_exports.length > 0 ? ` and its ${done.revoked_exports.length} earlier .wlt export(s) are revoked` : '';
+    printData(
+      ctx,
+      done,
+      `Key shares refreshed; the address ${done.address} is unchanged. The bot API key was rotated (the new one is stored in this profile only)${exports}: copies of this profile made before the refresh no longer work (backups, other machines, a running MCP server: restart it, make new exports). Any recovery kit made before no longer works: the owner enrolls again (agent-wallet owner recovery start).`,
+    );
     return EXIT.ok;
   },
 };

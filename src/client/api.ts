@@ -41,9 +41,14 @@ const MAX_RUNNING_WAITS = 30;
 export class ApiClient {
   constructor(
     readonly baseUrl: string,
-    private readonly apiKey?: string,
+    private apiKey?: string,
     private readonly timeoutMs = 60_000,
   ) {}
+
+  /** Speaks with `apiKey` from now on: a key refresh rotated the bot key this client used. */
+  rekey(apiKey: string): void {
+    this.apiKey = apiKey;
+  }
 
   /** A client for the same service with another key. */
   withKey(apiKey: string): ApiClient {

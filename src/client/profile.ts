@@ -28,8 +28,12 @@ export interface ProfileData {
   created_at: string;
   /** What the agent pinned (src/client/custody.ts); absent in profiles made before pins, added on first use. */
   custody?: Pins;
-  /** A key refresh begun and not yet known to be committed (src/client/recovery-refresh.ts): the refreshed key package, base64, beside the active one. */
-  pending_refresh?: { refresh_id: string; key_package: string; public_package: PublicPackageWire };
+  /**
+   * A key refresh begun and not yet known to be committed (src/client/recovery-refresh.ts): the
+   * refreshed key package, base64, beside the active one, and the bot API key the commit makes the
+   * wallet's (absent in refreshes begun before keys rotated with them).
+   */
+  pending_refresh?: { refresh_id: string; key_package: string; public_package: PublicPackageWire; api_key?: string };
 }
 
 export class ProfileError extends Error {

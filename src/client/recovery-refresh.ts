@@ -6,6 +6,8 @@
  * before the commit, and made active only once the daemon answers the commit; a refresh left
  * pending is finished (or dropped, if the daemon never committed it) by the next run — of the
  * refresh, or of anything that signs (pinsOf, which every signing path calls before its round).
+ * The commit also rotates the bot API key (the init answers the new one, stored with the pending
+ * share) and revokes every `.wlt` export: copies of the profile from before the refresh are dead.
  */
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { ApiError, type ApiClient } from './api.ts';
@@ -25,6 +27,17 @@ export interface RefreshResult {
   status: 'committed';
   /** A pending refresh from an earlier run was finished (or found never committed and dropped) first. */
   finished_pending: 'committed' | 'dropped' | null;
+  /** The profile holds a new bot API key; the old one is refused. */
+  api_key_rotated: boolean;
+  /** The wallet's `.wlt` exports the refresh revoked: their files can no longer be imported. */
+  revoked_exports: string[];
+}
+
+/** The daemon's answer to a commit. */
+interface CommitAnswer {
+  current?: unknown;
+  api_key_rotated?: unknown;
+  revoked_exports?: unknown;
 }
 
 const keyOf = (encoded: string) => new Secret(decodeSecretState(Buffer.from(encoded, 'base64')) as KeyPackage);
@@ -43,47 +56,61 @@ function dropPending(p: ProfileData, refreshId: string): void {
 /**
  * Commits the profile's pending refresh and makes it active; drops it when the daemon never
  * committed it, or when a later refresh has replaced it on the daemon. After 'committed' the
- * profile holds the refreshed key, whatever another process wrote meanwhile.
+ * profile holds the refreshed key and API key (and `api` speaks with the latter), whatever another
+ * process wrote meanwhile.
  */
 export async function finishPending(api: ApiClient, profile: ProfileData, save: SaveProfile): Promise<'committed' | 'dropped' | null> {
+  return (await commitPending(api, profile, save))?.outcome ?? null;
+}
+
+async function commitPending(api: ApiClient, profile: ProfileData, save: SaveProfile): Promise<{ outcome: 'committed' | 'dropped'; answer: CommitAnswer | null } | null> {
   const pending = profile.pending_refresh;
   if (!pending) return null;
-  let answer: { current?: unknown };
+  const params = { refresh_id: pending.refresh_id, public_package: pending.public_package };
+  let answer: CommitAnswer;
   try {
-    answer = await api.call('bot', 'recovery_refresh_commit', { refresh_id: pending.refresh_id, public_package: pending.public_package });
+    answer = await api.call<CommitAnswer>('bot', 'recovery_refresh_commit', params).catch((err: unknown) => {
+      // The old key is refused once the daemon committed (an answer lost to a crash): the refresh's key proves it.
+      if (err instanceof ApiError && err.errorCode === 'UNAUTHORIZED' && pending.api_key) return api.withKey(pending.api_key).call<CommitAnswer>('bot', 'recovery_refresh_commit', params);
+      throw err;
+    });
   } catch (err) {
     // Never committed and no longer committable: the daemon kept its key, so does the agent.
     if (err instanceof ApiError && (err.errorCode === 'INVALID_STATUS' || err.errorCode === 'NOT_FOUND')) {
       adopt(profile, save((p) => dropPending(p, pending.refresh_id)));
-      return 'dropped';
+      return { outcome: 'dropped', answer: null };
     }
     throw err;
   }
   // Committed once, but a later refresh is the daemon's key now: this share signs nothing any more.
   if (answer.current !== true) {
     adopt(profile, save((p) => dropPending(p, pending.refresh_id)));
-    return 'dropped';
+    return { outcome: 'dropped', answer };
   }
   adopt(
     profile,
     save((p) => {
       p.key_package = pending.key_package;
       p.public_package = pending.public_package;
+      if (pending.api_key) p.api_key = pending.api_key;
       dropPending(p, pending.refresh_id);
     }),
   );
-  return 'committed';
+  if (pending.api_key) api.rekey(pending.api_key);
+  return { outcome: 'committed', answer };
 }
 
 /** Runs a refresh (after finishing a pending one). */
 export async function refreshKey(api: ApiClient, profile: ProfileData, save: SaveProfile): Promise<RefreshResult> {
-  // The profile as stored now: a refresh another process left pending is finished before this one starts.
+  // The profile as stored now (its API key too): a refresh another process left pending is finished before this one starts.
   adopt(profile, save(() => {}));
+  api.rekey(profile.api_key);
   const finished = await finishPending(api, profile, save);
   const key = keyOf(profile.key_package);
   const mine = refreshContribution();
-  const answer = await api.call<{ refresh_id: string; contribution: unknown; public_package: unknown }>('bot', 'recovery_refresh_init', { contribution: bytesToHex(mine) });
+  const answer = await api.call<{ refresh_id: string; contribution: unknown; public_package: unknown; api_key: unknown }>('bot', 'recovery_refresh_init', { contribution: bytesToHex(mine) });
   if (typeof answer.contribution !== 'string' || !/^[0-9a-f]{64}$/.test(answer.contribution)) throw new CustodyCheckError("refusing the refresh: the daemon's contribution is not a scalar; nothing was stored");
+  if (typeof answer.api_key !== 'string' || !answer.api_key.startsWith('wallet_bot_')) throw new CustodyCheckError("refusing the refresh: the daemon's answer carries no new bot API key; nothing was stored");
   let refreshed: Secret<KeyPackage>;
   try {
     refreshed = refreshKeyPackage(key, { agent: mine, daemon: hexToBytes(answer.contribution) });
@@ -103,7 +130,12 @@ export async function refreshKey(api: ApiClient, profile: ProfileData, save: Sav
       howToFix: 'Do not retry: a daemon that answers another key may be compromised. Report it to the operator; the wallet key is unchanged.',
     });
   }
-  const pending = { refresh_id: answer.refresh_id, key_package: Buffer.from(encodeSecretState(refreshed.reveal())).toString('base64'), public_package: encodePublicPackage(pub) };
+  const pending = {
+    refresh_id: answer.refresh_id,
+    key_package: Buffer.from(encodeSecretState(refreshed.reveal())).toString('base64'),
+    public_package: encodePublicPackage(pub),
+    api_key: answer.api_key,
+  };
   let other: string | null = null;
   adopt(
     profile,
@@ -118,10 +150,12 @@ export async function refreshKey(api: ApiClient, profile: ProfileData, save: Sav
       howToFix: 'Run agent-wallet recovery refresh again once the other run is over: it finishes the other refresh first.',
     });
   }
-  if ((await finishPending(api, profile, save)) !== 'committed') {
+  const done = await commitPending(api, profile, save);
+  if (done?.outcome !== 'committed') {
     throw new CustodyCheckError('the daemon did not take this refresh (another run replaced it, or it expired); the profile keeps the key the daemon has', {
       howToFix: 'Run agent-wallet recovery refresh again.',
     });
   }
-  return { refresh_id: answer.refresh_id, address: profile.address, status: 'committed', finished_pending: finished };
+  const revoked = Array.isArray(done.answer?.revoked_exports) ? done.answer.revoked_exports.map(String) : [];
+  return { refresh_id: answer.refresh_id, address: profile.address, status: 'committed', finished_pending: finished, api_key_rotated: done.answer?.api_key_rotated === true, revoked_exports: revoked };
 }

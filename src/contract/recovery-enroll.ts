@@ -73,7 +73,7 @@ export const AGENT_KEY_REFRESH = {
     auth: 'bot',
     params: Params({ contribution: Hex32("the agent's random refresh contribution (a non-zero scalar)") }),
     summary:
-      "Refreshes both key shares with a zero-constant polynomial from both sides' contributions: same address, new shares, and every recovery kit made before stops working. Answers the daemon's contribution and the refreshed public package; nothing changes until recovery_refresh_commit. The agent-wallet client does this (recovery refresh).",
+      "Refreshes both key shares with a zero-constant polynomial from both sides' contributions: same address, new shares, and every recovery kit made before stops working. Answers the daemon's contribution, the refreshed public package and the new bot API key (once; it replaces the current key at the commit); nothing changes until recovery_refresh_commit. The agent-wallet client does this (recovery refresh).",
   }),
   recovery_refresh_commit: action({
     endpoint: 'bot',
@@ -82,7 +82,8 @@ export const AGENT_KEY_REFRESH = {
       refresh_id: Id('keyRefresh', 'from recovery_refresh_init'),
       public_package: T.Object({}, { additionalProperties: true, description: "the refreshed public package as the agent computed it (it must be the daemon's)" }),
     }),
-    summary: 'Makes the refresh the wallet key on the daemon once the agent has stored its refreshed share: open signing rounds close, the owner is told the kit must be enrolled again. A repeated commit answers the same.',
+    summary:
+      "Makes the refresh the wallet key on the daemon once the agent has stored its refreshed share and new API key: open signing rounds close, every .wlt export is revoked, the old API key is refused, the owner is told the kit must be enrolled again. A repeated commit answers the same, with current: whether the refresh is still the wallet's key.",
   }),
 };
 

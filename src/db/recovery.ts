@@ -85,16 +85,22 @@ export interface KeyRefreshRow {
   created_at: bigint;
   expires_at: bigint;
   committed_at: bigint | null;
+  /** The hash of the bot API key the commit gives the wallet (NULL: a refresh begun before keys rotated with it). */
+  api_key_hash: Uint8Array | null;
 }
 
 /** A refresh the daemon has computed its side of; any earlier pending one of the wallet is abandoned. */
-export function insertKeyRefresh(db: Database, r: { refresh_id: string; wallet_id: string; server_key: Uint8Array; public_package: string; now: number; expires_at: number }): void {
-  db.query("UPDATE key_refreshes SET status = 'abandoned', server_key = NULL WHERE wallet_id = ? AND status = 'pending'").run(r.wallet_id);
-  db.query("INSERT INTO key_refreshes (refresh_id, wallet_id, status, server_key, public_package, created_at, expires_at) VALUES (?, ?, 'pending', ?, ?, ?, ?)").run(
+export function insertKeyRefresh(
+  db: Database,
+  r: { refresh_id: string; wallet_id: string; server_key: Uint8Array; public_package: string; api_key_hash: Uint8Array; now: number; expires_at: number },
+): void {
+  db.query("UPDATE key_refreshes SET status = 'abandoned', server_key = NULL, api_key_hash = NULL WHERE wallet_id = ? AND status = 'pending'").run(r.wallet_id);
+  db.query("INSERT INTO key_refreshes (refresh_id, wallet_id, status, server_key, public_package, api_key_hash, created_at, expires_at) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?)").run(
     r.refresh_id,
     r.wallet_id,
     r.server_key,
     r.public_package,
+    r.api_key_hash,
     r.now,
     r.expires_at,
   );
@@ -104,11 +110,14 @@ export function getKeyRefresh(db: Database, refreshId: string): KeyRefreshRow | 
   return db.query<KeyRefreshRow, [string]>('SELECT * FROM key_refreshes WHERE refresh_id = ?').get(refreshId);
 }
 
-/** Makes a pending refresh the wallet's key: its sealed server key and public package replace the wallet's. */
+/**
+ * Makes a pending refresh the wallet's key: its sealed server key, public package and bot API key
+ * replace the wallet's (the old API key is refused from this commit on).
+ */
 export function commitKeyRefresh(db: Database, refreshId: string, now: number): boolean {
   const row = db.query<KeyRefreshRow, [string]>("SELECT * FROM key_refreshes WHERE refresh_id = ? AND status = 'pending'").get(refreshId);
   if (!row || !row.server_key) return false;
-  db.query('UPDATE wallets SET server_key = ?, public_package = ? WHERE wallet_id = ?').run(row.server_key, row.public_package, row.wallet_id);
+  db.query('UPDATE wallets SET server_key = ?, public_package = ?, api_key_hash = COALESCE(?, api_key_hash) WHERE wallet_id = ?').run(row.server_key, row.public_package, row.api_key_hash, row.wallet_id);
   db.query("UPDATE key_refreshes SET status = 'committed', server_key = NULL, committed_at = ? WHERE refresh_id = ?").run(now, refreshId);
   return true;
 }

@@ -59,7 +59,7 @@ describe('migrations', () => {
     const migrated = openDatabase(path, { network: 'simnet' });
     try {
       expect(migrated.query<{ user_version: bigint }, []>('PRAGMA user_version').get()?.user_version).toBe(BigInt(SCHEMA_VERSION));
-      expect(SCHEMA_VERSION).toBe(16);
+      expect(SCHEMA_VERSION).toBe(18);
       // Schema 11: a sent purchase whose outcome is not on chain yet is pending.
       expect(migrated.query('SELECT fetch_id, status, amount FROM x402_purchases').all()).toEqual([{ fetch_id: 'x402_old', status: 'pending', amount: 10000n }]);
       const row = migrated.query<Record<string, unknown>, []>('SELECT * FROM payment_requests').get()!;

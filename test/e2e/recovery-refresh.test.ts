@@ -12,6 +12,7 @@ import { ProfileStore } from '../../src/client/profile.ts';
 import { OwnerEnrollmentStore, agentEnroll, ownerFinishEnrollment, ownerStartEnrollment } from '../../src/client/recovery-enroll.ts';
 import { openKit, readKit } from '../../src/client/recovery-kit.ts';
 import { refreshKey } from '../../src/client/recovery-refresh.ts';
+import { pinsOf } from '../../src/client/pins.ts';
 import { recoveryPair } from '../../src/client/recovery-sweep.ts';
 import { AgentRound, completePay, confirmSignSubmit } from '../../src/client/sign.ts';
 import { saver } from '../../src/cli/custody-commands.ts';
@@ -203,8 +204,10 @@ describe('a refresh', () => {
     expect(crashed.pending_refresh).toBeDefined();
     expect(crashed.key_package).toBe(before.key_package);
     await alice.api.call('bot', 'recovery_refresh_commit', { refresh_id: crashed.pending_refresh!.refresh_id, public_package: crashed.pending_refresh!.public_package });
-    // The next payment (any signing path) finishes it first and signs with the refreshed share.
+    // The next payment (any signing path) finishes it first, as every signing command does before its
+    // first call (the commit rotated the bot key: the old one is refused), and signs with the refreshed share.
     const profile = fromDisk(alice);
+    await pinsOf(alice.api, profile, save(alice));
     const intent = await alice.api.call<{ transaction_id: string }>('bot', 'pay', { to: bob.username, amount: 1 });
     expect((await confirmSignSubmit(alice.api, profile, intent.transaction_id, { save: save(alice) })).status).toBe('completed');
     expect(fromDisk(alice).pending_refresh).toBeUndefined();

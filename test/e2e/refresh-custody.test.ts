@@ -7,13 +7,19 @@
  * frozen wallet).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { ApiClient, type CallOptions } from '../../src/client/api.ts';
 import { ProfileStore, type ProfileData } from '../../src/client/profile.ts';
+import { OwnerEnrollmentStore, agentEnroll, ownerFinishEnrollment, ownerStartEnrollment } from '../../src/client/recovery-enroll.ts';
 import { refreshKey, type RefreshResult } from '../../src/client/recovery-refresh.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { saver } from '../../src/cli/custody-commands.ts';
 import type { Endpoint } from '../../src/contract/action.ts';
 import { getWallet } from '../../src/db/wallets.ts';
+import { runCli } from '../helpers/daemon.ts';
+import { errorOf } from '../helpers/errors.ts';
+import { tempDir } from '../helpers/services.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -33,6 +39,19 @@ async function fundedAgent(name: string, owner: string): Promise<Agent> {
   const a = await world.agent(name, { claimBy: owner });
   await world.fund(a.address, 20_000_000n);
   return a;
+}
+
+const KIT_PASSPHRASE = 'a long enough kit passphrase';
+
+/** The owner enrolls a recovery kit for `a` (owner's CLI and agent's half, real); the kit file. */
+async function enrollKit(a: Agent, ownerEmail: string): Promise<string> {
+  const owner = world.ownerClient(ownerEmail);
+  const ownerStore = new OwnerEnrollmentStore(tempDir('aw-refresh-owner-'));
+  const started = await ownerStartEnrollment(owner, ownerStore, a.walletId);
+  await agentEnroll(new ApiClient(a.api.baseUrl, fromDisk(a).api_key), fromDisk(a), started.code);
+  const out = join(tempDir('aw-refresh-kit-'), 'kit.json');
+  await ownerFinishEnrollment(owner, ownerStore, started.enrollment_id, { passphrase: KIT_PASSPHRASE, out });
+  return out;
 }
 
 const save = (a: Agent) => saver({ store: new ProfileStore(a.home), profileName: 'default' });
@@ -152,5 +171,65 @@ describe('two refresh runs on one profile (item 2)', () => {
     expect(disk.pending_refresh).toBeUndefined();
     expect(disk.public_package).toEqual(JSON.parse(getWallet(world.services.db, dave.walletId)!.public_package));
     expect(await payFromDisk(dave)).toBe('completed');
+  }, 60_000);
+});
+
+describe('a refresh after a kit leaked (item 3)', () => {
+  test('revokes every earlier export and rotates the bot key: the leaked kit plus an old .wlt gets no key share (import refused, nothing written), the old bot key is 401, the profile pays with the new one', async () => {
+    const frank = await fundedAgent('Frank', 'frank-owner@example.com');
+    const kit = await enrollKit(frank, 'frank-owner@example.com');
+    const wlt = join(tempDir('aw-refresh-wlt-'), 'frank.wlt');
+    const exported = await runCli(['export', wlt, '--server', world.url, '--home', frank.home, '--json']);
+    expect(exported.code).toBe(0);
+    const oldKey = fromDisk(frank).api_key;
+
+    const refreshed = await runCli(['recovery', 'refresh', '--server', world.url, '--home', frank.home, '--json']);
+    expect(refreshed.code).toBe(0);
+    expect(refreshed.json).toMatchObject({ status: 'committed', api_key_rotated: true, revoked_exports: [exported.json.export_id] });
+    const text = await runCli(['recovery', 'refresh', '--server', world.url, '--home', frank.home]);
+    expect(text.stdout).toContain('copies of this profile made before the refresh no longer work');
+
+    // The holder of the leaked kit and the old export: the daemon releases nothing, so no share to sweep with.
+    const thief = join(tempDir('aw-refresh-thief-'), 'home');
+    const imported = await runCli(['import', wlt, '--home', thief, '--json']);
+    expect(imported.code).toBe(1);
+    expect(imported.json.error.code).toBe('INVALID_STATUS');
+    expect(existsSync(join(thief, 'default.json'))).toBe(false);
+    expect(existsSync(kit)).toBe(true);
+    const releases = world.services.db.query('SELECT count(*) AS n FROM wallet_import_calls WHERE export_id = ?').get(exported.json.export_id) as { n: bigint };
+    expect(Number(releases.n)).toBe(0);
+
+    // The old bot key is refused; the profile holds the new one and pays.
+    const newKey = fromDisk(frank).api_key;
+    expect(newKey).not.toBe(oldKey);
+    expect((await errorOf(new ApiClient(frank.api.baseUrl, oldKey).call('bot', 'balance'))).errorCode).toBe('UNAUTHORIZED');
+    expect(await payFromDisk(frank)).toBe('completed');
+    const audit = await world.ownerClient('frank-owner@example.com').call<any>('owner', 'audit_log', { wallet_id: frank.walletId });
+    // Newest first: the second refresh had nothing left to revoke.
+    const refreshes = audit.items.filter((i: any) => i.kind === 'key.refreshed').map((i: any) => [i.data.api_key_rotated, i.data.revoked_exports]);
+    expect(refreshes).toEqual([
+      [true, []],
+      [true, [exported.json.export_id]],
+    ]);
+  }, 60_000);
+
+  test('a crash after the daemon committed (answer lost): the old key is refused, and the next signing command finishes the refresh with the new key and pays', async () => {
+    const gina = await fundedAgent('Gina', 'gina-owner@example.com');
+    const crashed = await refreshKey(gina.api, fromDisk(gina), (change) => {
+      const written = new ProfileStore(gina.home).update('default', change);
+      if (written.pending_refresh) throw new Error('crash');
+      return written;
+    }).catch((e: Error) => e.message);
+    expect(crashed).toBe('crash');
+    const pending = fromDisk(gina).pending_refresh!;
+    // The commit reached the daemon; its answer did not reach the agent.
+    await gina.api.call('bot', 'recovery_refresh_commit', { refresh_id: pending.refresh_id, public_package: pending.public_package });
+    expect((await errorOf(gina.api.call('bot', 'balance'))).errorCode).toBe('UNAUTHORIZED');
+    const paid = await runCli(['pay', bob.username, '1', '--server', world.url, '--home', gina.home, '--json']);
+    expect(paid.json.status).toBe('completed');
+    const disk = fromDisk(gina);
+    expect(disk.pending_refresh).toBeUndefined();
+    expect(disk.key_package).toBe(pending.key_package);
+    expect(disk.api_key).not.toBe(gina.profile.api_key);
   }, 60_000);
 });
