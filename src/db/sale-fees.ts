@@ -30,7 +30,7 @@ export function feeAccount(db: Database, merchantId: string): FeeAccount {
   return db.query<FeeAccount, [string]>('SELECT accrued, paid FROM sale_fee_accounts WHERE merchant_id = ?').get(merchantId) ?? { accrued: 0n, paid: 0n };
 }
 
-/** Adds `delta` (negative when a sale failed) to what `merchantId`'s sales owe; inside the sale's write transaction. */
+/** Adds `delta` to what `merchantId`'s sales owe; inside the completed sale's write transaction. */
 export function accrueSaleFee(db: Database, merchantId: string, delta: bigint, now: number): void {
   if (delta === 0n) return;
   db.query(
@@ -73,11 +73,6 @@ export function setInvoiceAmount(db: Database, invoiceId: string, amount: bigint
   db.query("UPDATE sale_fee_invoices SET amount = ?, updated_at = ? WHERE invoice_id = ? AND status = 'open'").run(amount, now, invoiceId);
 }
 
-/** Closes `merchantId`'s open invoice as settled: nothing is owed any more. */
-export function closeOpenInvoice(db: Database, merchantId: string, now: number): void {
-  db.query("UPDATE sale_fee_invoices SET status = 'paid', paid_at = ?1, updated_at = ?1 WHERE merchant_id = ?2 AND status = 'open'").run(now, merchantId);
-}
-
 export function setInvoiceCursor(db: Database, invoiceId: string, signature: string, now: number): void {
   db.query('UPDATE sale_fee_invoices SET scan_cursor = ?, updated_at = ? WHERE invoice_id = ?').run(signature, now, invoiceId);
 }
@@ -97,7 +92,7 @@ export function recordFeePayment(db: Database, p: { signature: string; invoice: 
     `INSERT INTO sale_fee_accounts (merchant_id, paid, updated_at) VALUES (?1, ?2, ?3)
      ON CONFLICT (merchant_id) DO UPDATE SET paid = paid + ?2, updated_at = ?3`,
   ).run(p.invoice.merchant_id, p.amount, p.now);
-  // Paid when it received what it asked, or when nothing is owed any more (a sale it counted failed since).
+  // Paid when it received what it asked, or when nothing is owed any more (it paid more than it was asked).
   db.query(
     `UPDATE sale_fee_invoices SET status = 'paid', paid_at = ?1, updated_at = ?1
      WHERE invoice_id = ?2 AND status = 'open'

@@ -21,7 +21,6 @@ import { newId } from '../contract/ids.ts';
 import type { MerchantRow } from '../db/merchants.ts';
 import {
   accrueSaleFee,
-  closeOpenInvoice,
   networkCostSince,
   feeAccount,
   getInvoice,
@@ -89,8 +88,8 @@ export function networkRefusal(services: Services, sellerId: string, lamports: b
 }
 
 /**
- * Records what a sale owes (negative `fee` takes it back when the sale failed), and tells the
- * merchant once the sales cross DUE_SHARE_PERCENT of the credit. Inside the sale's write transaction.
+ * Records what a completed sale owes, and tells the merchant once the sales cross
+ * DUE_SHARE_PERCENT of the credit. Inside the sale's write transaction.
  */
 export function accrue(services: Services, merchantId: string, fee: bigint, now: number): void {
   const { accrued, paid } = feeAccount(services.db, merchantId);
@@ -100,8 +99,6 @@ export function accrue(services: Services, merchantId: string, fee: bigint, now:
   const owed = (a: bigint) => (a > paid ? a - paid : 0n);
   const before = owed(accrued);
   const after = owed(accrued + fee);
-  // A failed sale can leave nothing owed: the invoice that counted it has nothing left to ask.
-  if (after === 0n) closeOpenInvoice(services.db, merchantId, now);
   if (fee > 0n && before < threshold && after >= threshold) {
     recordMerchantEvent(
       services.db,
@@ -117,7 +114,7 @@ function invoiceView(services: Services, row: InvoiceRow | null, merchant: Merch
   if (!row) return null;
   const payments = invoicePayments(services.db, row.invoice_id);
   const received = payments.reduce((sum, p) => sum + p.amount, 0n);
-  // Never more than is owed now: a sale the invoice counted may have failed since.
+  // Never more than is owed now: a payment beyond an invoice pays the next sales' fees.
   const left = row.amount > received ? row.amount - received : 0n;
   const owed = saleFeesOwed(services, merchant.merchant_id);
   const due = left < owed ? left : owed;

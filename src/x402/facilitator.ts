@@ -17,9 +17,16 @@
  * costs at most two signatures and 100,000 lamports of priority fee; and what a seller's sales cost
  * counts against that seller's daily allowance (src/earning/sale-fees.ts).
  *
+ * verify asks the chain last, by a simulation (the official facilitator's check too): a payment
+ * under a blockhash the chain does not know, or one it would refuse, is refused at verify. The
+ * chain calls of verify and settle run in the background of the RPC budget: a stranger's payment
+ * never waits in front of an agent's call.
+ *
  * settle verifies again, co-signs as fee payer, records the sale (the message is unique: a
- * payload settles once), sends through the chain port and waits briefly; an outcome the chain has
- * not shown yet is `settlement_pending`, resolved later by the outcome job. A settled sale is the
+ * payload settles once), sends through the chain port and waits briefly for the one status poll
+ * all waiting settles share; an outcome the chain has not shown yet is `settlement_pending`,
+ * resolved later by the outcome job. A send the node answers "blockhash not found" was not sent:
+ * the sale fails at once. A merchant's sale fee is owed once the sale completes. A settled sale is the
  * seller's `x402.sale` event: a merchant's also a Standard Webhooks message; a wallet's is in its
  * feed and decision log (the money itself reaches its ledger through the deposit watch).
  */
@@ -38,6 +45,8 @@ import type { Services } from '../services.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { decodeMessage, type DecodedMessage } from '../solana/decode.ts';
 import { ChainRejectedError, ChainUnavailableError, MessageDecodeError } from '../solana/errors.ts';
+import { inBackground } from '../solana/rpc-priority.ts';
+import type { SignatureStatus } from '../solana/port.ts';
 import { X402_DEFAULT_COMPUTE_UNIT_LIMIT, X402_MAX_COMPUTE_UNIT_PRICE } from '../solana/instructions.ts';
 import { USDC_DECIMALS } from '../solana/networks.ts';
 import { assembleSignedTransaction } from '../solana/transfer.ts';
@@ -59,8 +68,12 @@ export const NETWORK_ALLOWANCE_EXHAUSTED = 'seller_network_allowance_exhausted';
 export const MAX_SALE_COMPUTE_UNITS = X402_DEFAULT_COMPUTE_UNIT_LIMIT;
 /** The base fee of each signature, paid by the fee payer for both (its own and the buyer's). */
 const LAMPORTS_PER_SIGNATURE = 5_000n;
+/** The refusal of a payment whose blockhash the chain does not know (expired, or never one of its own). */
+export const UNKNOWN_BLOCKHASH = 'invalid_exact_svm_payload_blockhash_not_found';
 /** How long settle waits for the chain before answering settlement_pending. */
 const SETTLE_WAIT_MS = 15_000;
+/** How often the waiting settles' statuses are asked, all in one call: about a slot. */
+const STATUS_POLL_MS = 400;
 /** A sale the chain has not shown this long after it was sent can no longer land (its blockhash lives ~60–90 s). */
 const SALE_EXPIRY_MS = 180_000;
 
@@ -151,12 +164,19 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   if (!own || !ed25519Verifies(own, new Uint8Array(decoded.messageBytes), addressBytes(payer))) {
     return no('invalid_exact_svm_payload_signature', "the payer's signature is missing or does not verify", payer);
   }
-  const [payToReady, balance] = await Promise.all([
-    services.chain.tokenAccountExists(seller.payTo as Address, mint as Address),
-    services.chain.getTokenBalance(payer, mint as Address),
-  ]);
-  if (!payToReady) return no('invalid_exact_svm_payload_recipient_token_account_missing', "payTo has no USDC token account; a facilitator never creates it", payer);
-  if (balance < amount) return no('insufficient_funds', `the payer holds ${balance}, less than ${amount}`, payer);
+  // The chain runs it as it would (its blockhash, the payer's balance, payTo's account) without our signature.
+  const simulated = await inBackground(() => services.chain.simulate(getBase64Encoder().encode(transaction) as Uint8Array));
+  if (simulated.err === 'BlockhashNotFound') return no(UNKNOWN_BLOCKHASH, "the chain does not know the transaction's blockhash (expired, or not one of this network's); sign the payment again with a recent blockhash", payer);
+  if (simulated.err === 'AlreadyProcessed') return no('duplicate_settlement', 'the chain processed this transaction already', payer);
+  if (simulated.err !== null) {
+    // Said precisely where it can be: the two refusals a buyer can fix.
+    const [payToReady, balance] = await inBackground(() =>
+      Promise.all([services.chain.tokenAccountExists(seller.payTo as Address, mint as Address), services.chain.getTokenBalance(payer, mint as Address)]),
+    );
+    if (!payToReady) return no('invalid_exact_svm_payload_recipient_token_account_missing', 'payTo has no USDC token account; a facilitator never creates it', payer);
+    if (balance < amount) return no('insufficient_funds', `the payer holds ${balance}, less than ${amount}`, payer);
+    return no('transaction_simulation_failed', `the chain would refuse the transaction: ${JSON.stringify(simulated.err, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`, payer);
+  }
   const extension = isObject(body.paymentPayload.extensions) ? body.paymentPayload.extensions[PAYMENT_IDENTIFIER] : undefined;
   // Kept only when it is a payment identifier (the extension's pattern); the books prefix it (src/db/merchants.ts).
   const paymentId = isObject(extension) && isObject(extension.info) && typeof extension.info.id === 'string' && PAYMENT_ID.test(extension.info.id) ? extension.info.id : null;
@@ -197,7 +217,6 @@ export async function settle(services: Services, seller: Seller, body: unknown) 
         const now = services.now().getTime();
         insertSale(services.db, { sale_id: saleId, merchant_id: merchantId, wallet_id: seller.kind === 'wallet' ? seller.wallet.wallet_id : null, pay_to: c.payTo, payer: c.payer, amount: c.amount, fee: c.fee, network: c.network, resource: c.resource, payment_id: c.paymentId, message_hash: hash, signature, signed_tx: wire, last_valid_block_height: null, now });
         recordNetworkCost(services.db, { sale_id: saleId, seller_id: sellerId(seller), lamports: c.networkCost, now });
-        if (merchantId !== null) accrue(services, merchantId, c.fee, now);
       })
       .immediate();
   } catch (err) {
@@ -210,13 +229,19 @@ export async function settle(services: Services, seller: Seller, body: unknown) 
   try {
     await services.chain.sendRawTransaction(wire);
   } catch (err) {
-    if (err instanceof ChainRejectedError && err.kind !== 'already_processed' && err.kind !== 'blockhash_not_found') {
+    if (err instanceof ChainRejectedError && err.kind === 'blockhash_not_found') {
+      // The node refused it before it went anywhere: it can never land.
+      finishSaleAs(services, saleId, 'failed', 'not sent: the node does not know its blockhash', false);
+      const errorMessage = "not sent: the chain's node does not know the transaction's blockhash (expired, or newer than the node); nothing moved, sign the payment again with a recent blockhash";
+      return { success: false, errorReason: UNKNOWN_BLOCKHASH, errorMessage, transaction: signature, network, payer: c.payer };
+    }
+    if (err instanceof ChainRejectedError && err.kind !== 'already_processed') {
       finishSaleAs(services, saleId, 'failed', `Solana refused the transaction: ${err.reason}`, false);
       return { success: false, errorReason: 'transaction_failed', errorMessage: err.reason, transaction: signature, network, payer: c.payer };
     }
     if (!(err instanceof ChainUnavailableError) && !(err instanceof ChainRejectedError)) throw err;
   }
-  const outcome = await waitForSale(services, signature, SETTLE_WAIT_MS);
+  const outcome = await outcomeOf(services, signature, SETTLE_WAIT_MS);
   if (outcome === 'completed') {
     finishSaleAs(services, saleId, 'completed');
     return { success: true, transaction: signature, network, payer: c.payer, amount: c.amount.toString() };
@@ -228,33 +253,72 @@ export async function settle(services: Services, seller: Seller, body: unknown) 
   return { success: false, errorReason: 'settlement_pending', errorMessage: 'sent; the chain has not confirmed it yet', transaction: signature, network, payer: c.payer };
 }
 
-async function waitForSale(services: Services, signature: string, ms: number): Promise<'completed' | 'failed' | 'pending'> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      const [status] = await services.chain.getSignatureStatuses([signature]);
-      if (status && (status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized' || status.confirmationStatus === null)) return status.err === null ? 'completed' : 'failed';
-    } catch (err) {
-      if (!(err instanceof ChainUnavailableError)) throw err;
+type Outcome = 'completed' | 'failed' | 'pending';
+
+const landed = (status: SignatureStatus | null | undefined): status is SignatureStatus =>
+  !!status && (status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized' || status.confirmationStatus === null);
+
+/** The settles waiting for their transaction, per daemon, and whether the poll runs. */
+const waiting = new WeakMap<Services, { waiters: Map<string, (o: Outcome) => void>; polling: boolean }>();
+
+/**
+ * The outcome of a sent sale within `ms`, else 'pending'. Every waiting settle shares one
+ * getSignatureStatuses call a round, in the background of the RPC budget: twenty pending settles
+ * cost one call every STATUS_POLL_MS, behind any agent's call, not twenty calls every 100 ms ahead of it.
+ */
+function outcomeOf(services: Services, signature: string, ms: number): Promise<Outcome> {
+  let state = waiting.get(services);
+  if (!state) waiting.set(services, (state = { waiters: new Map(), polling: false }));
+  const { waiters } = state;
+  return new Promise((resolve) => {
+    const done = (o: Outcome) => {
+      clearTimeout(timer);
+      if (waiters.get(signature) === done) waiters.delete(signature);
+      resolve(o);
+    };
+    const timer = setTimeout(() => done('pending'), ms);
+    waiters.set(signature, done);
+    if (!state.polling) void poll(services, state);
+  });
+}
+
+async function poll(services: Services, state: { waiters: Map<string, (o: Outcome) => void>; polling: boolean }): Promise<void> {
+  state.polling = true;
+  try {
+    while (state.waiters.size > 0) {
+      await Bun.sleep(STATUS_POLL_MS);
+      const signatures = [...state.waiters.keys()];
+      if (signatures.length === 0) break;
+      try {
+        const statuses = await inBackground(() => services.chain.getSignatureStatuses(signatures));
+        for (const [i, signature] of signatures.entries()) {
+          const status = statuses[i];
+          if (landed(status)) state.waiters.get(signature)?.(status.err === null ? 'completed' : 'failed');
+        }
+      } catch (err) {
+        // The next round asks again; a settle not answered in time is settlement_pending.
+        services.log.debug('x402 settle status poll failed', { error: err instanceof Error ? err.message : String(err) });
+      }
     }
-    if (Date.now() >= deadline) return 'pending';
-    await Bun.sleep(100);
+  } finally {
+    state.polling = false;
   }
 }
 
 /**
  * Records a sale's outcome; a completed one is the seller's x402.sale event (a merchant's also its
- * webhook), in the same transaction. A failed one that never `landed` cost the fee payer nothing.
+ * webhook) and owes its fee, in the same transaction. A failed one owes nothing; one whose
+ * transaction never landed was not `charged` to the fee payer either.
  */
-function finishSaleAs(services: Services, saleId: string, status: 'completed' | 'failed', error: string | null = null, landed = true): void {
+function finishSaleAs(services: Services, saleId: string, status: 'completed' | 'failed', error: string | null = null, charged = true): void {
   const now = services.now().getTime();
   services.db
     .transaction(() => {
       if (!finishSale(services.db, saleId, status, now, error)) return;
       const sale = getSale(services.db, saleId)!;
-      if (!landed) releaseNetworkCost(services.db, saleId);
-      // A failed sale owes nothing.
-      if (status === 'failed') return void (sale.merchant_id && accrue(services, sale.merchant_id, -sale.fee, now));
+      if (!charged) releaseNetworkCost(services.db, saleId);
+      if (status === 'failed') return;
+      if (sale.merchant_id) accrue(services, sale.merchant_id, sale.fee, now);
       if (sale.merchant_id) recordMerchantEvent(services.db, sale.merchant_id, 'x402.sale', saleEvent(services, sale, now), now);
       else appendEvent(services.db, { walletId: sale.wallet_id!, type: 'x402.sale', data: saleEvent(services, sale, now), now });
     })
@@ -289,7 +353,7 @@ export async function resolveSales(services: Services): Promise<number> {
   let resolved = 0;
   for (const [i, s] of sales.entries()) {
     const status = statuses[i];
-    if (status && (status.confirmationStatus === 'confirmed' || status.confirmationStatus === 'finalized' || status.confirmationStatus === null)) {
+    if (landed(status)) {
       finishSaleAs(services, s.sale_id, status.err === null ? 'completed' : 'failed', status.err === null ? null : 'the transaction failed on chain');
       resolved++;
     } else if (!status && services.now().getTime() - Number(s.created_at) > SALE_EXPIRY_MS) {

@@ -47,10 +47,20 @@ export interface World {
   stop(): Promise<void>;
 }
 
-export async function startWorld(opts: { env?: Record<string, string>; slotMs?: number; chainTimeoutMs?: number } = {}): Promise<World> {
+export async function startWorld(
+  opts: {
+    env?: Record<string, string>;
+    slotMs?: number;
+    chainTimeoutMs?: number;
+    /** The daemon's client-side RPC budget (solana.rpc_max_rps); unlimited when absent. */
+    rpcMaxRps?: number;
+    /** The RPC URL the daemon uses instead of the simnet's own (a proxy in front of it). */
+    rpcUrlOf?: (simnetUrl: string) => string;
+  } = {},
+): Promise<World> {
   const simnet = await startSimnet({ port: 0, slotMs: opts.slotMs ?? 200 });
   const clock = { offsetMs: 0 };
-  const chain = createRpcChainPort(simnet.url, { timeoutMs: opts.chainTimeoutMs });
+  const chain = createRpcChainPort(opts.rpcUrlOf?.(simnet.url) ?? simnet.url, { timeoutMs: opts.chainTimeoutMs, maxRps: opts.rpcMaxRps });
   const services = testServices({ chain, rpcUrl: simnet.url, now: () => new Date(Date.now() + clock.offsetMs), env: opts.env });
   await simnet.airdrop(services.feePayer.address, 100_000_000_000n);
   // The treasury's token account exists from the start, as the daemon makes sure on simnet.

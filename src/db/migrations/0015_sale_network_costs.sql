@@ -9,3 +9,13 @@ CREATE TABLE sale_network_costs (
   created_at INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX sale_network_costs_seller ON sale_network_costs(seller_id, created_at);
+
+-- A merchant's sale fee is owed from the sale's completion on (it was counted at settle, before
+-- the transaction was even sent): a sale still settling gives back what it counted then, and
+-- counts again when it completes.
+UPDATE sale_fee_accounts SET accrued = max(accrued - (
+  SELECT coalesce(sum(fee), 0) FROM x402_sales s WHERE s.merchant_id = sale_fee_accounts.merchant_id AND s.status = 'settling'
+), 0);
+-- An invoice asking for fees no longer owed has nothing left to ask.
+UPDATE sale_fee_invoices SET status = 'paid', paid_at = updated_at
+WHERE status = 'open' AND (SELECT accrued <= paid FROM sale_fee_accounts a WHERE a.merchant_id = sale_fee_invoices.merchant_id);
