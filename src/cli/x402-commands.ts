@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiClient } from '../client/api.ts';
 import { x402Fetch, x402Resume, type X402Result } from '../client/x402.ts';
-import { x402CallTool, type ToolResult } from '../client/x402-mcp.ts';
+import { x402CallTool } from '../client/x402-mcp.ts';
 import { parseUsdc } from '../domain/money.ts';
 import { commandFlags, DEFAULT_SERVER, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
@@ -102,30 +102,22 @@ export const X402_COMMANDS: Record<string, Command> = {
     }
     if (flags['max-amount'] !== undefined && !parseUsdc(flags['max-amount']).ok) throw new UsageError(`--max-amount ${flags['max-amount']} is not a USDC amount`);
     const { profile, api } = profileClient(ctx);
-    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-    const client = new Client({ name: 'agent-wallet', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     const idempotencyKey = flags['idempotency-key'] ?? randomUUID();
-    try {
-      const r = await x402CallTool(
-        api,
-        profile,
-        (call) => client.callTool(call) as Promise<ToolResult>,
-        { server: url, tool, ...(args ? { arguments: args } : {}), ...(flags['max-amount'] ? { maxAmount: flags['max-amount'] } : {}), idempotencyKey },
-        { progress: (s) => progress(ctx, s), save: saver(ctx) },
-      );
-      if (ctx.json) printData(ctx, { ...r, idempotency_key: idempotencyKey });
-      else {
-        if (r.outcome === 'completed') progress(ctx, `paid ${r.purchase?.amount} USDC (signature ${r.purchase?.signature})`);
-        else if (r.outcome === 'pending') progress(ctx, `pending: the payment was sent with the call and is not on chain yet; do not pay again; check with: agent-wallet x402 status ${r.fetch_id}`);
-        else if (r.outcome !== 'not_required') progress(ctx, `${r.outcome}: ${r.purchase?.decision?.reason ?? r.purchase?.error ?? 'see --json'}`);
-        for (const c of (r.result.content as { type: string; text?: string }[] | undefined) ?? []) if (c.type === 'text' && c.text) ctx.out(`${c.text}\n`);
-      }
-      return r.outcome === 'awaiting_approval' ? EXIT.awaitingApproval : r.outcome === 'completed' || r.outcome === 'not_required' ? (r.result.isError ? EXIT.error : EXIT.ok) : EXIT.error;
-    } finally {
-      await client.close();
+    const r = await x402CallTool(
+      api,
+      profile,
+      { name: url, url },
+      { tool, ...(args ? { arguments: args } : {}), ...(flags['max-amount'] ? { maxAmount: flags['max-amount'] } : {}), idempotencyKey },
+      { progress: (s) => progress(ctx, s), save: saver(ctx) },
+    );
+    if (ctx.json) printData(ctx, { ...r, idempotency_key: idempotencyKey });
+    else {
+      if (r.outcome === 'completed') progress(ctx, `paid ${r.purchase?.amount} USDC (signature ${r.purchase?.signature})`);
+      else if (r.outcome === 'pending') progress(ctx, `pending: the payment was sent with the call and is not on chain yet; do not pay again; check with: agent-wallet x402 status ${r.fetch_id}`);
+      else if (r.outcome !== 'not_required') progress(ctx, `${r.outcome}: ${r.purchase?.decision?.reason ?? r.purchase?.error ?? 'see --json'}`);
+      for (const c of (r.result.content as { type: string; text?: string }[] | undefined) ?? []) if (c.type === 'text' && c.text) ctx.out(`${c.text}\n`);
     }
+    return r.outcome === 'awaiting_approval' ? EXIT.awaitingApproval : r.outcome === 'completed' || r.outcome === 'not_required' ? (r.result.isError ? EXIT.error : EXIT.ok) : EXIT.error;
   },
 
   status: async (ctx) => {

@@ -49,13 +49,30 @@ export function paymentRequiredOf(result: ToolResult): Record<string, unknown> |
   return null;
 }
 
-/** The key the server's payee is pinned under: its URL's host (with port, as HTTP sellers' are), else its name. */
-function pinKey(server: string): string {
-  try {
-    return new URL(server).host.toLowerCase() || server.toLowerCase();
-  } catch {
-    return server.toLowerCase();
+/** A paid MCP server as the client reaches it: Streamable HTTP at `url`, or a stdio `command`; `name` is what the guard rails see as its host. */
+export type McpServer = { name: string; url: string } | { name: string; command: string; args?: string[] };
+
+/**
+ * The key the server's payee is pinned under: the host (with port, as HTTP sellers' are) of the
+ * URL this client connects to, or the command it runs — never the name, which anyone may give a
+ * server, so a payee is never pinned under a host this client did not contact.
+ */
+function pinKey(server: McpServer): string {
+  return 'url' in server ? new URL(server.url).host.toLowerCase() : `stdio:${[server.command, ...(server.args ?? [])].join(' ')}`;
+}
+
+/** Connects to `server` with the MCP SDK's client; the caller closes it. */
+async function connect(server: McpServer) {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const client = new Client({ name: 'agent-wallet', version: '1' });
+  if ('url' in server) {
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  } else {
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    await client.connect(new StdioClientTransport({ command: server.command, args: server.args ?? [] }));
   }
+  return client;
 }
 
 /** The tool result a purchase recorded with its receipt. */
@@ -68,24 +85,43 @@ function storedResult(purchase: Record<string, any>): ToolResult | null {
   }
 }
 
-/** Calls `tool` on `server` through `callTool`; a payment request is paid once under the guard rails and the call repeated with it. */
+/**
+ * Calls `tool` on `server` (this client connects to it); a payment request is paid once under the
+ * guard rails and the call repeated with it.
+ */
 export async function x402CallTool(
   api: ApiClient,
   profile: ProfileData,
-  callTool: (call: ToolCall) => Promise<ToolResult>,
-  a: { server: string; tool: string; arguments?: Record<string, unknown>; maxAmount?: string; idempotencyKey?: string },
+  server: McpServer,
+  a: { tool: string; arguments?: Record<string, unknown>; maxAmount?: string; idempotencyKey?: string },
   opts: { progress?: (step: string) => void; save?: SaveProfile } = {},
+): Promise<PaidToolResult> {
+  const client = await connect(server);
+  try {
+    return await payTool(api, profile, server, (call) => client.callTool(call) as Promise<ToolResult>, a, opts);
+  } finally {
+    await client.close();
+  }
+}
+
+async function payTool(
+  api: ApiClient,
+  profile: ProfileData,
+  server: McpServer,
+  callTool: (call: ToolCall) => Promise<ToolResult>,
+  a: { tool: string; arguments?: Record<string, unknown>; maxAmount?: string; idempotencyKey?: string },
+  opts: { progress?: (step: string) => void; save?: SaveProfile },
 ): Promise<PaidToolResult> {
   const progress = opts.progress ?? (() => {});
   const first = await callTool({ name: a.tool, ...(a.arguments ? { arguments: a.arguments } : {}) });
   const required = paymentRequiredOf(first);
   if (!required) return { outcome: 'not_required', fetch_id: null, result: first, purchase: null };
   const pins = await pinsOf(api, profile, opts.save);
-  const agent: X402Expectation = { host: pinKey(a.server), ...(a.maxAmount !== undefined ? { maxAmount: micro(a.maxAmount) } : {}) };
+  const agent: X402Expectation = { host: pinKey(server), ...(a.maxAmount !== undefined ? { maxAmount: micro(a.maxAmount) } : {}) };
   const prepared = await api.call<Prepared>(
     'bot',
     'x402_prepare_tool',
-    { server: a.server, tool: a.tool, payment_required: required, ...(a.maxAmount !== undefined ? { max_amount: a.maxAmount } : {}) },
+    { server: server.name, tool: a.tool, payment_required: required, ...(a.maxAmount !== undefined ? { max_amount: a.maxAmount } : {}) },
     { idempotencyKey: a.idempotencyKey ?? randomUUID() },
   );
   const fetchId = String(prepared.fetch_id);

@@ -58,11 +58,17 @@ const HOST_DAILY_SQL = `SELECT coalesce(sum(t.amount + t.fee + t.setup_fee), 0) 
   FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
   WHERE p.wallet_id = ? AND p.created_at >= ? AND p.host = ? AND t.status IN ${COUNTING}`;
 
+// A payee vouched for at a host: a completed purchase there paid it, fetched by the daemon itself
+// (not a tool's) or approved by the owner.
+const VOUCHED_SQL = `SELECT 1 FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
+  WHERE p.wallet_id = ? AND p.host = ? AND p.pay_to = ? AND t.status = 'completed' AND (p.method <> 'MCP' OR t.approval_id IS NOT NULL) LIMIT 1`;
+
 /**
  * Usage since each window start, the lifetime total, whether `recipient.address` was paid before,
- * and with `host` the x402 spending at that host today.
+ * with `host` the x402 spending at that host today, and with `hostNamedByAgent` whether the payee
+ * was vouched for at that host.
  */
-export function computeUsage(db: Database, walletId: string, starts: WindowStarts, recipient: { address: string }, host?: string): Usage {
+export function computeUsage(db: Database, walletId: string, starts: WindowStarts, recipient: { address: string }, host?: string, hostNamedByAgent = false): Usage {
   const [daily, weekly, monthly] = [starts.daily.getTime(), starts.weekly.getTime(), starts.monthly.getTime()];
   const onGrid = [daily, weekly, monthly].every((t) => t % BUCKET_MS === 0);
   const at = (t: number) => (onGrid ? t / BUCKET_MS : t);
@@ -85,5 +91,6 @@ export function computeUsage(db: Database, walletId: string, starts: WindowStart
     payments_today: Number(row.payments_today ?? 0n),
     recipient_known: known,
     ...(host === undefined ? {} : { x402_host_daily: db.query<{ spent: bigint }, [string, number, string]>(HOST_DAILY_SQL).get(walletId, daily, host)?.spent ?? 0n }),
+    ...(host === undefined || !hostNamedByAgent ? {} : { x402_payee_vouched: db.query(VOUCHED_SQL).get(walletId, host, recipient.address) !== null }),
   };
 }

@@ -97,6 +97,11 @@ export interface Intent {
   recipient: { username?: string; address: string };
   /** x402: the host of the paid URL. */
   host?: string;
+  /**
+   * x402: the host is only what the agent says (a paid MCP tool's server, which this service
+   * never contacts), so under `x402_allowed_hosts` its payee needs the owner's word.
+   */
+  host_named_by_agent?: boolean;
 }
 
 /** Spent or reserved micro-USDC in the current daily and monthly windows. */
@@ -121,6 +126,11 @@ export interface Usage {
   recipient_known: boolean;
   /** x402 spent or reserved today at the intent's host (counted only for an x402 intent). */
   x402_host_daily?: bigint;
+  /**
+   * For a host named by the agent: a completed purchase at that host already paid this payee,
+   * one the service fetched itself or one the owner approved. Absent: not asked.
+   */
+  x402_payee_vouched?: boolean;
 }
 
 /** Nothing spent or reserved, every recipient known: the usage for checks that only look at the rules (and the base of test usages). */
@@ -362,6 +372,9 @@ function budgetOverrun(rails: GuardRails, intent: Intent, usage: Usage): [string
 function softRule(rails: GuardRails, intent: Intent, usage: Usage, now: Date): [string, string] | null {
   if (rails.approval_above !== undefined && intent.amount > rails.approval_above) {
     return ['approval_above', `${usdc(intent.amount)} is above ${usdc(rails.approval_above)}, the amount the owner approves in person.`];
+  }
+  if (intent.category === 'x402' && intent.host_named_by_agent && rails.x402_allowed_hosts && usage.x402_payee_vouched === false && !rails.allowed_recipients) {
+    return ['x402_allowed_hosts', `The host ${intent.host ?? '(none)'} is only the agent's word (a paid MCP tool's server is never contacted by this service), and ${intent.recipient.address} was never paid at it; the owner approves this payee.`];
   }
   if (rails.approve_new_recipients && !usage.recipient_known) {
     return ['approve_new_recipients', `This is the first payment to ${recipientName(intent.recipient)}; the owner approves new recipients.`];

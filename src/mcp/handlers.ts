@@ -18,7 +18,7 @@ import type { ProfileData } from '../client/profile.ts';
 import { ToolError } from './errors.ts';
 import type { Session } from './session.ts';
 import { x402Fetch, x402Resume, type X402Request } from '../client/x402.ts';
-import { x402CallTool, type ToolResult } from '../client/x402-mcp.ts';
+import { x402CallTool } from '../client/x402-mcp.ts';
 
 export type Args = Record<string, unknown>;
 export type ToolHandler = (s: Session, args: Args) => Promise<Record<string, unknown>>;
@@ -257,31 +257,17 @@ export const x402CallToolTool: ToolHandler = async (s, args) => {
   }
   const { profile, api } = s.wallet();
   const idempotencyKey = idempotencyKeyOf(args);
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-  const client = new Client({ name: 'agent-wallet', version: '1' });
-  if ('url' in spec) {
-    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-    await client.connect(new StreamableHTTPClientTransport(new URL(spec.url)));
-  } else {
-    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-    await client.connect(new StdioClientTransport({ command: spec.command, args: spec.args ?? [] }));
-  }
-  try {
-    const r = await x402CallTool(
-      api,
-      profile,
-      (call) => client.callTool(call) as Promise<ToolResult>,
-      {
-        server: name,
-        tool: String(args.tool),
-        ...(args.arguments && typeof args.arguments === 'object' ? { arguments: args.arguments as Record<string, unknown> } : {}),
-        ...(args.max_amount !== undefined ? { maxAmount: String(args.max_amount) } : {}),
-        idempotencyKey,
-      },
-      { progress: (step) => s.progress(step), save: saver(s) },
-    );
-    return { ...r, idempotency_key: idempotencyKey } as unknown as Record<string, unknown>;
-  } finally {
-    await client.close();
-  }
+  const r = await x402CallTool(
+    api,
+    profile,
+    { name, ...spec },
+    {
+      tool: String(args.tool),
+      ...(args.arguments && typeof args.arguments === 'object' ? { arguments: args.arguments as Record<string, unknown> } : {}),
+      ...(args.max_amount !== undefined ? { maxAmount: String(args.max_amount) } : {}),
+      idempotencyKey,
+    },
+    { progress: (step) => s.progress(step), save: saver(s) },
+  );
+  return { ...r, idempotency_key: idempotencyKey } as unknown as Record<string, unknown>;
 };

@@ -58,6 +58,8 @@ export interface IntentInput {
   reference?: string;
   paymentRequestId?: string;
   host?: string;
+  /** The host is only the agent's word (a paid MCP tool's server). */
+  hostNamedByAgent?: boolean;
   idempotencyKey?: string;
   /** The id to create it under (the fast path built its message, memo included, before the row). */
   transactionId?: string;
@@ -82,8 +84,13 @@ export function assertAffordable(services: Services, wallet: WalletRow, q: Quote
 export function decideIntent(services: Services, input: Omit<IntentInput, 'type'>, now: Date): Decision & { rails: GuardRails } {
   const rails = loadEffectiveRails(services.db, input.wallet.wallet_id, now);
   const starts = windowStarts(now, rails.active_hours?.timezone);
-  const usage = computeUsage(services.db, input.wallet.wallet_id, starts, { address: input.recipient.address }, input.category === 'x402' ? input.host : undefined);
-  const decision = decide(rails, { category: input.category, amount: input.quote.total, recipient: { username: input.recipient.username, address: input.recipient.address }, host: input.host }, usage, now);
+  const usage = computeUsage(services.db, input.wallet.wallet_id, starts, { address: input.recipient.address }, input.category === 'x402' ? input.host : undefined, input.hostNamedByAgent);
+  const decision = decide(
+    rails,
+    { category: input.category, amount: input.quote.total, recipient: { username: input.recipient.username, address: input.recipient.address }, host: input.host, host_named_by_agent: input.hostNamedByAgent },
+    usage,
+    now,
+  );
   return { ...decision, rails };
 }
 

@@ -324,6 +324,7 @@ async function createPurchase(
         quote: q,
         note: `x402 ${req.method} ${req.url}`.slice(0, 500),
         host,
+        hostNamedByAgent: req.method === MCP_METHOD,
         idempotencyKey: ctx.idempotency?.key,
       });
       insertPurchase(services.db, {

@@ -36,9 +36,7 @@ import { agentKey } from '../helpers/signing.ts';
 import { failedTransactionListing, pendingFacilitator, sellerAddress, startFacilitator, startHostileSeller, startV2Seller } from '../x402/sellers.ts';
 import { startMppSeller } from '../x402/mpp-seller.ts';
 import { startPaidMcpServer } from '../x402/mcp-seller.ts';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { x402CallTool, type ToolResult } from '../../src/client/x402-mcp.ts';
+import { x402CallTool } from '../../src/client/x402-mcp.ts';
 
 let world: World;
 let agents: Agent[];
@@ -330,8 +328,6 @@ test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pe
   const slow = await startV2Seller(world, pending.facilitator, { payTo });
   const mpp = await startMppSeller(world, { payTo, amount: '10000', externalId: 'conservation' });
   const tools = await startPaidMcpServer(world, facilitator, { payTo });
-  const toolClient = new Client({ name: 'conservation', version: '1' });
-  await toolClient.connect(new StreamableHTTPClientTransport(new URL(tools.url)));
   try {
     const crew: Agent[] = [];
     for (let i = 0; i < 3; i++) crew.push(await world.agent(`Crew ${i}`, { claimBy: 'owner@example.com' }));
@@ -352,7 +348,7 @@ test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pe
         await pending.release().catch(() => undefined);
       },
       'mpp charge': (a) => x402Fetch(a.api, a.profile, { url: `${mpp.url}/charge` }),
-      'paid mcp tool': (a) => x402CallTool(a.api, a.profile, (call) => toolClient.callTool(call) as Promise<ToolResult>, { server: 'paid-tools', tool: 'analyze', arguments: { ticker: 'SOL' } }),
+      'paid mcp tool': (a) => x402CallTool(a.api, a.profile, { name: 'paid-tools', url: tools.url }, { tool: 'analyze', arguments: { ticker: 'SOL' } }),
       'seller lands held bytes': async () => {
         const held = hostile.held.splice(0, hostile.held.length);
         // Bytes past their blockhash cannot land any more: the facilitator refuses them.
@@ -400,7 +396,6 @@ test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pe
     await honest.stop();
     await slow.stop();
     await mpp.stop();
-    await toolClient.close();
     await tools.stop();
   }
 }, 90_000);
