@@ -5,7 +5,7 @@
  */
 const target = process.env.AGENT_WALLET_CRASH_AT ?? '';
 
-export type CrashPoint = 'intent_committed' | 'share_computed' | 'signed_stored' | 'broadcast_sent' | 'confirmation_seen' | 'completion_recorded';
+export type CrashPoint = 'intent_committed' | 'share_computed' | 'signed_stored' | 'broadcast_sent' | 'confirmation_seen' | 'completion_recorded' | 'paywall_settle_returned' | 'paywall_settled' | 'paywall_answer_kept';
 
 export function crashPoint(point: CrashPoint): void {
   if (target === point) process.kill(process.pid, 'SIGKILL');

@@ -114,7 +114,7 @@ export const MERCHANT_COMMANDS: Record<string, Command> = {
     return EXIT.ok;
   },
   gate: async (ctx, store) => {
-    const { flags } = commandFlags(ctx, { upstream: 'string', route: 'strings', port: 'string', host: 'string', 'require-payment-id': 'boolean' });
+    const { flags } = commandFlags(ctx, { upstream: 'string', route: 'strings', port: 'string', host: 'string', 'require-payment-id': 'boolean', journal: 'string' });
     const [{ parseRoute }, { startPaywall }] = await Promise.all([import('../domain/paywall-routes.ts'), import('../x402/paywall.ts')]);
     const routes = (flags.route ?? []).map((text) => {
       const parsed = parseRoute(text);
@@ -123,6 +123,8 @@ export const MERCHANT_COMMANDS: Record<string, Command> = {
     });
     if (!/^https?:\/\//.test(flags.upstream ?? '') || !URL.canParse(flags.upstream!)) throw new UsageError(`--upstream must be an http(s) URL, got "${flags.upstream}"`);
     const profile = store.load(ctx.profileName);
+    // Beside the profile: a gate started again with it finds what the last one left halfway.
+    const journal = flags.journal ?? store.path(ctx.profileName).replace(/\.json$/, '.gate.sqlite');
     // Listen for signals before starting: a stop during start-up waits for it, then stops cleanly.
     const signalled = new Promise<void>((stop) => {
       process.once('SIGTERM', stop);
@@ -136,9 +138,10 @@ export const MERCHANT_COMMANDS: Record<string, Command> = {
       hostname: flags.host ?? '127.0.0.1',
       port: parsePort('--port', flags.port) ?? 8402,
       paymentIdRequired: flags['require-payment-id'] === true,
+      journal,
       log: (line) => ctx.err(`${JSON.stringify(line)}\n`),
     });
-    printData(ctx, { msg: 'paywall started', url: gate.url, upstream: flags.upstream, pay_to: gate.payTo, routes: routes.map((r) => r.text) }, `Paywall on ${gate.url} in front of ${flags.upstream}; paid to ${gate.payTo}. Ctrl-C stops it.`);
+    printData(ctx, { msg: 'paywall started', url: gate.url, upstream: flags.upstream, pay_to: gate.payTo, routes: routes.map((r) => r.text), journal }, `Paywall on ${gate.url} in front of ${flags.upstream}; paid to ${gate.payTo}. Ctrl-C stops it.`);
     await signalled;
     await gate.stop();
     return EXIT.ok;

@@ -46,7 +46,8 @@ export function addMerchantCommands(program: Command, done: Done): void {
       .requiredOption('--route <METHOD /path=price>', 'a priced route, repeatable; * matches any characters, METHOD * any method; the first match prices', collect)
       .option('--port <n>', 'where the paywall listens (default 8402; 0: any free port)')
       .option('--host <host>', 'the address it listens on (default 127.0.0.1)')
-      .option('--require-payment-id', 'v2 buyers must send a payment identifier (a resend with it gets the first answer again)'),
+      .option('--require-payment-id', 'v2 buyers must send a payment identifier (a resend with it gets the first answer again)')
+      .option('--journal <file>', "where the gate keeps paid requests' answers across restarts (default: beside the merchant profile, <profile>.gate.sqlite); one gate a file"),
   );
   addRequestCommands(merchant, done, 'agent-wallet merchant', (ctx) => merchantBody('request', ctx));
   addEventsCommands(merchant, done, 'agent-wallet merchant', (ctx) => merchantBody('events', ctx));

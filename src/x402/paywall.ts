@@ -12,9 +12,17 @@
  * The v2 402 declares the payment-identifier extension (required with `paymentIdRequired`): a
  * payment sent again under the same id with the same bytes gets the first answer again (a buyer
  * retrying after a lost answer pays once and gets its answer); other bytes under that id are
- * refused. Answers are kept in memory for ten minutes, longer than a payment can land.
+ * refused. Answers are kept ten minutes, longer than a payment can land, in the gate's journal
+ * (db/paywall-journal.ts), written before each step: a gate killed after a payment settled finds
+ * it when it starts again. An answer it had kept is what the resend gets; a payment that settled
+ * without one is recorded as the merchant's refund due (the upstream may or may not have acted on
+ * it: asking again could do a paid action twice), and the resend gets the receipt and says so.
  */
+import type { Database } from 'bun:sqlite';
+import { sha256 } from '@noble/hashes/sha2.js';
 import { ApiClient, ConnectionError } from '../client/api.ts';
+import { crashPoint } from '../crash-points.ts';
+import { journalAnswered, journalEntry, journalForget, JournalLockedError, journalPrune, journalSettled, journalStart, journalUnanswered, openPaywallJournal, type JournalRow } from '../db/paywall-journal.ts';
 import { priceOf, routingPath, type PricedRoute } from '../domain/paywall-routes.ts';
 import { decodeBase64Json, encodeBase64Json, PAYMENT_ID, PAYMENT_IDENTIFIER } from './wire.ts';
 import { isObject } from '../domain/json.ts';
@@ -31,6 +39,8 @@ export interface PaywallOptions {
   port: number;
   /** The v2 402 declares the payment-identifier extension as required. */
   paymentIdRequired?: boolean;
+  /** The journal's file (":memory:": kept for this process only); one gate a file. */
+  journal: string;
   log: (line: Record<string, unknown>) => void;
 }
 
@@ -48,18 +58,40 @@ interface Terms {
   v1: { network: string; feePayer: string } | null;
 }
 
-/** The paywall could not start: the daemon refused or did not answer, or the port is taken. */
+/** The paywall could not start: the daemon refused or did not answer, the port is taken, or another gate holds the journal. */
 export class PaywallStartError extends ConnectionError {}
 
-/** An answer kept for a payment-identifier, re-served to a resend of the same payment. */
-interface KeptAnswer {
-  header: string;
-  expires: number;
-  answer: Promise<{ status: number; headers: [string, string][]; body: ArrayBuffer }>;
+/** An answer as the journal keeps it: what a resend of the same payment gets again. */
+interface Kept {
+  status: number;
+  headers: [string, string][];
+  body: Uint8Array;
+}
+
+/** A paid request's payment, as the journal knows it. */
+interface Payment {
+  /** `id:` + its identifier, or `tx:` + its header's hash. */
+  key: string;
+  headerHash: Uint8Array;
+  id: string | null;
+  receiptName: 'payment-response' | 'x-payment-response';
+  network: string;
 }
 
 const KEEP_MS = 10 * 60_000;
-const KEEP_MAX = 10_000;
+/** How often the gate looks at payments left halfway (by a gate that stopped, or by an error); a start looks at once. */
+const RESOLVE_EVERY_MS = 15_000;
+/**
+ * A payment left while being settled that the merchant's books do not show may still be settling
+ * (the daemon fails a sale that has not landed after 3 minutes): only older than this is it taken
+ * as never settled and forgotten.
+ */
+const UNSETTLED_AFTER_MS = 5 * 60_000;
+
+const replay = (a: Kept) => new Response(a.body.slice(), { status: a.status, headers: a.headers });
+const keptOf = (r: JournalRow): Kept => ({ status: r.status!, headers: JSON.parse(r.headers!) as [string, string][], body: r.body! });
+const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
+const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 /** The payment-identifier extension as `@x402/extensions` declares it. */
 const paymentIdDeclaration = (required: boolean) => ({
   info: { required },
@@ -80,7 +112,18 @@ export async function startPaywall(o: PaywallOptions): Promise<Paywall> {
   const terms = await learnTerms(o, facilitator, auth);
   const upstream = new URL(o.upstream);
   const merchant = new ApiClient(o.server, o.merchantKey);
-  const kept = new Map<string, KeptAnswer>();
+  let journal: Database;
+  try {
+    journal = openPaywallJournal(o.journal);
+  } catch (err) {
+    if (err instanceof JournalLockedError) throw new PaywallStartError(`${err.message}; stop that gate first, or give this one a journal of its own (--journal FILE)`);
+    throw err;
+  }
+  /**
+   * Payments being answered now, by journal key; the resolver leaves them alone. A resend of one
+   * with an identifier waits for its answer (null: none was kept, it goes again).
+   */
+  const inflight = new Map<string, { headerHash: Uint8Array; answer: Promise<Kept | null> }>();
 
   async function post(path: 'verify' | 'settle', body: unknown): Promise<Record<string, any>> {
     const res = await fetch(`${facilitator}/${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -146,65 +189,165 @@ export async function startPaywall(o: PaywallOptions): Promise<Paywall> {
     const id = version === 2 && isObject(payload.extensions) && isObject(payload.extensions[PAYMENT_IDENTIFIER]) && isObject(payload.extensions[PAYMENT_IDENTIFIER].info) ? payload.extensions[PAYMENT_IDENTIFIER].info.id : undefined;
     if (id !== undefined && (typeof id !== 'string' || !PAYMENT_ID.test(id))) return paymentRequired(route, resource, 'the payment identifier must be 16–128 letters, digits, - or _');
     if (id === undefined && version === 2 && o.paymentIdRequired) return paymentRequired(route, resource, 'a payment identifier is required (the payment-identifier extension)');
-    if (typeof id === 'string') return keptAnswer(id, header!, () => settleAndForward(request, url, route, resource, version, payload as Record<string, any>, wanted), route, resource);
-    return settleAndForward(request, url, route, resource, version, payload, wanted);
+    const headerHash = sha256(new TextEncoder().encode(header!));
+    const pay: Payment = {
+      key: typeof id === 'string' ? `id:${id}` : `tx:${hex(headerHash)}`,
+      headerHash,
+      id: typeof id === 'string' ? id : null,
+      receiptName: version === 2 ? 'payment-response' : 'x-payment-response',
+      network: String(wanted.network),
+    };
+    return once(pay, () => settleAndForward(request, url, route, resource, version, payload as Record<string, any>, wanted, pay), route, resource);
   }
 
-  /** The first answer to payment `id`; a resend with the same bytes gets it again. */
-  async function keptAnswer(id: string, header: string, run: () => Promise<Response>, route: PricedRoute, resource: string): Promise<Response> {
-    const now = Date.now();
-    for (const [k, v] of kept) if (v.expires < now || kept.size > KEEP_MAX) kept.delete(k);
-    else break;
-    let entry = kept.get(id);
-    if (entry && entry.header !== header) return paymentRequired(route, resource, 'payment_identifier_conflict: this payment identifier was used with another payment');
-    if (!entry) {
-      const answer = run().then(async (r) => ({ status: r.status, headers: [...r.headers], body: await r.arrayBuffer() }));
-      entry = { header, expires: now + KEEP_MS, answer };
-      kept.set(id, entry);
-      // A failure is not an answer to keep: the resend tries again.
-      answer.catch(() => kept.get(id) === entry && kept.delete(id));
+  /** Runs `work` as payment `key`'s answer in flight; the entry goes when it is done. */
+  function track(key: string, headerHash: Uint8Array, work: Promise<Kept | null>) {
+    const entry = { headerHash, answer: work };
+    inflight.set(key, entry);
+    const done = () => void (inflight.get(key) === entry && inflight.delete(key));
+    work.then(done, done);
+    return entry;
+  }
+
+  /**
+   * A payment answered once: a resend of the same bytes gets the kept answer (or waits for it),
+   * other bytes under the same identifier are refused, a payment left halfway is resolved first.
+   */
+  async function once(pay: Payment, run: () => Promise<Kept | Response>, route: PricedRoute, resource: string): Promise<Response> {
+    const conflict = () => paymentRequired(route, resource, 'payment_identifier_conflict: this payment identifier was used with another payment');
+    for (;;) {
+      let running = inflight.get(pay.key);
+      if (!running) {
+        const row = journalEntry(journal, pay.key);
+        if (row && !sameBytes(row.header_hash, pay.headerHash)) return conflict();
+        if (row?.state === 'answered') return replay(keptOf(row));
+        if (row) running = track(pay.key, row.header_hash, resolveLeft(row));
+      }
+      if (!running) break;
+      if (!sameBytes(running.headerHash, pay.headerHash)) return conflict();
+      // Without an identifier the answer streams and is not kept: the facilitator refuses the resend as it always did.
+      if (pay.id === null) return paymentRequired(route, resource, 'duplicate_settlement: this payment is being settled already');
+      const answer = await running.answer;
+      if (answer) return replay(answer);
     }
-    const a = await entry.answer;
-    return new Response(a.body.slice(0), { status: a.status, headers: a.headers });
+    const work = run();
+    track(pay.key, pay.headerHash, work.then((r) => (r instanceof Response ? null : r)));
+    const r = await work;
+    return r instanceof Response ? r : replay(r);
   }
 
-  async function settleAndForward(request: Request, url: URL, route: PricedRoute, resource: string, version: 1 | 2, payload: Record<string, any>, wanted: Record<string, any>): Promise<Response> {
+  /**
+   * A payment left before its answer (its gate stopped, or an error): settled, it is the
+   * merchant's refund due and the notice is its answer; never settled, it is forgotten (null) and
+   * a resend pays as new; not known yet, the resend is asked to come back.
+   */
+  async function resolveLeft(row: JournalRow): Promise<Kept | null> {
+    let { transaction, receipt } = row;
+    if (row.state === 'settling') {
+      const sale = await merchant.call<{ paid: boolean; signature: string | null; payer_address: string | null }>('merchant', 'verify', { reference: `x402:${row.payment_id}` });
+      if (sale.paid && sale.signature && sale.payer_address === row.payer) {
+        transaction = sale.signature;
+        receipt = encodeBase64Json({ success: true, transaction, network: row.network, payer: row.payer });
+      } else if (Date.now() - row.created_at > UNSETTLED_AFTER_MS) {
+        journalForget(journal, row.key);
+        return null;
+      } else {
+        const body = { error: 'payment_being_resolved', message: 'The paywall stopped while this payment was being settled, and whether it settled is not known yet. Send the same payment again later: it is never charged twice.' };
+        return { status: 503, headers: [['content-type', 'application/json'], ['retry-after', '30']], body: new TextEncoder().encode(JSON.stringify(body)) };
+      }
+    }
+    const reason = 'the payment settled but the paywall did not deliver its answer (it stopped or failed first)';
+    if (!(await refundDue(transaction!, reason))) throw new Error(`the refund due of ${transaction} could not be recorded`);
+    const body = { error: 'answer_lost', message: `${reason}. The payment settled (transaction ${transaction}); the merchant has it recorded as a refund due.` };
+    const kept: Kept = { status: 502, headers: [['content-type', 'application/json'], [row.receipt_name, receipt!]], body: new TextEncoder().encode(JSON.stringify(body)) };
+    journalAnswered(journal, row.key, kept);
+    return kept;
+  }
+
+  /** Resolves every payment left halfway that nothing is answering now. */
+  async function resolveAllLeft(): Promise<void> {
+    for (const { key } of journalUnanswered(journal)) {
+      // Read again: a request may have answered it while the ones before were being resolved.
+      const row = journalEntry(journal, key);
+      if (!row || row.state === 'answered' || inflight.has(key)) continue;
+      try {
+        await track(row.key, row.header_hash, resolveLeft(row)).answer;
+      } catch (err) {
+        o.log({ msg: 'a payment left halfway is not resolved yet', key: row.key, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+  }
+
+  async function settleAndForward(request: Request, url: URL, route: PricedRoute, resource: string, version: 1 | 2, payload: Record<string, any>, wanted: Record<string, any>, pay: Payment): Promise<Kept | Response> {
     const body = { x402Version: version, paymentPayload: payload, paymentRequirements: wanted };
     const verified = await post('verify', body);
     if (verified.isValid !== true) return paymentRequired(route, resource, String(verified.invalidReason ?? 'invalid_payment'));
+    const now = Date.now();
+    journalPrune(journal, now - KEEP_MS);
+    const entry = { key: pay.key, header_hash: pay.headerHash, payment_id: pay.id, payer: String(verified.payer ?? ''), receipt_name: pay.receiptName, network: pay.network, created_at: now };
+    // With an identifier, written before the facilitator is asked: a gate stopped meanwhile finds the sale by it.
+    if (pay.id !== null) journalStart(journal, { ...entry, state: 'settling', transaction: null, receipt: null });
+    // Should this throw, the row stays `settling`: the resolver asks the merchant's books whether it settled.
     const settled = await post('settle', body);
-    const receiptName = version === 2 ? 'payment-response' : 'x-payment-response';
+    crashPoint('paywall_settle_returned');
     const receipt = { success: settled.success === true, transaction: settled.transaction ?? '', network: settled.network ?? wanted.network, payer: settled.payer ?? verified.payer, ...(settled.errorReason ? { errorReason: settled.errorReason } : {}) };
+    const receiptHeader = encodeBase64Json(receipt);
     if (settled.success !== true) {
       // Not settled: nothing goes upstream. A pending settlement may still land; if it does, the
       // buyer paid for an answer it did not get: the merchant's to refund, recorded now.
-      if (settled.errorReason === 'settlement_pending' && typeof settled.transaction === 'string') await refundDue(settled.transaction, 'the settlement was still pending when the request was answered; the upstream was not called');
-      return paymentRequired(route, resource, String(settled.errorReason ?? 'settlement_failed'), { [receiptName]: encodeBase64Json(receipt) });
+      const pending = settled.errorReason === 'settlement_pending' && typeof settled.transaction === 'string';
+      if (pending) await refundDue(settled.transaction, 'the settlement was still pending when the request was answered; the upstream was not called');
+      const refused = paymentRequired(route, resource, String(settled.errorReason ?? 'settlement_failed'), { [pay.receiptName]: receiptHeader });
+      if (!pending || pay.id === null) {
+        journalForget(journal, pay.key);
+        return refused;
+      }
+      journalSettled(journal, pay.key, settled.transaction, receiptHeader);
+      return keep(pay, refused);
     }
+    if (pay.id === null) journalStart(journal, { ...entry, state: 'settled', transaction: String(settled.transaction), receipt: receiptHeader });
+    else journalSettled(journal, pay.key, String(settled.transaction), receiptHeader);
+    crashPoint('paywall_settled');
     let answer: Response;
     try {
       answer = await forward(request, url);
     } catch (err) {
-      return upstreamFailed(receiptName, receipt, `the upstream did not answer: ${err instanceof Error ? err.message : String(err)}`);
+      return delivered(pay, await upstreamFailed(pay.receiptName, receipt, `the upstream did not answer: ${err instanceof Error ? err.message : String(err)}`));
     }
     if (answer.status >= 500) {
       // Its body (streamed, unread) is not passed on: let the upstream connection go.
       void answer.body?.cancel();
-      return upstreamFailed(receiptName, receipt, `the upstream answered HTTP ${answer.status}`);
+      return delivered(pay, await upstreamFailed(pay.receiptName, receipt, `the upstream answered HTTP ${answer.status}`));
     }
-    answer.headers.set(receiptName, encodeBase64Json(receipt));
+    answer.headers.set(pay.receiptName, receiptHeader);
     o.log({ msg: 'sold', route: route.text, path: url.pathname, transaction: receipt.transaction, payer: receipt.payer, status: answer.status });
+    return delivered(pay, answer);
+  }
+
+  /** A settled payment's answer: kept before it is sent (with an identifier), or streamed (without; the journal lets it go). */
+  async function delivered(pay: Payment, answer: Response): Promise<Kept | Response> {
+    if (pay.id !== null) return keep(pay, answer);
+    journalForget(journal, pay.key);
     return answer;
   }
 
-  async function refundDue(transaction: string, reason: string): Promise<void> {
+  async function keep(pay: Payment, answer: Response): Promise<Kept> {
+    const kept: Kept = { status: answer.status, headers: [...answer.headers], body: new Uint8Array(await answer.arrayBuffer()) };
+    journalAnswered(journal, pay.key, kept);
+    crashPoint('paywall_answer_kept');
+    return kept;
+  }
+
+  /** Records the sale as the merchant's refund due; false when the daemon did not take it (the log keeps the reason). */
+  async function refundDue(transaction: string, reason: string): Promise<boolean> {
     try {
       await merchant.call('merchant', 'x402_refund_due', { transaction, reason });
     } catch (err) {
-      // The sale and its transaction are in the merchant's books either way; the log keeps the reason.
       o.log({ msg: 'recording a refund failed', transaction, reason, error: err instanceof Error ? err.message : String(err) });
+      return false;
     }
     o.log({ msg: 'refund due', transaction, reason });
+    return true;
   }
 
   async function upstreamFailed(receiptName: string, receipt: Record<string, unknown>, reason: string): Promise<Response> {
@@ -213,28 +356,41 @@ export async function startPaywall(o: PaywallOptions): Promise<Paywall> {
     return new Response(JSON.stringify(body), { status: 502, headers: { 'content-type': 'application/json', [receiptName]: encodeBase64Json(receipt) } });
   }
 
-  const server = serve({
-    hostname: o.hostname,
-    port: o.port,
+  async function handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const routing = routingPath(url.pathname);
+    if (!routing.ok) return ambiguousPath(routing.reason);
+    const route = priceOf(o.routes, request.method, routing.path);
+    try {
+      if (!route) return await forward(request, url);
+      const resource = url.href;
+      if (!request.headers.get('payment-signature') && !request.headers.get('x-payment')) return paymentRequired(route, resource, 'payment required');
+      return await paid(request, url, route, resource);
+    } catch (err) {
+      o.log({ msg: 'request failed', path: url.pathname, error: err instanceof Error ? err.message : String(err) });
+      return new Response(JSON.stringify({ error: 'paywall_error', message: err instanceof Error ? err.message : String(err) }), { status: 502, headers: { 'content-type': 'application/json' } });
+    }
+  }
+
+  let server: ReturnType<typeof Bun.serve>;
+  try {
     // Settlement waits for the chain (up to ~15 s) before the upstream is asked.
-    idleTimeout: 60,
-    fetch: async (request: Request) => {
-      const url = new URL(request.url);
-      const routing = routingPath(url.pathname);
-      if (!routing.ok) return ambiguousPath(routing.reason);
-      const route = priceOf(o.routes, request.method, routing.path);
-      try {
-        if (!route) return await forward(request, url);
-        const resource = url.href;
-        if (!request.headers.get('payment-signature') && !request.headers.get('x-payment')) return paymentRequired(route, resource, 'payment required');
-        return await paid(request, url, route, resource);
-      } catch (err) {
-        o.log({ msg: 'request failed', path: url.pathname, error: err instanceof Error ? err.message : String(err) });
-        return new Response(JSON.stringify({ error: 'paywall_error', message: err instanceof Error ? err.message : String(err) }), { status: 502, headers: { 'content-type': 'application/json' } });
-      }
+    server = serve({ hostname: o.hostname, port: o.port, idleTimeout: 60, fetch: handle });
+  } catch (err) {
+    journal.close();
+    throw err;
+  }
+  void resolveAllLeft();
+  const resolver = setInterval(() => void resolveAllLeft(), RESOLVE_EVERY_MS);
+  return {
+    url: `http://${o.hostname}:${server.port}`,
+    payTo: terms.payTo,
+    stop: async () => {
+      clearInterval(resolver);
+      await server.stop(true);
+      journal.close();
     },
-  });
-  return { url: `http://${o.hostname}:${server.port}`, payTo: terms.payTo, stop: async () => void (await server.stop(true)) };
+  };
 }
 
 /** A path upstreams would route in different ways: whether it is priced cannot be told, so it goes nowhere. */

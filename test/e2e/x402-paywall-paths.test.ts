@@ -68,7 +68,7 @@ beforeAll(async () => {
     if (!parsed.ok) throw new Error(parsed.reason);
     return parsed.route;
   });
-  const gate = (upstream: string) => startPaywall({ server: world.url, merchantKey: api_key, upstream, routes, hostname: '127.0.0.1', port: 0, log: () => {} });
+  const gate = (upstream: string) => startPaywall({ server: world.url, merchantKey: api_key, upstream, routes, hostname: '127.0.0.1', port: 0, journal: ':memory:', log: () => {} });
   gates.express = await gate(`http://127.0.0.1:${expressPort}`);
   gates.hono = await gate(`http://127.0.0.1:${honoServer.port}`);
 });

@@ -73,7 +73,7 @@ beforeAll(async () => {
   // port merely freed could be taken by another test's server meanwhile (one answered 405 once).
   downUpstream = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { open: (socket) => void socket.end(), data: () => {} } });
   const goneUrl = `http://127.0.0.1:${downUpstream.port}`;
-  deadGate = await startPaywall({ server: world.url, merchantKey, upstream: goneUrl, routes: [route('GET /*=0.01')], hostname: '127.0.0.1', port: 0, log: () => {} });
+  deadGate = await startPaywall({ server: world.url, merchantKey, upstream: goneUrl, routes: [route('GET /*=0.01')], hostname: '127.0.0.1', port: 0, journal: ':memory:', log: () => {} });
 });
 afterAll(async () => {
   gate?.proc.kill('SIGTERM');
@@ -92,8 +92,8 @@ function route(text: string) {
 }
 
 /** `agent-wallet merchant gate … --json` as a process; resolves once it prints where it listens. */
-async function startGateCli(args: string[]): Promise<{ url: string; proc: ReturnType<typeof Bun.spawn> }> {
-  const proc = Bun.spawn([process.execPath, MAIN, 'merchant', 'gate', ...args, '--server', world.url, '--home', merchantHome, '--json'], { stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' });
+async function startGateCli(args: string[], env: Record<string, string> = {}): Promise<{ url: string; proc: ReturnType<typeof Bun.spawn> }> {
+  const proc = Bun.spawn([process.execPath, MAIN, 'merchant', 'gate', ...args, '--server', world.url, '--home', merchantHome, '--json'], { stdout: 'pipe', stderr: 'pipe', stdin: 'ignore', env: { ...process.env, ...env } });
   let out = '';
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
   const deadline = Date.now() + 20_000;
@@ -314,11 +314,91 @@ test("an upstream down after settlement: 502 with the receipt, the sale recorded
   expect(bought).toEqual([expect.objectContaining({ status: 'completed', amount: 0.01 })]);
 });
 
+/** A v2 payment of `path` on `gateUrl` by the plain-keypair buyer, under a payment identifier of its own: the request's headers. */
+async function paymentWithId(gateUrl: string, path: string): Promise<Record<string, string>> {
+  const http = new x402HTTPClient(new x402Client().register(DEVNET_CAIP2, new ExactSvmScheme(buyer, { rpcUrl: world.simnet.url })));
+  const unpaid = await fetch(`${gateUrl}${path}`);
+  const required = http.getPaymentRequiredResponse((n) => unpaid.headers.get(n));
+  const payload = await http.createPaymentPayload(required);
+  payload.extensions = appendPaymentIdentifierToExtensions(structuredClone(required.extensions ?? {}), `lost_${crypto.randomUUID().replaceAll('-', '')}`);
+  return http.encodePaymentSignatureHeader(payload);
+}
+
+/** A gate killed for real (SIGKILL) at `crashAt` while answering a paid request, and its journal. */
+async function gateKilledAt(crashAt: string, path: string) {
+  const journal = join(mkdtempSync(join(tmpdir(), 'aw-gate-journal-')), 'gate.sqlite');
+  const args = ['--upstream', `http://127.0.0.1:${upstream.port}`, '--route', 'GET /api/*=0.01', '--port', '0', '--journal', journal];
+  const dying = await startGateCli(args, { AGENT_WALLET_CRASH_AT: crashAt });
+  const headers = await paymentWithId(dying.url, path);
+  const [payout0, buyer0, hits] = [await world.balance(payout), await world.balance(buyer.address), upstreamHits.filter((h) => h === `GET ${path}`).length];
+  const lost = await fetch(`${dying.url}${path}`, { headers }).then(
+    (r) => `answered ${r.status}`,
+    () => 'no answer',
+  );
+  await dying.proc.exited;
+  expect({ lost, signal: dying.proc.signalCode }).toEqual({ lost: 'no answer', signal: 'SIGKILL' });
+  // The buyer paid once, the merchant got it once: the payment settled before the gate died.
+  expect([(await world.balance(payout)) - payout0, buyer0 - (await world.balance(buyer.address))]).toEqual([10_000n, 10_000n]);
+  const restarted = await startGateCli(args);
+  return { headers, restarted, args, payout0, buyer0, upstreamAsked: () => upstreamHits.filter((h) => h === `GET ${path}`).length - hits };
+}
+
+test.each(['paywall_settle_returned', 'paywall_settled'])(
+  'a gate killed after the payment settled and before the upstream was asked (%s): started again, it records the sale as a refund due by itself; the resend gets the receipt and says so, the same bytes every time; the buyer paid once',
+  async (crashAt) => {
+    const path = `/api/lost-${crashAt}`;
+    const g = await gateKilledAt(crashAt, path);
+    try {
+      const sale = await until('the sale recorded as refund due', async () => (await history()).find((i) => i.note?.endsWith(path) && i.refund_due));
+      expect(sale.refund_due).toMatch(/^the payment settled but the paywall did not deliver its answer/);
+      const first = await fetch(`${g.restarted.url}${path}`, { headers: g.headers });
+      const again = await fetch(`${g.restarted.url}${path}`, { headers: g.headers });
+      expect([first.status, again.status]).toEqual([502, 502]);
+      const body = await first.text();
+      expect(await again.text()).toBe(body);
+      expect(JSON.parse(body)).toMatchObject({ error: 'answer_lost', message: expect.stringContaining('refund due') });
+      expect(again.headers.get('payment-response')).toBe(first.headers.get('payment-response'));
+      expect(decode(first.headers.get('payment-response'))).toMatchObject({ success: true, transaction: sale.signature, payer: buyer.address, network: DEVNET_CAIP2 });
+      expect(g.upstreamAsked()).toBe(0);
+      // Conservation: still one payment on chain, one sale in the books.
+      expect([(await world.balance(payout)) - g.payout0, g.buyer0 - (await world.balance(buyer.address))]).toEqual([10_000n, 10_000n]);
+      expect((await history()).filter((i) => i.note?.endsWith(path))).toEqual([expect.objectContaining({ signature: sale.signature, amount: 0.01 })]);
+    } finally {
+      g.restarted.proc.kill('SIGTERM');
+      await g.restarted.proc.exited;
+    }
+  },
+);
+
+test("a gate killed after it kept the upstream's answer and before it sent it: started again, the resend gets that answer from its journal, the same bytes, without asking the upstream again; no refund due; the buyer paid once; a second gate on that journal is refused", async () => {
+  const path = '/api/kept-answer';
+  const g = await gateKilledAt('paywall_answer_kept', path);
+  try {
+    expect(g.upstreamAsked()).toBe(1);
+    const first = await fetch(`${g.restarted.url}${path}`, { headers: g.headers });
+    const again = await fetch(`${g.restarted.url}${path}`, { headers: g.headers });
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(await first.json()).toEqual({ method: 'GET', path, query: '', paid_header_seen: false });
+    expect(again.headers.get('payment-response')).toBe(first.headers.get('payment-response'));
+    const receipt = decode(first.headers.get('payment-response'));
+    expect(receipt).toMatchObject({ success: true, payer: buyer.address });
+    expect(g.upstreamAsked()).toBe(1);
+    expect((await history()).filter((i) => i.signature === receipt.transaction)).toEqual([expect.objectContaining({ refund_due: null, amount: 0.01 })]);
+    expect([(await world.balance(payout)) - g.payout0, g.buyer0 - (await world.balance(buyer.address))]).toEqual([10_000n, 10_000n]);
+    const second = await runCli(['merchant', 'gate', ...g.args, '--server', world.url, '--home', merchantHome, '--json']);
+    expect(second.code).not.toBe(0);
+    expect(second.json.error.message).toContain('another gate is using the journal');
+  } finally {
+    g.restarted.proc.kill('SIGTERM');
+    await g.restarted.proc.exited;
+  }
+});
+
 test('the CLI refuses a malformed route (exit 2, naming it); a key the daemon does not know stops the start, saying so', async () => {
   const bad = await merchantCli('gate', '--upstream', 'http://127.0.0.1:1', '--route', 'GET /api=abc');
   expect(bad.code).toBe(2);
   expect(bad.json.error.message).toContain('--route: the price "abc"');
-  const refused = await startPaywall({ server: world.url, merchantKey: 'wallet_merchant_11111111111111111111111111111111', upstream: 'http://127.0.0.1:1', routes: [route('GET /*=1')], hostname: '127.0.0.1', port: 0, log: () => {} }).then(
+  const refused = await startPaywall({ server: world.url, merchantKey: 'wallet_merchant_11111111111111111111111111111111', upstream: 'http://127.0.0.1:1', routes: [route('GET /*=1')], hostname: '127.0.0.1', port: 0, journal: ':memory:', log: () => {} }).then(
     () => null,
     (e) => e,
   );
