@@ -13,10 +13,10 @@ import { x402Actions } from './x402.ts';
 import { earningActions } from './earning.ts';
 import { agentExportActions, ownerWalletKeyActions } from './wallet-keys.ts';
 import { agentRecoveryActions, ownerRecoveryActions } from './recovery-enroll.ts';
-import { agentKeyRefreshActions } from './recovery-refresh.ts';
+import { agentKeyRefreshActions, ownerKeyRefreshActions } from './recovery-refresh.ts';
 import { ownerSweepActions } from './recovery-sweep.ts';
 import { botReceiptActions, merchantReceiptActions } from './receipts.ts';
 
 export function actionTable(): ActionTable {
-  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions, earningActions, agentExportActions, ownerWalletKeyActions, ownerRecoveryActions, agentRecoveryActions, agentKeyRefreshActions, ownerSweepActions, botReceiptActions, merchantReceiptActions]);
+  return buildTable([systemActions, walletActions, paymentActions, withdrawalActions, approvalActions, claimActions, ownerActions, merchantActions, statsActions, x402Actions, earningActions, agentExportActions, ownerWalletKeyActions, ownerRecoveryActions, agentRecoveryActions, agentKeyRefreshActions, ownerKeyRefreshActions, ownerSweepActions, botReceiptActions, merchantReceiptActions]);
 }

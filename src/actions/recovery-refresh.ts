@@ -9,15 +9,21 @@
  * in the audit log and mails the owner to enroll again, in one transaction. The new API key is
  * answered once, by the init, and works only from the commit on: the agent stores it with its
  * refreshed share before committing.
+ *
+ * The agent may be steered by the operator or a prompt, so it cannot take the owner's kit away:
+ * while a kit is enrolled, a refresh (init and commit) needs the owner's approval
+ * (recovery_refresh_allow, one hour, gone with the kit it supersedes), and a frozen wallet is
+ * never refreshed.
  */
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { AppError } from '../errors.ts';
-import { AGENT_KEY_REFRESH } from '../contract/recovery-enroll.ts';
+import { AGENT_KEY_REFRESH, OWNER_KEY_REFRESH } from '../contract/recovery-enroll.ts';
 import { newId } from '../contract/ids.ts';
 import { appendAudit, appendEvent } from '../db/events.ts';
 import { revokeAllExports } from '../db/exports.ts';
+import { loadRailsState } from '../db/guard-rails.ts';
 import { getOwner } from '../db/owners.ts';
-import { closeWalletSigningSessions, commitKeyRefresh, currentEnrollment, getKeyRefresh, insertKeyRefresh, supersedeEnrollments } from '../db/recovery.ts';
+import { allowKitRefresh, closeWalletSigningSessions, commitKeyRefresh, currentEnrollment, getKeyRefresh, insertKeyRefresh, supersedeEnrollments } from '../db/recovery.ts';
 import { getWallet, type WalletRow } from '../db/wallets.ts';
 import { walletKeyPackage } from '../frost/coordinator-dkg.ts';
 import { encodeSecretState } from '../frost/codec.ts';
@@ -28,15 +34,38 @@ import { seal } from '../frost/seal.ts';
 import { decodePublicPackage, encodePublicPackage } from '../frost/wire.ts';
 import { FrostWireError } from '../frost/errors.ts';
 import { newApiKey } from '../domain/api-keys.ts';
+import { ownerActor, type Via } from '../domain/owner-actor.ts';
+import { effectiveRails } from '../domain/rails-change.ts';
 import { queueMail } from '../mail/outbox.ts';
 import type { Services } from '../services.ts';
+import { callerOwner, requireOwnerWallet } from './owner.ts';
 import { implement } from './registry.ts';
 import { callerWallet } from './wallet.ts';
 
 /** How long a refresh waits for the agent's commit. */
 export const REFRESH_TTL_MS = 10 * 60 * 1000;
 
+/** How long the owner's approval of a refresh that supersedes the kit lasts. */
+export const REFRESH_ALLOW_MS = 60 * 60 * 1000;
+
+/** Refuses a refresh of a frozen wallet, and one that would supersede an enrolled kit the owner did not let go. */
+function requireRefreshable(services: Services, wallet: WalletRow, now: Date): void {
+  const rails = loadRailsState(services.db, wallet.wallet_id);
+  if (effectiveRails(rails.current, rails.pending, now).frozen) {
+    throw new AppError('INVALID_STATUS', "This wallet is frozen: its key shares are not refreshed while it is; nothing changed.", {
+      howToFix: "Only the owner can unfreeze the wallet (guard rails, frozen off); until then its key and the owner's recovery kit stay as they are.",
+    });
+  }
+  const kit = currentEnrollment(services.db, wallet.wallet_id);
+  if (kit && !(kit.refresh_allowed_until !== null && Number(kit.refresh_allowed_until) >= now.getTime())) {
+    throw new AppError('AWAITING_APPROVAL', `A refresh would supersede the owner's recovery kit (fingerprint ${kit.fingerprint}); it needs the owner's approval. Nothing changed.`, {
+      howToFix: `Ask the owner to approve it on their own machine: agent-wallet owner recovery allow-refresh ${wallet.wallet_id} (owner API recovery_refresh_allow). Then run agent-wallet recovery refresh again within the hour.`,
+    });
+  }
+}
+
 export function initRefresh(services: Services, wallet: WalletRow, agentContribution: string) {
+  requireRefreshable(services, wallet, services.now());
   const mine = refreshContribution();
   let refreshed;
   try {
@@ -86,12 +115,15 @@ export function commitRefresh(services: Services, wallet: WalletRow, refreshId: 
   }
   // A replay answers the same, and whether this refresh is still the wallet's key (a later one may have replaced it).
   if (row.status === 'committed') return { refresh_id: refreshId, status: 'committed', address: wallet.address, current: row.public_package === getWallet(services.db, wallet.wallet_id)?.public_package };
-  const now = services.now().getTime();
+  const nowDate = services.now();
+  const now = nowDate.getTime();
   if (row.status !== 'pending' || Number(row.expires_at) < now) {
     throw new AppError('INVALID_STATUS', `This refresh is ${row.status === 'pending' ? 'expired' : row.status}; the wallet key did not change.`, { howToFix: 'Keep your current share and start a new refresh.' });
   }
   const outcome = services.db
     .transaction(() => {
+      // Checked again with the write: a freeze or a kit enrolled since the init holds.
+      requireRefreshable(services, wallet, nowDate);
       if (!commitKeyRefresh(services.db, refreshId, now)) return null;
       const sessions = closeWalletSigningSessions(services.db, wallet.wallet_id);
       const kit = currentEnrollment(services.db, wallet.wallet_id);
@@ -132,6 +164,34 @@ function refreshMail(to: string, wallet: WalletRow, kitFingerprint: string | nul
     links: [],
   };
 }
+
+/** The owner lets one refresh supersede the wallet's enrolled kit within the hour (a kit that leaked). */
+export function allowRefresh(services: Services, ownerId: string, walletId: string, via: Via) {
+  requireOwnerWallet(services, ownerId, walletId);
+  const now = services.now().getTime();
+  const until = now + REFRESH_ALLOW_MS;
+  const kit = services.db
+    .transaction(() => {
+      const enrolled = currentEnrollment(services.db, walletId);
+      if (!enrolled || !allowKitRefresh(services.db, enrolled.enrollment_id, until, now)) return null;
+      const data = { enrollment_id: enrolled.enrollment_id, fingerprint: enrolled.fingerprint, allowed_until: new Date(until).toISOString() };
+      appendAudit(services.db, { walletId, actor: ownerActor(ownerId, via), kind: 'key_refresh.allowed', data, now });
+      appendEvent(services.db, { walletId, type: 'key_refresh.allowed', data, now });
+      return enrolled;
+    })
+    .immediate();
+  if (!kit) return { wallet_id: walletId, fingerprint: null, allowed_until: null, next_step: 'No recovery kit is enrolled: the agent refreshes the key shares without your approval.' };
+  return {
+    wallet_id: walletId,
+    fingerprint: kit.fingerprint,
+    allowed_until: new Date(until).toISOString(),
+    next_step: `The agent may now run agent-wallet recovery refresh (until ${new Date(until).toISOString()}); your kit ${kit.fingerprint} then stops working. Enroll again afterwards: agent-wallet owner recovery start ${walletId}.`,
+  };
+}
+
+export const ownerKeyRefreshActions = implement(OWNER_KEY_REFRESH, {
+  recovery_refresh_allow: (ctx, p) => allowRefresh(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, 'api'),
+});
 
 export const agentKeyRefreshActions = implement(AGENT_KEY_REFRESH, {
   recovery_refresh_init: (ctx, p) => initRefresh(ctx.services, callerWallet(ctx), p.contribution),

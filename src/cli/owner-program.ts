@@ -24,6 +24,7 @@ export function addOwnerCommands(program: Command, done: Done): void {
     c.argument('<enrollmentId>', 'from owner recovery start').option('--out <file>', 'where to write the kit (never over a file)').option('--wait <seconds>', "wait this long for the agent's half"),
   );
   sub('status', 'whether the wallet has an enrolled kit, its fingerprint and date', 'agent-wallet owner recovery status wal_…', (c) => c.argument('<walletId>', 'the wallet'));
+  sub('allow-refresh', "let the agent refresh the key shares once within the hour, superseding your kit (when it leaked)", 'agent-wallet owner recovery allow-refresh wal_…', (c) => c.argument('<walletId>', 'the wallet'));
 
   const evidence = async () => (await import('./owner-evidence-commands.ts')).OWNER_EVIDENCE_COMMANDS;
   const evidenceSub = (name: string, summary: string, example: string, setup: (c: CommandUnknownOpts) => CommandUnknownOpts) =>

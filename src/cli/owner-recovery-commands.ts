@@ -3,6 +3,7 @@
  *   owner recovery start WALLET_ID                       an enrollment code to hand to the agent's machine
  *   owner recovery finish ENROLLMENT_ID --out FILE       collect, check and combine both reports; write the kit
  *   owner recovery status WALLET_ID                      enrolled or not, fingerprint and date
+ *   owner recovery allow-refresh WALLET_ID               let one key refresh supersede the kit within the hour
  *   owner recover sweep --kit FILE --to ADDRESS          announce a sweep (the agent's key is revoked), or sign it after the delay
  *   owner recover cancel SWEEP_ID                        cancel a sweep not signed yet
  *   owner recover status WALLET_ID                       the wallet's sweeps
@@ -72,6 +73,13 @@ export const OWNER_RECOVERY_COMMANDS: Record<string, Command> = {
     const { positional } = commandFlags(ctx, {});
     const s = await ownerApi(ctx).call<{ enrolled: boolean; fingerprint: string | null; enrolled_at: string | null }>('owner', 'recovery_status', { wallet_id: positional[0]! });
     printData(ctx, s, s.enrolled ? `Kit enrolled ${s.enrolled_at}, fingerprint ${s.fingerprint}.` : 'No kit enrolled.');
+    return EXIT.ok;
+  },
+
+  'allow-refresh': async (ctx) => {
+    const { positional } = commandFlags(ctx, {});
+    const allowed = await ownerApi(ctx).call<{ next_step: string }>('owner', 'recovery_refresh_allow', { wallet_id: positional[0]! });
+    printData(ctx, allowed, allowed.next_step);
     return EXIT.ok;
   },
 };

@@ -87,6 +87,18 @@ export const AGENT_KEY_REFRESH = {
   }),
 };
 
+/** The owner's consent to a refresh that supersedes the enrolled kit (owner token). */
+export const OWNER_KEY_REFRESH = {
+  recovery_refresh_allow: action({
+    endpoint: 'owner',
+    auth: 'owner',
+    destructive: true,
+    params: Params({ wallet_id: WalletId }),
+    summary:
+      "Lets the agent refresh the wallet's key shares once within the next hour although that supersedes your enrolled recovery kit (do it when the kit leaked, then enroll again). Without it a refresh is refused while a kit is enrolled, so the agent cannot take your kit away. A frozen wallet is never refreshed.",
+  }),
+};
+
 /** The memo of every recovery sweep's transfer (the daemon's and the no-daemon one alike). */
 export const SWEEP_MEMO = 'agent-wallet recovery sweep';
 

@@ -15,6 +15,8 @@ export interface EnrollmentRow {
   updated_at: bigint;
   expires_at: bigint;
   enrolled_at: bigint | null;
+  /** Until when the owner lets a key refresh supersede this (enrolled) kit; NULL: never approved. */
+  refresh_allowed_until: bigint | null;
 }
 
 /** Opens an enrollment; one still in progress for the wallet is cancelled (the newest code wins). */
@@ -59,6 +61,11 @@ export function moveEnrollment(
 /** The wallet's enrolled kit, if any: the newest enrollment that completed and was not superseded since. */
 export function currentEnrollment(db: Database, walletId: string): EnrollmentRow | null {
   return db.query<EnrollmentRow, [string]>("SELECT * FROM recovery_enrollments WHERE wallet_id = ? AND status = 'enrolled' ORDER BY enrolled_at DESC LIMIT 1").get(walletId);
+}
+
+/** The owner lets a key refresh supersede enrolled kit `enrollmentId` until `until`; false unless it is enrolled. */
+export function allowKitRefresh(db: Database, enrollmentId: string, until: number, now: number): boolean {
+  return db.query("UPDATE recovery_enrollments SET refresh_allowed_until = ?, updated_at = ? WHERE enrollment_id = ? AND status = 'enrolled'").run(until, now, enrollmentId).changes === 1;
 }
 
 /** The wallet's enrollment in progress, if any. */

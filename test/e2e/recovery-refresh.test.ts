@@ -68,6 +68,9 @@ function pairSignature(keys: [Secret<KeyPackage>, Secret<KeyPackage>], message: 
   return recoveryAggregate(keys[0].reveal().public, list, message, shares);
 }
 
+/** The owner lets the next refresh supersede the enrolled kit (none is needed while no kit is enrolled). */
+const allowRefresh = (a: Agent) => owner.call('owner', 'recovery_refresh_allow', { wallet_id: a.walletId });
+
 const daemonKey = (a: Agent) => walletKeyPackage(world.services.masterKey, a.walletId, getWallet(world.services.db, a.walletId)!.server_key);
 const agentKey = (a: Agent) => new Secret(decodeSecretState(Buffer.from(fromDisk(a).key_package, 'base64')) as KeyPackage);
 
@@ -88,6 +91,7 @@ describe('a refresh', () => {
     const message = new TextEncoder().encode('a sweep message');
     expect(pairSignature([daemonKey(alice), oldShare], message)).toHaveLength(64);
 
+    await allowRefresh(alice);
     const done = await refreshKey(alice.api, alice.profile, save(alice));
     expect(done).toMatchObject({ status: 'committed', address: alice.address, finished_pending: null });
     const after = getWallet(world.services.db, alice.walletId)!;
@@ -135,6 +139,7 @@ describe('a refresh', () => {
     const round = new AgentRound(alice.profile);
     const intent = await alice.api.call<Record<string, unknown>>('bot', 'pay', { to: bob.username, amount: 1, commitments: round.commitments });
     expect(typeof intent.sign_session_id).toBe('string');
+    await allowRefresh(alice);
     await refreshKey(alice.api, alice.profile, save(alice));
     const stale = await errorOf(completePay(alice.api, alice.profile, intent, round));
     expect({ code: stale.errorCode, message: stale.message }).toEqual({ code: 'INVALID_STATUS', message: 'This signing session is closed or expired.' });
@@ -154,6 +159,7 @@ describe('a refresh', () => {
   }, 60_000);
 
   test('a daemon that answers another key is refused: nothing is stored, the key is unchanged, payments go on', async () => {
+    await allowRefresh(alice);
     const profileBefore = fromDisk(alice);
     const walletBefore = getWallet(world.services.db, alice.walletId)!;
     const lying = { ...alice, api: new ApiClient(proxy.url, alice.profile.api_key) };
@@ -171,6 +177,7 @@ describe('a refresh', () => {
 
   test('a crash between the phases: before the commit both keep the old key; the next refresh finishes or drops it', async () => {
     // The agent stored its refreshed share and died before committing.
+    await allowRefresh(alice);
     const init = await alice.api.call<any>('bot', 'recovery_refresh_init', { contribution: '09'.padEnd(64, '0') });
     expect(init.refresh_id).toMatch(/^kr_/);
     expect(await pay(alice, 1)).toBe('completed');

@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { ApiClient, type CallOptions } from '../../src/client/api.ts';
 import { ProfileStore, type ProfileData } from '../../src/client/profile.ts';
 import { OwnerEnrollmentStore, agentEnroll, ownerFinishEnrollment, ownerStartEnrollment } from '../../src/client/recovery-enroll.ts';
+import { readKit } from '../../src/client/recovery-kit.ts';
 import { refreshKey, type RefreshResult } from '../../src/client/recovery-refresh.ts';
+import { recoveryPair } from '../../src/client/recovery-sweep.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { saver } from '../../src/cli/custody-commands.ts';
 import type { Endpoint } from '../../src/contract/action.ts';
@@ -183,6 +185,8 @@ describe('a refresh after a kit leaked (item 3)', () => {
     expect(exported.code).toBe(0);
     const oldKey = fromDisk(frank).api_key;
 
+    // The owner learns the kit leaked and lets the agent refresh (item 9: an enrolled kit is superseded only so).
+    await world.ownerClient('frank-owner@example.com').call('owner', 'recovery_refresh_allow', { wallet_id: frank.walletId });
     const refreshed = await runCli(['recovery', 'refresh', '--server', world.url, '--home', frank.home, '--json']);
     expect(refreshed.code).toBe(0);
     expect(refreshed.json).toMatchObject({ status: 'committed', api_key_rotated: true, revoked_exports: [exported.json.export_id] });
@@ -232,4 +236,58 @@ describe('a refresh after a kit leaked (item 3)', () => {
     expect(disk.key_package).toBe(pending.key_package);
     expect(disk.api_key).not.toBe(gina.profile.api_key);
   }, 60_000);
+});
+
+describe("the owner's kit and a misbehaving agent (item 9)", () => {
+  test('a refresh that would supersede an enrolled kit is refused until the owner approves it (the kit still signs); the approval lets one refresh through within the hour', async () => {
+    const hank = await fundedAgent('Hank', 'hank-owner@example.com');
+    const owner = world.ownerClient('hank-owner@example.com');
+    const kit = await enrollKit(hank, 'hank-owner@example.com');
+    const before = getWallet(world.services.db, hank.walletId)!.public_package;
+
+    // The agent (or an operator steering it) tries to take the kit away: by the client, by the CLI, by hand.
+    const refused = await refreshKey(hank.api, fromDisk(hank), save(hank)).catch((e: unknown) => e);
+    expect((refused as { errorCode?: string }).errorCode).toBe('AWAITING_APPROVAL');
+    expect((refused as { howToFix: string }).howToFix).toContain(`agent-wallet owner recovery allow-refresh ${hank.walletId}`);
+    const cli = await runCli(['recovery', 'refresh', '--server', world.url, '--home', hank.home, '--json']);
+    expect(cli.code).toBe(5);
+    expect(cli.json.error.code).toBe('AWAITING_APPROVAL');
+    expect((await errorOf(hank.api.call('bot', 'recovery_refresh_init', { contribution: '05'.padEnd(64, '0') }))).errorCode).toBe('AWAITING_APPROVAL');
+    expect(getWallet(world.services.db, hank.walletId)!.public_package).toBe(before);
+    expect(fromDisk(hank).pending_refresh).toBeUndefined();
+    expect(await owner.call<any>('owner', 'recovery_status', { wallet_id: hank.walletId })).toMatchObject({ enrolled: true, fingerprint: readKit(kit).fingerprint });
+    expect(() => recoveryPair(fromDisk(hank), readKit(kit), KIT_PASSPHRASE)).not.toThrow();
+
+    // The owner approves on their machine (the CLI); the agent's next refresh goes through, and only that one.
+    const allowed = await runCli(['owner', 'recovery', 'allow-refresh', hank.walletId, '--server', world.url, '--json'], { AGENT_WALLET_OWNER_TOKEN: world.ownerToken('hank-owner@example.com') });
+    expect(allowed.code).toBe(0);
+    expect(allowed.json).toMatchObject({ wallet_id: hank.walletId, fingerprint: readKit(kit).fingerprint, allowed_until: expect.any(String) });
+    expect((await refreshKey(hank.api, fromDisk(hank), save(hank))).status).toBe('committed');
+    expect(await owner.call<any>('owner', 'recovery_status', { wallet_id: hank.walletId })).toMatchObject({ enrolled: false });
+    expect(await payFromDisk(hank)).toBe('completed');
+    const audit = await owner.call<any>('owner', 'audit_log', { wallet_id: hank.walletId });
+    expect(audit.items.map((i: any) => i.kind)).toContain('key_refresh.allowed');
+
+    // A new kit: the approval went with the old one.
+    await enrollKit(hank, 'hank-owner@example.com');
+    const again = await errorOf(hank.api.call('bot', 'recovery_refresh_init', { contribution: '05'.padEnd(64, '0') }));
+    expect(again.errorCode).toBe('AWAITING_APPROVAL');
+  }, 90_000);
+
+  test('a frozen wallet is never refreshed: the init and a commit begun before the freeze are refused, the key and the API key stay', async () => {
+    const ivy = await fundedAgent('Ivy', 'ivy-owner@example.com');
+    const before = getWallet(world.services.db, ivy.walletId)!.public_package;
+    // Begun before the freeze, committed after it.
+    const init = await ivy.api.call<any>('bot', 'recovery_refresh_init', { contribution: '05'.padEnd(64, '0') });
+    await ivy.api.call('bot', 'freeze', { reason: 'the agent froze itself' });
+    const commit = await errorOf(ivy.api.call('bot', 'recovery_refresh_commit', { refresh_id: init.refresh_id, public_package: init.public_package }));
+    expect(commit.errorCode).toBe('INVALID_STATUS');
+    expect(commit.message).toContain('frozen');
+    const fresh = await errorOf(ivy.api.call('bot', 'recovery_refresh_init', { contribution: '05'.padEnd(64, '0') }));
+    expect(fresh.errorCode).toBe('INVALID_STATUS');
+    expect(fresh.howToFix).toContain('unfreeze');
+    expect(getWallet(world.services.db, ivy.walletId)!.public_package).toBe(before);
+    // The old API key still works (nothing rotated).
+    expect(await ivy.api.call<any>('bot', 'balance')).toBeDefined();
+  }, 90_000);
 });

@@ -162,6 +162,7 @@ const ROWS: Record<string, Row> = {
   'owner/recovery_enroll_collect': { params: (o) => ({ enrollment_id: o.enrollmentA }), ofA: true },
   'owner/recovery_enroll_finish': { params: (o) => ({ enrollment_id: o.enrollmentA, fingerprint: 'AAAA-BBBB-CCCC-DDDD-EEEE' }), ofA: true },
   'owner/recovery_enroll_start': { params: (o) => ({ wallet_id: o.walletA }), ofA: true },
+  'owner/recovery_refresh_allow': { params: (o) => ({ wallet_id: o.walletA }), ofA: true },
   'bot/recovery_enroll_split': { params: (o) => ({ enrollment_id: o.enrollmentA, piece: '05'.padEnd(64, '0') }), ofA: true },
   'bot/recovery_refresh_init': { params: () => ({ contribution: '05'.padEnd(64, '0') }), ofA: false },
   'bot/recovery_refresh_commit': { params: () => ({ refresh_id: `kr_${'0'.repeat(26)}`, public_package: {} }), ofA: false },
