@@ -66,6 +66,8 @@ export interface Simnet {
   resetStats(): void;
   /** Current block height (= slot). */
   blockHeight(): bigint;
+  /** Produces `count` blocks at once (tests: a blockhash expires without waiting 150 slots). */
+  skipBlocks(count: number): void;
   /** Writes the state file now (no-op without `stateFile`). */
   save(): Promise<void>;
   /** Saves state when stateFile is set; frees the port. Idempotent. */
@@ -168,6 +170,9 @@ export async function startSimnet(opts: SimnetOptions): Promise<Simnet> {
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),
     blockHeight: () => chain.blockHeight(),
+    skipBlocks: (count) => {
+      for (let i = 0; i < count; i++) chain.tick(Date.now());
+    },
     save,
     stop() {
       stopping ??= (async () => {

@@ -14,8 +14,11 @@
  * Last, the issue-20 and issue-28 steps at random — x402 purchases from honest and hostile sellers (a short
  * lastValidBlockHeight claim whose bytes the seller lands later, a receipt naming another
  * purchase or a failed transaction, a facilitator answering settlement_pending that lands the bytes later), MPP charges, paid MCP tools,
- * withdrawals to our own wallets, rails changed between confirm and signing — with
- * the ledger checked against chain balances after every step (ledgerChainViolations).
+ * withdrawals to our own wallets, rails changed between confirm and signing — and the issue-40
+ * ones (a purchase that landed and was then buried under 101 transactions touching the wallet
+ * until its blockhash expired; an answer lost after settlement, the purchase completed by the
+ * outcome job, then resumed; a gateway's 502 after settlement, then resumed) — with the ledger
+ * checked against chain balances after every step (ledgerChainViolations).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { generateKeyPairSigner, type Address } from '@solana/kit';
@@ -28,12 +31,12 @@ import { SolanaPayWallet } from '../earning/solana-pay-client.ts';
 import { rng } from '../helpers/random.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 import { ledgerChainViolations, moneyViolations, observeLanded, observePaylinkPayments, type Books, type Rules, ledgerBalance } from './money-invariants.ts';
-import { x402Fetch } from '../../src/client/x402.ts';
+import { x402Fetch, x402Resume } from '../../src/client/x402.ts';
 import { resolvePendingPurchases } from '../../src/x402/purchase.ts';
 import { commit } from '../../src/frost/party.ts';
 import { encodeCommitments } from '../../src/frost/wire.ts';
 import { agentKey } from '../helpers/signing.ts';
-import { failedTransactionListing, pendingFacilitator, sellerAddress, startFacilitator, startHostileSeller, startV2Seller } from '../x402/sellers.ts';
+import { failedTransactionListing, pendingFacilitator, sellerAddress, startFacilitator, startHostileSeller, startIdentifierSeller, startV2Seller } from '../x402/sellers.ts';
 import { startMppSeller } from '../x402/mpp-seller.ts';
 import { startPaidMcpServer } from '../x402/mcp-seller.ts';
 import { x402CallTool } from '../../src/client/x402-mcp.ts';
@@ -45,7 +48,8 @@ let externals: Address[];
 
 beforeAll(async () => {
   // Loopback sellers for the x402 steps.
-  world = await startWorld({ env: { AGENT_WALLET_OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost' } });
+  // A paid answer the seller holds past 2 s is lost (the issue-40 steps).
+  world = await startWorld({ env: { AGENT_WALLET_OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost', AGENT_WALLET_OUTBOUND_CONNECT_TIMEOUT_MS: '1000', AGENT_WALLET_OUTBOUND_TOTAL_TIMEOUT_MS: '2000' } });
   agents = [];
   for (let i = 0; i < 6; i++) agents.push(await world.agent(`Agent ${i}`));
   for (const a of agents) owner = world.claim(a.walletId, 'owner@example.com');
@@ -314,7 +318,7 @@ test('the check catches, on chain, a build that charges the setup fee in every m
   expect(moneyViolations({ landed: landed.slice(0, 1), recipients: [{ address: victim, created: true, ours: true }], paylinks: [] }, RULES)).toHaveLength(1);
 }, 60_000);
 
-test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pending landing later, MPP charges, paid MCP tools, withdrawals to our own wallets, rails changed between confirm and signing): ledger = chain after every step', async () => {
+test('issue-20, issue-28 and issue-40 steps, each once then at random (hostile x402 sellers, settlement_pending landing later, a landed purchase buried under 101 transactions, answers lost after settlement and resumed, MPP charges, paid MCP tools, withdrawals to our own wallets, rails changed between confirm and signing): ledger = chain after every step', async () => {
   const seed = Number(process.env.CONSERVATION_SEED ?? Date.now() % 1_000_000);
   const r = rng(seed + 2);
   // The first test moved the clock 49 h a quiet point; purchases are matched to the chain's block times.
@@ -328,6 +332,8 @@ test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pe
   const slow = await startV2Seller(world, pending.facilitator, { payTo });
   const mpp = await startMppSeller(world, { payTo, amount: '10000', externalId: 'conservation' });
   const tools = await startPaidMcpServer(world, facilitator, { payTo });
+  // Issue 40: a seller that declared payment-identifier, whose answers can be lost after its settlement.
+  const once = await startIdentifierSeller(world, facilitator, { payTo, stallMs: 3_000 });
   try {
     const crew: Agent[] = [];
     for (let i = 0; i < 3; i++) crew.push(await world.agent(`Crew ${i}`, { claimBy: 'owner@example.com' }));
@@ -348,6 +354,27 @@ test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pe
         await pending.release().catch(() => undefined);
       },
       'mpp charge': (a) => x402Fetch(a.api, a.profile, { url: `${mpp.url}/charge` }),
+      // Issue 40, item 6: landed, then buried under 101 transactions touching the wallet, then its blockhash expired.
+      'x402 landed then buried': async (a) => {
+        const bought = await x402Fetch(a.api, a.profile, { url: `${slow.url}/paid` });
+        await pending.release().catch(() => undefined);
+        for (let i = 0; i < 101; i++) await world.fund(a.address, 1n);
+        world.simnet.skipBlocks(152);
+        return bought;
+      },
+      // Issue 40, item 8: the answer lost after settlement, the outcome job completes the purchase, a resume gets the answer.
+      'x402 answer lost, completed by the outcome job, resumed': async (a) => {
+        once.state.stall = 1;
+        const lost = await x402Fetch(a.api, a.profile, { url: `${once.url}/once` }).catch((err: unknown) => err as ApiError);
+        if (!(lost instanceof ApiError)) throw new Error(`seed ${seed}: the stalled answer came through`);
+        await resolvePendingPurchases(world.services);
+        await expectAnswered(a, String(lost.details.fetch_id));
+      },
+      'x402 502 after settlement, resumed': async (a) => {
+        once.state.badGateway = 1;
+        const first = await x402Fetch(a.api, a.profile, { url: `${once.url}/once` });
+        await expectAnswered(a, String(first.fetch_id));
+      },
       'paid mcp tool': (a) => x402CallTool(a.api, a.profile, { name: 'paid-tools', url: tools.url }, { tool: 'analyze', arguments: { ticker: 'SOL' } }),
       'seller lands held bytes': async () => {
         const held = hostile.held.splice(0, hostile.held.length);
@@ -376,9 +403,17 @@ test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pe
         }
       },
     };
+    /** A resume of a paid purchase gets the seller's 200 without the seller running its paid handler again. */
+    async function expectAnswered(a: Agent, fetchId: string): Promise<void> {
+      const hits = once.state.paidHits;
+      const resumed = await x402Resume(a.api, a.profile, fetchId);
+      expect({ seed, fetchId, outcome: resumed.outcome, http: resumed.response?.status, hits: once.state.paidHits }).toEqual({ seed, fetchId, outcome: 'completed', http: 200, hits });
+    }
     const names = Object.keys(steps);
-    for (let i = 0; i < 40; i++) {
-      const name = pick(r, names);
+    // Every step once (in a seeded order), then 40 at random.
+    const order = [...names].sort(() => r() - 0.5);
+    for (let i = 0; i < names.length + 40; i++) {
+      const name = order[i] ?? pick(r, names);
       const a = pick(r, crew);
       await steps[name]!(a);
       done[name] = (done[name] ?? 0) + 1;
@@ -393,12 +428,13 @@ test('issue-20 and issue-28 steps at random (hostile x402 sellers, settlement_pe
     console.log(`issue-20 steps, seed ${seed}:`, done);
   } finally {
     await hostile.stop();
+    await once.stop();
     await honest.stop();
     await slow.stop();
     await mpp.stop();
     await tools.stop();
   }
-}, 90_000);
+}, 180_000);
 
 function getTxStatus(id: string): string {
   return (world.services.db.query('SELECT status FROM transactions WHERE transaction_id = ?').get(id) as { status: string }).status;
