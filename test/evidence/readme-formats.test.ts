@@ -10,10 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { getBase58Decoder } from '@solana/kit';
-import { makeKit } from '../../src/client/recovery-kit.ts';
+import { kitPublicPackage, makeKit } from '../../src/client/recovery-kit.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
-import { AGENT_ID, SERVER_ID } from '../../src/frost/ids.ts';
-import { verifyingShareFor } from '../../src/frost/group.ts';
 import { Secret } from '../../src/frost/secret.ts';
 import { startWorld, type World } from '../helpers/world.ts';
 
@@ -62,7 +60,7 @@ beforeAll(async () => {
   const [a0, a1] = [Fn.create(BigInt(`0x${Buffer.from(crypto.getRandomValues(new Uint8Array(40))).toString('hex')}`)), Fn.create(7_777_777n)];
   commitments = [Point.BASE.multiply(a0).toBytes(), Point.BASE.multiply(a1).toBytes()];
   share = Fn.add(a0, Fn.mul(a1, 3n));
-  const pub = { signers: { min: 2, max: 2 }, commitments, verifyingShares: { [AGENT_ID]: verifyingShareFor(commitments, AGENT_ID), [SERVER_ID]: verifyingShareFor(commitments, SERVER_ID) } };
+  const pub = kitPublicPackage({ commitments: [Buffer.from(commitments[0]).toString('hex'), Buffer.from(commitments[1]).toString('hex')] });
   const kit = makeKit({ walletId: 'wal_readmeformats', address: getBase58Decoder().decode(commitments[0]), pub, share: new Secret(share), passphrase: PASSPHRASE, now: new Date() });
   writeFileSync((kitFile = join(dir, 'kit.json')), JSON.stringify(kit));
 });
