@@ -15,6 +15,7 @@ import { merchantSeller, settle, supported, verify, walletSeller, type Seller } 
 import { authenticate, credentialOf } from './auth.ts';
 import { rateLimit, type DispatchDeps } from './dispatch.ts';
 import { bodyWithin } from './body.ts';
+import { facilitatorBucket, rateHeaders, rateLimited } from './rate-limit.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
 
 /** A facilitator body holds one payment: a few KiB. */
@@ -24,12 +25,18 @@ type Limits = Pick<DispatchDeps, 'services' | 'limiter'>;
 
 /**
  * The seller the key belongs to: a merchant key's merchant, else a bot key's wallet. The call
- * counts against the key's rate limit; its RateLimit headers go into `headers`.
+ * counts against the key's facilitator budget, of its own: buyers' payments, junk included, reach
+ * here through the seller's paywall, and must not use up the seller's other API calls. Its
+ * RateLimit headers go into `headers`.
  */
 function sellerOf(deps: Limits, request: Request, ip: string, headers: Record<string, string>): Seller {
   const { services } = deps;
   const credential = credentialOf(request.headers);
-  rateLimit(deps, { ip: () => ip }, credential, headers);
+  if (credential) {
+    const decision = deps.limiter.hit(facilitatorBucket(credential.hash), services.config.rate_limits.per_key_per_minute);
+    if (!decision.allowed) throw rateLimited(decision, "API key's facilitator calls (the key's /v1 calls have a budget of their own)");
+    rateHeaders(decision, headers);
+  } else rateLimit(deps, { ip: () => ip }, credential, headers);
   if (credential?.token.startsWith(KEY_PREFIXES.merchant)) {
     const principal = authenticate(services.db, credential, 'merchant');
     const merchant = principal.kind === 'merchant' ? getMerchant(services.db, principal.merchantId) : null;

@@ -2,6 +2,7 @@
  * Fixed-window request counters per key and per IP (DESIGN §3). In memory: one node serves one
  * data dir, and a restart forgiving a minute of counts is harmless.
  */
+import { AppError } from '../errors.ts';
 
 export interface RateDecision {
   allowed: boolean;
@@ -46,3 +47,17 @@ export function rateHeaders(d: RateDecision, into: Record<string, string> = {}):
   if (!d.allowed) into['Retry-After'] = String(d.resetSeconds);
   return into;
 }
+
+/** The RATE_LIMITED refusal of decision `d`, whose limit is per `per` (e.g. "API key"). */
+export function rateLimited(d: RateDecision, per: string): AppError {
+  return new AppError('RATE_LIMITED', `Rate limit of ${d.limit} requests per minute exceeded.`, {
+    howToFix: `Wait ${d.resetSeconds} s (Retry-After) and retry; the limit is per ${per}.`,
+    headers: rateHeaders(d),
+  });
+}
+
+/**
+ * The x402 facilitator's own bucket of a key: the calls a merchant's paywall or middleware makes
+ * for its buyers (any stranger can send a payment header) never spend the key's /v1 budget.
+ */
+export const facilitatorBucket = (keyHash: Uint8Array): string => `x402:${Buffer.from(keyHash).toString('base64')}`;

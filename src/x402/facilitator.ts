@@ -10,7 +10,8 @@
  * account that must exist (a facilitator never creates it) —, our fee payer as fee payer and in no
  * instruction's accounts, the payer's own valid signature, and a balance that covers it. It serves
  * only the authenticated seller's own address — a merchant's payout address (merchant key) or a
- * wallet's own address (its bot key): no open relay for strangers' fees.
+ * wallet's own address (its bot key): no open relay for strangers' fees. The checks that need no chain
+ * are src/x402/exact-transaction.ts, which the paywall runs too.
  *
  * What one settle may cost the fee payer is bounded: the compute-unit limit may ask no more than an
  * exact transfer needs (the reference client's 20,000 CU), at the scheme's price cap, so a settle
@@ -31,8 +32,7 @@
  * feed and decision log (the money itself reaches its ledger through the deposit watch).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { getBase58Decoder, getBase64Encoder, getTransactionDecoder, type Address } from '@solana/kit';
-import { addressBytes } from '../solana/address-codec.ts';
+import { getBase58Decoder, type Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
 import { appendEvent } from '../db/events.ts';
 import { getMerchant, type MerchantRow } from '../db/merchants.ts';
@@ -40,17 +40,14 @@ import { getWallet, type WalletRow } from '../db/wallets.ts';
 import { saleClaims, signReceipt } from '../evidence/receipts.ts';
 import { finishSale, getSale, insertSale, saleByMessageHash, settlingSales, type SaleRow } from '../db/x402-sales.ts';
 import { toUsdcNumber } from '../domain/money.ts';
-import { ed25519Sign, ed25519Verifies } from '../frost/native-ed25519.ts';
+import { ed25519Sign } from '../frost/native-ed25519.ts';
 import type { Services } from '../services.ts';
-import { usdcAta } from '../solana/ata.ts';
-import { decodeMessage, type DecodedMessage } from '../solana/decode.ts';
-import { ChainRejectedError, ChainUnavailableError, MessageDecodeError } from '../solana/errors.ts';
+import { ChainRejectedError, ChainUnavailableError } from '../solana/errors.ts';
 import { inBackground } from '../solana/rpc-priority.ts';
 import type { SignatureStatus } from '../solana/port.ts';
-import { X402_DEFAULT_COMPUTE_UNIT_LIMIT, X402_MAX_COMPUTE_UNIT_PRICE } from '../solana/instructions.ts';
-import { USDC_DECIMALS } from '../solana/networks.ts';
 import { assembleSignedTransaction } from '../solana/transfer.ts';
 import { recordMerchantEvent } from '../webhooks/outbox.ts';
+import { checkTransaction } from './exact-transaction.ts';
 import { payableTarget } from './purchase.ts';
 import { PAYMENT_ID, PAYMENT_IDENTIFIER } from './wire.ts';
 import { isObject } from '../domain/json.ts';
@@ -61,11 +58,6 @@ import { recordNetworkCost, releaseNetworkCost } from '../db/sale-fees.ts';
 export const FEE_CREDIT_EXHAUSTED = 'merchant_fee_credit_exhausted';
 /** The refusal of a sale whose seller's sales cost the fee payer their daily allowance already (ours). */
 export const NETWORK_ALLOWANCE_EXHAUSTED = 'seller_network_allowance_exhausted';
-/**
- * The most compute a payment may ask the fee payer to pay for: what the reference client sets for
- * an exact transfer (TransferChecked and a memo use well under a tenth of it).
- */
-export const MAX_SALE_COMPUTE_UNITS = X402_DEFAULT_COMPUTE_UNIT_LIMIT;
 /** The base fee of each signature, paid by the fee payer for both (its own and the buyer's). */
 const LAMPORTS_PER_SIGNATURE = 5_000n;
 /** The refusal of a payment whose blockhash the chain does not know (expired, or never one of its own). */
@@ -124,48 +116,15 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   const feePayer = services.feePayer.address;
   if (!isObject(req.extra) || req.extra.feePayer !== feePayer) return no('invalid_exact_svm_payload_transaction_fee_payer_mismatch', `extra.feePayer must be this facilitator's fee payer ${feePayer}`);
   const transaction = isObject(body.paymentPayload.payload) ? body.paymentPayload.payload.transaction : undefined;
-  if (typeof transaction !== 'string' || transaction.length > 4096) return no('invalid_exact_svm_payload_transaction', 'payload.transaction must be a base64 transaction');
-  let decoded: { messageBytes: Uint8Array; signatures: Record<string, Uint8Array | null> };
-  let msg: DecodedMessage;
-  try {
-    decoded = getTransactionDecoder().decode(getBase64Encoder().encode(transaction)) as never;
-    msg = decodeMessage(new Uint8Array(decoded.messageBytes));
-  } catch (err) {
-    if (err instanceof MessageDecodeError && /address table/.test(err.message)) return no('invalid_exact_svm_payload_transaction_address_lookup_tables', err.message);
-    return no('invalid_exact_svm_payload_transaction', err instanceof Error ? err.message : 'the transaction does not decode');
-  }
-  const [limit, price, transfer, memo, ...rest] = msg.instructions;
-  const layout = limit?.kind === 'computeUnitLimit' && price?.kind === 'computeUnitPrice' && transfer?.kind === 'transferChecked' && (memo === undefined || memo.kind === 'memo') && rest.length === 0;
-  if (!layout || transfer?.kind !== 'transferChecked' || price?.kind !== 'computeUnitPrice') {
-    return no('invalid_exact_svm_payload_transaction_instructions', 'the transaction must be exactly: compute-unit limit, compute-unit price, TransferChecked, and at most one memo');
-  }
-  const payer = transfer.authority;
-  if (price.microLamports > X402_MAX_COMPUTE_UNIT_PRICE) {
-    return no('invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high', `compute-unit price ${price.microLamports} exceeds ${X402_MAX_COMPUTE_UNIT_PRICE} micro-lamports`, payer);
-  }
-  if (limit.kind !== 'computeUnitLimit' || limit.units > MAX_SALE_COMPUTE_UNITS) {
-    return no('invalid_exact_svm_payload_transaction_instructions_compute_limit_instruction_too_high', `the compute-unit limit asks more than the ${MAX_SALE_COMPUTE_UNITS} an exact transfer needs; the fee payer pays for every unit asked`, payer);
-  }
+  const t = await checkTransaction(transaction, { mint, payTo: seller.payTo, amount, feePayer });
+  if (!t.ok) return t;
+  const { payer } = t;
   // What the fee payer pays when it lands: both signatures and the priority fee (price × limit, rounded up).
-  const networkCost = 2n * LAMPORTS_PER_SIGNATURE + (BigInt(limit.units) * price.microLamports + 999_999n) / 1_000_000n;
+  const networkCost = 2n * LAMPORTS_PER_SIGNATURE + (BigInt(t.units) * t.microLamports + 999_999n) / 1_000_000n;
   const overAllowance = networkRefusal(services, sellerId(seller), networkCost);
   if (overAllowance) return no(NETWORK_ALLOWANCE_EXHAUSTED, overAllowance, payer);
-  if (transfer.mint !== mint || transfer.decimals !== USDC_DECIMALS) return no('invalid_exact_svm_payload_mint_mismatch', `the transfer moves ${transfer.mint}, not USDC`, payer);
-  if (transfer.destination !== (await usdcAta(seller.payTo as Address, mint as Address))) return no('invalid_exact_svm_payload_recipient_mismatch', "the transfer does not go to payTo's USDC token account", payer);
-  if (transfer.amount !== amount) return no('invalid_exact_svm_payload_amount_mismatch', `the transfer moves ${transfer.amount}, not ${amount}`, payer);
-  if (transfer.extraAccounts.length > 0) return no('invalid_exact_svm_payload_transaction_instructions', 'the transfer carries extra accounts', payer);
-  // Our fee payer pays the fee and does nothing else: never the authority, in no instruction's accounts.
-  if (msg.feePayer !== feePayer) return no('invalid_exact_svm_payload_transaction_fee_payer_mismatch', `the fee payer is ${msg.feePayer}, not ${feePayer}`, payer);
-  if (payer === feePayer || msg.instructionAccounts.has(feePayer)) {
-    return no('invalid_exact_svm_payload_transaction_fee_payer_included_in_instruction_accounts', "the facilitator's fee payer appears in an instruction", payer);
-  }
-  if (msg.signers.length !== 2 || msg.signers[1] !== payer) return no('invalid_exact_svm_payload_transaction_signers', 'the transaction must need exactly the fee payer and the payer', payer);
-  const own = decoded.signatures[payer];
-  if (!own || !ed25519Verifies(own, new Uint8Array(decoded.messageBytes), addressBytes(payer))) {
-    return no('invalid_exact_svm_payload_signature', "the payer's signature is missing or does not verify", payer);
-  }
   // The chain runs it as it would (its blockhash, the payer's balance, payTo's account) without our signature.
-  const simulated = await inBackground(() => services.chain.simulate(getBase64Encoder().encode(transaction) as Uint8Array));
+  const simulated = await inBackground(() => services.chain.simulate(t.wire));
   if (simulated.err === 'BlockhashNotFound') return no(UNKNOWN_BLOCKHASH, "the chain does not know the transaction's blockhash (expired, or not one of this network's); sign the payment again with a recent blockhash", payer);
   if (simulated.err === 'AlreadyProcessed') return no('duplicate_settlement', 'the chain processed this transaction already', payer);
   if (simulated.err !== null) {
@@ -181,7 +140,7 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   // Kept only when it is a payment identifier (the extension's pattern); the books prefix it (src/db/merchants.ts).
   const paymentId = isObject(extension) && isObject(extension.info) && typeof extension.info.id === 'string' && PAYMENT_ID.test(extension.info.id) ? extension.info.id : null;
   const resource = isObject(body.paymentPayload.resource) && typeof body.paymentPayload.resource.url === 'string' ? body.paymentPayload.resource.url.slice(0, 2048) : typeof req.resource === 'string' ? req.resource.slice(0, 2048) : null;
-  return { ok: true, payer, amount, fee, networkCost, payTo: seller.payTo, network, messageBytes: new Uint8Array(decoded.messageBytes), signatures: { [payer]: own }, resource, paymentId };
+  return { ok: true, payer, amount, fee, networkCost, payTo: seller.payTo, network, messageBytes: t.messageBytes, signatures: t.signatures, resource, paymentId };
 }
 
 /** POST /verify. */

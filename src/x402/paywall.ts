@@ -24,6 +24,7 @@ import { ApiClient, ConnectionError } from '../client/api.ts';
 import { crashPoint } from '../crash-points.ts';
 import { journalAnswered, journalEntry, journalForget, JournalLockedError, journalPrune, journalSettled, journalStart, journalUnanswered, openPaywallJournal, type JournalRow } from '../db/paywall-journal.ts';
 import { priceOf, routingPath, type PricedRoute } from '../domain/paywall-routes.ts';
+import { checkTransaction } from './exact-transaction.ts';
 import { decodeBase64Json, encodeBase64Json, PAYMENT_ID, PAYMENT_IDENTIFIER } from './wire.ts';
 import { isObject } from '../domain/json.ts';
 
@@ -280,6 +281,14 @@ export async function startPaywall(o: PaywallOptions): Promise<Paywall> {
 
   async function settleAndForward(request: Request, url: URL, route: PricedRoute, resource: string, version: 1 | 2, payload: Record<string, any>, wanted: Record<string, any>, pay: Payment): Promise<Kept | Response> {
     const body = { x402Version: version, paymentPayload: payload, paymentRequirements: wanted };
+    // The payment's own checks first: a header that could never pay does not reach the facilitator.
+    const local = await checkTransaction(isObject(payload.payload) ? payload.payload.transaction : undefined, {
+      mint: terms.asset,
+      payTo: terms.payTo,
+      amount: route.price,
+      feePayer: String(isObject(wanted.extra) ? wanted.extra.feePayer : ''),
+    });
+    if (!local.ok) return paymentRequired(route, resource, local.reason);
     const verified = await post('verify', body);
     if (verified.isValid !== true) return paymentRequired(route, resource, String(verified.invalidReason ?? 'invalid_payment'));
     const now = Date.now();
