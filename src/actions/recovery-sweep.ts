@@ -20,7 +20,7 @@ import { getOwner } from '../db/owners.ts';
 import { currentEnrollment, getSweep, insertSweep, liveSweep, moveSweep, walletSweeps, type SweepRow } from '../db/recovery.ts';
 import { closeOpenSessions, consumeNonces, getSignSession, insertSignSession } from '../db/sign-sessions.ts';
 import { CONFIRMABLE, getTx, insertTx, moveTx, setTxMessage, setTxSigned, setUnsignedTxAmount, type TxRow, type TxStatus } from '../db/transactions.ts';
-import type { WalletRow } from '../db/wallets.ts';
+import { getWallet, type WalletRow } from '../db/wallets.ts';
 import { walletKeyPackage } from '../frost/coordinator-dkg.ts';
 import { AAD } from '../frost/aad.ts';
 import { decodeSecretState, encodeSecretState } from '../frost/codec.ts';
@@ -34,6 +34,7 @@ import type { SigningNonces } from '../frost/types.ts';
 import { decodeCommitments, decodePublicPackage, decodeSignatureShare, encodeCommitments } from '../frost/wire.ts';
 import { FrostWireError } from '../frost/errors.ts';
 import { queueMail } from '../mail/outbox.ts';
+import { sweepCancelUrl, validSweepCancelToken } from '../mail/sweep-cancel-link.ts';
 import { currentPriorityFee } from '../payments/priority-fee.ts';
 import { submit } from '../payments/settle.ts';
 import { txView } from '../payments/views.ts';
@@ -96,12 +97,13 @@ export function startSweep(services: Services, ownerId: string, walletId: string
       appendAudit(services.db, { walletId, actor: ownerActor(ownerId, 'api'), kind: 'recovery.sweep_announced', data, now });
       appendEvent(services.db, { walletId, type: 'recovery.sweep_announced', data, now });
       if (owner) {
+        const cancelUrl = sweepCancelUrl(services, sweepId);
         queueMail(services, {
           kind: 'recovery',
           to: owner.email,
           subject: `A sweep of ${wallet.name} was announced`,
-          body: `A sweep of the whole USDC balance of ${wallet.name} (${wallet.address}) to ${toAddress} was announced with your owner account and your recovery kit. The agent's API key and its .wlt exports were revoked. It can be signed from ${iso(executesAt)} on.\n\nIf this was not you, cancel it now (agent-wallet owner recover cancel ${sweepId}, or recovery_sweep_cancel), rotate your owner tokens and enroll a new kit after refreshing the key.`,
-          links: [],
+          body: `A sweep of the whole USDC balance of ${wallet.name} (${wallet.address}) to ${toAddress} was announced with your owner account and your recovery kit. The agent's API key and its .wlt exports were revoked. It can be signed from ${iso(executesAt)} on.\n\nIf this was not you, cancel it now:\n\n${cancelUrl}\n\nThe link opens a page with one button that cancels this sweep; it can do nothing else and does not sign you in. Or run agent-wallet owner recover cancel ${sweepId} (recovery_sweep_cancel). Then rotate your owner tokens and enroll a new kit after refreshing the key.`,
+          links: [{ label: 'cancel the sweep', url: cancelUrl }],
         });
       }
     })
@@ -127,6 +129,27 @@ export function cancelSweep(services: Services, ownerId: string, sweepId: string
     })
     .immediate();
   return sweepView(services, getSweep(services.db, sweepId)!);
+}
+
+/** Why a mailed cancel link does nothing: not a link of ours, or the sweep is past cancelling. */
+export type SweepLinkFailure = 'unknown' | 'cancelled' | 'signed';
+
+/** What a mailed cancel link points at (the sweep as the dashboard shows it), or why it does nothing; changes nothing. */
+export function sweepLinkInfo(services: Services, sweepId: string, token: string): { ok: true; sweep: ReturnType<typeof sweepView>; wallet: WalletRow } | { ok: false; reason: SweepLinkFailure; walletId: string | null } {
+  const s = validSweepCancelToken(services.masterKey, sweepId, token) ? getSweep(services.db, sweepId) : null;
+  const wallet = s ? getWallet(services.db, s.wallet_id) : null;
+  if (!s || !wallet) return { ok: false, reason: 'unknown', walletId: null };
+  const view = sweepView(services, s);
+  if (s.status === 'cancelled') return { ok: false, reason: 'cancelled', walletId: s.wallet_id };
+  if (view.transaction && SIGNED.includes(view.transaction.status as TxStatus)) return { ok: false, reason: 'signed', walletId: s.wallet_id };
+  return { ok: true, sweep: view, wallet };
+}
+
+/** The POST of a mailed cancel link's page: cancels the sweep as its owner, via e-mail (audit), like the dashboard's button. */
+export function cancelSweepByLink(services: Services, sweepId: string, token: string) {
+  const s = validSweepCancelToken(services.masterKey, sweepId, token) ? getSweep(services.db, sweepId) : null;
+  if (!s) throw new AppError('NOT_FOUND', 'This cancel link is not valid.', { howToFix: 'Open the link from the mail that announced the sweep, or cancel it on your dashboard.' });
+  return cancelSweep(services, s.owner_id, sweepId, 'email');
 }
 
 /** Transaction statuses of a sweep that is signed and sent or landed: never signed again nor cancelled. */

@@ -27,7 +27,7 @@ import { approvalView } from '../actions/approvals.ts';
 import { listWalletExports, revokeOwnerExport, rotateBotKey } from '../actions/wallet-keys.ts';
 import { recoveryStatus } from '../actions/recovery-enroll.ts';
 import { agentReasonOf } from '../mail/approval-mail.ts';
-import { cancelSweep, openSweepOf } from '../actions/recovery-sweep.ts';
+import { cancelSweep, cancelSweepByLink, openSweepOf, sweepLinkInfo, type SweepLinkFailure } from '../actions/recovery-sweep.ts';
 import { AppError } from '../errors.ts';
 import { railsToJson, type GuardRailsJson } from '../contract/guard-rails.ts';
 import { walletHistory } from '../db/owners.ts';
@@ -61,11 +61,14 @@ import {
   magicLinkPage,
   railsFormValues,
   rotatedKeyPage,
+  sweepCancelConfirmPage,
+  sweepCancelledPage,
   tokensPage,
   transactionPage,
   walletPage,
   walletsPage,
   type RailsFormValues,
+  type SweepAlarm,
 } from './views.ts';
 
 /** Fixed notices after a redirect (never text from the query string). */
@@ -150,6 +153,26 @@ function approvalFailurePage(reason: ApprovalLinkFailure, status: string | null,
     ? html`See the current state on <a href="/dashboard/wallets/${walletId}">your dashboard</a> (sign in if asked).`
     : html`Open <a href="/dashboard">your dashboard</a> to see what waits for you.`;
   return problemPage(p.status, p.title, text, todo);
+}
+
+const SWEEP_LINK_PAGES: Record<SweepLinkFailure, { status: number; title: string; text: string }> = {
+  unknown: { status: 404, title: 'This cancel link is not valid', text: 'The link is incomplete or was never issued.' },
+  cancelled: { status: 410, title: 'This sweep is already cancelled', text: 'Nothing moves: the recovery kit cannot sign it any more.' },
+  signed: { status: 410, title: 'This sweep can no longer be cancelled', text: 'It was signed with the recovery kit and sent to Solana.' },
+};
+
+function sweepLinkFailurePage(reason: SweepLinkFailure, walletId: string | null): Response {
+  const p = SWEEP_LINK_PAGES[reason];
+  const todo = walletId
+    ? html`See the wallet on <a href="/dashboard/wallets/${walletId}">your dashboard</a> (sign in if asked).`
+    : html`Open <a href="/dashboard">your dashboard</a> to see your wallets' sweeps.`;
+  return problemPage(p.status, p.title, p.text, todo, {}, { 'X-Robots-Tag': 'noindex' });
+}
+
+/** USDC of one address on chain, formatted; null when the RPC does not answer (the page still renders). */
+async function balanceOf(services: Services, address: string): Promise<string | null> {
+  const [amount] = (await balancesOf(services, [address])) ?? [];
+  return amount === undefined ? null : formatUsdc(amount);
 }
 
 /** Lines of a textarea as a list; none → undefined (the field is left out: no restriction). */
@@ -396,7 +419,11 @@ export function webRoutes(services: Services) {
           const pending = listOwnerApprovals(services, s.ownerId, { status: 'pending' }, 100, 0).items;
           const balances = await balancesOf(services, wallets.map((w) => w.address));
           const items = wallets.map((w, i) => ({ ...w, balance: balances === null ? null : formatUsdc(balances[i]!) }));
-          return pageResponse(200, 'Your wallets', walletsPage(items, pending, s.csrf, noticeOf(request)), nav(s, 'wallets'));
+          const alarms = items.flatMap((w): SweepAlarm[] => {
+            const sweep = openSweepOf(services, w.wallet_id);
+            return sweep ? [{ wallet_id: w.wallet_id, wallet_name: w.name, balance: w.balance, sweep }] : [];
+          });
+          return pageResponse(200, 'Your wallets', walletsPage(items, pending, alarms, s.csrf, noticeOf(request)), nav(s, 'wallets'));
         }),
       )
       .get(
@@ -536,6 +563,31 @@ export function webRoutes(services: Services) {
           const state = decideByLink(services, params.token!);
           if (!state.ok) return approvalFailurePage(state.reason, state.approval?.status ?? null, state.approval?.wallet_id ?? null);
           return pageResponse(200, state.link.decision === 'approved' ? 'Approved' : 'Rejected', approvalDonePage(approvalViewOf(services, state.approval, state.wallet), state.link.decision));
+        }),
+        noParse,
+      )
+
+      // ---- sweep cancel links from e-mail ------------------------------------------------
+      .get(
+        '/sweep-cancel/:sweep_id/:token',
+        page(services, async ({ request, params }) => {
+          const state = sweepLinkInfo(services, params.sweep_id!, params.token!);
+          if (!state.ok) return sweepLinkFailurePage(state.reason, state.walletId);
+          const csrf = anonymousCsrf(services, request);
+          const alarm = { wallet_id: state.wallet.wallet_id, wallet_name: state.wallet.name, balance: await balanceOf(services, state.wallet.address), sweep: state.sweep };
+          const body = sweepCancelConfirmPage(alarm, `/sweep-cancel/${params.sweep_id}/${params.token}`, csrf.token);
+          return withCookie(pageResponse(200, 'Cancel the sweep', body, {}, { 'X-Robots-Tag': 'noindex' }), csrf.setCookie);
+        }),
+      )
+      .post(
+        '/sweep-cancel/:sweep_id/:token',
+        page(services, async ({ request, params }) => {
+          const form = await readForm(request);
+          if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
+          const state = sweepLinkInfo(services, params.sweep_id!, params.token!);
+          if (!state.ok) return sweepLinkFailurePage(state.reason, state.walletId);
+          const cancelled = cancelSweepByLink(services, params.sweep_id!, params.token!);
+          return pageResponse(200, 'Sweep cancelled', sweepCancelledPage({ wallet_id: state.wallet.wallet_id, wallet_name: state.wallet.name, to_address: cancelled.to_address }));
         }),
         noParse,
       )

@@ -27,6 +27,14 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .errors { border-left: 4px solid var(--bad); background: #fdf0f2; padding: .75rem 1rem; margin: 1rem 0; }
 .errors ul { margin: .25rem 0 0; padding-left: 1.25rem; }
 .warning { border-left: 4px solid var(--warn); background: #fff8e6; padding: .75rem 1rem; margin: 1rem 0; }
+/* An announced sweep of the whole balance: red, first on the page, impossible to scroll past unseen. */
+.alarm { background: var(--bad); color: #fff; border-radius: 8px; padding: 1rem 1.25rem; margin: 0 0 1.25rem; }
+.alarm h2 { margin: 0 0 .5rem; font-size: 1.2rem; }
+.alarm p { margin: 0 0 .75rem; }
+.alarm code { color: #fff; }
+.alarm .actions { align-items: center; }
+.alarm button { background: #fff; color: var(--bad); border-color: #fff; }
+.alarm a { color: #fff; }
 .next { margin-top: 1.5rem; }
 .table-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; margin: .5rem 0 1rem; }
 table { border-collapse: collapse; width: 100%; min-width: 32rem; }

@@ -164,9 +164,9 @@ ${items.map(
 </tbody></table></div>`;
 }
 
-export function walletsPage(wallets: WalletItem[], pending: Approval[], csrf: string, message: string | null): SafeHtml {
+export function walletsPage(wallets: WalletItem[], pending: Approval[], alarms: SweepAlarm[], csrf: string, message: string | null): SafeHtml {
   const waiting = (n: number) => (n > 0 ? html`<a class="badge" href="#pending">${n} waiting</a>` : html`<span class="muted">—</span>`);
-  return html`<h1>Your wallets</h1>
+  return html`${sweepAlarm(alarms, csrf)}<h1>Your wallets</h1>
 ${notice(message)}
 ${
   wallets.length === 0
@@ -179,7 +179,7 @@ ${
 </table></div>`
 }
 <h2 id="pending">Waiting for your approval</h2>
-${pending.length === 0 ? html`<p class="muted">Nothing waits for you.</p>` : approvalRows(pending, csrf, true)}`;
+${pending.length === 0 ? (alarms.length === 0 ? html`<p class="muted">Nothing waits for you.</p>` : html`<p class="muted">No payment waits for you; the sweep above does.</p>`) : approvalRows(pending, csrf, true)}`;
 }
 
 const RAIL_LABELS: Record<string, string> = {
@@ -293,7 +293,7 @@ export interface RecoveryItem {
   enrolled_at: string | null;
   in_progress: { enrollment_id: string; status: string; expires_at: string | null } | null;
   /** An announced sweep not completed: what the owner may cancel until it is signed. */
-  sweep: { sweep_id: string; to_address: string; status: string; executes_at: string | null; transaction: { status: string; signature: string | null } | null } | null;
+  sweep: { sweep_id: string; to_address: string; status: string; executes_at: string | null; created_at: string | null; transaction: { status: string; signature: string | null } | null } | null;
 }
 
 /** The owner's recovery kit: enrolled or not, with the fingerprint to compare with the kit's. */
@@ -319,6 +319,63 @@ function sweepNotice(sw: NonNullable<RecoveryItem['sweep']>, csrf: string): Safe
       ? ''
       : html`<form method="post" action="/dashboard/sweeps/${sw.sweep_id}/cancel" class="stack">${csrfField(csrf)}<p class="hint">If you did not start it, cancel it now; then rotate your owner tokens and, after a key refresh, enroll a new kit.</p><div><button type="submit" class="danger">Cancel the sweep</button></div></form>`
   }</div>`;
+}
+
+/** An announced sweep as the alarm shows it: the wallet, the balance it takes, where to, from when. */
+export interface SweepAlarm {
+  wallet_id: string;
+  wallet_name: string;
+  /** The wallet's USDC now, formatted; null when the RPC did not answer. */
+  balance: string | null;
+  sweep: NonNullable<RecoveryItem['sweep']>;
+}
+
+/**
+ * The red banner atop dashboard home and the wallet page while a sweep of the whole balance is
+ * announced: the 24 h delay protects only an owner who notices. A Cancel button until it is signed.
+ */
+export function sweepAlarm(alarms: SweepAlarm[], csrf: string): SafeHtml {
+  if (alarms.length === 0) return html``;
+  return html`${alarms.map((a) => {
+    const signed = a.sweep.transaction !== null && a.sweep.transaction.signature !== null;
+    const amount = a.balance === null ? 'The whole USDC balance' : html`The whole balance, <strong>${a.balance} USDC</strong> now,`;
+    return html`<section class="alarm" role="alert" aria-labelledby="alarm-${a.sweep.sweep_id}">
+<h2 id="alarm-${a.sweep.sweep_id}">A sweep of “${a.wallet_name}” is announced</h2>
+<p>${amount} goes to <code class="mono">${a.sweep.to_address}</code> ${
+      signed ? html`— it is signed and ${a.sweep.transaction!.status}: it can no longer be cancelled.` : html`once your recovery kit signs it, possible from <strong>${when(a.sweep.executes_at)}</strong> on. The agent's API key is revoked meanwhile.`
+    }</p>
+${
+  signed
+    ? ''
+    : html`<form method="post" action="/dashboard/sweeps/${a.sweep.sweep_id}/cancel" class="actions">${csrfField(csrf)}<button type="submit">Cancel the sweep</button><span>If you did not start it, cancel it now${a.sweep.status === 'signing' ? ' (a signing round is open)' : ''}; nothing moves.</span></form>`
+}
+</section>`;
+  })}`;
+}
+
+/** The page a mailed cancel link opens: what the sweep would do, and one button; nothing happened yet. */
+export function sweepCancelConfirmPage(a: SweepAlarm, action: string, csrf: string): SafeHtml {
+  return html`<h1>Cancel the sweep of “${a.wallet_name}”?</h1>
+<dl class="facts">
+  <dt>Wallet</dt><dd>${a.wallet_name}</dd>
+  <dt>Amount</dt><dd><strong>${a.balance === null ? 'the whole USDC balance' : `${a.balance} USDC (the whole balance now)`}</strong></dd>
+  <dt>To</dt><dd class="mono">${a.sweep.to_address}</dd>
+  <dt>Signable from</dt><dd>${when(a.sweep.executes_at)}</dd>
+  <dt>Announced</dt><dd>${when(a.sweep.created_at)}</dd>
+</dl>
+<p>Cancelling stops this sweep: nothing moves, and the kit cannot sign it any more. It is the safe choice if you did not start it. Opening this page did nothing yet.</p>
+<form method="post" action="${action}" class="actions">
+  ${csrfField(csrf)}
+  <button type="submit" class="danger">Cancel the sweep</button>
+</form>
+<p class="muted">This link can only cancel this sweep; it does not sign you in. <a href="/dashboard/wallets/${a.wallet_id}">Open the wallet on your dashboard</a> (sign in if asked).</p>`;
+}
+
+/** After a cancel by mail link: what happened and what to do next. */
+export function sweepCancelledPage(a: Pick<SweepAlarm, 'wallet_id' | 'wallet_name'> & { to_address: string }): SafeHtml {
+  return html`<h1>Sweep cancelled</h1>
+<p class="notice" role="status">The sweep of “${a.wallet_name}” to <span class="mono">${a.to_address}</span> is cancelled: nothing moves.</p>
+<p>If you did not start it, someone used your owner account and your recovery kit: <a href="/dashboard/wallets/${a.wallet_id}">sign in to the dashboard</a>, rotate your owner tokens, and after a key refresh enroll a new kit. The agent's API key stays revoked until you rotate it there.</p>`;
 }
 
 export interface ExportItem {
@@ -442,7 +499,8 @@ export function walletPage(d: WalletPageData): SafeHtml {
   const f = d.form;
   const bad = (name: string) => d.errors.some((e) => e.field.startsWith(`/rails/${name}`) || e.field.startsWith(`/rails/budgets/${name}`));
   const section = (href: string, label: string) => html`<a href="${href}">${label}</a>`;
-  return html`<p><a href="/dashboard">← All wallets</a></p>
+  const alarm = d.recovery.sweep ? sweepAlarm([{ wallet_id: d.wallet.wallet_id, wallet_name: d.wallet.name, balance: d.balance === null ? null : String(d.balance), sweep: d.recovery.sweep }], d.csrf) : html``;
+  return html`${alarm}<p><a href="/dashboard">← All wallets</a></p>
 <h1>${d.wallet.name} <span class="mono muted handle">@${d.wallet.username}</span></h1>
 ${notice(d.message)}
 <section class="money" aria-label="Balance">
