@@ -2,7 +2,10 @@
  * Refreshing a wallet's key shares, the daemon's side (DESIGN §4.1). The agent sends its random
  * contribution; the daemon adds its own, computes its refreshed key and keeps it pending (sealed)
  * until the agent commits the same public package — so a crash on either side between the two
- * steps leaves both on the old key. The commit replaces the daemon's key, closes every open signing
+ * steps leaves both on the old key. The commit carries a proof that the caller holds the refreshed
+ * agent share (share-proof.ts, checked against the daemon's own refreshed key): the public package
+ * follows from the init's answer alone, so without the proof the bot API key alone would switch the
+ * daemon to a key no agent holds (and receive the next API key). The commit replaces the daemon's key, closes every open signing
  * round of the wallet (their nonces were committed under the old shares), supersedes the enrolled
  * recovery kits (they no longer lie on the key), rotates the bot API key and revokes every `.wlt`
  * export (a leaked kit plus an old export's share would otherwise still sign offline), records it
@@ -28,9 +31,12 @@ import { getWallet, type WalletRow } from '../db/wallets.ts';
 import { walletKeyPackage } from '../frost/coordinator-dkg.ts';
 import { encodeSecretState } from '../frost/codec.ts';
 import { AAD } from '../frost/aad.ts';
+import { AGENT_ID } from '../frost/ids.ts';
 import { samePublicPackage } from '../frost/party.ts';
 import { RepairError, refreshContribution, refreshKeyPackage } from '../frost/recovery-share.ts';
 import { seal } from '../frost/seal.ts';
+import { shareProofProblem } from '../frost/share-proof.ts';
+import type { PublicPackage } from '../frost/types.ts';
 import { decodePublicPackage, encodePublicPackage } from '../frost/wire.ts';
 import { FrostWireError } from '../frost/errors.ts';
 import { newApiKey } from '../domain/api-keys.ts';
@@ -100,7 +106,17 @@ export function initRefresh(services: Services, wallet: WalletRow, agentContribu
   };
 }
 
-export function commitRefresh(services: Services, wallet: WalletRow, refreshId: string, agentPublic: unknown) {
+/** Refuses a commit whose caller does not prove it holds the refreshed agent share of `pub` (the daemon's copy). */
+function requireShareProof(wallet: WalletRow, refreshId: string, pub: PublicPackage, proof: string): void {
+  const problem = shareProofProblem(pub, AGENT_ID, hexToBytes(proof), { walletId: wallet.wallet_id, refreshId });
+  if (problem) {
+    throw new AppError('VALIDATION_ERROR', `share_proof: ${problem}. A commit must prove its caller holds the refreshed agent share; nothing changed.`, {
+      howToFix: "Commit from the agent's profile that stored this refresh's share: agent-wallet recovery refresh (or any signing command) makes the proof. Without that share the refresh cannot be committed, and the wallet key stays as it is.",
+    });
+  }
+}
+
+export function commitRefresh(services: Services, wallet: WalletRow, refreshId: string, agentPublic: unknown, shareProof: string) {
   const row = getKeyRefresh(services.db, refreshId);
   if (!row || row.wallet_id !== wallet.wallet_id) throw new AppError('NOT_FOUND', 'Refresh not found for this wallet.', { howToFix: 'Start one with recovery_refresh_init (agent-wallet recovery refresh).' });
   let theirs;
@@ -110,16 +126,22 @@ export function commitRefresh(services: Services, wallet: WalletRow, refreshId: 
     if (err instanceof FrostWireError) throw new AppError('VALIDATION_ERROR', `public_package: ${err.message}`, { howToFix: 'Send the public package your refreshed key has.' });
     throw err;
   }
-  if (!samePublicPackage(theirs, decodePublicPackage(JSON.parse(row.public_package)))) {
+  const ours = decodePublicPackage(JSON.parse(row.public_package));
+  if (!samePublicPackage(theirs, ours)) {
     throw new AppError('VALIDATION_ERROR', "public_package: not the refreshed key the daemon computed; nothing changed", { howToFix: 'Keep your current share and start a new refresh.' });
   }
-  // A replay answers the same, and whether this refresh is still the wallet's key (a later one may have replaced it).
-  if (row.status === 'committed') return { refresh_id: refreshId, status: 'committed', address: wallet.address, current: row.public_package === getWallet(services.db, wallet.wallet_id)?.public_package };
+  // A replay answers the same, and whether this refresh is still the wallet's key (a later one may
+  // have replaced it); only to the holder of the share, as the first commit.
+  if (row.status === 'committed') {
+    requireShareProof(wallet, refreshId, ours, shareProof);
+    return { refresh_id: refreshId, status: 'committed', address: wallet.address, current: row.public_package === getWallet(services.db, wallet.wallet_id)?.public_package };
+  }
   const nowDate = services.now();
   const now = nowDate.getTime();
   if (row.status !== 'pending' || Number(row.expires_at) < now) {
     throw new AppError('INVALID_STATUS', `This refresh is ${row.status === 'pending' ? 'expired' : row.status}; the wallet key did not change.`, { howToFix: 'Keep your current share and start a new refresh.' });
   }
+  requireShareProof(wallet, refreshId, ours, shareProof);
   const outcome = services.db
     .transaction(() => {
       // Checked again with the write: a freeze or a kit enrolled since the init holds.
@@ -138,7 +160,7 @@ export function commitRefresh(services: Services, wallet: WalletRow, refreshId: 
       return { sessions, kits, exports, rotated };
     })
     .immediate();
-  if (!outcome) return commitRefresh(services, wallet, refreshId, agentPublic);
+  if (!outcome) return commitRefresh(services, wallet, refreshId, agentPublic, shareProof);
   return {
     refresh_id: refreshId,
     status: 'committed',
@@ -195,5 +217,5 @@ export const ownerKeyRefreshActions = implement(OWNER_KEY_REFRESH, {
 
 export const agentKeyRefreshActions = implement(AGENT_KEY_REFRESH, {
   recovery_refresh_init: (ctx, p) => initRefresh(ctx.services, callerWallet(ctx), p.contribution),
-  recovery_refresh_commit: (ctx, p) => commitRefresh(ctx.services, callerWallet(ctx), p.refresh_id, p.public_package),
+  recovery_refresh_commit: (ctx, p) => commitRefresh(ctx.services, callerWallet(ctx), p.refresh_id, p.public_package, p.share_proof),
 });

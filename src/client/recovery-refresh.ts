@@ -8,6 +8,8 @@
  * refresh, or of anything that signs (pinsOf, which every signing path calls before its round).
  * The commit also rotates the bot API key (the init answers the new one, stored with the pending
  * share) and revokes every `.wlt` export: copies of the profile from before the refresh are dead.
+ * Each commit carries a fresh proof that the agent holds the pending refreshed share
+ * (share-proof.ts): the daemon commits nothing for whoever holds only the bot API key.
  */
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { ApiError, type ApiClient } from './api.ts';
@@ -18,6 +20,7 @@ import { decodeSecretState, encodeSecretState } from '../frost/codec.ts';
 import { samePublicPackage } from '../frost/party.ts';
 import { RepairError, refreshContribution, refreshKeyPackage } from '../frost/recovery-share.ts';
 import { Secret } from '../frost/secret.ts';
+import { proveShare } from '../frost/share-proof.ts';
 import type { KeyPackage } from '../frost/types.ts';
 import { decodePublicPackage, encodePublicPackage } from '../frost/wire.ts';
 
@@ -41,6 +44,12 @@ interface CommitAnswer {
 }
 
 const keyOf = (encoded: string) => new Secret(decodeSecretState(Buffer.from(encoded, 'base64')) as KeyPackage);
+
+/** The parameters of the commit of `pending`, with the proof that this agent holds its refreshed share. */
+export function refreshCommitParams(walletId: string, pending: NonNullable<ProfileData['pending_refresh']>) {
+  const proof = proveShare(keyOf(pending.key_package), { walletId, refreshId: pending.refresh_id });
+  return { refresh_id: pending.refresh_id, public_package: pending.public_package, share_proof: bytesToHex(proof) };
+}
 
 /** The in-memory profile becomes what was written (a field the write dropped is dropped here too). */
 function adopt(profile: ProfileData, written: ProfileData): void {
@@ -66,7 +75,7 @@ export async function finishPending(api: ApiClient, profile: ProfileData, save: 
 async function commitPending(api: ApiClient, profile: ProfileData, save: SaveProfile): Promise<{ outcome: 'committed' | 'dropped'; answer: CommitAnswer | null } | null> {
   const pending = profile.pending_refresh;
   if (!pending) return null;
-  const params = { refresh_id: pending.refresh_id, public_package: pending.public_package };
+  const params = refreshCommitParams(profile.wallet_id, pending);
   let answer: CommitAnswer;
   try {
     answer = await api.call<CommitAnswer>('bot', 'recovery_refresh_commit', params).catch((err: unknown) => {

@@ -81,9 +81,14 @@ export const AGENT_KEY_REFRESH = {
     params: Params({
       refresh_id: Id('keyRefresh', 'from recovery_refresh_init'),
       public_package: T.Object({}, { additionalProperties: true, description: "the refreshed public package as the agent computed it (it must be the daemon's)" }),
+      share_proof: T.String({
+        pattern: '^[0-9a-f]{128}$',
+        description:
+          "proof that the caller holds the refreshed agent share: a Schnorr proof R ‖ z (64 bytes, lowercase hex) of the agent's verifying share in the refreshed key, bound to this wallet, refresh_id and group key (src/frost/share-proof.ts); the agent-wallet client makes it",
+      }),
     }),
     summary:
-      "Makes the refresh the wallet key on the daemon once the agent has stored its refreshed share and new API key: open signing rounds close, every .wlt export is revoked, the old API key is refused, the owner is told the kit must be enrolled again. A repeated commit answers the same, with current: whether the refresh is still the wallet's key.",
+      "Makes the refresh the wallet key on the daemon once the agent has stored its refreshed share and new API key, which share_proof proves it holds (the bot API key alone commits nothing): open signing rounds close, every .wlt export is revoked, the old API key is refused, the owner is told the kit must be enrolled again. A repeated commit answers the same, with current: whether the refresh is still the wallet's key.",
   }),
 };
 

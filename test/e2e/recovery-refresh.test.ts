@@ -11,7 +11,7 @@ import { ApiClient } from '../../src/client/api.ts';
 import { ProfileStore } from '../../src/client/profile.ts';
 import { OwnerEnrollmentStore, agentEnroll, ownerFinishEnrollment, ownerStartEnrollment } from '../../src/client/recovery-enroll.ts';
 import { openKit, readKit } from '../../src/client/recovery-kit.ts';
-import { refreshKey } from '../../src/client/recovery-refresh.ts';
+import { refreshCommitParams, refreshKey } from '../../src/client/recovery-refresh.ts';
 import { pinsOf } from '../../src/client/pins.ts';
 import { recoveryPair } from '../../src/client/recovery-sweep.ts';
 import { AgentRound, completePay, confirmSignSubmit } from '../../src/client/sign.ts';
@@ -21,12 +21,14 @@ import { getWallet } from '../../src/db/wallets.ts';
 import { walletKeyPackage } from '../../src/frost/coordinator-dkg.ts';
 import { decodeSecretState } from '../../src/frost/codec.ts';
 import { commit } from '../../src/frost/party.ts';
-import { OWNER_ID, ownerKeyPackage, recoveryAggregate, recoverySignShare } from '../../src/frost/recovery-share.ts';
+import { OWNER_ID, ownerKeyPackage, recoveryAggregate, recoverySignShare, refreshKeyPackage } from '../../src/frost/recovery-share.ts';
+import { proveShare } from '../../src/frost/share-proof.ts';
 import { AggregateError } from '../../src/frost/rfc9591.ts';
 import { Secret } from '../../src/frost/secret.ts';
 import type { KeyPackage } from '../../src/frost/types.ts';
 import { decodePublicPackage } from '../../src/frost/wire.ts';
 import { ed25519 } from '@noble/curves/ed25519.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { errorOf } from '../helpers/errors.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { startLyingProxy, type LyingProxy } from '../helpers/lying-proxy.ts';
@@ -178,21 +180,26 @@ describe('a refresh', () => {
   test('a crash between the phases: before the commit both keep the old key; the next refresh finishes or drops it', async () => {
     // The agent stored its refreshed share and died before committing.
     await allowRefresh(alice);
-    const init = await alice.api.call<any>('bot', 'recovery_refresh_init', { contribution: '09'.padEnd(64, '0') });
+    const contribution = '09'.padEnd(64, '0');
+    const init = await alice.api.call<any>('bot', 'recovery_refresh_init', { contribution });
     expect(init.refresh_id).toMatch(/^kr_/);
+    // What the agent's client commits with: its refreshed share's proof.
+    const refreshed = refreshKeyPackage(agentKey(alice), { agent: hexToBytes(contribution), daemon: hexToBytes(init.contribution) });
+    const proof = bytesToHex(proveShare(refreshed, { walletId: alice.walletId, refreshId: init.refresh_id }));
     expect(await pay(alice, 1)).toBe('completed');
     // Another wallet cannot commit it; a wrong public package changes nothing.
-    expect((await errorOf(bob.api.call('bot', 'recovery_refresh_commit', { refresh_id: init.refresh_id, public_package: init.public_package }))).errorCode).toBe('NOT_FOUND');
+    expect((await errorOf(bob.api.call('bot', 'recovery_refresh_commit', { refresh_id: init.refresh_id, public_package: init.public_package, share_proof: proof }))).errorCode).toBe('NOT_FOUND');
     const wrong = { ...init.public_package, commitments: [...init.public_package.commitments].reverse() };
-    expect((await errorOf(alice.api.call('bot', 'recovery_refresh_commit', { refresh_id: init.refresh_id, public_package: wrong }))).errorCode).toBe('VALIDATION_ERROR');
+    expect((await errorOf(alice.api.call('bot', 'recovery_refresh_commit', { refresh_id: init.refresh_id, public_package: wrong, share_proof: proof }))).errorCode).toBe('VALIDATION_ERROR');
     // The next refresh abandons it (the daemon keeps one pending refresh) and completes its own.
     const done = await refreshKey(alice.api, alice.profile, save(alice));
     expect(done.status).toBe('committed');
-    expect((await errorOf(alice.api.call('bot', 'recovery_refresh_commit', { refresh_id: init.refresh_id, public_package: init.public_package }))).errorCode).toBe('INVALID_STATUS');
+    expect((await errorOf(alice.api.call('bot', 'recovery_refresh_commit', { refresh_id: init.refresh_id, public_package: init.public_package, share_proof: proof }))).errorCode).toBe('INVALID_STATUS');
     expect(await pay(alice, 1)).toBe('completed');
     // A replayed commit of the committed refresh answers the same and changes nothing.
     const pub = getWallet(world.services.db, alice.walletId)!.public_package;
-    expect(await alice.api.call<any>('bot', 'recovery_refresh_commit', { refresh_id: done.refresh_id, public_package: JSON.parse(pub) })).toMatchObject({ status: 'committed' });
+    const replayProof = bytesToHex(proveShare(agentKey(alice), { walletId: alice.walletId, refreshId: done.refresh_id }));
+    expect(await alice.api.call<any>('bot', 'recovery_refresh_commit', { refresh_id: done.refresh_id, public_package: JSON.parse(pub), share_proof: replayProof })).toMatchObject({ status: 'committed' });
     expect(getWallet(world.services.db, alice.walletId)!.public_package).toBe(pub);
   }, 60_000);
 
@@ -210,7 +217,7 @@ describe('a refresh', () => {
     const crashed = fromDisk(alice);
     expect(crashed.pending_refresh).toBeDefined();
     expect(crashed.key_package).toBe(before.key_package);
-    await alice.api.call('bot', 'recovery_refresh_commit', { refresh_id: crashed.pending_refresh!.refresh_id, public_package: crashed.pending_refresh!.public_package });
+    await alice.api.call('bot', 'recovery_refresh_commit', refreshCommitParams(alice.walletId, crashed.pending_refresh!));
     // The next payment (any signing path) finishes it first, as every signing command does before its
     // first call (the commit rotated the bot key: the old one is refused), and signs with the refreshed share.
     const profile = fromDisk(alice);

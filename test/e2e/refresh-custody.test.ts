@@ -13,12 +13,18 @@ import { ApiClient, type CallOptions } from '../../src/client/api.ts';
 import { ProfileStore, type ProfileData } from '../../src/client/profile.ts';
 import { OwnerEnrollmentStore, agentEnroll, ownerFinishEnrollment, ownerStartEnrollment } from '../../src/client/recovery-enroll.ts';
 import { readKit } from '../../src/client/recovery-kit.ts';
-import { refreshKey, type RefreshResult } from '../../src/client/recovery-refresh.ts';
+import { refreshCommitParams, refreshKey, type RefreshResult } from '../../src/client/recovery-refresh.ts';
 import { recoveryPair } from '../../src/client/recovery-sweep.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { saver } from '../../src/cli/custody-commands.ts';
 import type { Endpoint } from '../../src/contract/action.ts';
 import { getWallet } from '../../src/db/wallets.ts';
+import { decodeSecretState, encodeSecretState } from '../../src/frost/codec.ts';
+import { refreshKeyPackage } from '../../src/frost/recovery-share.ts';
+import { Secret } from '../../src/frost/secret.ts';
+import type { KeyPackage } from '../../src/frost/types.ts';
+import type { PublicPackageWire } from '../../src/frost/wire.ts';
+import { hexToBytes } from '@noble/hashes/utils.js';
 import { runCli } from '../helpers/daemon.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { tempDir } from '../helpers/services.ts';
@@ -54,6 +60,13 @@ async function enrollKit(a: Agent, ownerEmail: string): Promise<string> {
   const out = join(tempDir('aw-refresh-kit-'), 'kit.json');
   await ownerFinishEnrollment(owner, ownerStore, started.enrollment_id, { passphrase: KIT_PASSPHRASE, out });
   return out;
+}
+
+/** The pending refresh the agent's client would store for an init run by hand with `contribution` (its refreshed share). */
+function pendingOf(a: Agent, contribution: string, init: { refresh_id: string; contribution: string; public_package: PublicPackageWire }) {
+  const key = new Secret(decodeSecretState(Buffer.from(fromDisk(a).key_package, 'base64')) as KeyPackage);
+  const refreshed = refreshKeyPackage(key, { agent: hexToBytes(contribution), daemon: hexToBytes(init.contribution) });
+  return { refresh_id: init.refresh_id, key_package: Buffer.from(encodeSecretState(refreshed.reveal())).toString('base64'), public_package: init.public_package };
 }
 
 const save = (a: Agent) => saver({ store: new ProfileStore(a.home), profileName: 'default' });
@@ -227,7 +240,7 @@ describe('a refresh after a kit leaked (item 3)', () => {
     expect(crashed).toBe('crash');
     const pending = fromDisk(gina).pending_refresh!;
     // The commit reached the daemon; its answer did not reach the agent.
-    await gina.api.call('bot', 'recovery_refresh_commit', { refresh_id: pending.refresh_id, public_package: pending.public_package });
+    await gina.api.call('bot', 'recovery_refresh_commit', refreshCommitParams(gina.walletId, pending));
     expect((await errorOf(gina.api.call('bot', 'balance'))).errorCode).toBe('UNAUTHORIZED');
     const paid = await runCli(['pay', bob.username, '1', '--server', world.url, '--home', gina.home, '--json']);
     expect(paid.json.status).toBe('completed');
@@ -278,9 +291,11 @@ describe("the owner's kit and a misbehaving agent (item 9)", () => {
     const ivy = await fundedAgent('Ivy', 'ivy-owner@example.com');
     const before = getWallet(world.services.db, ivy.walletId)!.public_package;
     // Begun before the freeze, committed after it.
-    const init = await ivy.api.call<any>('bot', 'recovery_refresh_init', { contribution: '05'.padEnd(64, '0') });
+    const contribution = '05'.padEnd(64, '0');
+    const init = await ivy.api.call<any>('bot', 'recovery_refresh_init', { contribution });
     await ivy.api.call('bot', 'freeze', { reason: 'the agent froze itself' });
-    const commit = await errorOf(ivy.api.call('bot', 'recovery_refresh_commit', { refresh_id: init.refresh_id, public_package: init.public_package }));
+    // The agent's own commit: its refreshed share proves it.
+    const commit = await errorOf(ivy.api.call('bot', 'recovery_refresh_commit', refreshCommitParams(ivy.walletId, pendingOf(ivy, contribution, init))));
     expect(commit.errorCode).toBe('INVALID_STATUS');
     expect(commit.message).toContain('frozen');
     const fresh = await errorOf(ivy.api.call('bot', 'recovery_refresh_init', { contribution: '05'.padEnd(64, '0') }));

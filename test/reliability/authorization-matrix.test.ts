@@ -165,7 +165,7 @@ const ROWS: Record<string, Row> = {
   'owner/recovery_refresh_allow': { params: (o) => ({ wallet_id: o.walletA }), ofA: true },
   'bot/recovery_enroll_split': { params: (o) => ({ enrollment_id: o.enrollmentA, piece: '05'.padEnd(64, '0') }), ofA: true },
   'bot/recovery_refresh_init': { params: () => ({ contribution: '05'.padEnd(64, '0') }), ofA: false },
-  'bot/recovery_refresh_commit': { params: () => ({ refresh_id: `kr_${'0'.repeat(26)}`, public_package: {} }), ofA: false },
+  'bot/recovery_refresh_commit': { params: () => ({ refresh_id: `kr_${'0'.repeat(26)}`, public_package: {}, share_proof: '0'.repeat(128) }), ofA: false },
   'bot/recovery_enroll_deliver': { params: (o) => ({ enrollment_id: o.enrollmentA, box: Buffer.from('a sealed box').toString('base64') }), ofA: true },
 };
 
