@@ -16,7 +16,6 @@ import { readKit } from '../../src/client/recovery-kit.ts';
 import { refreshCommitParams, refreshKey, type RefreshResult } from '../../src/client/recovery-refresh.ts';
 import { recoveryPair } from '../../src/client/recovery-sweep.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
-import { saver } from '../../src/cli/custody-commands.ts';
 import type { Endpoint } from '../../src/contract/action.ts';
 import { getWallet } from '../../src/db/wallets.ts';
 import { decodeSecretState, encodeSecretState } from '../../src/frost/codec.ts';
@@ -28,6 +27,7 @@ import { hexToBytes } from '@noble/hashes/utils.js';
 import { runCli } from '../helpers/daemon.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { tempDir } from '../helpers/services.ts';
+import { payFromDisk, profileOnDisk, saveTo } from '../helpers/profile-disk.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -56,7 +56,7 @@ async function enrollKit(a: Agent, ownerEmail: string): Promise<string> {
   const owner = world.ownerClient(ownerEmail);
   const ownerStore = new OwnerEnrollmentStore(tempDir('aw-refresh-owner-'));
   const started = await ownerStartEnrollment(owner, ownerStore, a.walletId);
-  await agentEnroll(new ApiClient(a.api.baseUrl, fromDisk(a).api_key), fromDisk(a), started.code);
+  await agentEnroll(new ApiClient(a.api.baseUrl, profileOnDisk(a).api_key), profileOnDisk(a), started.code);
   const out = join(tempDir('aw-refresh-kit-'), 'kit.json');
   await ownerFinishEnrollment(owner, ownerStore, started.enrollment_id, { passphrase: KIT_PASSPHRASE, out });
   return out;
@@ -64,21 +64,11 @@ async function enrollKit(a: Agent, ownerEmail: string): Promise<string> {
 
 /** The pending refresh the agent's client would store for an init run by hand with `contribution` (its refreshed share). */
 function pendingOf(a: Agent, contribution: string, init: { refresh_id: string; contribution: string; public_package: PublicPackageWire }) {
-  const key = new Secret(decodeSecretState(Buffer.from(fromDisk(a).key_package, 'base64')) as KeyPackage);
+  const key = new Secret(decodeSecretState(Buffer.from(profileOnDisk(a).key_package, 'base64')) as KeyPackage);
   const refreshed = refreshKeyPackage(key, { agent: hexToBytes(contribution), daemon: hexToBytes(init.contribution) });
   return { refresh_id: init.refresh_id, key_package: Buffer.from(encodeSecretState(refreshed.reveal())).toString('base64'), public_package: init.public_package };
 }
 
-const save = (a: Agent) => saver({ store: new ProfileStore(a.home), profileName: 'default' });
-const fromDisk = (a: Agent) => new ProfileStore(a.home).load('default');
-
-/** Pays bob 1 USDC with the profile as it is on disk now (a fresh process); the payment's final status. */
-async function payFromDisk(a: Agent): Promise<string> {
-  const profile = fromDisk(a);
-  const api = new ApiClient(a.api.baseUrl, profile.api_key);
-  const intent = await api.call<{ transaction_id: string }>('bot', 'pay', { to: bob.username, amount: 1 });
-  return String((await confirmSignSubmit(api, profile, intent.transaction_id, { save: save(a) })).status);
-}
 
 /**
  * A client that runs `gates[action]` once before it first sends that action, and
@@ -89,7 +79,7 @@ class GatedApi extends ApiClient {
     a: Agent,
     private readonly gates: Record<string, () => Promise<unknown>>,
   ) {
-    super(a.api.baseUrl, fromDisk(a).api_key);
+    super(a.api.baseUrl, profileOnDisk(a).api_key);
   }
 
   private async pass(name: string): Promise<void> {
@@ -113,8 +103,8 @@ describe('two refresh runs on one profile (item 2)', () => {
   test('run A begins and stores its share between run B\'s init and B\'s store: A, which the daemon committed, is the key the profile signs with, B fails loudly, and a payment lands', async () => {
     const carol = await fundedAgent('Carol', 'carol-owner@example.com');
     // Two processes' copies of one profile (the CLI and a long-running MCP server).
-    const copyA: ProfileData = fromDisk(carol);
-    const copyB: ProfileData = fromDisk(carol);
+    const copyA: ProfileData = profileOnDisk(carol);
+    const copyB: ProfileData = profileOnDisk(carol);
     let aAtCommit!: () => void;
     const aReady = new Promise<void>((r) => (aAtCommit = r));
     let bSettled!: () => void;
@@ -124,25 +114,25 @@ describe('two refresh runs on one profile (item 2)', () => {
     const apiA = new GatedApi(carol, { recovery_refresh_commit: () => (aAtCommit(), bDone) });
     const apiB = new GatedApi(carol, {
       'after:recovery_refresh_init': async () => {
-        runA = settled(refreshKey(apiA, copyA, save(carol)));
+        runA = settled(refreshKey(apiA, copyA, saveTo(carol)));
         await Promise.race([aReady, runA]);
       },
     });
-    const b = await settled(refreshKey(apiB, copyB, save(carol)).finally(bSettled));
+    const b = await settled(refreshKey(apiB, copyB, saveTo(carol)).finally(bSettled));
     const a = await runA!;
 
     expect(b.error?.name).toBe('CustodyCheckError');
     expect(a.value?.status).toBe('committed');
-    const disk = fromDisk(carol);
+    const disk = profileOnDisk(carol);
     expect(disk.pending_refresh).toBeUndefined();
     expect(disk.public_package).toEqual(JSON.parse(getWallet(world.services.db, carol.walletId)!.public_package));
-    expect(await payFromDisk(carol)).toBe('completed');
+    expect(await payFromDisk(carol, bob.username)).toBe('completed');
   }, 60_000);
 
   test('run B starts while run A waits to commit its stored share: B finishes A first, then its own; the profile ends on the daemon\'s key and a payment lands', async () => {
     const erin = await fundedAgent('Erin', 'erin-owner@example.com');
-    const copyA: ProfileData = fromDisk(erin);
-    const copyB: ProfileData = fromDisk(erin);
+    const copyA: ProfileData = profileOnDisk(erin);
+    const copyB: ProfileData = profileOnDisk(erin);
     let bAtCommit!: () => void;
     const bReady = new Promise<void>((r) => (bAtCommit = r));
     let aSettled!: () => void;
@@ -151,41 +141,41 @@ describe('two refresh runs on one profile (item 2)', () => {
     const apiB = new GatedApi(erin, { recovery_refresh_commit: () => (bAtCommit(), aDone) });
     const apiA = new GatedApi(erin, {
       recovery_refresh_commit: async () => {
-        runB = settled(refreshKey(apiB, copyB, save(erin)));
+        runB = settled(refreshKey(apiB, copyB, saveTo(erin)));
         await Promise.race([bReady, runB]);
       },
     });
-    const a = await settled(refreshKey(apiA, copyA, save(erin)).finally(aSettled));
+    const a = await settled(refreshKey(apiA, copyA, saveTo(erin)).finally(aSettled));
     const b = await runB!;
     for (const o of [a, b]) if (o.error) expect(o.error.name).toBe('CustodyCheckError');
-    const disk = fromDisk(erin);
+    const disk = profileOnDisk(erin);
     expect(disk.pending_refresh).toBeUndefined();
     expect(disk.public_package).toEqual(JSON.parse(getWallet(world.services.db, erin.walletId)!.public_package));
-    expect(await payFromDisk(erin)).toBe('completed');
+    expect(await payFromDisk(erin, bob.username)).toBe('completed');
   }, 60_000);
 
   test('a signing command holding a stale pending refresh that the daemon dropped leaves the refresh run under way alone: that run switches the profile, and both sign', async () => {
     const dave = await fundedAgent('Dave', 'dave-owner@example.com');
     // A refresh the daemon abandoned (a later init replaced it), still held by a long-running signer's copy.
     const stale = await dave.api.call<{ refresh_id: string; public_package: never }>('bot', 'recovery_refresh_init', { contribution: '09'.padEnd(64, '0') });
-    const signerCopy: ProfileData = { ...fromDisk(dave), pending_refresh: { refresh_id: stale.refresh_id, key_package: fromDisk(dave).key_package, public_package: stale.public_package } };
+    const signerCopy: ProfileData = { ...profileOnDisk(dave), pending_refresh: { refresh_id: stale.refresh_id, key_package: profileOnDisk(dave).key_package, public_package: stale.public_package } };
     let signed: Promise<{ value: string | null; error: Error | null }> | undefined;
     const api = new GatedApi(dave, {
       // The refresh run has stored its share (its init abandoned the stale one): the signer runs now.
       recovery_refresh_commit: async () => {
         const signerApi = new ApiClient(dave.api.baseUrl, signerCopy.api_key);
         const intent = await signerApi.call<{ transaction_id: string }>('bot', 'pay', { to: bob.username, amount: 1 });
-        signed = settled(confirmSignSubmit(signerApi, signerCopy, intent.transaction_id, { save: save(dave) }).then((r) => String(r.status)));
+        signed = settled(confirmSignSubmit(signerApi, signerCopy, intent.transaction_id, { save: saveTo(dave) }).then((r) => String(r.status)));
         await signed;
       },
     });
-    const done = await refreshKey(api, fromDisk(dave), save(dave));
+    const done = await refreshKey(api, profileOnDisk(dave), saveTo(dave));
     expect(done.status).toBe('committed');
     expect((await signed!).value).toBe('completed');
-    const disk = fromDisk(dave);
+    const disk = profileOnDisk(dave);
     expect(disk.pending_refresh).toBeUndefined();
     expect(disk.public_package).toEqual(JSON.parse(getWallet(world.services.db, dave.walletId)!.public_package));
-    expect(await payFromDisk(dave)).toBe('completed');
+    expect(await payFromDisk(dave, bob.username)).toBe('completed');
   }, 60_000);
 });
 
@@ -196,7 +186,7 @@ describe('a refresh after a kit leaked (item 3)', () => {
     const wlt = join(tempDir('aw-refresh-wlt-'), 'frank.wlt');
     const exported = await runCli(['export', wlt, '--server', world.url, '--home', frank.home, '--json']);
     expect(exported.code).toBe(0);
-    const oldKey = fromDisk(frank).api_key;
+    const oldKey = profileOnDisk(frank).api_key;
 
     // The owner learns the kit leaked and lets the agent refresh (item 9: an enrolled kit is superseded only so).
     await world.ownerClient('frank-owner@example.com').call('owner', 'recovery_refresh_allow', { wallet_id: frank.walletId });
@@ -217,10 +207,10 @@ describe('a refresh after a kit leaked (item 3)', () => {
     expect(Number(releases.n)).toBe(0);
 
     // The old bot key is refused; the profile holds the new one and pays.
-    const newKey = fromDisk(frank).api_key;
+    const newKey = profileOnDisk(frank).api_key;
     expect(newKey).not.toBe(oldKey);
     expect((await errorOf(new ApiClient(frank.api.baseUrl, oldKey).call('bot', 'balance'))).errorCode).toBe('UNAUTHORIZED');
-    expect(await payFromDisk(frank)).toBe('completed');
+    expect(await payFromDisk(frank, bob.username)).toBe('completed');
     const audit = await world.ownerClient('frank-owner@example.com').call<any>('owner', 'audit_log', { wallet_id: frank.walletId });
     // Newest first: the second refresh had nothing left to revoke.
     const refreshes = audit.items.filter((i: any) => i.kind === 'key.refreshed').map((i: any) => [i.data.api_key_rotated, i.data.revoked_exports]);
@@ -232,19 +222,19 @@ describe('a refresh after a kit leaked (item 3)', () => {
 
   test('a crash after the daemon committed (answer lost): the old key is refused, and the next signing command finishes the refresh with the new key and pays', async () => {
     const gina = await fundedAgent('Gina', 'gina-owner@example.com');
-    const crashed = await refreshKey(gina.api, fromDisk(gina), (change) => {
+    const crashed = await refreshKey(gina.api, profileOnDisk(gina), (change) => {
       const written = new ProfileStore(gina.home).update('default', change);
       if (written.pending_refresh) throw new Error('crash');
       return written;
     }).catch((e: Error) => e.message);
     expect(crashed).toBe('crash');
-    const pending = fromDisk(gina).pending_refresh!;
+    const pending = profileOnDisk(gina).pending_refresh!;
     // The commit reached the daemon; its answer did not reach the agent.
     await gina.api.call('bot', 'recovery_refresh_commit', refreshCommitParams(gina.walletId, pending));
     expect((await errorOf(gina.api.call('bot', 'balance'))).errorCode).toBe('UNAUTHORIZED');
     const paid = await runCli(['pay', bob.username, '1', '--server', world.url, '--home', gina.home, '--json']);
     expect(paid.json.status).toBe('completed');
-    const disk = fromDisk(gina);
+    const disk = profileOnDisk(gina);
     expect(disk.pending_refresh).toBeUndefined();
     expect(disk.key_package).toBe(pending.key_package);
     expect(disk.api_key).not.toBe(gina.profile.api_key);
@@ -259,7 +249,7 @@ describe("the owner's kit and a misbehaving agent (item 9)", () => {
     const before = getWallet(world.services.db, hank.walletId)!.public_package;
 
     // The agent (or an operator steering it) tries to take the kit away: by the client, by the CLI, by hand.
-    const refused = await refreshKey(hank.api, fromDisk(hank), save(hank)).catch((e: unknown) => e);
+    const refused = await refreshKey(hank.api, profileOnDisk(hank), saveTo(hank)).catch((e: unknown) => e);
     expect((refused as { errorCode?: string }).errorCode).toBe('AWAITING_APPROVAL');
     expect((refused as { howToFix: string }).howToFix).toContain(`agent-wallet owner recovery allow-refresh ${hank.walletId}`);
     const cli = await runCli(['recovery', 'refresh', '--server', world.url, '--home', hank.home, '--json']);
@@ -267,17 +257,17 @@ describe("the owner's kit and a misbehaving agent (item 9)", () => {
     expect(cli.json.error.code).toBe('AWAITING_APPROVAL');
     expect((await errorOf(hank.api.call('bot', 'recovery_refresh_init', { contribution: '05'.padEnd(64, '0') }))).errorCode).toBe('AWAITING_APPROVAL');
     expect(getWallet(world.services.db, hank.walletId)!.public_package).toBe(before);
-    expect(fromDisk(hank).pending_refresh).toBeUndefined();
+    expect(profileOnDisk(hank).pending_refresh).toBeUndefined();
     expect(await owner.call<any>('owner', 'recovery_status', { wallet_id: hank.walletId })).toMatchObject({ enrolled: true, fingerprint: readKit(kit).fingerprint });
-    expect(() => recoveryPair(fromDisk(hank), readKit(kit), KIT_PASSPHRASE)).not.toThrow();
+    expect(() => recoveryPair(profileOnDisk(hank), readKit(kit), KIT_PASSPHRASE)).not.toThrow();
 
     // The owner approves on their machine (the CLI); the agent's next refresh goes through, and only that one.
     const allowed = await runCli(['owner', 'recovery', 'allow-refresh', hank.walletId, '--server', world.url, '--json'], { AGENT_WALLET_OWNER_TOKEN: world.ownerToken('hank-owner@example.com') });
     expect(allowed.code).toBe(0);
     expect(allowed.json).toMatchObject({ wallet_id: hank.walletId, fingerprint: readKit(kit).fingerprint, allowed_until: expect.any(String) });
-    expect((await refreshKey(hank.api, fromDisk(hank), save(hank))).status).toBe('committed');
+    expect((await refreshKey(hank.api, profileOnDisk(hank), saveTo(hank))).status).toBe('committed');
     expect(await owner.call<any>('owner', 'recovery_status', { wallet_id: hank.walletId })).toMatchObject({ enrolled: false });
-    expect(await payFromDisk(hank)).toBe('completed');
+    expect(await payFromDisk(hank, bob.username)).toBe('completed');
     const audit = await owner.call<any>('owner', 'audit_log', { wallet_id: hank.walletId });
     expect(audit.items.map((i: any) => i.kind)).toContain('key_refresh.allowed');
 

@@ -6,10 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ApiClient } from '../../src/client/api.ts';
-import { ProfileStore } from '../../src/client/profile.ts';
 import { refreshKey } from '../../src/client/recovery-refresh.ts';
-import { confirmSignSubmit } from '../../src/client/sign.ts';
-import { saver } from '../../src/cli/custody-commands.ts';
 import { getWallet } from '../../src/db/wallets.ts';
 import { decodeSecretState } from '../../src/frost/codec.ts';
 import { AGENT_ID } from '../../src/frost/ids.ts';
@@ -20,6 +17,7 @@ import type { KeyPackage } from '../../src/frost/types.ts';
 import { decodePublicPackage } from '../../src/frost/wire.ts';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { errorOf } from '../helpers/errors.ts';
+import { payFromDisk, profileOnDisk, saveTo } from '../helpers/profile-disk.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 let world: World;
@@ -34,16 +32,6 @@ afterAll(async () => {
   await world?.stop();
 });
 
-const save = (a: Agent) => saver({ store: new ProfileStore(a.home), profileName: 'default' });
-const fromDisk = (a: Agent) => new ProfileStore(a.home).load('default');
-
-/** Pays bob 1 USDC with the profile as it is on disk now (a fresh process); the payment's final status. */
-async function payFromDisk(a: Agent): Promise<string> {
-  const profile = fromDisk(a);
-  const api = new ApiClient(a.api.baseUrl, profile.api_key);
-  const intent = await api.call<{ transaction_id: string }>('bot', 'pay', { to: bob.username, amount: 1 });
-  return String((await confirmSignSubmit(api, profile, intent.transaction_id, { save: save(a) })).status);
-}
 
 /** A proof for `refreshId` made with a random scalar in place of the refreshed agent share. */
 function forgedProof(walletId: string, refreshId: string, publicPackage: unknown): string {
@@ -56,7 +44,7 @@ describe('a refresh commit without the agent share (the bot API key alone)', () 
     const kate = await world.agent('Kate', { claimBy: 'kate-owner@example.com' });
     await world.fund(kate.address, 20_000_000n);
     const walletBefore = getWallet(world.services.db, kate.walletId)!;
-    const profileBefore = fromDisk(kate);
+    const profileBefore = profileOnDisk(kate);
 
     // The thief has the bot API key only: the init's answer gives the refreshed public package.
     const thief = new ApiClient(kate.api.baseUrl, profileBefore.api_key);
@@ -79,19 +67,19 @@ describe('a refresh commit without the agent share (the bot API key alone)', () 
     expect(audit.items.map((i: any) => i.kind)).not.toContain('key.refreshed');
 
     // The real agent, old share and old API key, pays on chain; then its own refresh goes through.
-    expect(await payFromDisk(kate)).toBe('completed');
-    expect(fromDisk(kate).api_key).toBe(profileBefore.api_key);
-    const done = await refreshKey(new ApiClient(kate.api.baseUrl, profileBefore.api_key), fromDisk(kate), save(kate));
+    expect(await payFromDisk(kate, bob.username)).toBe('completed');
+    expect(profileOnDisk(kate).api_key).toBe(profileBefore.api_key);
+    const done = await refreshKey(new ApiClient(kate.api.baseUrl, profileBefore.api_key), profileOnDisk(kate), saveTo(kate));
     expect(done).toMatchObject({ status: 'committed', api_key_rotated: true });
-    expect(fromDisk(kate).public_package).toEqual(JSON.parse(getWallet(world.services.db, kate.walletId)!.public_package));
-    expect(await payFromDisk(kate)).toBe('completed');
+    expect(profileOnDisk(kate).public_package).toEqual(JSON.parse(getWallet(world.services.db, kate.walletId)!.public_package));
+    expect(await payFromDisk(kate, bob.username)).toBe('completed');
   }, 90_000);
 
   test("a replayed commit of a committed refresh answers as before with the agent's proof, and is refused with another", async () => {
     const liam = await world.agent('Liam', { claimBy: 'liam-owner@example.com' });
     await world.fund(liam.address, 20_000_000n);
-    const done = await refreshKey(liam.api, fromDisk(liam), save(liam));
-    const profile = fromDisk(liam);
+    const done = await refreshKey(liam.api, profileOnDisk(liam), saveTo(liam));
+    const profile = profileOnDisk(liam);
     const api = new ApiClient(liam.api.baseUrl, profile.api_key);
     const key = new Secret(decodeSecretState(Buffer.from(profile.key_package, 'base64')) as KeyPackage);
     const params = { refresh_id: done.refresh_id, public_package: profile.public_package };
@@ -102,6 +90,6 @@ describe('a refresh commit without the agent share (the bot API key alone)', () 
     // A proof of this share for another refresh id does not count for this one.
     const elsewhere = bytesToHex(proveShare(key, { walletId: liam.walletId, refreshId: `kr_${'0'.repeat(26)}` }));
     expect((await errorOf(api.call('bot', 'recovery_refresh_commit', { ...params, share_proof: elsewhere }))).errorCode).toBe('VALIDATION_ERROR');
-    expect(await payFromDisk(liam)).toBe('completed');
+    expect(await payFromDisk(liam, bob.username)).toBe('completed');
   }, 90_000);
 });
