@@ -9,6 +9,9 @@ import type { FeePayerKey } from './secret-files.ts';
 import type { ChainPort } from './solana/port.ts';
 import type { RestoreState } from './ops/restore-state.ts';
 import type { Durability } from './db/durability.ts';
+import type { TxRow } from './db/transactions.ts';
+import type { SigningLedger } from './frost/signing-ledger.ts';
+import type { DkgLedger } from './frost/dkg-ledger.ts';
 
 export interface Services {
   config: Config;
@@ -19,6 +22,9 @@ export interface Services {
   version: string;
   /** Base of the links the daemon hands out, without a trailing slash (public_url or the listen address). */
   publicUrl: () => string;
+  /** What the FROST coordinators keep: signing rounds and key generations, on the ledger `db` holds. */
+  signingLedger: SigningLedger<TxRow>;
+  dkgLedger: DkgLedger;
   /** Seals server shares, DKG state and nonces at rest (AES-256-GCM). */
   masterKey: Uint8Array;
   /** The operator's key that pays SOL fees and rent. */

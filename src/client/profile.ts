@@ -11,7 +11,7 @@ import { scryptSync } from 'node:crypto';
 import { open as openSealed, seal } from '../frost/seal.ts';
 import type { PublicPackageWire } from '../frost/wire.ts';
 import type { Pins } from './custody.ts';
-import { withFileLock } from '../db/file-lock.ts';
+import { withFileLock } from './file-lock.ts';
 
 /** What a profile holds. `key_package` and `api_key` are secrets. */
 export interface ProfileData {

@@ -7,19 +7,18 @@
  *               the server commits and signs its share of the registration proof message
  * register:     (src/actions/wallet.ts) checks the aggregated proof signature under the address.
  */
-import type { Database } from 'bun:sqlite';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { getAddressDecoder } from '@solana/kit';
 import { AppError, invalid } from '../errors.ts';
 import { newId } from '../contract/ids.ts';
-import { completeDkgSession, getDkgSession, insertDkgSession, type DkgSessionRow } from '../db/dkg.ts';
 import { registrationProofMessage } from '../domain/registration-proof.ts';
 import { AAD } from './aad.ts';
 import { decodeSecretState, encodeSecretState } from './codec.ts';
 import { FrostProtocolError, FrostWireError, SealError } from './errors.ts';
 import { AGENT_ID, SERVER_ID } from './ids.ts';
 import { commitmentList } from './commitments.ts';
+import type { DkgLedger, DkgSession } from './dkg-ledger.ts';
 import { commit, dkgRound1, dkgRound2, dkgRound3, signShare } from './party.ts';
 import { open, seal } from './seal.ts';
 import { Secret } from './secret.ts';
@@ -44,7 +43,7 @@ import {
 export const DKG_SESSION_TTL_MS = 10 * 60 * 1000;
 
 export interface DkgDeps {
-  db: Database;
+  dkgLedger: DkgLedger;
   masterKey: Uint8Array;
   now: () => Date;
 }
@@ -86,25 +85,21 @@ export function startDkg(deps: DkgDeps, round1Json: unknown): DkgInitResult {
   const now = deps.now().getTime();
   const expires = now + DKG_SESSION_TTL_MS;
   const wire = encodeRound1(agentRound1);
-  const inserted = deps.db
-    .transaction(() =>
-      insertDkgSession(deps.db, {
-        dkg_session_id: id,
-        state: seal(deps.masterKey, encodeSecretState(server.state.reveal()), AAD.dkgState(id)),
-        client_round1: JSON.stringify(wire),
-        client_round1_hash: canonicalRound1Hash(wire),
-        created_at: now,
-        expires_at: expires,
-      }),
-    )
-    .immediate();
+  const inserted = deps.dkgLedger.startSession({
+    dkg_session_id: id,
+    state: seal(deps.masterKey, encodeSecretState(server.state.reveal()), AAD.dkgState(id)),
+    client_round1: JSON.stringify(wire),
+    client_round1_hash: canonicalRound1Hash(wire),
+    created_at: now,
+    expires_at: expires,
+  });
   if (!inserted) throw invalid('/round1', 'this round-1 package was already used', 'Generate a fresh round-1 package for every key generation.');
   return { dkg_session_id: id, round1: encodeRound1(server.pkg), round2: encodeRound2(forAgent), expires_at: new Date(expires).toISOString() };
 }
 
 /** Loads a session that exists and has not expired; anything else is NOT_FOUND. */
-export function liveDkgSession(deps: DkgDeps, id: string): DkgSessionRow {
-  const row = getDkgSession(deps.db, id);
+export function liveDkgSession(deps: DkgDeps, id: string): DkgSession {
+  const row = deps.dkgLedger.session(id);
   if (!row || Number(row.expires_at) < deps.now().getTime()) {
     throw new AppError('NOT_FOUND', 'DKG session not found or expired.', { howToFix: 'Start a new key generation with dkg_init; a session lasts 10 minutes.' });
   }
@@ -157,11 +152,7 @@ export function completeDkg(deps: DkgDeps, id: string, round2Json: unknown, comm
     refuse(err, '/commitments');
   }
   const publicPackage = encodePublicPackage(result.publicPackage);
-  const completed = deps.db
-    .transaction(() =>
-      completeDkgSession(deps.db, id, seal(deps.masterKey, encodeSecretState(result.keyPackage.reveal()), AAD.dkgKey(id)), JSON.stringify(publicPackage), address),
-    )
-    .immediate();
+  const completed = deps.dkgLedger.completeSession(id, seal(deps.masterKey, encodeSecretState(result.keyPackage.reveal()), AAD.dkgKey(id)), JSON.stringify(publicPackage), address);
   if (!completed) throw invalid('/dkg_session_id', 'this DKG session was already completed; sessions are single use', 'Start a new key generation with dkg_init.');
   return {
     address,
@@ -172,7 +163,7 @@ export function completeDkg(deps: DkgDeps, id: string, round2Json: unknown, comm
 }
 
 /** Opens the server key package a completed session holds (for registration to re-seal under the wallet id). */
-export function completedKeyPackage(deps: DkgDeps, row: DkgSessionRow): Uint8Array {
+export function completedKeyPackage(deps: DkgDeps, row: DkgSession): Uint8Array {
   if (row.status !== 'completed' || !row.result) {
     throw invalid('/dkg_session_id', row.status === 'used' ? 'this DKG session already created a wallet' : 'this DKG session is not completed yet', 'Run dkg_init and dkg_complete, then register.');
   }

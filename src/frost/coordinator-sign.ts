@@ -4,8 +4,8 @@
  * frost_sign_init:     agent commitments → server commitments (server nonces sealed, single use)
  * frost_sign_complete: agent share → the server computes its own share, aggregates, verifies the
  *                      Ed25519 signature under the wallet address, adds the fee payer's signature
- *                      and stores the signed bytes, consuming the nonces in the same SQLite
- *                      transaction that stores them.
+ *                      and stores the signed bytes, consuming the nonces in the same ledger
+ *                      transaction that stores them (signing-ledger.ts, the port it keeps them through).
  *
  * The curve work runs on a worker thread (pool.ts, sign-jobs.ts) between two synchronous steps:
  * the session and the transaction are read and checked, the worker computes, and one write
@@ -15,16 +15,12 @@
  * concurrent identical requests, or a crash before the store — is the same share: one message
  * yields at most one signature, never two landable transfers.
  */
-import type { Database } from 'bun:sqlite';
 import { sha256 } from '../domain/sha256.ts';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { addressBytes } from '../solana/address-codec.ts';
 import { AppError, invalid } from '../errors.ts';
 import { newId } from '../contract/ids.ts';
 import { crashPoint } from '../crash-points.ts';
-import { appendDecision } from '../db/decision-log.ts';
-import { closeOpenSessions, consumeNonces, getSignSession, insertSignSession, latestSignSession, type SignSessionRow } from '../db/sign-sessions.ts';
-import { getTx, setTxSigned, type TxRow } from '../db/transactions.ts';
 import { sameHash } from '../domain/api-keys.ts';
 import { assembleSignedTransaction, signatureSlots, transactionSignature } from '../solana/transfer.ts';
 import type { FeePayerKey } from '../secret-files.ts';
@@ -33,14 +29,15 @@ import { AGENT_ID } from './ids.ts';
 import { ed25519Sign } from './native-ed25519.ts';
 import { frostPool } from './pool.ts';
 import type { SignResult } from './sign-jobs.ts';
+import type { RoundState, RoundStore, SignableTx, SignSession, SigningLedger } from './signing-ledger.ts';
 import { decodeSignatureShare, type CommitmentsWire } from './wire.ts';
 import { nextTurn } from '../loop-turns.ts';
 
 /** A signing session lives 2 minutes. */
 export const SIGN_SESSION_TTL_MS = 2 * 60 * 1000;
 
-export interface SignDeps {
-  db: Database;
+export interface SignDeps<Tx extends SignableTx = SignableTx> {
+  signingLedger: SigningLedger<Tx>;
   masterKey: Uint8Array;
   feePayer: FeePayerKey;
   now: () => Date;
@@ -52,7 +49,7 @@ function wire(err: unknown, field: string): never {
   throw err;
 }
 
-function signable(tx: TxRow): Uint8Array {
+function signable(tx: SignableTx): Uint8Array {
   if (tx.signed_tx) throw new AppError('INVALID_STATUS', 'This transaction is already signed.', { howToFix: 'Submit it with submit_signed_tx; a signed message is never signed again.' });
   if (tx.status !== 'pre_approved' && tx.status !== 'approved') {
     throw new AppError('INVALID_STATUS', `The transaction is ${tx.status}; only pre_approved or approved transactions are signed.`, { howToFix: 'Check its status with list_payments.' });
@@ -89,27 +86,19 @@ export async function prepareRound(deps: SignDeps, walletId: string, walletServe
 }
 
 /** frost_sign_init: commits the server to a fresh nonce pair for the stored message of `tx` (as it is once the round is ready). */
-export async function startSigning(deps: SignDeps, tx: TxRow, walletServerKey: Uint8Array, agentCommitmentsJson: unknown): Promise<SignInitResult> {
+export async function startSigning(deps: SignDeps, tx: SignableTx, walletServerKey: Uint8Array, agentCommitmentsJson: unknown): Promise<SignInitResult> {
   const round = await prepareRound(deps, tx.wallet_id, walletServerKey, agentCommitmentsJson);
-  return deps.db
-    .transaction(() => {
-      const current = getTx(deps.db, tx.transaction_id);
-      if (!current) throw new AppError('NOT_FOUND', 'Transaction not found.');
-      return recordRound(deps, round, current);
-    })
-    .immediate();
+  return deps.signingLedger.openRound(tx.transaction_id, (current) => {
+    if (!current) throw new AppError('NOT_FOUND', 'Transaction not found.');
+    return roundFor(deps, round, current);
+  });
 }
 
-/**
- * Records a prepared round for the stored message of `tx` (as read in the caller's SQLite
- * transaction: the fast path records it in the same one that stores a new message).
- */
-export function recordRound(deps: SignDeps, round: PreparedRound, tx: TxRow): SignInitResult {
+/** The session a prepared round opens for the stored message of `tx`, and the answer for the agent. */
+function roundFor(deps: SignDeps, round: PreparedRound, tx: SignableTx) {
   const message = signable(tx);
   const now = deps.now().getTime();
-  // A newer round supersedes older open ones: their nonces are destroyed unused.
-  closeOpenSessions(deps.db, tx.transaction_id);
-  insertSignSession(deps.db, {
+  const session = {
     sign_session_id: round.id,
     transaction_id: tx.transaction_id,
     message_hash: sha256(message),
@@ -118,8 +107,20 @@ export function recordRound(deps: SignDeps, round: PreparedRound, tx: TxRow): Si
     nonces: round.sealedNonces,
     now,
     expires_at: now + SIGN_SESSION_TTL_MS,
-  });
-  return { sign_session_id: round.id, server_commitments: round.server, message: Buffer.from(message).toString('base64'), expires_at: new Date(now + SIGN_SESSION_TTL_MS).toISOString() };
+  };
+  const answer: SignInitResult = { sign_session_id: round.id, server_commitments: round.server, message: Buffer.from(message).toString('base64'), expires_at: new Date(now + SIGN_SESSION_TTL_MS).toISOString() };
+  return { session, answer };
+}
+
+/**
+ * Records a prepared round for the stored message of `tx` (as read in the caller's write
+ * transaction: the fast path records it in the same one that stores a new message).
+ */
+export function recordRound(deps: SignDeps, round: PreparedRound, tx: SignableTx): SignInitResult {
+  const { session, answer } = roundFor(deps, round, tx);
+  // A newer round supersedes older open ones: their nonces are destroyed unused.
+  deps.signingLedger.recordRound(session);
+  return answer;
 }
 
 export interface SignCompleteResult {
@@ -134,8 +135,7 @@ export interface SignCompleteResult {
   fresh: boolean;
 }
 
-function pickSession(deps: SignDeps, tx: TxRow, sessionId: string | undefined): SignSessionRow {
-  const session = sessionId ? getSignSession(deps.db, sessionId) : latestSignSession(deps.db, tx.transaction_id);
+function pickSession(tx: SignableTx, session: SignSession | null): SignSession {
   if (!session || session.transaction_id !== tx.transaction_id) {
     throw new AppError('NOT_FOUND', 'No signing session for this transaction.', { howToFix: 'Start one with frost_sign_init.' });
   }
@@ -143,16 +143,16 @@ function pickSession(deps: SignDeps, tx: TxRow, sessionId: string | undefined): 
 }
 
 /** Where a completion stands: answered already, refused, or ready for the worker with this session and message. */
-type Standing =
+type Standing<Tx extends SignableTx> =
   | { kind: 'done'; result: SignCompleteResult }
-  | { kind: 'refused'; error: AppError; burn?: SignSessionRow }
-  | { kind: 'sign'; tx: TxRow; session: SignSessionRow & { nonces: Uint8Array }; message: Uint8Array };
+  | { kind: 'refused'; error: AppError; burn?: SignSession }
+  | { kind: 'sign'; tx: Tx; session: SignSession & { nonces: Uint8Array }; message: Uint8Array };
 
-/** Reads and checks the transaction and its session for a completion with `agentShare`; writes nothing. */
-function standing(deps: SignDeps, txId: string, agentShare: Uint8Array, sessionId: string | undefined): Standing {
-  const tx = getTx(deps.db, txId);
+/** Checks the transaction and its session as read for a completion with `agentShare`. */
+function standing<Tx extends SignableTx>(deps: SignDeps<Tx>, state: RoundState<Tx>, agentShare: Uint8Array): Standing<Tx> {
+  const { tx } = state;
   if (!tx) return { kind: 'refused', error: new AppError('NOT_FOUND', 'Transaction not found.') };
-  const session = pickSession(deps, tx, sessionId);
+  const session = pickSession(tx, state.session);
   if (session.status === 'used') {
     if (tx.signed_tx && session.agent_share && sameHash(session.agent_share, agentShare)) {
       return { kind: 'done', result: { transaction_id: tx.transaction_id, signature: tx.signature, status: tx.status, fresh: false } };
@@ -166,20 +166,23 @@ function standing(deps: SignDeps, txId: string, agentShare: Uint8Array, sessionI
   if (!sameHash(sha256(message), session.message_hash)) {
     return { kind: 'refused', error: new AppError('INVALID_STATUS', 'The transaction message changed since this session started.', { howToFix: 'Start a new round with frost_sign_init.' }), burn: session };
   }
-  return { kind: 'sign', tx, session: session as SignSessionRow & { nonces: Uint8Array }, message };
+  return { kind: 'sign', tx, session: session as SignSession & { nonces: Uint8Array }, message };
 }
+
+/** A completion's answer, decided inside its write transaction and thrown or returned after it. */
+type Outcome = { ok: true; result: SignCompleteResult } | { ok: false; error: AppError };
 
 /**
  * frost_sign_complete: the agent's share + the server's share → the signed transaction, stored
  * before anything is broadcast. An identical retry returns the stored result.
  */
-export async function completeSigning(
-  deps: SignDeps,
+export async function completeSigning<Tx extends SignableTx>(
+  deps: SignDeps<Tx>,
   txId: string,
   walletAddress: string,
   walletServerKey: Uint8Array,
   shareJson: unknown,
-  opts: { sessionId?: string; recheck?: (tx: TxRow) => AppError | null } = {},
+  opts: { sessionId?: string; recheck?: (tx: Tx) => AppError | null } = {},
 ): Promise<SignCompleteResult> {
   let agentShare: Uint8Array;
   try {
@@ -188,7 +191,7 @@ export async function completeSigning(
     wire(err, '/signature_share');
   }
   // The curve work, on a worker, for the session as it stands now; the write below checks it again.
-  const before = standing(deps, txId, agentShare, opts.sessionId);
+  const before = standing(deps, deps.signingLedger.round(txId, opts.sessionId), agentShare);
   let signed: SignResult | null = null;
   if (before.kind === 'sign') {
     signed = await frostPool().run(
@@ -211,42 +214,46 @@ export async function completeSigning(
     // The write below is this completion's own turn, not one more unit of whatever turn the worker's answer arrived in.
     await nextTurn();
   }
-  const outcome = deps.db
-    .transaction((): { ok: true; result: SignCompleteResult } | { ok: false; error: AppError } => {
-      const now = standing(deps, txId, agentShare, opts.sessionId);
-      if (now.kind === 'done') return { ok: true, result: now.result };
-      if (now.kind === 'refused') {
-        if (now.burn) consumeNonces(deps.db, now.burn.sign_session_id, 'failed', agentShare);
-        return { ok: false, error: now.error };
-      }
-      // Another round replaced this one while the worker computed (a new frost_sign_init).
-      if (!signed || before.kind !== 'sign' || before.session.sign_session_id !== now.session.sign_session_id) {
-        return { ok: false, error: new AppError('INVALID_STATUS', 'The signing session changed while this share was being combined.', { howToFix: 'Start a new round with frost_sign_init.' }) };
-      }
-      const refused = opts.recheck?.(now.tx);
-      if (refused) return { ok: false, error: refused };
-      const { tx, session, message } = now;
-      if (!signed.ok) {
-        // The nonces were used to compute a share: they are burnt even though nothing is released.
-        consumeNonces(deps.db, session.sign_session_id, 'failed', agentShare);
-        if (signed.reason === 'verify') return { ok: false, error: new AppError('INTERNAL_ERROR', 'The aggregated signature does not verify.') };
-        return { ok: false, error: invalid('/signature_share', signed.message, 'Sign exactly the message returned by confirm with the nonces committed in frost_sign_init; start a new round with frost_sign_init.') };
-      }
-      // Our fee payer signs only messages it pays for; an x402 message is paid by the facilitator,
-      // which adds its own signature later (the bytes stay partially signed here).
-      const signatures: Record<string, Uint8Array> = { [walletAddress]: signed.signature };
-      const slots = signatureSlots(message);
-      if (slots.includes(deps.feePayer.address)) signatures[deps.feePayer.address] = ed25519Sign(message, deps.feePayer.keypairBytes);
-      const wireTx = assembleSignedTransaction(message, signatures);
-      const txSignature = slots.every((a) => a in signatures) ? transactionSignature(wireTx) : null;
-      consumeNonces(deps.db, session.sign_session_id, 'used', agentShare);
-      if (!setTxSigned(deps.db, tx.transaction_id, wireTx, txSignature, deps.now().getTime())) {
-        throw new Error('transaction changed during signing');
-      }
-      appendDecision(deps.db, { walletId: tx.wallet_id, kind: 'signing.signed', data: { transaction_id: tx.transaction_id, message_sha256: bytesToHex(sha256(message)), signature: txSignature }, now: deps.now().getTime() });
-      return { ok: true, result: { transaction_id: tx.transaction_id, signature: txSignature, status: 'pending', fresh: true } };
-    })
-    .immediate();
+  const outcome = deps.signingLedger.settleRound(txId, opts.sessionId, (state): { store: RoundStore; answer: Outcome } => {
+    const now = standing(deps, state, agentShare);
+    if (now.kind === 'done') return { store: null, answer: { ok: true, result: now.result } };
+    if (now.kind === 'refused') return { store: now.burn ? { kind: 'burn', sessionId: now.burn.sign_session_id, agentShare } : null, answer: { ok: false, error: now.error } };
+    // Another round replaced this one while the worker computed (a new frost_sign_init).
+    if (!signed || before.kind !== 'sign' || before.session.sign_session_id !== now.session.sign_session_id) {
+      return { store: null, answer: { ok: false, error: new AppError('INVALID_STATUS', 'The signing session changed while this share was being combined.', { howToFix: 'Start a new round with frost_sign_init.' }) } };
+    }
+    const refused = opts.recheck?.(now.tx);
+    if (refused) return { store: null, answer: { ok: false, error: refused } };
+    const { tx, session, message } = now;
+    if (!signed.ok) {
+      // The nonces were used to compute a share: they are burnt even though nothing is released.
+      const burn: RoundStore = { kind: 'burn', sessionId: session.sign_session_id, agentShare };
+      if (signed.reason === 'verify') return { store: burn, answer: { ok: false, error: new AppError('INTERNAL_ERROR', 'The aggregated signature does not verify.') } };
+      return { store: burn, answer: { ok: false, error: invalid('/signature_share', signed.message, 'Sign exactly the message returned by confirm with the nonces committed in frost_sign_init; start a new round with frost_sign_init.') } };
+    }
+    // Our fee payer signs only messages it pays for; an x402 message is paid by the facilitator,
+    // which adds its own signature later (the bytes stay partially signed here).
+    const signatures: Record<string, Uint8Array> = { [walletAddress]: signed.signature };
+    const slots = signatureSlots(message);
+    if (slots.includes(deps.feePayer.address)) signatures[deps.feePayer.address] = ed25519Sign(message, deps.feePayer.keypairBytes);
+    const wireTx = assembleSignedTransaction(message, signatures);
+    const txSignature = slots.every((a) => a in signatures) ? transactionSignature(wireTx) : null;
+    return {
+      // The nonces are consumed, the bytes stored and the decision logged in one transaction.
+      store: {
+        kind: 'signed',
+        sessionId: session.sign_session_id,
+        agentShare,
+        walletId: tx.wallet_id,
+        transactionId: tx.transaction_id,
+        signedTx: wireTx,
+        signature: txSignature,
+        messageSha256: bytesToHex(sha256(message)),
+        now: deps.now().getTime(),
+      },
+      answer: { ok: true, result: { transaction_id: tx.transaction_id, signature: txSignature, status: 'pending', fresh: true } },
+    };
+  });
   if (!outcome.ok) throw outcome.error;
   return outcome.result;
 }
