@@ -297,7 +297,7 @@ export interface RecoveryItem {
 }
 
 /** The owner's recovery kit: enrolled or not, with the fingerprint to compare with the kit's. */
-function recoverySection(walletId: string, r: RecoveryItem, csrf: string): SafeHtml {
+function recoverySection(walletId: string, r: RecoveryItem): SafeHtml {
   return html`<h2 id="recovery">Recovery kit</h2>
 <p class="hint">A recovery kit is your own third share of this wallet's key, made on your machine with the agent-wallet CLI and never shown here. With it you can move the whole balance to an address you name if the agent's key is lost, or, with the agent, if this service disappears.</p>
 ${
@@ -306,18 +306,18 @@ ${
     : html`<p class="muted">No kit enrolled. On your own machine: <code>agent-wallet owner recovery start ${walletId}</code>.</p>`
 }
 ${r.in_progress ? html`<p class="muted">An enrollment is in progress (${r.in_progress.status}, until ${when(r.in_progress.expires_at)}).</p>` : ''}
-${r.sweep ? sweepNotice(r.sweep, csrf) : ''}`;
+${r.sweep ? sweepNotice(r.sweep) : ''}`;
 }
 
-/** An announced sweep: where the balance goes and from when; a Cancel button until it is signed. */
-function sweepNotice(sw: NonNullable<RecoveryItem['sweep']>, csrf: string): SafeHtml {
+/** An announced sweep in the Recovery section: what it is, and what to do after cancelling (the Cancel button is the alarm's, atop the page). */
+function sweepNotice(sw: NonNullable<RecoveryItem['sweep']>): SafeHtml {
   const signed = sw.transaction !== null && sw.transaction.signature !== null;
   return html`<div class="panel" role="status" id="sweep"><p><strong>A sweep of this wallet's whole USDC balance to <code class="mono">${sw.to_address}</code> was announced.</strong> ${
     signed ? html`It is signed and ${sw.transaction!.status}.` : html`It can be signed with the recovery kit from ${when(sw.executes_at)} on; the agent's API key is revoked.`
   }</p>${
     signed
       ? ''
-      : html`<form method="post" action="/dashboard/sweeps/${sw.sweep_id}/cancel" class="stack">${csrfField(csrf)}<p class="hint">If you did not start it, cancel it now; then rotate your owner tokens and, after a key refresh, enroll a new kit.</p><div><button type="submit" class="danger">Cancel the sweep</button></div></form>`
+      : html`<p class="hint">If you did not start it, cancel it with the button in the alarm at the top of this page; then rotate your owner tokens and, after a key refresh, enroll a new kit.</p>`
   }</div>`;
 }
 
@@ -603,7 +603,7 @@ ${errorList('The guard rails were not saved:', d.errors.map((e) => e.message))}
 
 ${keysSection(d.wallet.wallet_id, d.exports, d.csrf)}
 
-${recoverySection(d.wallet.wallet_id, d.recovery, d.csrf)}
+${recoverySection(d.wallet.wallet_id, d.recovery)}
 
 <h2 id="audit">Audit log</h2>
 ${

@@ -143,6 +143,8 @@ test.skipIf(!haveChromium)(
     const walletAlarm = page.locator('main .alarm');
     expect(await walletAlarm.count()).toBe(1);
     expect(await walletAlarm.textContent()).toContain(to);
+    // One Cancel button on the page: the alarm's (the Recovery section points to it).
+    expect(await page.getByRole('button', { name: 'Cancel the sweep' }).count()).toBe(1);
     expect(await page.evaluate(() => !!(document.querySelector('main .alarm')!.compareDocumentPosition(document.querySelector('main .money')!) & Node.DOCUMENT_POSITION_FOLLOWING))).toBe(true);
     await page.screenshot({ path: `${SHOTS}-wallet.png` });
     await accessible(page);
