@@ -58,6 +58,7 @@ export const ConfigSchema = T.Object(
         sale_min: T.String({ default: '0' }),
         sale_credit: T.String({ default: '10.00' }),
         sale_network_lamports_per_day: T.Integer({ default: 50_000_000, minimum: 0 }),
+        sale_network_lamports_per_day_total: T.Integer({ default: 1_000_000_000, minimum: 0 }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -323,6 +324,7 @@ sale_bps = 50             # 0.5 % of each x402 sale this daemon settles for a me
 sale_min = "0"
 sale_credit = "10.00"     # sale fees a merchant may owe; past it its sales are refused until it pays (merchant fees pay)
 sale_network_lamports_per_day = 50000000  # SOL the fee payer may spend on one seller's x402 sales in 24 h (0.05 SOL)
+sale_network_lamports_per_day_total = 1000000000  # ... and on all sellers' together (1 SOL): merchants register without a key
 
 [limits]
 max_amount = "1000000"    # largest amount any single request may name

@@ -141,6 +141,11 @@ export function networkCostSince(db: Database, sellerId: string, since: number):
   return db.query<{ lamports: bigint | null }, [string, number]>('SELECT SUM(lamports) AS lamports FROM sale_network_costs WHERE seller_id = ? AND created_at > ?').get(sellerId, since)?.lamports ?? 0n;
 }
 
+/** What all sellers' sales since `since` cost (or will cost) the fee payer, in lamports. */
+export function totalNetworkCostSince(db: Database, since: number): bigint {
+  return db.query<{ lamports: bigint | null }, [number]>('SELECT SUM(lamports) AS lamports FROM sale_network_costs WHERE created_at > ?').get(since)?.lamports ?? 0n;
+}
+
 /** Takes back a sale's cost: its transaction never landed, so the fee payer paid nothing. */
 export function releaseNetworkCost(db: Database, saleId: string): void {
   db.query('DELETE FROM sale_network_costs WHERE sale_id = ?').run(saleId);

@@ -22,6 +22,7 @@ import type { MerchantRow } from '../db/merchants.ts';
 import {
   accrueSaleFee,
   networkCostSince,
+  totalNetworkCostSince,
   feeAccount,
   getInvoice,
   insertInvoice,
@@ -79,12 +80,28 @@ export function creditRefusal(services: Services, merchantId: string, fee: bigin
 /** The window of a seller's SOL allowance. */
 const NETWORK_WINDOW_MS = 24 * 3_600_000;
 
-/** Why a sale costing the fee payer `lamports` may not be settled for seller `sellerId` now, or null when it may. */
-export function networkRefusal(services: Services, sellerId: string, lamports: bigint): string | null {
-  const spent = networkCostSince(services.db, sellerId, services.now().getTime() - NETWORK_WINDOW_MS);
+/** A sale the fee payer may not pay for now: past its seller's allowance, or past all sellers' together. */
+export interface NetworkRefusal {
+  scope: 'seller' | 'total';
+  message: string;
+}
+
+/**
+ * Why a sale costing the fee payer `lamports` may not be settled for seller `sellerId` now, or null
+ * when it may. Merchants register without a key, so a seller's own allowance bounds nothing on its
+ * own: all sellers' sales together may cost at most `sale_network_lamports_per_day_total`.
+ */
+export function networkRefusal(services: Services, sellerId: string, lamports: bigint): NetworkRefusal | null {
+  const since = services.now().getTime() - NETWORK_WINDOW_MS;
+  const spent = networkCostSince(services.db, sellerId, since);
   const allowance = BigInt(services.config.fees.sale_network_lamports_per_day);
-  if (spent + lamports <= allowance) return null;
-  return `this seller's sales cost the operator's fee payer ${spent} lamports in the last 24 h; this one would cost ${lamports} more, past the ${allowance} a seller's sales may cost in 24 h (fees.sale_network_lamports_per_day); its sales settle again as the day's older ones leave the window`;
+  if (spent + lamports > allowance) {
+    return { scope: 'seller', message: `this seller's sales cost the operator's fee payer ${spent} lamports in the last 24 h; this one would cost ${lamports} more, past the ${allowance} a seller's sales may cost in 24 h (fees.sale_network_lamports_per_day); its sales settle again as the day's older ones leave the window` };
+  }
+  const total = totalNetworkCostSince(services.db, since);
+  const cap = BigInt(services.config.fees.sale_network_lamports_per_day_total);
+  if (total + lamports <= cap) return null;
+  return { scope: 'total', message: `all sellers' sales cost the operator's fee payer ${total} lamports in the last 24 h; this one would cost ${lamports} more, past the ${cap} they may cost together (fees.sale_network_lamports_per_day_total); sales settle again as the day's older ones leave the window, or when the operator raises it` };
 }
 
 /**

@@ -53,13 +53,16 @@ import { checkTransaction } from './exact-transaction.ts';
 import { payableTarget } from './purchase.ts';
 import { PAYMENT_ID, PAYMENT_IDENTIFIER } from './wire.ts';
 import { isObject } from '../domain/json.ts';
-import { accrue, creditRefusal, networkRefusal, saleFee } from '../earning/sale-fees.ts';
+import { accrue, creditRefusal, networkRefusal, saleFee, type NetworkRefusal } from '../earning/sale-fees.ts';
 import { recordNetworkCost, releaseNetworkCost } from '../db/sale-fees.ts';
 
 /** The refusal of a sale whose merchant owes more sale fees than its credit allows (not one of the scheme's reasons: ours). */
 export const FEE_CREDIT_EXHAUSTED = 'merchant_fee_credit_exhausted';
 /** The refusal of a sale whose seller's sales cost the fee payer their daily allowance already (ours). */
 export const NETWORK_ALLOWANCE_EXHAUSTED = 'seller_network_allowance_exhausted';
+/** The refusal of a sale when all sellers' sales together cost the fee payer the operator's daily allowance (ours). */
+export const TOTAL_NETWORK_ALLOWANCE_EXHAUSTED = 'network_allowance_exhausted';
+const refusalReason = (r: NetworkRefusal) => (r.scope === 'seller' ? NETWORK_ALLOWANCE_EXHAUSTED : TOTAL_NETWORK_ALLOWANCE_EXHAUSTED);
 /** The base fee of each signature, paid by the fee payer for both (its own and the buyer's). */
 const LAMPORTS_PER_SIGNATURE = 5_000n;
 /** The refusal of a payment whose blockhash the chain does not know (expired, or never one of its own). */
@@ -151,7 +154,7 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   // What the fee payer pays when it lands: both signatures and the priority fee (price × limit, rounded up).
   const networkCost = 2n * LAMPORTS_PER_SIGNATURE + (BigInt(t.units) * t.microLamports + 999_999n) / 1_000_000n;
   const overAllowance = networkRefusal(services, sellerId(seller), networkCost);
-  if (overAllowance) return no(NETWORK_ALLOWANCE_EXHAUSTED, overAllowance, payer);
+  if (overAllowance) return no(refusalReason(overAllowance), overAllowance.message, payer);
   // The chain runs it as it would (its blockhash, the payer's balance, payTo's account) without our signature.
   const simulated = settling && simulatedLately(services, t.messageBytes) ? { err: null } : await inBackground(() => services.chain.simulate(t.wire));
   if (simulated.err === 'BlockhashNotFound') return no(UNKNOWN_BLOCKHASH, "the chain does not know the transaction's blockhash (expired, or not one of this network's); sign the payment again with a recent blockhash", payer);
@@ -193,7 +196,7 @@ export async function settle(services: Services, seller: Seller, body: unknown) 
   const saleId = newId('x402Sale');
   const merchantId = seller.kind === 'merchant' ? seller.merchant.merchant_id : null;
   let overCredit: string | null = null;
-  let overAllowance: string | null = null;
+  let overAllowance: NetworkRefusal | null = null;
   try {
     services.db
       .transaction(() => {
@@ -214,7 +217,9 @@ export async function settle(services: Services, seller: Seller, body: unknown) 
     throw err;
   }
   if (overCredit !== null) return { success: false, errorReason: FEE_CREDIT_EXHAUSTED, errorMessage: overCredit, transaction: '', network, payer: c.payer };
-  if (overAllowance !== null) return { success: false, errorReason: NETWORK_ALLOWANCE_EXHAUSTED, errorMessage: overAllowance, transaction: '', network, payer: c.payer };
+  // Set inside the transaction's callback, which the compiler does not follow.
+  const refused = overAllowance as NetworkRefusal | null;
+  if (refused !== null) return { success: false, errorReason: refusalReason(refused), errorMessage: refused.message, transaction: '', network, payer: c.payer };
   try {
     await services.chain.sendRawTransaction(wire);
   } catch (err) {

@@ -2,8 +2,8 @@
  * What the operator's fee payer pays for the sales the facilitator settles (issue 40, item 1): a
  * payment may ask for no more compute than an exact transfer needs, so one settle costs the fee
  * payer a bounded amount whatever the buyer's transaction asks; the SOL a seller's sales cost is
- * counted against that seller (a wallet seller too) up to a daily allowance; an unclaimed
- * wallet sells nothing. Every figure is the fee payer's SOL balance read from the chain.
+ * counted against that seller (a wallet seller too) up to a daily allowance, and all sellers'
+ * together up to the operator's (merchants register without a key); an unclaimed wallet sells nothing. Every figure is the fee payer's SOL balance read from the chain.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import {
@@ -26,6 +26,8 @@ import { DEVNET_CAIP2, USDC } from '../x402/sellers.ts';
 
 /** A seller's sales may cost the fee payer this much a day here: two normal sales (10,001 each), not three. */
 const ALLOWANCE = 30_000n;
+/** All sellers' together: four normal sales, not five (the tests before the last make four). */
+const TOTAL = 50_000n;
 
 let world: World;
 let attacker: KeyPairSigner;
@@ -34,7 +36,7 @@ let facilitatorUrl: string;
 let feePayer: Address;
 
 beforeAll(async () => {
-  world = await startWorld({ env: { AGENT_WALLET_FEES_SALE_NETWORK_LAMPORTS_PER_DAY: ALLOWANCE.toString() } });
+  world = await startWorld({ env: { AGENT_WALLET_FEES_SALE_NETWORK_LAMPORTS_PER_DAY: ALLOWANCE.toString(), AGENT_WALLET_FEES_SALE_NETWORK_LAMPORTS_PER_DAY_TOTAL: TOTAL.toString() } });
   facilitatorUrl = `${new URL(world.url).origin}/x402/facilitator`;
   feePayer = world.services.feePayer.address;
   // The attacker registers a merchant (no key needed) whose payout address is its own: a self-sale.
@@ -127,4 +129,25 @@ test("the SOL a seller's sales cost is counted against it, a wallet seller too: 
   expect(await feePayerLamports()).toBe(before);
   // The merchant's allowance is its own: the attacker's one normal sale so far leaves it room.
   expect((await facilitate('verify', await payment({ payer: attacker, payTo: attacker.address, amount: 1n, units: 20_000, microLamports: 1n, memo: 'merchant again' }), merchantKey)).json).toMatchObject({ isValid: true });
+});
+
+test("registering more merchants buys no more SOL: all sellers' sales together stop at the operator's daily allowance, a fresh merchant's first sale included, and the fee payer pays nothing more", async () => {
+  const register = async (username: string) => {
+    const payout = await generateKeyPairSigner();
+    await world.fund(payout.address, 0n);
+    const reg = await fetch(`${world.url}/merchant`, { method: 'POST', body: JSON.stringify({ action: 'register', name: username, username, payout_address: payout.address }) });
+    return { key: ((await reg.json()) as any).data.api_key as string, payTo: payout.address };
+  };
+  const sale = (payTo: Address, memo: string) => payment({ payer: attacker, payTo, amount: 1n, units: 20_000, microLamports: 1n, memo });
+  // Three normal sales so far (the attacker's one, the shop's two): a fourth fits, a fifth does not.
+  const first = await register('sybil-one');
+  expect((await facilitate('settle', await sale(first.payTo, 'sybil one'), first.key)).json).toMatchObject({ success: true });
+  const second = await register('sybil-two');
+  const before = await feePayerLamports();
+  const verdict = await facilitate('verify', await sale(second.payTo, 'sybil two'), second.key);
+  expect(verdict.json).toMatchObject({ isValid: false, invalidReason: 'network_allowance_exhausted' });
+  expect(verdict.json.invalidMessage).toContain('fees.sale_network_lamports_per_day_total');
+  expect((await facilitate('settle', await sale(second.payTo, 'sybil two'), second.key)).json).toMatchObject({ success: false, errorReason: 'network_allowance_exhausted' });
+  expect(await feePayerLamports()).toBe(before);
+  expect(world.services.db.query("SELECT count(*) AS n FROM x402_sales WHERE pay_to = ?").get(second.payTo)).toEqual({ n: 0n });
 });

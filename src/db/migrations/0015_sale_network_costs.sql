@@ -9,6 +9,8 @@ CREATE TABLE sale_network_costs (
   created_at INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX sale_network_costs_seller ON sale_network_costs(seller_id, created_at);
+-- All sellers' costs in a window, read from the index alone (the operator-wide allowance).
+CREATE INDEX sale_network_costs_time ON sale_network_costs(created_at, lamports);
 
 -- A merchant's sale fee is owed from the sale's completion on (it was counted at settle, before
 -- the transaction was even sent): a sale still settling gives back what it counted then, and
