@@ -58,6 +58,12 @@ const HOST_DAILY_SQL = `SELECT coalesce(sum(t.amount + t.fee + t.setup_fee), 0) 
   FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
   WHERE p.wallet_id = ? AND p.created_at >= ? AND p.host = ? AND t.status IN ${COUNTING}`;
 
+// The same for a host only the agent names (a paid MCP tool's server): the spending at that name
+// and every x402 payment to its payee, so names made up for one payee share one day's limit.
+const NAMED_HOST_DAILY_SQL = `SELECT coalesce(sum(t.amount + t.fee + t.setup_fee), 0) AS spent
+  FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
+  WHERE p.wallet_id = ? AND p.created_at >= ? AND (p.host = ? OR p.pay_to = ?) AND t.status IN ${COUNTING}`;
+
 // A payee vouched for at a host: a completed purchase there paid it, fetched by the daemon itself
 // (not a tool's) or approved by the owner.
 const VOUCHED_SQL = `SELECT 1 FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
@@ -65,9 +71,14 @@ const VOUCHED_SQL = `SELECT 1 FROM x402_purchases p JOIN transactions t ON t.tra
 
 /**
  * Usage since each window start, the lifetime total, whether `recipient.address` was paid before,
- * with `host` the x402 spending at that host today, and with `hostNamedByAgent` whether the payee
- * was vouched for at that host.
+ * with `host` the x402 spending at that host today (a host the agent only names: also every x402
+ * payment to the payee today), and with `hostNamedByAgent` whether the payee was vouched for at that host.
  */
+function hostDaily(db: Database, walletId: string, since: number, host: string, payee: string | null): bigint {
+  const row = payee === null ? db.query<{ spent: bigint }, [string, number, string]>(HOST_DAILY_SQL).get(walletId, since, host) : db.query<{ spent: bigint }, [string, number, string, string]>(NAMED_HOST_DAILY_SQL).get(walletId, since, host, payee);
+  return row?.spent ?? 0n;
+}
+
 export function computeUsage(db: Database, walletId: string, starts: WindowStarts, recipient: { address: string }, host?: string, hostNamedByAgent = false): Usage {
   const [daily, weekly, monthly] = [starts.daily.getTime(), starts.weekly.getTime(), starts.monthly.getTime()];
   const onGrid = [daily, weekly, monthly].every((t) => t % BUCKET_MS === 0);
@@ -90,7 +101,7 @@ export function computeUsage(db: Database, walletId: string, starts: WindowStart
     by_category: byCategory,
     payments_today: Number(row.payments_today ?? 0n),
     recipient_known: known,
-    ...(host === undefined ? {} : { x402_host_daily: db.query<{ spent: bigint }, [string, number, string]>(HOST_DAILY_SQL).get(walletId, daily, host)?.spent ?? 0n }),
+    ...(host === undefined ? {} : { x402_host_daily: hostDaily(db, walletId, daily, host, hostNamedByAgent ? recipient.address : null) }),
     ...(host === undefined || !hostNamedByAgent ? {} : { x402_payee_vouched: db.query(VOUCHED_SQL).get(walletId, host, recipient.address) !== null }),
   };
 }

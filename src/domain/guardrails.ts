@@ -355,7 +355,9 @@ function budgetOverrun(rails: GuardRails, intent: Intent, usage: Usage): [string
   }
   if (intent.category === 'x402' && rails.x402_daily_per_host !== undefined && over(rails.x402_daily_per_host, usage.x402_host_daily ?? 0n)) {
     const used = usage.x402_host_daily ?? 0n;
-    return ['x402_daily_per_host', sentence(`today's x402 spending at ${intent.host ?? '(no host)'}`, used, rails.x402_daily_per_host)];
+    // A host only the agent names counts its payee's spending under any name too (db/usage.ts).
+    const where = intent.host_named_by_agent ? `at ${intent.host ?? '(no host)'} or to its payee ${intent.recipient.address}` : `at ${intent.host ?? '(no host)'}`;
+    return ['x402_daily_per_host', sentence(`today's x402 spending ${where}`, used, rails.x402_daily_per_host)];
   }
   const cap = rails.category_caps?.[intent.category];
   for (const w of ['daily', 'monthly'] as const) {

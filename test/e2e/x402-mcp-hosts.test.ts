@@ -94,3 +94,22 @@ test("the honest server's payee: approved once by the owner, then paid without a
   expect(alice.profile.custody?.x402_hosts[new URL(honest.url).host]).toMatchObject({ address: honestPayTo });
   expect(alice.profile.custody?.x402_hosts['paid-tools']).toBeUndefined();
 }, 30_000);
+
+test("names an agent makes up for one tool payee share that payee's x402_daily_per_host: the purchase under a second name waits for the owner, nothing reaches the payee", async () => {
+  const carol = await world.agent('Carol');
+  const carolOwner = world.claim(carol.walletId, 'carol@example.com');
+  await world.fund(carol.address, 20_000_000n);
+  const challenge = await attackerChallenge();
+  const first = await carol.api.call<any>('bot', 'x402_prepare_tool', { server: 'tools-a', tool: 'analyze', payment_required: challenge });
+  expect(first).toMatchObject({ status: 'pre_approved', pay_to: attackerPayTo, host: 'tools-a' });
+  // A day's limit at that payee that one purchase fits and two do not.
+  const one = world.services.db.query<{ total: bigint }, [string]>('SELECT t.amount + t.fee + t.setup_fee AS total FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id WHERE p.fetch_id = ?').get(first.fetch_id)!.total;
+  await carolOwner.call('owner', 'set_guard_rails', { wallet_id: carol.walletId, rails: { x402_daily_per_host: Number(one + one / 2n) / 1e6 } });
+  const attacker0 = await world.balance(attackerPayTo);
+  const second = await carol.api.call<any>('bot', 'x402_prepare_tool', { server: 'tools-b', tool: 'analyze', payment_required: challenge });
+  expect(second).toMatchObject({ status: 'awaiting_approval', host: 'tools-b', decision: { rule: 'x402_daily_per_host' } });
+  expect(second.decision.reason).toContain(`or to its payee ${attackerPayTo}`);
+  const commitments = encodeCommitments(commit(agentKey(carol.profile)).commitments);
+  expect((await errorOf(carol.api.call('bot', 'x402_confirm', { fetch_id: second.fetch_id, commitments }))).errorCode).toBe('AWAITING_APPROVAL');
+  expect(await world.balance(attackerPayTo)).toBe(attacker0);
+});
