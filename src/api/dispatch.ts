@@ -13,7 +13,7 @@ import type { Services } from '../services.ts';
 import { AppError, invalid } from '../errors.ts';
 import { authenticate, credentialOf, type Credential } from './auth.ts';
 import type { Principal } from '../domain/principal.ts';
-import { rateHeaders, type RateLimiter } from './rate-limit.ts';
+import { rateHeaders, rateLimited, type RateLimiter } from './rate-limit.ts';
 import { errorResponse, JSON_TYPE, successResponse } from './respond.ts';
 import type { Metrics } from '../metrics.ts';
 import { ChainRejectedError, ChainUnavailableError } from '../solana/errors.ts';
@@ -157,7 +157,7 @@ function lookup(deps: DispatchDeps, endpoint: Endpoint, body: Record<string, unk
 
 /**
  * Counts a call against its bucket and adds the RateLimit headers to `headers`; throws RATE_LIMITED.
- * Every keyed route calls it (the /v1 actions and the x402 facilitator), so a key has one budget.
+ * The /v1 actions call it; the x402 facilitator counts a key's calls in a bucket of its own (rate-limit.ts).
  */
 export function rateLimit(deps: Pick<DispatchDeps, 'services' | 'limiter'>, call: Pick<IncomingCall, 'ip'>, credential: Credential | null, headers: Record<string, string>): void {
   const limits = deps.services.config.rate_limits;
@@ -165,12 +165,7 @@ export function rateLimit(deps: Pick<DispatchDeps, 'services' | 'limiter'>, call
   const decision = credential
     ? deps.limiter.hit(`key:${Buffer.from(credential.hash).toString('base64')}`, limits.per_key_per_minute)
     : deps.limiter.hit(`ip:${call.ip()}`, limits.per_ip_per_minute);
-  if (!decision.allowed) {
-    throw new AppError('RATE_LIMITED', `Rate limit of ${decision.limit} requests per minute exceeded.`, {
-      howToFix: `Wait ${decision.resetSeconds} s (Retry-After) and retry; the limit is per ${credential ? 'API key' : 'IP address'}.`,
-      headers: rateHeaders(decision),
-    });
-  }
+  if (!decision.allowed) throw rateLimited(decision, credential ? 'API key' : 'IP address');
   rateHeaders(decision, headers);
 }
 
