@@ -8,24 +8,9 @@
  * send with BlockhashNotFound (as a load-balanced provider's lagging node does).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import {
-  appendTransactionMessageInstructions,
-  compileTransaction,
-  createTransactionMessage,
-  generateKeyPairSigner,
-  getAddressDecoder,
-  getBase64EncodedWireTransaction,
-  partiallySignTransaction,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-  type Address,
-  type KeyPairSigner,
-} from '@solana/kit';
-import { usdcAta } from '../../src/solana/ata.ts';
-import { computeUnitLimitInstruction, computeUnitPriceInstruction, memoInstruction, transferCheckedInstruction } from '../../src/solana/instructions.ts';
+import { generateKeyPairSigner, getAddressDecoder, type Address, type KeyPairSigner } from '@solana/kit';
+import { exactPayment } from '../helpers/exact-payment.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
-import { DEVNET_CAIP2, USDC } from '../x402/sellers.ts';
 
 const PRICE = 100_000_000n;
 const UNKNOWN_BLOCKHASH = 'invalid_exact_svm_payload_blockhash_not_found';
@@ -83,29 +68,7 @@ const owed = async () => (await merchantCall('sale_fees')).owed as number;
 const sales = () => world.services.db.query('SELECT status, fee, error FROM x402_sales ORDER BY created_at').all() as { status: string; fee: bigint; error: string | null }[];
 
 /** The attacker's payment of PRICE to the merchant, under the chain's blockhash or `blockhash`. */
-async function payment(memo: string, blockhash?: string) {
-  const latest = await world.services.chain.getLatestBlockhash();
-  const [source, destination] = await Promise.all([usdcAta(attacker.address, USDC as Address), usdcAta(payout, USDC as Address)]);
-  const feePayer = world.services.feePayer.address;
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(feePayer, m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash({ blockhash: (blockhash ?? latest.blockhash) as never, lastValidBlockHeight: latest.lastValidBlockHeight }, m),
-    (m) =>
-      appendTransactionMessageInstructions(
-        [
-          computeUnitLimitInstruction(20_000),
-          computeUnitPriceInstruction(1n),
-          transferCheckedInstruction({ source, mint: USDC as Address, destination, authority: attacker.address, amount: PRICE, decimals: 6 }),
-          memoInstruction(memo),
-        ],
-        m,
-      ),
-  );
-  const tx = await partiallySignTransaction([attacker.keyPair], compileTransaction(message));
-  const requirements = { scheme: 'exact', network: DEVNET_CAIP2, amount: PRICE.toString(), asset: USDC, payTo: payout, maxTimeoutSeconds: 60, extra: { feePayer } };
-  return { x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: { transaction: getBase64EncodedWireTransaction(tx as never) } }, paymentRequirements: requirements };
-}
+const payment = (memo: string, blockhash?: string) => exactPayment(world, { payer: attacker, payTo: payout, amount: PRICE, memo, blockhash });
 const unknownBlockhash = () => getAddressDecoder().decode(crypto.getRandomValues(new Uint8Array(32)));
 
 async function reconcileMs(): Promise<number> {

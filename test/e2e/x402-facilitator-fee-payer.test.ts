@@ -6,23 +6,9 @@
  * together up to the operator's (merchants register without a key); an unclaimed wallet sells nothing. Every figure is the fee payer's SOL balance read from the chain.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import {
-  appendTransactionMessageInstructions,
-  compileTransaction,
-  createTransactionMessage,
-  generateKeyPairSigner,
-  getBase64EncodedWireTransaction,
-  partiallySignTransaction,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-  type Address,
-  type KeyPairSigner,
-} from '@solana/kit';
-import { usdcAta } from '../../src/solana/ata.ts';
-import { computeUnitLimitInstruction, computeUnitPriceInstruction, memoInstruction, transferCheckedInstruction } from '../../src/solana/instructions.ts';
+import { generateKeyPairSigner, type Address, type KeyPairSigner } from '@solana/kit';
+import { exactPayment } from '../helpers/exact-payment.ts';
 import { startWorld, type World } from '../helpers/world.ts';
-import { DEVNET_CAIP2, USDC } from '../x402/sellers.ts';
 
 /** A seller's sales may cost the fee payer this much a day here: two normal sales (10,001 each), not three. */
 const ALLOWANCE = 30_000n;
@@ -57,28 +43,7 @@ async function facilitate(path: 'verify' | 'settle', body: unknown, key: string)
 }
 
 /** A payment of `amount` from `payer` to `payTo` under the compute budget given, signed by the payer. */
-async function payment(p: { payer: KeyPairSigner; payTo: Address; amount: bigint; units: number; microLamports: bigint; memo: string }) {
-  const { blockhash, lastValidBlockHeight } = await world.services.chain.getLatestBlockhash();
-  const [source, destination] = await Promise.all([usdcAta(p.payer.address, USDC as Address), usdcAta(p.payTo, USDC as Address)]);
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(feePayer, m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash({ blockhash: blockhash as never, lastValidBlockHeight }, m),
-    (m) =>
-      appendTransactionMessageInstructions(
-        [
-          computeUnitLimitInstruction(p.units),
-          computeUnitPriceInstruction(p.microLamports),
-          transferCheckedInstruction({ source, mint: USDC as Address, destination, authority: p.payer.address, amount: p.amount, decimals: 6 }),
-          memoInstruction(p.memo),
-        ],
-        m,
-      ),
-  );
-  const tx = await partiallySignTransaction([p.payer.keyPair], compileTransaction(message));
-  const requirements = { scheme: 'exact', network: DEVNET_CAIP2, amount: p.amount.toString(), asset: USDC, payTo: p.payTo, maxTimeoutSeconds: 60, extra: { feePayer } };
-  return { x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: { transaction: getBase64EncodedWireTransaction(tx as never) } }, paymentRequirements: requirements };
-}
+const payment = (p: { payer: KeyPairSigner; payTo: Address; amount: bigint; units: number; microLamports: bigint; memo: string }) => exactPayment(world, p);
 
 test("a 1-micro-USDC self-sale asking 1,400,000 CU at 5 lamports/CU is refused and costs the fee payer nothing; a normal sale costs it two signatures' fees and 1 lamport", async () => {
   const attack = () => payment({ payer: attacker, payTo: attacker.address, amount: 1n, units: 1_400_000, microLamports: 5_000_000n, memo: `attack ${crypto.randomUUID()}` });
