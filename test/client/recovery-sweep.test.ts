@@ -3,17 +3,12 @@
  * kit of one in-memory key sign over {1, 3}; the daemon's share is never used after the kit is made.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { generateKeyPairSigner, getAddressDecoder, getBase58Decoder, type Address } from '@solana/kit';
+import { generateKeyPairSigner, getAddressDecoder, type Address } from '@solana/kit';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import type { ProfileData } from '../../src/client/profile.ts';
-import { makeKit, type RecoveryKit } from '../../src/client/recovery-kit.ts';
 import { offlineSweep } from '../../src/client/recovery-sweep.ts';
-import { encodeSecretState } from '../../src/frost/codec.ts';
-import { repairCombine, repairSplit, repairSum } from '../../src/frost/recovery-share.ts';
-import { encodePublicPackage } from '../../src/frost/wire.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { createRpcChainPort, type ChainPort } from '../../src/solana/port.ts';
-import { dkgPair } from '../frost/helpers.ts';
+import { walletWithKit } from '../helpers/offline-kit.ts';
 
 const PASSPHRASE = 'the owner kit passphrase';
 let simnet: Simnet;
@@ -27,30 +22,6 @@ afterAll(async () => {
   await simnet?.stop();
 });
 
-/** The agent's profile and the owner's kit of one fresh wallet key (the enrollment done in memory). */
-function walletWithKit(): { profile: ProfileData; kit: RecoveryKit } {
-  const { agent, server } = dkgPair();
-  const a = repairSplit(agent.keyPackage);
-  const d = repairSplit(server.keyPackage);
-  const pub = agent.publicPackage;
-  const share = repairCombine(pub, repairSum(a, d.forOther, 'daemon'), repairSum(d, a.forOther, 'agent'));
-  const address = getBase58Decoder().decode(pub.commitments[0]!);
-  const walletId = `wal_${address.slice(0, 8)}`;
-  const profile: ProfileData = {
-    version: 1,
-    server_url: 'http://127.0.0.1:9',
-    wallet_id: walletId,
-    username: 'orphan',
-    address,
-    network: 'devnet',
-    api_key: 'unused',
-    key_package: Buffer.from(encodeSecretState(agent.keyPackage.reveal())).toString('base64'),
-    public_package: encodePublicPackage(pub),
-    created_at: new Date().toISOString(),
-  };
-  return { profile, kit: makeKit({ walletId, address, pub, share, passphrase: PASSPHRASE, now: new Date() }) };
-}
-
 async function feePayer(lamports: bigint): Promise<{ address: Address; keypairBytes: Uint8Array }> {
   const seed = ed25519.utils.randomSecretKey();
   const pub = ed25519.getPublicKey(seed);
@@ -60,7 +31,7 @@ async function feePayer(lamports: bigint): Promise<{ address: Address; keypairBy
 }
 
 test("a mint that is not on the RPC's cluster is refused as the wrong network before anything is signed, not read as an empty wallet", async () => {
-  const { profile, kit } = walletWithKit();
+  const { profile, kit } = walletWithKit(PASSPHRASE);
   await simnet.faucet(profile.address as Address, 5_000_000n);
   const payer = await feePayer(100_000_000n);
   const to = (await generateKeyPairSigner()).address;
@@ -73,7 +44,7 @@ test("a mint that is not on the RPC's cluster is refused as the wrong network be
 });
 
 test('to an owner who already has a USDC account, the whole balance is added to it and only the fee payer spends SOL', async () => {
-  const { profile, kit } = walletWithKit();
+  const { profile, kit } = walletWithKit(PASSPHRASE);
   const to = (await generateKeyPairSigner()).address;
   await simnet.faucet(to, 1_000_000n);
   await simnet.faucet(profile.address as Address, 7_250_000n);
@@ -89,7 +60,7 @@ test('to an owner who already has a USDC account, the whole balance is added to 
 });
 
 test("the wallet's own address as fee payer is refused before the chain is read", async () => {
-  const { profile, kit } = walletWithKit();
+  const { profile, kit } = walletWithKit(PASSPHRASE);
   const to = (await generateKeyPairSigner()).address;
   const reads = simnet.stats().total;
   const ownKey = { address: profile.address as Address, keypairBytes: new Uint8Array(64) };

@@ -7,19 +7,18 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateKeyPairSigner, getAddressDecoder, getBase58Decoder, type Address } from '@solana/kit';
+import { generateKeyPairSigner, getAddressDecoder, type Address } from '@solana/kit';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { ProfileStore, type ProfileData } from '../../src/client/profile.ts';
-import { makeKit, type RecoveryKit } from '../../src/client/recovery-kit.ts';
+import { ProfileStore } from '../../src/client/profile.ts';
+import type { RecoveryKit } from '../../src/client/recovery-kit.ts';
 import { decodeSecretState, encodeSecretState } from '../../src/frost/codec.ts';
-import { refreshContribution, refreshKeyPackage, repairCombine, repairSplit, repairSum } from '../../src/frost/recovery-share.ts';
+import { refreshContribution, refreshKeyPackage } from '../../src/frost/recovery-share.ts';
 import { Secret } from '../../src/frost/secret.ts';
 import type { KeyPackage } from '../../src/frost/types.ts';
-import { encodePublicPackage } from '../../src/frost/wire.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
-import { dkgPair } from '../frost/helpers.ts';
 import { runCli } from '../helpers/daemon.ts';
+import { walletWithKit } from '../helpers/offline-kit.ts';
 import { tempDir } from '../helpers/services.ts';
 
 const PASSPHRASE = 'the owner kit passphrase';
@@ -32,30 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await simnet?.stop();
 });
-
-/** The agent's profile and the owner's kit of one fresh wallet key (the enrollment done in memory). */
-function walletWithKit(): { profile: ProfileData; kit: RecoveryKit } {
-  const { agent, server } = dkgPair();
-  const a = repairSplit(agent.keyPackage);
-  const d = repairSplit(server.keyPackage);
-  const pub = agent.publicPackage;
-  const share = repairCombine(pub, repairSum(a, d.forOther, 'daemon'), repairSum(d, a.forOther, 'agent'));
-  const address = getBase58Decoder().decode(pub.commitments[0]!);
-  const walletId = `wal_${address.slice(0, 8)}`;
-  const profile: ProfileData = {
-    version: 1,
-    server_url: 'http://127.0.0.1:9',
-    wallet_id: walletId,
-    username: 'orphan',
-    address,
-    network: 'devnet',
-    api_key: 'unused',
-    key_package: Buffer.from(encodeSecretState(agent.keyPackage.reveal())).toString('base64'),
-    public_package: encodePublicPackage(pub),
-    created_at: new Date().toISOString(),
-  };
-  return { profile, kit: makeKit({ walletId, address, pub, share, passphrase: PASSPHRASE, now: new Date() }) };
-}
 
 async function feePayerFile(): Promise<string> {
   const seed = ed25519.utils.randomSecretKey();
@@ -75,8 +50,8 @@ async function recover(profileName: string, kit: RecoveryKit): Promise<{ code: n
 }
 
 test("another wallet's kit relabelled with this wallet's id and address is refused as a key that was never this wallet's, not as a kit from before a refresh", async () => {
-  const mine = walletWithKit();
-  const theirs = walletWithKit();
+  const mine = walletWithKit(PASSPHRASE);
+  const theirs = walletWithKit(PASSPHRASE);
   new ProfileStore(home).save('mine', mine.profile);
   await simnet.faucet(mine.profile.address as Address, 3_000_000n);
   const relabelled: RecoveryKit = { ...theirs.kit, wallet_id: mine.profile.wallet_id, address: mine.profile.address };
@@ -89,7 +64,7 @@ test("another wallet's kit relabelled with this wallet's id and address is refus
 }, 30_000);
 
 test("this wallet's own kit made before a key refresh is refused as superseded by the refresh, with the way to enroll again", async () => {
-  const { profile, kit } = walletWithKit();
+  const { profile, kit } = walletWithKit(PASSPHRASE);
   const key = new Secret(decodeSecretState(Buffer.from(profile.key_package, 'base64')) as KeyPackage);
   const refreshed = refreshKeyPackage(key, { agent: refreshContribution(), daemon: refreshContribution() });
   new ProfileStore(home).save('refreshed', { ...profile, key_package: Buffer.from(encodeSecretState(refreshed.reveal())).toString('base64') });
