@@ -87,6 +87,13 @@ describe('decide', () => {
     ['x402 other host rejects', { x402_allowed_hosts: ['api.example.com'] }, { category: 'x402', host: 'api.example.org' }, {}, NOW, 'rejected', 'x402_allowed_hosts'],
     ['x402 without a host rejects when hosts are listed', { x402_allowed_hosts: ['api.example.com'] }, { category: 'x402' }, {}, NOW, 'rejected', 'x402_allowed_hosts'],
     ['x402_allowed_hosts does not bind wallet payments', { x402_allowed_hosts: [] }, {}, {}, NOW, 'pre_approved', null],
+    // x402 hosts only the agent names (a paid MCP tool's server): the payee needs the owner's word until vouched for
+    ['x402 named host: a payee never paid there waits for the owner', { x402_allowed_hosts: ['mcp.example.com'] }, { category: 'x402', host: 'mcp.example.com', host_named_by_agent: true }, { x402_payee_vouched: false }, NOW, 'awaiting_approval', 'x402_allowed_hosts'],
+    ['x402 named host: a vouched payee passes', { x402_allowed_hosts: ['mcp.example.com'] }, { category: 'x402', host: 'mcp.example.com', host_named_by_agent: true }, { x402_payee_vouched: true }, NOW, 'pre_approved', null],
+    ['x402 named host: a payee in allowed_recipients passes', { x402_allowed_hosts: ['mcp.example.com'], allowed_recipients: [ALICE] }, { category: 'x402', host: 'mcp.example.com', host_named_by_agent: true }, { x402_payee_vouched: false }, NOW, 'pre_approved', null],
+    ['x402 named host outside the list still rejects', { x402_allowed_hosts: ['mcp.example.com'] }, { category: 'x402', host: 'evil.example.org', host_named_by_agent: true }, { x402_payee_vouched: true }, NOW, 'rejected', 'x402_allowed_hosts'],
+    ['x402 named host without x402_allowed_hosts needs no vouch', {}, { category: 'x402', host: 'mcp.example.com', host_named_by_agent: true }, { x402_payee_vouched: false }, NOW, 'pre_approved', null],
+    ['x402 fetched host needs no vouch', { x402_allowed_hosts: ['api.example.com'] }, { category: 'x402', host: 'api.example.com' }, { x402_payee_vouched: false }, NOW, 'pre_approved', null],
     // per-payment maxima
     ['max_per_payment exactly at the limit passes', { max_per_payment: u('10') }, {}, {}, NOW, 'pre_approved', null],
     ['max_per_payment one micro-unit above rejects', { max_per_payment: u('9.999999') }, {}, {}, NOW, 'rejected', 'max_per_payment'],
