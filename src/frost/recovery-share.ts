@@ -42,7 +42,7 @@ export class RepairError extends Error {
 }
 
 /** A non-zero random scalar (below L), drawn from 64 random bytes reduced: no bias worth naming. */
-function randomScalar(): bigint {
+export function randomScalar(): bigint {
   for (;;) {
     const n = Fn.create(BigInt(`0x${bytesToHex(crypto.getRandomValues(new Uint8Array(64)))}`));
     if (n !== 0n) return n;

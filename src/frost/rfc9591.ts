@@ -36,13 +36,14 @@ const MSG = utf8ToBytes(`${CONTEXT}msg`);
 const COM = utf8ToBytes(`${CONTEXT}com`);
 
 /** SHA-512 of the parts' concatenation, natively: several a signature, ~10× cheaper than noble's on these short inputs. */
-function sha512(...parts: Uint8Array[]): Uint8Array {
+export function sha512(...parts: Uint8Array[]): Uint8Array {
   const hasher = new Bun.CryptoHasher('sha512');
   for (const part of parts) hasher.update(part);
   return hasher.digest() as Uint8Array;
 }
 
-const toScalar = (digest: Uint8Array): bigint => Fn.create(bytesToNumberLE(digest));
+/** A 64-byte digest as a scalar (reduced mod L), as H1–H3 are. */
+export const toScalar = (digest: Uint8Array): bigint => Fn.create(bytesToNumberLE(digest));
 const H1 = (m: Uint8Array) => toScalar(sha512(RHO, m));
 const H2 = (m: Uint8Array) => toScalar(sha512(m));
 const H3 = (m: Uint8Array) => toScalar(sha512(NONCE, m));

@@ -9,10 +9,11 @@
  * is a canonical element of the prime-order subgroup (not the identity) and z is below L.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { bytesToNumberLE } from '@noble/curves/utils.js';
-import { concatBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { concatBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { baseElement, decodeElement, elementProblem, scalarProblem } from './group.ts';
 import type { Identifier } from './ids.ts';
+import { randomScalar } from './recovery-share.ts';
+import { sha512, toScalar } from './rfc9591.ts';
 import type { Secret } from './secret.ts';
 import type { KeyPackage, PublicPackage } from './types.ts';
 
@@ -36,17 +37,7 @@ function lengthPrefixed(text: string): Uint8Array {
 }
 
 function challenge(r: Uint8Array, y: Uint8Array, groupKey: Uint8Array, context: ShareProofContext): bigint {
-  const hasher = new Bun.CryptoHasher('sha512');
-  for (const part of [TAG, r, y, groupKey, lengthPrefixed(context.walletId), lengthPrefixed(context.refreshId)]) hasher.update(part);
-  return Fn.create(bytesToNumberLE(hasher.digest() as Uint8Array));
-}
-
-/** A non-zero random scalar from 64 random bytes reduced mod L. */
-function randomNonce(): bigint {
-  for (;;) {
-    const r = Fn.create(bytesToNumberLE(randomBytes(64)));
-    if (r !== 0n) return r;
-  }
+  return toScalar(sha512(TAG, r, y, groupKey, lengthPrefixed(context.walletId), lengthPrefixed(context.refreshId)));
 }
 
 /** The proof (R ‖ z) that the holder of `key` knows its signing share, for `context`. */
@@ -55,7 +46,7 @@ export function proveShare(key: Secret<KeyPackage>, context: ShareProofContext):
   const s = Fn.fromBytes(k.secret.signingShare);
   const y = k.public.verifyingShares[k.secret.identifier];
   if (!y) throw new Error("the key package lists no verifying share for its own identifier");
-  const r = randomNonce();
+  const r = randomScalar();
   const rBytes = baseElement(r);
   const z = Fn.add(r, Fn.mul(challenge(rBytes, y, k.public.commitments[0]!, context), s));
   return concatBytes(rBytes, Fn.toBytes(z));
