@@ -1,9 +1,9 @@
 /**
  * The decision log's rows and signed heads (migration 0013; rules in src/domain/decision-log.ts).
  * appendDecision runs inside the transaction of the change it records (appendEvent and
- * appendAudit call it) and signs the wallet's new head there too, so a change, its row and a
- * head over it commit together or not at all: no accepted decision waits unsigned, where a row
- * could be re-chained unseen.
+ * appendAudit call it) and the wallet's new head is signed in that transaction too, so a change,
+ * its row and a head over it commit together or not at all: no accepted decision waits unsigned,
+ * where a row could be re-chained unseen.
  */
 import type { Database } from 'bun:sqlite';
 import { GENESIS_HASH, headStatement, rowHash } from '../domain/decision-log.ts';
@@ -34,10 +34,18 @@ export interface HeadRow {
 /** Signs a head statement with the daemon's log key (src/evidence/log-key.ts registers it). */
 export type HeadSigner = (statement: Uint8Array) => Uint8Array;
 
+interface Head {
+  seq: number;
+  hash: Uint8Array;
+  at: number;
+}
+
 interface LogState {
   sign: HeadSigner | null;
-  /** While a write batch runs: the wallets whose heads it signs once each at its end, not at each row. */
-  deferred: Set<string> | null;
+  /** While a transaction runs: each wallet it appended to, with its newest row (signed once at its end). */
+  pending: Map<string, Head> | null;
+  /** What each append replaced in `pending`, so a rolled-back savepoint takes its rows' heads back. */
+  undo: [walletId: string, replaced: Head | undefined][];
   rows: number;
   seconds: number;
   heads: number;
@@ -48,13 +56,22 @@ const states = new WeakMap<Database, LogState>();
 
 function stateOf(db: Database): LogState {
   let s = states.get(db);
-  if (!s) states.set(db, (s = { sign: null, deferred: null, rows: 0, seconds: 0, heads: 0, headSeconds: 0 }));
+  if (!s) states.set(db, (s = { sign: null, pending: null, undo: [], rows: 0, seconds: 0, heads: 0, headSeconds: 0 }));
   return s;
 }
 
-/** Every appended row's head is signed with `sign` in the row's own commit; a database without a signer refuses to append. */
+/**
+ * Every appended row's head is signed with `sign` in the row's own commit; a database without a
+ * signer refuses to append. Wraps `db.transaction` (as commit-count.ts does) so each transaction
+ * signs the head of every wallet it moved once, before it commits, not at every row.
+ */
 export function registerHeadSigner(db: Database, sign: HeadSigner): void {
-  stateOf(db).sign = sign;
+  const state = stateOf(db);
+  if (!state.sign) {
+    const original = db.transaction.bind(db) as (fn: (...args: any[]) => any) => ReturnType<Database['transaction']>;
+    db.transaction = ((fn: (...args: any[]) => any) => original((...args: any[]) => signingHeadsAtEnd(db, () => fn(...args)))) as Database['transaction'];
+  }
+  state.sign = sign;
 }
 
 /** Rows appended and heads signed by this process, and the time each took (the cost /metrics shows). */
@@ -63,7 +80,7 @@ export function decisionLogStats(db: Database): { rows: number; seconds: number;
   return { rows, seconds, heads, headSeconds };
 }
 
-/** Appends one decision to `walletId`'s chain and signs the new head (or, in a batch, leaves that to its end). Call inside the change's transaction. */
+/** Appends one decision to `walletId`'s chain and signs the new head (in a transaction, at its end). Call inside the change's transaction. */
 export function appendDecision(db: Database, d: { walletId: string; kind: string; data: Record<string, unknown>; now: number }): void {
   const state = stateOf(db);
   if (!state.sign) throw new Error('the decision log has no head signer: registerHeadSigner before the first write');
@@ -75,46 +92,51 @@ export function appendDecision(db: Database, d: { walletId: string; kind: string
   db.query('INSERT INTO decision_log (wallet_id, seq, at, kind, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)').run(row.wallet_id, row.seq, row.at, row.kind, row.data, prev, hash);
   state.rows++;
   state.seconds += (performance.now() - started) / 1000;
-  if (state.deferred) state.deferred.add(d.walletId);
-  else signHead(db, state, d.walletId, row.seq, hash, d.now);
+  const head = { seq: row.seq, hash, at: d.now };
+  if (!state.pending) return signHead(db, state, d.walletId, head);
+  state.undo.push([d.walletId, state.pending.get(d.walletId)]);
+  state.pending.set(d.walletId, head);
 }
 
-function signHead(db: Database, state: LogState, walletId: string, seq: number, hash: Uint8Array, now: number): void {
+function signHead(db: Database, state: LogState, walletId: string, head: Head): void {
   const started = performance.now();
-  const signature = state.sign!(headStatement(walletId, seq, hash));
-  db.query('INSERT INTO decision_log_heads (wallet_id, seq, hash, signed_at, signature) VALUES (?, ?, ?, ?, ?)').run(walletId, seq, hash, now, signature);
+  const signature = state.sign!(headStatement(walletId, head.seq, head.hash));
+  db.query('INSERT INTO decision_log_heads (wallet_id, seq, hash, signed_at, signature) VALUES (?, ?, ?, ?, ?)').run(walletId, head.seq, head.hash, head.at, signature);
   state.heads++;
   state.headSeconds += (performance.now() - started) / 1000;
 }
 
 /**
- * Runs `body` (inside an open transaction: a write batch) with the head of each wallet it appends
- * to signed once, after the body and before the commit, instead of at every row: a batch of pays
- * moves the same payee many times. What a rolled-back savepoint appended is gone; the newest row
- * left is signed, unless it already is.
+ * Runs a transaction's `body` with the head of each wallet it appends to signed once, after the
+ * body and before the commit (a batch of pays moves the same payee many times; an intent writes
+ * an event and an audit entry). Nested (a savepoint), a body that throws is rolled back with its
+ * rows, so the heads it set are taken back.
  */
-export function signingHeadsAtEnd<T>(db: Database, body: () => T): T {
+function signingHeadsAtEnd<T>(db: Database, body: () => T): T {
   const state = stateOf(db);
-  if (state.deferred) return body();
-  const moved = new Set<string>();
-  state.deferred = moved;
-  let result: T;
+  if (state.pending) {
+    const mark = state.undo.length;
+    try {
+      return body();
+    } catch (err) {
+      for (const [walletId, replaced] of state.undo.splice(mark).reverse()) {
+        if (replaced) state.pending!.set(walletId, replaced);
+        else state.pending!.delete(walletId);
+      }
+      throw err;
+    }
+  }
+  const pending = new Map<string, Head>();
+  state.pending = pending;
   try {
-    result = body();
+    const result = body();
+    state.pending = null;
+    for (const [walletId, head] of pending) signHead(db, state, walletId, head);
+    return result;
   } finally {
-    state.deferred = null;
+    state.pending = null;
+    state.undo = [];
   }
-  // The batch's clock is its units' own; the signing time is only shown.
-  const at = Date.now();
-  for (const walletId of moved) {
-    const head = db
-      .query<{ seq: number | bigint; hash: Uint8Array; signed: number | bigint }, [string]>(
-        'SELECT d.seq, d.hash, EXISTS (SELECT 1 FROM decision_log_heads h WHERE h.wallet_id = d.wallet_id AND h.seq = d.seq) AS signed FROM decision_log d WHERE d.wallet_id = ? ORDER BY d.seq DESC LIMIT 1',
-      )
-      .get(walletId);
-    if (head && !Number(head.signed)) signHead(db, state, walletId, Number(head.seq), head.hash, at);
-  }
-  return result;
 }
 
 /** The newest row of a wallet's chain, or null. */

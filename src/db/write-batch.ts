@@ -14,7 +14,6 @@
  */
 import type { Database } from 'bun:sqlite';
 import { nextTurn } from '../loop-turns.ts';
-import { signingHeadsAtEnd } from './decision-log.ts';
 
 /** How long one batch may run before the rest waits for the next turn. */
 export const BATCH_MS = 1;
@@ -79,24 +78,22 @@ export function savepointSlice(db: Database, budgetMs: number, next: () => (() =
   const results: Slice['results'] = [];
   let failed: Slice['failed'] = null;
   try {
-    db.transaction(() =>
-      // The decision-log heads of the wallets the batch moved are signed once, before its commit.
-      signingHeadsAtEnd(db, () => {
-        const started = performance.now();
-        for (let fn = next(); fn; fn = performance.now() - started < budgetMs ? next() : undefined) {
-          try {
-            results.push({ ok: true, value: db.transaction(fn)() });
-          } catch (err) {
-            results.push({ ok: false, err });
-            if (!db.inTransaction) {
-              // Kept over the error of the ROLLBACK that then fails: the cause, not its echo.
-              failed = { err };
-              throw err;
-            }
+    // The decision-log heads of the wallets the batch moved are signed once, before its commit (decision-log.ts).
+    db.transaction(() => {
+      const started = performance.now();
+      for (let fn = next(); fn; fn = performance.now() - started < budgetMs ? next() : undefined) {
+        try {
+          results.push({ ok: true, value: db.transaction(fn)() });
+        } catch (err) {
+          results.push({ ok: false, err });
+          if (!db.inTransaction) {
+            // Kept over the error of the ROLLBACK that then fails: the cause, not its echo.
+            failed = { err };
+            throw err;
           }
         }
-      }),
-    ).immediate();
+      }
+    }).immediate();
   } catch (err) {
     failed ??= { err };
   }

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { headStatement, rowHash, verifyLogLines } from '../../src/domain/decision-log.ts';
+import { appendAudit, appendEvent } from '../../src/db/events.ts';
 import { signWithLogKey } from '../../src/evidence/log-key.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
@@ -251,6 +252,27 @@ test('a batch signs the head of each wallet it moved once, at its newest row, an
   const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   expect(lines.filter((l) => l.type === 'head').length).toBe(heads.length + 1);
   expect((await check(file)).code).toBe(0);
+});
+
+test('a transaction outside a batch that appends several rows for a wallet signs its head once, at the newest row, before it commits', () => {
+  const wallet = alice.profile.wallet_id;
+  const headCount = () => Number((db().query('SELECT count(*) AS n FROM decision_log_heads WHERE wallet_id = ?').get(wallet) as { n: bigint }).n);
+  const before = headCount();
+  const now = Date.now();
+  // An event and its audit entry in one transaction, as an intent or an approval writes them; and a savepoint rolled back after.
+  db().transaction(() => {
+    appendEvent(db(), { walletId: wallet, type: 'test.event', data: {}, now });
+    appendAudit(db(), { walletId: wallet, actor: 'owner', kind: 'test.audit', data: {}, now });
+    try {
+      db().transaction(() => {
+        appendAudit(db(), { walletId: wallet, actor: 'owner', kind: 'test.undone', data: {}, now });
+        throw new Error('undone');
+      })();
+    } catch {}
+  })();
+  expect(rows().at(-1)!.kind).toBe('test.audit');
+  expect(headCount() - before).toBe(1);
+  expect(db().query('SELECT 1 FROM decision_log_heads WHERE wallet_id = ? AND seq = ?').get(wallet, rows().at(-1)!.seq)).not.toBeNull();
 });
 
 /** The misbehaving daemon: edits rows of `wallet` in its database from row `k` on, recomputes every hash after, and signs every head from `k` on again with its own log key. Returns the undo. */
