@@ -150,3 +150,11 @@ export function totalNetworkCostSince(db: Database, since: number): bigint {
 export function releaseNetworkCost(db: Database, saleId: string): void {
   db.query('DELETE FROM sale_network_costs WHERE sale_id = ?').run(saleId);
 }
+
+/**
+ * What `merchantId`'s sales still settling will owe once they complete. Read through the status
+ * index: a merchant has few sales settling and may have many finished.
+ */
+export function settlingFees(db: Database, merchantId: string): bigint {
+  return db.query<{ fee: bigint | null }, [string]>("SELECT SUM(fee) AS fee FROM x402_sales INDEXED BY x402_sales_status WHERE status = 'settling' AND merchant_id = ?").get(merchantId)?.fee ?? 0n;
+}

@@ -22,6 +22,7 @@ import type { MerchantRow } from '../db/merchants.ts';
 import {
   accrueSaleFee,
   networkCostSince,
+  settlingFees,
   totalNetworkCostSince,
   feeAccount,
   getInvoice,
@@ -69,12 +70,18 @@ export function saleFeesOwed(services: Services, merchantId: string): bigint {
   return a.accrued > a.paid ? a.accrued - a.paid : 0n;
 }
 
-/** Why a sale owing `fee` may not be settled for this merchant now, or null when it may. */
+/**
+ * Why a sale owing `fee` may not be settled for this merchant now, or null when it may. Its sales
+ * still settling count: a fee is owed only once its sale completes, and settles in flight together
+ * must not pass the credit.
+ */
 export function creditRefusal(services: Services, merchantId: string, fee: bigint): string | null {
   const owed = saleFeesOwed(services, merchantId);
+  const settling = settlingFees(services.db, merchantId);
   const credit = services.config.money.saleCredit;
-  if (owed + fee <= credit) return null;
-  return `this merchant owes ${formatUsdc(owed)} USDC in sale fees and may owe at most ${formatUsdc(credit)}; its sales settle again once it pays them (agent-wallet merchant fees --invoice)`;
+  if (owed + settling + fee <= credit) return null;
+  const inFlight = settling > 0n ? ` (and ${formatUsdc(settling)} more for sales still settling)` : '';
+  return `this merchant owes ${formatUsdc(owed)} USDC in sale fees${inFlight} and may owe at most ${formatUsdc(credit)}; its sales settle again once it pays them (agent-wallet merchant fees --invoice)`;
 }
 
 /** The window of a seller's SOL allowance. */

@@ -239,3 +239,46 @@ test("a merchant's look while the chain does not answer is answered from the led
     world.clock.offsetMs -= 2_000;
   }
 });
+
+test("sales still settling count against the credit: with two settles in flight owing 0.0002, a third sale (0.0001 more, past 0.00025) is refused and nothing moves", async () => {
+  expect((await merchantCall('sale_fees')).owed).toBe(0);
+  const now = world.services.now().getTime();
+  // Two settles sent and not confirmed yet, as concurrent settles leave each other: nothing accrued, both owe once they complete.
+  world.services.db
+    .transaction(() => {
+      for (const n of [1, 2]) {
+        insertSale(world.services.db, {
+          sale_id: `sale_in_flight_${n}`,
+          merchant_id: merchant.merchant_id,
+          wallet_id: null,
+          pay_to: shop.address,
+          payer: buyer.address,
+          amount: PRICE,
+          fee: FEE,
+          network: DEVNET_CAIP2,
+          resource: null,
+          payment_id: null,
+          message_hash: crypto.getRandomValues(new Uint8Array(32)),
+          signature: `${n}`.repeat(88),
+          signed_tx: new Uint8Array(1),
+          last_valid_block_height: null,
+          now,
+        });
+      }
+    })
+    .immediate();
+  try {
+    const paid0 = await world.balance(shop.address);
+    const res = await buy();
+    expect(res.status).toBe(402);
+    expect(await world.balance(shop.address)).toBe(paid0);
+    expect(world.services.db.query("SELECT count(*) AS n FROM x402_sales WHERE merchant_id = ? AND sale_id NOT LIKE 'sale_in_flight_%' AND created_at >= ?").get(merchant.merchant_id, now)).toEqual({ n: 0n });
+  } finally {
+    world.clock.offsetMs += 10 * 60_000;
+    try {
+      await resolveSales(world.services);
+    } finally {
+      world.clock.offsetMs -= 10 * 60_000;
+    }
+  }
+});
