@@ -134,22 +134,22 @@ export function cancelSweep(services: Services, ownerId: string, sweepId: string
 /** Why a mailed cancel link does nothing: not a link of ours, or the sweep is past cancelling. */
 export type SweepLinkFailure = 'unknown' | 'cancelled' | 'signed';
 
-/** What a mailed cancel link points at (the sweep as the dashboard shows it), or why it does nothing; changes nothing. */
-export function sweepLinkInfo(services: Services, sweepId: string, token: string): { ok: true; sweep: ReturnType<typeof sweepView>; wallet: WalletRow } | { ok: false; reason: SweepLinkFailure; walletId: string | null } {
+/**
+ * What a mailed cancel link points at (the sweep as the dashboard shows it, and the owner who
+ * announced it, whom its page's POST cancels as), or why it does nothing; changes nothing.
+ */
+export function sweepLinkInfo(
+  services: Services,
+  sweepId: string,
+  token: string,
+): { ok: true; sweep: ReturnType<typeof sweepView>; wallet: WalletRow; ownerId: string } | { ok: false; reason: SweepLinkFailure; walletId: string | null } {
   const s = validSweepCancelToken(services.masterKey, sweepId, token) ? getSweep(services.db, sweepId) : null;
   const wallet = s ? getWallet(services.db, s.wallet_id) : null;
   if (!s || !wallet) return { ok: false, reason: 'unknown', walletId: null };
   const view = sweepView(services, s);
   if (s.status === 'cancelled') return { ok: false, reason: 'cancelled', walletId: s.wallet_id };
   if (view.transaction && SIGNED.includes(view.transaction.status as TxStatus)) return { ok: false, reason: 'signed', walletId: s.wallet_id };
-  return { ok: true, sweep: view, wallet };
-}
-
-/** The POST of a mailed cancel link's page: cancels the sweep as its owner, via e-mail (audit), like the dashboard's button. */
-export function cancelSweepByLink(services: Services, sweepId: string, token: string) {
-  const s = validSweepCancelToken(services.masterKey, sweepId, token) ? getSweep(services.db, sweepId) : null;
-  if (!s) throw new AppError('NOT_FOUND', 'This cancel link is not valid.', { howToFix: 'Open the link from the mail that announced the sweep, or cancel it on your dashboard.' });
-  return cancelSweep(services, s.owner_id, sweepId, 'email');
+  return { ok: true, sweep: view, wallet, ownerId: s.owner_id };
 }
 
 /** Transaction statuses of a sweep that is signed and sent or landed: never signed again nor cancelled. */

@@ -27,7 +27,7 @@ import { approvalView } from '../actions/approvals.ts';
 import { listWalletExports, revokeOwnerExport, rotateBotKey } from '../actions/wallet-keys.ts';
 import { recoveryStatus } from '../actions/recovery-enroll.ts';
 import { agentReasonOf } from '../mail/approval-mail.ts';
-import { cancelSweep, cancelSweepByLink, openSweepOf, sweepLinkInfo, type SweepLinkFailure } from '../actions/recovery-sweep.ts';
+import { cancelSweep, openSweepOf, sweepLinkInfo, type SweepLinkFailure } from '../actions/recovery-sweep.ts';
 import { AppError } from '../errors.ts';
 import { railsToJson, type GuardRailsJson } from '../contract/guard-rails.ts';
 import { walletHistory } from '../db/owners.ts';
@@ -586,7 +586,8 @@ export function webRoutes(services: Services) {
           if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
           const state = sweepLinkInfo(services, params.sweep_id!, params.token!);
           if (!state.ok) return sweepLinkFailurePage(state.reason, state.walletId);
-          const cancelled = cancelSweepByLink(services, params.sweep_id!, params.token!);
+          // The link's token was checked just above: the sweep's owner cancels it, by e-mail (audit).
+          const cancelled = cancelSweep(services, state.ownerId, params.sweep_id!, 'email');
           return pageResponse(200, 'Sweep cancelled', sweepCancelledPage({ wallet_id: state.wallet.wallet_id, wallet_name: state.wallet.name, to_address: cancelled.to_address }));
         }),
         noParse,
