@@ -146,6 +146,9 @@ export const OWNER_EVIDENCE_COMMANDS: Record<string, Command> = {
       keySource = "the file's own header (not the daemon's: nothing checked against it)";
     }
     const report = verifyLogLines(lines, publicKey);
+    // The address and fee account are checked against the chain only as the signed end names them
+    // (verifyLogLines matched the header to it): a header alone is whoever wrote the file's word.
+    if (report.ok && flags.rpc && !report.range) throw new UsageError("--rpc needs the export's signed end (its last line), which names the wallet's address and the fee account; export the log again with this release");
     const chain = report.ok && flags.rpc ? await checkOnChain(lines, flags.rpc) : null;
     const keyChecked = Boolean(flags.key);
     if (chain?.first_mismatch) {

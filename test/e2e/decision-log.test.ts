@@ -51,6 +51,8 @@ async function exportLog(): Promise<string> {
 }
 
 const verify = (file: string, key = keyUrl) => runCli(['owner', 'verify-log', file, '--key', key, '--json']);
+/** verify-log against the daemon's key and the chain. */
+const verifyOnChain = (file: string) => runCli(['owner', 'verify-log', file, '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
 
 /** The owner's export over HTTP (the CLI's is shown once above), to a file. */
 async function exportFile(): Promise<string> {
@@ -98,7 +100,7 @@ test('every decision of a payment is a row — created, signed (message hash), c
   expect(r.json.signed_through).toBe(rows().at(-1)!.seq);
   expect(r.json.rows).toBe(rows().length);
   // Against the chain: every completed payment landed, moving what the log says.
-  const onChain = await runCli(['owner', 'verify-log', file, '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
+  const onChain = await verifyOnChain(file);
   expect(onChain.code).toBe(0);
   expect(onChain.json.chain).toEqual({ checked: 3, fee_account: world.services.feePayer.address, first_mismatch: null });
   // Another key (not the daemon's) does not vouch for it.
@@ -125,7 +127,7 @@ test('a daemon that lies with its own key (a consistent, signed log with a chang
   try {
     const lying = await exportFile();
     expect((await check(lying)).code).toBe(0);
-    const r = await runCli(['owner', 'verify-log', lying, '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
+    const r = await verifyOnChain(lying);
     expect(r.code).toBe(1);
     expect(r.json.chain.first_mismatch).toMatchObject({ seq: k });
     // The payee got 0.01 on chain, the lying log claims 0.02.
@@ -399,7 +401,7 @@ test('issue 40 item 12: a daemon that moves 0.5 from a payment\'s amount to its 
   try {
     const file = await exportLog();
     expect((await verify(file)).code).toBe(0);
-    const r = await runCli(['owner', 'verify-log', file, '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
+    const r = await verifyOnChain(file);
     expect(r.code).toBe(1);
     expect(r.json.chain.first_mismatch).toMatchObject({ seq: k });
     expect(r.json.chain.first_mismatch.reason).toContain('the payee was credited 600000 micro-USDC on chain, the log says 100000');
@@ -409,13 +411,13 @@ test('issue 40 item 12: a daemon that moves 0.5 from a payment\'s amount to its 
   // The fee alone: 0.5 more to the fee account than the chain shows (the payee's amount kept, the sender's total changed).
   const undoFee = lieInDb(wallet, k, (r) => (r.seq === k ? JSON.stringify({ ...JSON.parse(r.data), fee: 0.51 }) : r.data));
   try {
-    const r = await runCli(['owner', 'verify-log', await exportLog(), '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
+    const r = await verifyOnChain(await exportLog());
     expect(r.code).toBe(1);
     expect(r.json.chain.first_mismatch.reason).toContain('the fee account was credited 10000 micro-USDC on chain, the log says 510000');
   } finally {
     undoFee();
   }
-  const honest = await runCli(['owner', 'verify-log', await exportLog(), '--key', keyUrl, '--rpc', world.simnet.url, '--json']);
+  const honest = await verifyOnChain(await exportLog());
   expect(honest.code).toBe(0);
   expect(honest.json.chain.first_mismatch).toBeNull();
 });
@@ -431,6 +433,16 @@ test('issue 40 item 17: verify-log without --key says plainly that nothing was c
   // A file forged end to end under a key of the forger's own, named in its header, passes the
   // chain and heads; only --key tells it apart.
   expect((await verify(file)).code).toBe(0);
+});
+
+test('--rpc checks the chain only against the address and fee account the signed end names: a file without one is refused, its header being nobody\'s word', async () => {
+  const lines = readFileSync(await exportFile(), 'utf8').trim().split('\n');
+  const header = JSON.parse(lines[0]!);
+  const cut = join(dir, 'no-end.jsonl');
+  writeFileSync(cut, `${[JSON.stringify({ ...header, address: bob.profile.address }), ...lines.slice(1, -1)].join('\n')}\n`);
+  const r = await verifyOnChain(cut);
+  expect(r.code).not.toBe(0);
+  expect(r.json?.chain).toBeUndefined();
 });
 
 test('the export is the owner\'s: another owner\'s token, or none, gets nothing', async () => {
