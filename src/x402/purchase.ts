@@ -609,12 +609,29 @@ async function findOnChain(services: Services, p: PurchaseRow, walletAddress: st
   const mint = services.config.usdcMint as Address;
   const since = Number(p.created_at) / 1000 - 300;
   const history = await signaturesSince(services.chain, await usdcAta(walletAddress as Address, mint), undefined, { notBefore: since });
+  const notOurs = notOursOf(services, p.fetch_id);
   for (const s of history) {
-    if ((s.blockTime !== null && Number(s.blockTime) < since) || s.signature === named || isOwnOutgoing(services.db, s.signature)) continue;
+    if ((s.blockTime !== null && Number(s.blockTime) < since) || s.signature === named || notOurs.has(s.signature) || isOwnOutgoing(services.db, s.signature)) continue;
     const found = await isOurTransfer(services, mine, s.signature);
     if (found === 'yes' || found === 'failed') return { found, signature: s.signature };
+    if (found === 'no') notOurs.add(s.signature);
   }
   return null;
+}
+
+/**
+ * Per pending purchase, the landed transactions already read that do not carry our signature: a
+ * signature names fixed bytes, so the answer never changes and each outcome pass reads only what
+ * is new in the history, not every dust transfer again. Only saves reads: a daemon without it (a
+ * restart, another daemon) reads them once more. Dropped when the purchase leaves the sweep.
+ */
+const notOursByPurchase = new WeakMap<Services, Map<string, Set<string>>>();
+function notOursOf(services: Services, fetchId: string): Set<string> {
+  let byPurchase = notOursByPurchase.get(services);
+  if (!byPurchase) notOursByPurchase.set(services, (byPurchase = new Map()));
+  let set = byPurchase.get(fetchId);
+  if (!set) byPurchase.set(fetchId, (set = new Set()));
+  return set;
 }
 
 /**
@@ -823,10 +840,17 @@ const RELOOK_FAILED_MS = 120_000;
  */
 export async function resolvePendingPurchases(services: Services): Promise<number> {
   const now = services.now().getTime();
-  if (!anyUnsettledPurchase(services.db, now - RELOOK_FAILED_MS)) return 0;
+  if (!anyUnsettledPurchase(services.db, now - RELOOK_FAILED_MS)) {
+    notOursByPurchase.delete(services);
+    return 0;
+  }
   const height = await services.chain.getBlockHeight();
   let resolved = 0;
-  for (const p of unresolvedPurchases(services.db, { staleSettlingBefore: now - staleSettlingMs(services.config), height, failedSince: now - RELOOK_FAILED_MS })) {
+  const unresolved = unresolvedPurchases(services.db, { staleSettlingBefore: now - staleSettlingMs(services.config), height, failedSince: now - RELOOK_FAILED_MS });
+  const swept = new Set(unresolved.map((p) => p.fetch_id));
+  const notOurs = notOursByPurchase.get(services);
+  for (const id of notOurs?.keys() ?? []) if (!swept.has(id)) notOurs!.delete(id);
+  for (const p of unresolved) {
     const before = p.status;
     try {
       const outcome = await resolveOutcome(services, p, height);

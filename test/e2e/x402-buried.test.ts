@@ -85,3 +85,15 @@ test('an answer lost after settlement, then 101 dust transfers and the blockhash
   const failures = (await alice.api.call<any>('bot', 'events', { types: ['payment.failed'], limit: 100 })).items as unknown[];
   expect(failures).toHaveLength(0);
 }, 60_000);
+
+test('an unresolved purchase among 101 dust transfers: a second outcome pass reads no transaction the first found not ours', async () => {
+  await bury(alice.address);
+  const r = await x402Fetch(alice.api, alice.profile, { url: `${slow.url}/paid` });
+  expect(r.outcome).toBe('pending');
+  await resolvePendingPurchases(world.services);
+  world.simnet.resetStats();
+  await resolvePendingPurchases(world.services);
+  // At most the receipt's own signature is read again; the dust was read once, by the first pass.
+  expect(world.simnet.stats().calls.getTransaction ?? 0).toBeLessThanOrEqual(1);
+  pending.held.clear();
+}, 60_000);
