@@ -177,6 +177,24 @@ describe('a refresh', () => {
     expect(await pay(alice, 1)).toBe('completed');
   }, 60_000);
 
+  test("a daemon whose init answers no new bot API key is refused: nothing is stored, the key and the API key are unchanged, payments go on", async () => {
+    await allowRefresh(alice);
+    const profileBefore = fromDisk(alice);
+    const walletBefore = getWallet(world.services.db, alice.walletId)!;
+    const lying = new ApiClient(proxy.url, alice.profile.api_key);
+    proxy.lie = (action, _p, data) => (action === 'recovery_refresh_init' ? { ...data, api_key: 'not-a-bot-key' } : data);
+    try {
+      const err = await refreshKey(lying, alice.profile, save(alice)).catch((e: unknown) => e);
+      expect((err as Error).name).toBe('CustodyCheckError');
+      expect((err as Error).message).toContain('no new bot API key');
+    } finally {
+      proxy.lie = null;
+    }
+    expect(fromDisk(alice)).toEqual(profileBefore);
+    expect(getWallet(world.services.db, alice.walletId)!.public_package).toBe(walletBefore.public_package);
+    expect(await pay(alice, 1)).toBe('completed');
+  }, 60_000);
+
   test('a crash between the phases: before the commit both keep the old key; the next refresh finishes or drops it', async () => {
     // The agent stored its refreshed share and died before committing.
     await allowRefresh(alice);
