@@ -123,18 +123,8 @@ test('each decision names the version of the rails it was made under, the one th
 
 test('a daemon that lies with its own key (a consistent, signed log with a changed amount) is caught against the chain', async () => {
   const k = seqOf('payment.completed');
-  const undo = lieInDb(alice.profile.wallet_id, k, (r) => (r.seq === k ? r.data.replace('"amount":0.01', '"amount":0.02') : r.data));
-  try {
-    const lying = await exportFile();
-    expect((await check(lying)).code).toBe(0);
-    const r = await verifyOnChain(lying);
-    expect(r.code).toBe(1);
-    expect(r.json.chain.first_mismatch).toMatchObject({ seq: k });
-    // The payee got 0.01 on chain, the lying log claims 0.02.
-    expect(r.json.chain.first_mismatch.reason).toBe('the payee was credited 10000 micro-USDC on chain, the log says 20000');
-  } finally {
-    undo();
-  }
+  // The payee got 0.01 on chain, the lying log claims 0.02.
+  expect(await lieCaughtOnChain(k, (r) => (r.seq === k ? r.data.replace('"amount":0.01', '"amount":0.02') : r.data))).toBe('the payee was credited 10000 micro-USDC on chain, the log says 20000');
 });
 
 test('an edited row is caught, naming it', async () => {
@@ -354,6 +344,21 @@ test('issue 40 item 10: a partial export (--from) verifies only as what it is, s
   expect(bad.json.first_bad.reason).toContain("the export's signed range");
 });
 
+/** Lies in the database from row `k` (lieInDb), then exports: the log checks against the daemon's key, the chain refuses it at row `k`. Returns why; undoes the lie. */
+async function lieCaughtOnChain(k: number, edit: Parameters<typeof lieInDb>[2]): Promise<string> {
+  const undo = lieInDb(alice.profile.wallet_id, k, edit);
+  try {
+    const file = await exportLog();
+    expect((await verify(file)).code).toBe(0);
+    const r = await verifyOnChain(file);
+    expect(r.code).toBe(1);
+    expect(r.json.chain.first_mismatch).toMatchObject({ seq: k });
+    return r.json.chain.first_mismatch.reason;
+  } finally {
+    undo();
+  }
+}
+
 test('issue 40 item 11: every commit signs the head of each wallet it moved, so a row re-chained right after its payment (before any job or export) is caught', async () => {
   await pay(0.03);
   const wallet = alice.profile.wallet_id;
@@ -390,33 +395,17 @@ test('issue 40 item 11: every commit signs the head of each wallet it moved, so 
 
 test('issue 40 item 12: a daemon that moves 0.5 from a payment\'s amount to its fee and signs the log again with its own key is caught against the chain, naming what the payee got', async () => {
   await pay(0.6);
-  const wallet = alice.profile.wallet_id;
   const k = rows().filter((r) => r.kind === 'payment.completed').at(-1)!.seq;
-  const undo = lieInDb(wallet, k, (r) => {
+  const moved = await lieCaughtOnChain(k, (r) => {
     if (r.seq !== k) return r.data;
     const d = JSON.parse(r.data);
     expect(d).toMatchObject({ amount: 0.6, fee: 0.01 });
     return JSON.stringify({ ...d, amount: 0.1, fee: 0.51 });
   });
-  try {
-    const file = await exportLog();
-    expect((await verify(file)).code).toBe(0);
-    const r = await verifyOnChain(file);
-    expect(r.code).toBe(1);
-    expect(r.json.chain.first_mismatch).toMatchObject({ seq: k });
-    expect(r.json.chain.first_mismatch.reason).toContain('the payee was credited 600000 micro-USDC on chain, the log says 100000');
-  } finally {
-    undo();
-  }
+  expect(moved).toContain('the payee was credited 600000 micro-USDC on chain, the log says 100000');
   // The fee alone: 0.5 more to the fee account than the chain shows (the payee's amount kept, the sender's total changed).
-  const undoFee = lieInDb(wallet, k, (r) => (r.seq === k ? JSON.stringify({ ...JSON.parse(r.data), fee: 0.51 }) : r.data));
-  try {
-    const r = await verifyOnChain(await exportLog());
-    expect(r.code).toBe(1);
-    expect(r.json.chain.first_mismatch.reason).toContain('the fee account was credited 10000 micro-USDC on chain, the log says 510000');
-  } finally {
-    undoFee();
-  }
+  const fee = await lieCaughtOnChain(k, (r) => (r.seq === k ? JSON.stringify({ ...JSON.parse(r.data), fee: 0.51 }) : r.data));
+  expect(fee).toContain('the fee account was credited 10000 micro-USDC on chain, the log says 510000');
   const honest = await verifyOnChain(await exportLog());
   expect(honest.code).toBe(0);
   expect(honest.json.chain.first_mismatch).toBeNull();
