@@ -16,17 +16,20 @@ export interface FundRequestRow {
   resolved_at: bigint | null;
   /** The newest transaction of the wallet's USDC account when the request was made; null: none. */
   after_signature: string | null;
-  /** 1 once the deposit watch handled `after_signature`: a deposit it records from then on landed after the request. */
+  /** Its slot. */
+  after_slot: bigint | null;
+  /** 1 once the deposit watch handled `after_signature` or a later slot's transaction: a deposit it records from then on landed after the request. */
   armed: bigint;
 }
 
-export function insertFundRequest(db: Database, f: { fund_request_id: string; wallet_id: string; amount: bigint; reason: string; after_signature: string | null; armed: boolean; now: number }): void {
-  db.query("INSERT INTO fund_requests (fund_request_id, wallet_id, amount, reason, status, after_signature, armed, created_at, updated_at) VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?)").run(
+export function insertFundRequest(db: Database, f: { fund_request_id: string; wallet_id: string; amount: bigint; reason: string; after_signature: string | null; after_slot: bigint | null; armed: boolean; now: number }): void {
+  db.query("INSERT INTO fund_requests (fund_request_id, wallet_id, amount, reason, status, after_signature, after_slot, armed, created_at, updated_at) VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?)").run(
     f.fund_request_id,
     f.wallet_id,
     f.amount,
     f.reason,
     f.after_signature,
+    f.after_slot,
     f.armed ? 1 : 0,
     f.now,
     f.now,
@@ -96,6 +99,15 @@ export function armedFundRequests(db: Database, walletId: string): FundRequestRo
 /** The deposit watch handled `signature` of the wallet's account: the open requests made when it was the newest are armed. */
 export function armFundRequests(db: Database, walletId: string, signature: string, now: number): void {
   db.query("UPDATE fund_requests SET armed = 1, updated_at = ? WHERE wallet_id = ? AND status = 'open' AND armed = 0 AND after_signature = ?").run(now, walletId, signature);
+}
+
+/**
+ * The deposit watch reached a transaction of `slot`: the open requests whose newest transaction is
+ * of an earlier slot were asked before it, and are armed (the watch may have passed that newest one
+ * before the request was stored, or the node that answered the request lagged behind the watch's).
+ */
+export function armFundRequestsBefore(db: Database, walletId: string, slot: bigint, now: number): void {
+  db.query("UPDATE fund_requests SET armed = 1, updated_at = ? WHERE wallet_id = ? AND status = 'open' AND armed = 0 AND after_slot < ?").run(now, walletId, slot);
 }
 
 /** open → fulfilled | declined, once; false when it was no longer open. */

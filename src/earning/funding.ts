@@ -65,7 +65,9 @@ export function fundRequestView(services: Services, row: FundRequestRow) {
  * idempotent response, when the caller sent a key). The request remembers the newest transaction
  * of the wallet's USDC account: money that landed up to it was there before the request and never
  * fulfils it, however late the deposit watch notices it. When the watch has already handled that
- * transaction, the request is armed at once; otherwise the watch arms it when it gets there.
+ * transaction, the request is armed at once; otherwise the watch arms it when it gets there, or
+ * when it reaches a transaction of a later slot (it may have passed that one before the request
+ * was stored, or the node that answered here trailed it).
  */
 export async function requestFunds(ctx: ActionContext, wallet: WalletRow, p: { amount: number | string; reason: string }) {
   const { services } = ctx;
@@ -81,7 +83,7 @@ export async function requestFunds(ctx: ActionContext, wallet: WalletRow, p: { a
   return services.db
     .transaction(() => {
       const armed = after === null || watchCursor(services.db, wallet.address) === after;
-      insertFundRequest(services.db, { fund_request_id: id, wallet_id: wallet.wallet_id, amount, reason, after_signature: after, armed, now });
+      insertFundRequest(services.db, { fund_request_id: id, wallet_id: wallet.wallet_id, amount, reason, after_signature: after, after_slot: newest?.slot ?? null, armed, now });
       appendEvent(services.db, { walletId: wallet.wallet_id, type: 'fund_request.created', data: { fund_request_id: id, amount: toUsdcNumber(amount), reason }, now });
       if (owner) queueMail(services, fundRequestMail(owner.email, wallet, { amount, reason, url: fundUrl(services, id), address: wallet.address }));
       const view = {

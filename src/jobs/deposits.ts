@@ -20,7 +20,7 @@ import type { Address } from '@solana/kit';
 import { newId } from '../contract/ids.ts';
 import { appendEvent } from '../db/events.ts';
 import { hasSignature, insertTx, isOwnOutgoing } from '../db/transactions.ts';
-import { armFundRequests } from '../db/fund-requests.ts';
+import { armFundRequests, armFundRequestsBefore } from '../db/fund-requests.ts';
 import { setWatchCursor, setWatchedAmount, setWatchUnread, watchedOwners, type WatchedOwner } from '../db/watch.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { usdcAta } from '../solana/ata.ts';
@@ -138,18 +138,18 @@ async function newerThanCursor(services: Services, o: WatchedOwner, account: Add
  * index trails (or another endpoint behind it) must not answer "nothing new" for a change it has
  * not indexed yet.
  */
-async function newSignatures(services: Services, o: WatchedOwner, account: Address, readAt: bigint): Promise<{ sigs: AddressSignature[]; newest: string | undefined }> {
+async function newSignatures(services: Services, o: WatchedOwner, account: Address, readAt: bigint): Promise<{ sigs: AddressSignature[]; newest: AddressSignature | undefined }> {
   const held = backlogsOf(services).get(o.owner);
   if (held && held.cursor === o.last_signature) {
     const sigs = [...(await signaturesSince(services.chain, account, held.top, { minContextSlot: readAt })), ...held.rest];
-    return { sigs, newest: sigs[0]?.signature };
+    return { sigs, newest: sigs[0] };
   }
   // A merchant's payout account may have a long history before its first paylink: none of it can
   // pay one, so its first look reads back only to then.
   const since = o.last_signature === null && o.wallet_id === null && o.paylinks_since !== null ? (Number(o.paylinks_since) - FIRST_LOOK_SLACK_MS) / 1000 : null;
   const listed = await signaturesSince(services.chain, account, o.last_signature ?? undefined, { minContextSlot: readAt, ...(since !== null && { notBefore: since }) });
   const sigs = since === null ? listed : listed.filter((s) => s.blockTime === null || Number(s.blockTime) >= since);
-  return { sigs, newest: listed[0]?.signature };
+  return { sigs, newest: listed[0] };
 }
 
 async function handleNewSignatures(services: Services, o: WatchedOwner, account: Address, mint: Address, readAt: bigint): Promise<{ recorded: number; complete: boolean }> {
@@ -169,28 +169,30 @@ async function handleNewSignatures(services: Services, o: WatchedOwner, account:
       const transfers = await services.chain.getTokenTransfersOf(s.signature);
       if (!transfers && !givenUp(services, s.signature)) return { recorded, complete: false };
       if (!transfers) {
-        moveCursor(services, o, s.signature);
+        moveCursor(services, o, s);
         continue;
       }
       if (!judgeReferencedTransfer(services, { address: o.owner, tokenAccount: account }, s.signature, transfers) && o.wallet_id !== null) {
-        if (recordDeposit(services, o.wallet_id, o.owner, account, mint, s.signature, transfers.deltas)) recorded++;
+        if (recordDeposit(services, o.wallet_id, o.owner, account, mint, s, transfers.deltas)) recorded++;
         continue;
       }
     }
-    moveCursor(services, o, s.signature);
+    moveCursor(services, o, s);
   }
   // Older history left out of a first look: the cursor still moves to the newest listed, so the probe does not find it new again.
   if (sigs.length === 0 && newest !== undefined) moveCursor(services, o, newest);
   return { recorded, complete: true };
 }
 
-/** Moves the cursor past a handled signature; a wallet's fund requests asked when it was the newest are armed with it. */
-function moveCursor(services: Services, o: WatchedOwner, signature: string): void {
+/** Moves the cursor past a handled signature; a wallet's fund requests it shows were asked before are armed with it. */
+function moveCursor(services: Services, o: WatchedOwner, s: AddressSignature): void {
   const now = services.now().getTime();
   services.db
     .transaction(() => {
-      setWatchCursor(services.db, o.owner, signature, now);
-      if (o.wallet_id !== null) armFundRequests(services.db, o.wallet_id, signature, now);
+      setWatchCursor(services.db, o.owner, s.signature, now);
+      if (o.wallet_id === null) return;
+      armFundRequestsBefore(services.db, o.wallet_id, s.slot, now);
+      armFundRequests(services.db, o.wallet_id, s.signature, now);
     })
     .immediate();
 }
@@ -227,9 +229,10 @@ function recordDeposit(
   address: string,
   account: Address,
   mint: Address,
-  signature: string,
+  s: AddressSignature,
   deltas: { account: string; mint: string; owner: string; delta: bigint }[],
 ): boolean {
+  const { signature } = s;
   const mine = deltas.find((d) => d.account === account && d.mint === mint);
   const payer = deltas.find((d) => d.mint === mint && d.delta < 0n);
   const now = services.now().getTime();
@@ -237,6 +240,8 @@ function recordDeposit(
     .transaction(() => {
       setWatchCursor(services.db, address, signature, now);
       const credited = mine !== undefined && mine.delta > 0n && !hasSignature(services.db, walletId, signature);
+      // Money of a slot after a request's newest transaction came after the request: it counts.
+      armFundRequestsBefore(services.db, walletId, s.slot, now);
       if (credited) {
         const id = newId('transaction');
         forgetBalance(address);

@@ -109,6 +109,32 @@ describe('fund requests', () => {
     expect(await status()).toMatchObject({ status: 'fulfilled', resolved_by: 'deposit', transaction_id: deposit.transaction_id });
   });
 
+  test('a request answered by a node behind the deposit watch (its newest transaction one the watch passed already) is still fulfilled by money of a later slot, and not by money the watch recorded before it', async () => {
+    const lagged = await world.agent('Lagged Asker', { claimBy: 'researcher@example.com' });
+    await world.fund(lagged.address, 100_000_000n);
+    world.simnet.skipBlocks(2);
+    await world.fund(lagged.address, 5_000_000n);
+    await scanDeposits(world.services);
+    // The node answering request_funds sees the chain two slots back: its newest transaction is the
+    // first deposit, which the watch has passed (its cursor is the second).
+    world.simnet.skipBlocks(1);
+    world.simnet.setStatusLag(2);
+    let req: any;
+    try {
+      req = await lagged.api.call<any>('bot', 'request_funds', { amount: 20, reason: 'behind the watch' });
+    } finally {
+      world.simnet.setStatusLag(null);
+    }
+    await scanDeposits(world.services);
+    const status = async () => (await lagged.api.call<any>('bot', 'list_fund_requests', {})).items.find((r: any) => r.fund_request_id === req.fund_request_id);
+    expect(await status()).toMatchObject({ status: 'open' });
+    world.simnet.skipBlocks(1);
+    const after = await world.fund(lagged.address, 20_000_000n);
+    await scanDeposits(world.services);
+    const deposit = (await lagged.api.call<any>('bot', 'transactions', { type: 'deposit' })).items.find((t: any) => t.signature === after);
+    expect(await status()).toMatchObject({ status: 'fulfilled', resolved_by: 'deposit', transaction_id: deposit.transaction_id });
+  });
+
   test('the owner lists fund requests and declines one; the agent gets the event; other owners see nothing', async () => {
     const req = await agent.api.call<any>('bot', 'request_funds', { amount: '99', reason: 'GPU hours' });
     const listed = await owner.call<any>('owner', 'fund_requests', { wallet_id: agent.walletId, status: 'open' });
