@@ -772,7 +772,12 @@ async function fetchAnswer(services: Services, wallet: WalletRow, p: PurchaseRow
     truncated: res.truncated,
     payment_response: parsePaymentResponse(res.headers),
   } satisfies StoredResponse);
-  services.db.transaction(() => movePurchase(services.db, p.fetch_id, ['completed'], 'completed', services.now().getTime(), { response })).immediate();
+  // A resume running alongside may have kept a 2xx first: that one stays, read again under the write lock.
+  services.db
+    .transaction(() => {
+      if (!holdsAnswer(getPurchaseById(services.db, p.fetch_id)!)) movePurchase(services.db, p.fetch_id, ['completed'], 'completed', services.now().getTime(), { response });
+    })
+    .immediate();
   const fresh = getPurchaseById(services.db, p.fetch_id)!;
   return storedOutcome(fresh, getTx(services.db, fresh.transaction_id)!, false);
 }
