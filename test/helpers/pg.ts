@@ -1,0 +1,120 @@
+/**
+ * A throwaway PostgreSQL cluster for tests and CI, and a fresh database per test file.
+ * initdb, pg_ctl and postgres refuse to run as root, so as root the data directory belongs to
+ * `postgres` and every command runs through `runuser -u postgres --`.
+ */
+import { SQL } from 'bun';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface PgCluster {
+  /** postgres://postgres@127.0.0.1:PORT/postgres */
+  url: string;
+  port: number;
+  dir: string;
+  stop(): Promise<void>;
+}
+
+const MIN_VERSION = 15;
+const asRoot = process.getuid?.() === 0;
+
+/** The directory holding initdb and pg_ctl: Debian's newest /usr/lib/postgresql/N/bin (N ≥ 15), else PATH. */
+function pgBinDir(): string {
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root)
+    ? readdirSync(root).map(Number).filter((v) => v >= MIN_VERSION && existsSync(join(root, String(v), 'bin', 'pg_ctl'))).sort((a, b) => b - a)
+    : [];
+  if (versions.length > 0) return join(root, String(versions[0]), 'bin');
+  const onPath = Bun.which('pg_ctl');
+  if (onPath && Bun.which('initdb')) {
+    const version = Number(/(\d+)/.exec(run([onPath, '--version']))?.[1] ?? 0);
+    if (version >= MIN_VERSION) return join(onPath, '..');
+  }
+  throw new Error(`no PostgreSQL ≥ ${MIN_VERSION} binaries (initdb, pg_ctl) in /usr/lib/postgresql/*/bin or on PATH; install Debian's \`postgresql\` package (apt-get install postgresql)`);
+}
+
+function run(cmd: string[]): string {
+  const full = asRoot ? ['runuser', '-u', 'postgres', '--', ...cmd] : cmd;
+  const res = Bun.spawnSync(full, { stdout: 'pipe', stderr: 'pipe' });
+  if (res.exitCode !== 0) throw new Error(`${cmd.join(' ')} failed (exit ${res.exitCode}): ${res.stderr.toString()}${res.stdout.toString()}`);
+  return res.stdout.toString();
+}
+
+/** A port that was free a moment ago: the kernel's pick for port 0, released before postgres binds it. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port from the kernel'))));
+    });
+  });
+}
+
+function ownerIds(): { uid: number; gid: number } {
+  const id = (flag: string) => Number(Bun.spawnSync(['id', flag, 'postgres']).stdout.toString().trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+/**
+ * Creates a cluster in a new temp dir and starts it on 127.0.0.1 (and a socket in the dir).
+ * fsync stays on: crash tests need real durability; only initdb skips its syncs. Encoding and
+ * locale are fixed (UTF8, C) so text compares byte by byte, as in SQLite, whatever the host's locale.
+ */
+export async function startPgCluster(opts: { port?: number } = {}): Promise<PgCluster> {
+  const bin = pgBinDir();
+  const dir = mkdtempSync(join(tmpdir(), 'aw-pg-'));
+  try {
+    if (asRoot) {
+      const { uid, gid } = ownerIds();
+      chownSync(dir, uid, gid);
+    }
+    run([join(bin, 'initdb'), '-D', dir, '-A', 'trust', '-U', 'postgres', '--no-sync', '--encoding=UTF8', '--locale=C']);
+    // A port picked free can be taken before postgres binds it: pick again, a few times.
+    for (let attempt = 1; ; attempt++) {
+      const port = opts.port ?? (await freePort());
+      try {
+        run([join(bin, 'pg_ctl'), '-D', dir, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, '-l', join(dir, 'log'), 'start', '-w']);
+        return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, dir, stop: () => stopPgCluster(dir) };
+      } catch (err) {
+        if (opts.port !== undefined || attempt === 3) throw err;
+      }
+    }
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Stops the cluster in `dir` (fast shutdown: open sessions are ended) and removes the dir. */
+export async function stopPgCluster(dir: string): Promise<void> {
+  run([join(pgBinDir(), 'pg_ctl'), '-D', dir, 'stop', '-m', 'fast', '-w']);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * A fresh, empty database for one test file on the server named by AGENT_WALLET_TEST_PG_URL
+ * (e.g. CI's cluster), or null when that is unset and the caller runs on SQLite.
+ */
+export async function pgTestDatabase(): Promise<{ url: string; drop(): Promise<void> } | null> {
+  const server = process.env.AGENT_WALLET_TEST_PG_URL;
+  if (!server) return null;
+  // Random hex only: safe to place in the statement, which cannot bind an identifier.
+  const name = `aw_${Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString('hex')}`;
+  await onServer(server, `CREATE DATABASE ${name}`);
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => onServer(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+async function onServer(server: string, statement: string): Promise<void> {
+  const sql = new SQL(server, { bigint: true, max: 1 });
+  try {
+    await sql.unsafe(statement);
+  } finally {
+    await sql.close();
+  }
+}
