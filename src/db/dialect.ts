@@ -54,6 +54,7 @@ const SQLITE_WORDS: Record<string, string> = {
   ROWID: 'PostgreSQL tables have no rowid; order by a real column',
   _ROWID_: 'PostgreSQL tables have no rowid; order by a real column',
   AUTOINCREMENT: 'PostgreSQL uses identity columns',
+  INDEXED: 'INDEXED BY / NOT INDEXED are SQLite planner hints',
   NOCASE: 'PostgreSQL has no NOCASE collation; compare lower() values',
 };
 

@@ -71,6 +71,7 @@ describe('throws, naming the construct and the statement, for what must be writt
     ['TOTAL_CHANGES(', 'SELECT total_changes()'],
     ['LAST_INSERT_ROWID(', 'SELECT last_insert_rowid()'],
     ['ROWID', 'SELECT * FROM t ORDER BY created_at, rowid'],
+    ['INDEXED', "SELECT * FROM t INDEXED BY t_status WHERE status = 'x'"],
     ['NOCASE', 'SELECT * FROM t ORDER BY name COLLATE NOCASE'],
     ['GROUP_CONCAT(', 'SELECT group_concat(a) FROM t'],
     ["blob literal X'…'", "SELECT * FROM t WHERE k = X'00ff'"],
