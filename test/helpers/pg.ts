@@ -18,6 +18,15 @@ export interface PgCluster {
 }
 
 const MIN_VERSION = 15;
+
+/** No PostgreSQL ≥ 15 here: the one failure a test may answer by skipping. */
+export class PgNotInstalledError extends Error {
+  constructor() {
+    super(`no PostgreSQL ≥ ${MIN_VERSION} binaries (initdb, pg_ctl) in /usr/lib/postgresql/*/bin or on PATH; install Debian's \`postgresql\` package (apt-get install postgresql)`);
+    this.name = 'PgNotInstalledError';
+  }
+}
+
 const asRoot = process.getuid?.() === 0;
 
 /** The directory holding initdb and pg_ctl: Debian's newest /usr/lib/postgresql/N/bin (N ≥ 15), else PATH. */
@@ -32,7 +41,7 @@ function pgBinDir(): string {
     const version = Number(/(\d+)/.exec(run([onPath, '--version']))?.[1] ?? 0);
     if (version >= MIN_VERSION) return join(onPath, '..');
   }
-  throw new Error(`no PostgreSQL ≥ ${MIN_VERSION} binaries (initdb, pg_ctl) in /usr/lib/postgresql/*/bin or on PATH; install Debian's \`postgresql\` package (apt-get install postgresql)`);
+  throw new PgNotInstalledError();
 }
 
 function run(cmd: string[]): string {
