@@ -1,0 +1,305 @@
+/**
+ * The PostgreSQL backend (DESIGN §10.1) on Bun's built-in client: a pool of connections, each
+ * outermost transaction SERIALIZABLE on a connection of its own and run again, whole, on a
+ * serialization failure or deadlock. As in SqliteStore, the statement's async context
+ * (AsyncLocalStorage) says which transaction it belongs to, so the functions a body calls need no
+ * handle; a transaction begun inside one is a savepoint. Statements arrive in SQLite's spelling and
+ * are translated by toPostgres; rows come back as SQLite's (safeIntegers) would: every integer a
+ * bigint, a boolean 1n/0n, and a NUMERIC refused rather than handed over as a string.
+ */
+import { SQL, type TransactionSQL } from 'bun';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { toPostgres } from './dialect.ts';
+import { DatabaseOpenError, SCHEMA_VERSION } from './open.ts';
+import schema from './pg/schema.sql' with { type: 'text' };
+import { countCommit, hooked, type RunResult, type SqlParams, type SqlValue, type Store, type TxHook, type TxOptions, type TxScope } from './store.ts';
+
+export type Isolation = 'serializable' | 'read committed';
+
+export interface PgStoreOptions {
+  /** Connections in the pool (Bun's `max`); default 10. */
+  poolSize?: number;
+  tls?: boolean;
+  /** Isolation of every outermost transaction; 'read committed' only for tests that show a race isolation prevents. */
+  isolation?: Isolation;
+}
+
+/** The shape src/db/pg/schema.sql creates: a new PostgreSQL database starts at this version. */
+export const PG_SCHEMA_VERSION = 18;
+
+/** Attempts of one transaction, the first included, before a serialization failure is final. */
+export const MAX_TX_ATTEMPTS = 8;
+
+/** The transaction kept failing with serialization failures or deadlocks; `cause` is the last. */
+export class TransactionConflictError extends Error {
+  constructor(
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super(`transaction gave up after ${attempts} attempts: it kept conflicting with concurrent transactions (${(cause as Error).message})`, { cause });
+    this.name = 'TransactionConflictError';
+  }
+}
+
+/** A row column PostgreSQL typed NUMERIC, which Bun hands over as a string: cast it in the SQL. */
+export class NumericResultError extends Error {
+  constructor(
+    readonly column: string,
+    readonly sql: string,
+  ) {
+    super(`column "${column}" is NUMERIC, which the PostgreSQL client returns as a string; CAST it AS BIGINT (money) or DOUBLE PRECISION in the SQL. SQL: ${sql}`);
+    this.name = 'NumericResultError';
+  }
+}
+
+/** Type OIDs (pg_type) the rows are normalised for. */
+const BOOL = 16;
+const INT2 = 21;
+const INT4 = 23;
+const NUMERIC = 1700;
+
+/** SQLSTATEs after which the whole transaction runs again: serialization_failure, deadlock_detected. */
+const RETRYABLE = new Set(['40001', '40P01']);
+
+interface Frame {
+  scope: TxScope;
+  /** The transaction's or savepoint's connection handle. */
+  conn: TransactionSQL;
+  /** False once the transaction (or savepoint) ended: a callback it left behind runs in `parent`, or on the pool. */
+  open: boolean;
+  parent: Frame | undefined;
+  /** On the outermost frame: a serialization failure a savepoint rolled back, which dooms the attempt even if the body caught it. */
+  conflict?: unknown;
+}
+
+const retryable = (err: unknown): boolean => RETRYABLE.has((err as { errno?: string } | null)?.errno ?? '');
+
+export class PgStore implements Store {
+  readonly dialect = 'postgres' as const;
+  readonly commits = { all: 0, byOrigin: new Map<string, number>() };
+  /** For /metrics: outermost transactions begun, attempts run again, serialization failures and deadlocks seen. */
+  readonly stats = { transactions: 0, retries: 0, serializationFailures: 0 };
+  readonly pool: { readonly max: number };
+  /** The client; only src/db (schema creation) uses it directly. */
+  readonly sql: SQL;
+  private readonly context = new AsyncLocalStorage<Frame>();
+  private readonly hooks: TxHook[] = [];
+  private readonly begin: string;
+
+  constructor(url: string, opts: PgStoreOptions = {}) {
+    this.pool = { max: opts.poolSize ?? 10 };
+    this.sql = new SQL(url, { max: this.pool.max, bigint: true, ...(opts.tls ? { tls: true } : {}) });
+    this.begin = `isolation level ${opts.isolation ?? 'serializable'}`;
+  }
+
+  private frame(): Frame | undefined {
+    let f = this.context.getStore();
+    while (f && !f.open) f = f.parent;
+    return f;
+  }
+
+  get inTransaction(): boolean {
+    return this.frame() !== undefined;
+  }
+
+  scope(): TxScope | null {
+    return this.frame()?.scope ?? null;
+  }
+
+  addTxHook(hook: TxHook): void {
+    this.hooks.push(hook);
+  }
+
+  /** Runs one statement on the caller's transaction, or on the pool outside one. */
+  private query(sql: string, params: SqlParams): Promise<Record<string, unknown>[] & { count: number | null; columns?: { name: string; type: number }[] }> {
+    const { text, values } = positional(sql, params);
+    return (this.frame()?.conn ?? this.sql).unsafe(toPostgres(text), values);
+  }
+
+  async get<T = Record<string, unknown>>(sql: string, ...params: SqlParams): Promise<T | null> {
+    return ((await this.all<T>(sql, ...params))[0] ?? null) as T | null;
+  }
+
+  async all<T = Record<string, unknown>>(sql: string, ...params: SqlParams): Promise<T[]> {
+    const result = await this.query(sql, params);
+    const columns = result.columns ?? [];
+    const numeric = columns.find((c) => c.type === NUMERIC);
+    if (numeric) throw new NumericResultError(numeric.name, sql);
+    const ints = columns.filter((c) => c.type === INT2 || c.type === INT4).map((c) => c.name);
+    const bools = columns.filter((c) => c.type === BOOL).map((c) => c.name);
+    // SQLite (safeIntegers) returns every integer as bigint and has no booleans: callers compare with 1n.
+    if (ints.length + bools.length > 0) {
+      for (const row of result) {
+        for (const name of ints) if (typeof row[name] === 'number') row[name] = BigInt(row[name]);
+        for (const name of bools) if (typeof row[name] === 'boolean') row[name] = row[name] ? 1n : 0n;
+      }
+    }
+    return [...result] as T[];
+  }
+
+  async run(sql: string, ...params: SqlParams): Promise<RunResult> {
+    return { changes: (await this.query(sql, params)).count ?? 0 };
+  }
+
+  async exec(sql: string): Promise<void> {
+    // Without parameters Bun sends the simple protocol, which takes several statements.
+    await (this.frame()?.conn ?? this.sql).unsafe(toPostgres(sql));
+  }
+
+  async transaction<T>(fn: () => Promise<T>, opts?: TxOptions): Promise<T> {
+    const outer = this.frame();
+    if (outer) return this.savepoint(outer, fn);
+    this.stats.transactions++;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // Wrapped: Bun awaits an array the callback returns as a list of queries.
+        const { value } = await this.sql.begin(this.begin, async (tx) => {
+          const frame: Frame = { scope: { locals: new Map() }, conn: tx, open: true, parent: undefined };
+          try {
+            const value = await this.context.run(frame, () => hooked(this.hooks, fn, frame.scope, false));
+            if (frame.conflict !== undefined) throw frame.conflict;
+            return { value };
+          } finally {
+            frame.open = false;
+          }
+        });
+        countCommit(this.commits, opts?.origin);
+        return value;
+      } catch (err) {
+        if (!retryable(err)) throw err;
+        this.stats.serializationFailures++;
+        if (attempt === MAX_TX_ATTEMPTS) throw new TransactionConflictError(attempt, err);
+        this.stats.retries++;
+        // Jittered and growing, so the transactions that collided do not collide again in step.
+        await Bun.sleep(1 + Math.random() * Math.min(100, 2 ** attempt * 2));
+      }
+    }
+  }
+
+  private async savepoint<T>(parent: Frame, fn: () => Promise<T>): Promise<T> {
+    const { value } = await parent.conn
+      .savepoint(async (sp) => {
+        const frame: Frame = { scope: parent.scope, conn: sp, open: true, parent };
+        try {
+          return { value: await this.context.run(frame, () => hooked(this.hooks, fn, frame.scope, true)) };
+        } finally {
+          frame.open = false;
+        }
+      })
+      .catch((err: unknown) => {
+        // PostgreSQL wants the whole transaction run again, not the savepoint: remember it for the outermost.
+        if (retryable(err)) {
+          let root = parent;
+          while (root.parent) root = root.parent;
+          root.conflict ??= err;
+        }
+        throw err;
+      });
+    return value;
+  }
+
+  async close(): Promise<void> {
+    await this.sql.close();
+  }
+}
+
+const NAMED = /('(?:[^']|'')*'?)|("(?:[^"]|"")*"?)|(--[^\n]*|\/\*[\s\S]*?(?:\*\/|$))|([A-Za-z_][A-Za-z0-9_$]*)|\$([A-Za-z_]\w*)|(\?)|[\s\S]/y;
+
+/** SQL with `$name` parameters → `?` in order of appearance, and the values to bind (a name used twice is bound twice). */
+function positional(sql: string, params: SqlParams): { text: string; values: SqlValue[] } {
+  const only = params[0];
+  if (params.length !== 1 || only === null || typeof only !== 'object' || only instanceof Uint8Array) return { text: sql, values: params as SqlValue[] };
+  const named = only as Record<string, SqlValue>;
+  const values: SqlValue[] = [];
+  let text = '';
+  NAMED.lastIndex = 0;
+  for (let m = NAMED.exec(sql); m; m = NAMED.exec(sql)) {
+    const name = m[5];
+    if (m[6]) throw new Error(`SQL binds named values but also has a positional ?: ${sql}`);
+    if (name === undefined) {
+      text += m[0];
+      continue;
+    }
+    if (!(name in named)) throw new Error(`no value for $${name} in SQL: ${sql}`);
+    values.push(named[name]!);
+    text += '?';
+  }
+  return { text, values };
+}
+
+/** The url without its password, for messages. */
+function where(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.username ? `${decodeURIComponent(u.username)}@` : ''}${u.host}${u.pathname}`;
+  } catch {
+    return 'the configured PostgreSQL url';
+  }
+}
+
+const HOW = 'set [database] url (or AGENT_WALLET_DATABASE_URL)';
+
+/** A connection or login failure, as a message that says what to change. */
+function openError(url: string, err: unknown): Error {
+  const e = err as { code?: string; errno?: string; message?: string };
+  const at = where(url);
+  if (e.errno === '28P01' || e.errno === '28000') return new DatabaseOpenError(`PostgreSQL at ${at} refused the login (${e.message}); check the user and password in ${HOW}`);
+  if (e.errno === '3D000') return new DatabaseOpenError(`PostgreSQL at ${at}: ${e.message}; create it (createdb) or ${HOW} to an existing database`);
+  if (e.code?.startsWith('ERR_POSTGRES_CONNECTION') || e.code === 'ECONNREFUSED' || e.code === 'ENOTFOUND' || e.code === 'ERR_POSTGRES_TLS_NOT_AVAILABLE') {
+    return new DatabaseOpenError(`cannot reach PostgreSQL at ${at} (${e.code}: ${e.message}); start the server or ${HOW} to one that runs`);
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/** Any fixed key: holders of this transaction-scoped advisory lock create or check the schema one at a time. */
+const SCHEMA_LOCK = 0x41_57_18;
+
+/**
+ * Connects to the PostgreSQL database at `url` and makes sure it holds this ledger: an empty
+ * database gets src/db/pg/schema.sql and its meta rows in one transaction (nodes starting together
+ * take turns on an advisory lock); a database that has them is checked for its schema version and
+ * network. Refuses, with how to fix it, a server it cannot reach or log in to, a database that holds
+ * other tables, and a ledger that is newer than this binary or belongs to another network.
+ */
+export async function openPgStore(url: string, opts: { network: string; poolSize?: number; tls?: boolean }): Promise<PgStore> {
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new DatabaseOpenError(`${where(url)} is not a PostgreSQL url (postgres://user:password@host:port/database); ${HOW}`);
+  const store = new PgStore(url, { poolSize: opts.poolSize, tls: opts.tls });
+  const at = where(url);
+  try {
+    await store.sql.begin(async (tx) => {
+      await tx.unsafe(`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`);
+      const [{ present }] = await tx.unsafe(`SELECT to_regclass('meta') IS NOT NULL AS present`);
+      if (!present) {
+        const tables: { table_name: string }[] = await tx.unsafe(
+          `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name LIMIT 3`,
+        );
+        if (tables.length > 0) {
+          throw new DatabaseOpenError(
+            `database ${at} is not empty (tables ${tables.map((t) => `"${t.table_name}"`).join(', ')}${tables.length === 3 ? ', …' : ''}) but holds no agent-wallet ledger; ${HOW} to an empty database`,
+          );
+        }
+        await tx.unsafe(schema);
+        await tx.unsafe(`INSERT INTO meta (key, value) VALUES ('schema_version', $1), ('network', $2)`, [String(PG_SCHEMA_VERSION), opts.network]);
+      }
+      const rows: { key: string; value: string }[] = await tx.unsafe(`SELECT key, value FROM meta WHERE key IN ('schema_version', 'network')`);
+      const meta = new Map(rows.map((r) => [r.key, r.value]));
+      const version = Number(meta.get('schema_version'));
+      if (!Number.isInteger(version)) throw new DatabaseOpenError(`database ${at} has a meta table without a schema_version: it was not created by agent-wallet; ${HOW} to an empty database`);
+      if (version > SCHEMA_VERSION) {
+        throw new DatabaseOpenError(`database ${at} has schema version ${version}, newer than this binary's ${SCHEMA_VERSION}; run the newer agent-wallet release that wrote it`);
+      }
+      if (version < SCHEMA_VERSION) {
+        throw new DatabaseOpenError(`database ${at} has schema version ${version}, older than this binary's ${SCHEMA_VERSION}, and this release has no PostgreSQL migration from it; run the release that wrote it`);
+      }
+      const network = meta.get('network');
+      if (network === undefined) await tx.unsafe(`INSERT INTO meta (key, value) VALUES ('network', $1)`, [opts.network]);
+      else if (network !== opts.network) {
+        throw new DatabaseOpenError(`database ${at} belongs to network "${network}", not "${opts.network}"; use a separate database per network`);
+      }
+    });
+    return store;
+  } catch (err) {
+    await store.close();
+    throw err instanceof DatabaseOpenError ? err : openError(url, err);
+  }
+}
