@@ -4,8 +4,9 @@
  * PREPARE cannot take — DDL — run in a transaction that is rolled back). Prints each statement that
  * fails to translate or to prepare, with its file, line and the reason; exits 1 if any fail.
  *   bun scripts/sql-audit.ts [--url postgres://…]   (without --url: a throwaway cluster)
- * Files in SQLITE_ONLY are not read. A template literal's `${…}` pieces are filled with a plausible value (a const of the same file, a
- * placeholder list, the longest string a conditional can give); those it cannot fill are listed as skipped.
+ * Files in SQLITE_ONLY are not read. A template literal's `${…}` pieces are filled with a plausible value (a const of the same file,
+ * its `postgres` entry for a per-dialect object, a placeholder list, the longest string a conditional can give); those it cannot
+ * fill are listed as skipped. `$name` parameters become `?` first, as PgStore binds them.
  */
 import { SQL } from 'bun';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -16,7 +17,18 @@ import { startPgCluster, type PgCluster } from '../test/helpers/pg.ts';
 const ROOT = join(import.meta.dir, '..');
 const DB_DIR = join(ROOT, 'src/db');
 /** The embedded backend's own machinery (the SQLite file, its WAL, the paywall's local journal): never run on PostgreSQL. */
-const SQLITE_ONLY = new Set(['open.ts', 'checkpoint-worker.ts', 'durability.ts', 'maintenance.ts', 'header-write.ts', 'sqlite-store.ts', 'paywall-journal.ts']);
+const SQLITE_ONLY = new Set([
+  'open.ts',
+  'checkpoint-worker.ts',
+  'durability.ts',
+  'maintenance.ts',
+  'header-write.ts',
+  'sqlite-store.ts',
+  'paywall-journal.ts',
+  'backup.ts',
+  // Reads the SQLite source; what it writes to PostgreSQL is built from the copied tables' names.
+  'copy-ledger.ts',
+]);
 const SQL_START = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH|VALUES|REPLACE|CREATE|DROP|ALTER|PRAGMA|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|VACUUM|ANALYZE|REINDEX)\b/i;
 const PREPARABLE = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH|VALUES)\b/i;
 const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|END)\b/i;
@@ -106,8 +118,12 @@ function valueOf(expr: string, file: string, pos: number, hops: number): string 
   if (named) {
     const decl = declaration(named[1]!, file, pos);
     if (!decl) return null;
-    // An object of strings indexed by a runtime key: its first value.
-    if (named[2]) return decl.init.startsWith('{') ? firstString(decl.init, file, decl.at, hops) : null;
+    // An object of strings indexed by a runtime key: its PostgreSQL spelling if it is per dialect, else its first value.
+    if (named[2]) {
+      if (!decl.init.startsWith('{')) return null;
+      const pg = /\bpostgres\s*:\s*/.exec(decl.init);
+      return pg ? firstString(decl.init.slice(pg.index + pg[0].length), file, decl.at, hops) : firstString(decl.init, file, decl.at, hops);
+    }
     return valueOf(decl.init, file, decl.at, hops + 1);
   }
   const top = literals(expr).filter((l) => !l.nested);
@@ -181,6 +197,16 @@ async function refusal(db: SQL, pg: string, n: number): Promise<string | null> {
   }
 }
 
+const NAMED = /('(?:[^']|'')*'?)|("(?:[^"]|"")*"?)|(--[^\n]*|\/\*[\s\S]*?(?:\*\/|$))|([A-Za-z_][A-Za-z0-9_$]*)|\$([A-Za-z_]\w*)|[\s\S]/y;
+
+/** `$name` parameters → `?` (PgStore binds them positionally in order of appearance); strings, identifiers and comments kept. */
+function positional(sql: string): string {
+  let text = '';
+  NAMED.lastIndex = 0;
+  for (let m = NAMED.exec(sql); m; m = NAMED.exec(sql)) text += m[5] === undefined ? m[0] : '?';
+  return text;
+}
+
 const oneLine = (sql: string) => sql.replace(/\s+/g, ' ').trim();
 
 async function main(): Promise<number> {
@@ -201,7 +227,7 @@ async function main(): Promise<number> {
       let reason: string | null;
       let pg = '';
       try {
-        pg = toPostgres(s.sql);
+        pg = toPostgres(positional(s.sql));
         reason = await refusal(db, pg, n);
       } catch (err) {
         if (!(err instanceof UntranslatableSql)) throw err;
