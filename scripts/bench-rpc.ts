@@ -121,7 +121,7 @@ async function agentOn(daemon: DaemonProcess, name: string): Promise<Agent> {
   const home = join(tempDir('aw-bench-rpc-agent-'), 'home');
   const reg = await runCli(['register', '--name', name, '--server', daemon.url, '--home', home, '--json']);
   if (reg.code !== 0) throw new Error(`register failed: ${reg.stderr}`);
-  claimInLedger(daemon.dataDir, [reg.json.wallet_id]);
+  await claimInLedger(daemon.dataDir, [reg.json.wallet_id]);
   const profile = JSON.parse(await Bun.file(join(home, 'default.json')).text());
   return { home, username: reg.json.username, address: reg.json.address, api: new ApiClient(daemon.url, profile.api_key) };
 }

@@ -18,6 +18,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database } from 'bun:sqlite';
+import { SqliteStore } from '../src/db/sqlite-store.ts';
 import type { Address } from '@solana/kit';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/open.ts';
@@ -89,7 +90,7 @@ if (mode === 'bare') {
   db.run('PRAGMA journal_mode = WAL');
   db.run('CREATE TABLE intents (id TEXT PRIMARY KEY, wallet TEXT NOT NULL, amount INTEGER NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT');
   let durability = IMMEDIATE;
-  if (mode === 'raw-insert') durability = startDurability(db, path, (message) => console.error(`bench: ${message}`));
+  if (mode === 'raw-insert') durability = startDurability(new SqliteStore(db), path, (message) => console.error(`bench: ${message}`));
   else db.run('PRAGMA synchronous = FULL');
   const insert = db.query('INSERT INTO intents VALUES (?, ?, ?, ?, ?)');
   const server = Bun.serve({
@@ -130,12 +131,10 @@ if (mode === 'bare') {
   const profiles = [];
   for (let i = 0; i < agents; i++) {
     const { profile } = await registerWallet(new ApiClient(url), { name: `bench ${i}` });
-    services.db
-      .transaction(() => {
-        const { owner } = ensureOwner(services.db, 'bench@example.com', 'own_bench', Date.now());
-        markClaimed(services.db, profile.wallet_id, owner.owner_id, Date.now());
-      })
-      .immediate();
+    await services.db.transaction(async () => {
+      const { owner } = await ensureOwner(services.db, 'bench@example.com', 'own_bench', Date.now());
+      await markClaimed(services.db, profile.wallet_id, owner.owner_id, Date.now());
+    });
     await simnet.faucet(profile.address as Address, 1_000_000_000_000n);
     profiles.push(profile);
   }
@@ -157,13 +156,12 @@ if (mode === 'bare') {
   const { profile } = await registerWallet(new ApiClient(`http://127.0.0.1:${app.server?.port}/v1`), { name: 'export bench' });
   const key = newApiKey('owner');
   const start = Date.now() - count * 1000;
-  services.db
-    .transaction(() => {
-      const { owner } = ensureOwner(services.db, 'bench@example.com', 'own_bench', Date.now());
-      markClaimed(services.db, profile.wallet_id, owner.owner_id, Date.now());
-      insertOwnerToken(services.db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'bench', now: Date.now() });
+  await services.db.transaction(async () => {
+      const { owner } = await ensureOwner(services.db, 'bench@example.com', 'own_bench', Date.now());
+      await markClaimed(services.db, profile.wallet_id, owner.owner_id, Date.now());
+      await insertOwnerToken(services.db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'bench', now: Date.now() });
       for (let i = 0; i < count; i++) {
-        insertTx(services.db, {
+        await insertTx(services.db, {
           transaction_id: newId('transaction'),
           wallet_id: profile.wallet_id,
           type: 'payment',
@@ -179,8 +177,7 @@ if (mode === 'bare') {
           completed_at: start + i * 1000,
         });
       }
-    })
-    .immediate();
+    });
   console.log(`READY ${app.server?.port}`);
   console.log(JSON.stringify({ wallet_id: profile.wallet_id, token: key.key }));
 } else if (mode === 'simnet') {

@@ -654,18 +654,18 @@ async function benchCommits(): Promise<void> {
   const timeCommits = async (path: string, worker: boolean) => {
     const db = openDatabase(path, { network: 'simnet' });
     const durability = worker ? startDurability(db, path, (m) => console.error(`bench: ${m}`)) : null;
-    db.run('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
-    const insert = db.query('INSERT INTO notes (body) VALUES (?)');
+    await db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+    const insert = db.db.query('INSERT INTO notes (body) VALUES (?)');
     const body = 'x'.repeat(600);
     let onLoop = 0;
     for (let i = 0; i < 2000; i++) {
       const t = performance.now();
-      db.transaction(() => insert.run(body)).immediate();
+      await db.transaction(async () => insert.run(body));
       onLoop += performance.now() - t;
       if (durability && i % 10 === 9) await durability.durable();
     }
     await durability?.close();
-    db.close();
+    await db.close();
     return (onLoop / 2000) * 1000;
   };
   const full = await timeCommits(`${dir}/full.db`, false);

@@ -13,8 +13,8 @@ export interface ActionContext {
   headers: Headers;
   /**
    * Present when the action is idempotent and the caller sent a key. Handlers that write call
-   * `record(data)` inside the same SQLite transaction as their change, so a crash can never
+   * `record(data)` inside the same transaction as their change, so a crash can never
    * leave a change without its remembered response (DESIGN §3).
    */
-  idempotency?: { key: string; record(data: unknown): void };
+  idempotency?: { key: string; record(data: unknown): Promise<void> };
 }

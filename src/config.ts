@@ -41,6 +41,14 @@ export const ConfigSchema = T.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    database: T.Object(
+      {
+        url: T.String({ default: '' }),
+        pool_size: T.Integer({ default: 10, minimum: 1, maximum: 200 }),
+        tls: T.Boolean({ default: false }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     simnet: T.Object(
       {
         rpc_port: T.Integer({ default: 8899, minimum: 0, maximum: 65535 }),
@@ -257,6 +265,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   if (file.public_url && !/^https?:\/\/[^/]+/.test(file.public_url)) throw new ConfigError('public_url', `"${file.public_url}" must be an http(s) URL such as https://wallet.example.com`);
   if (Boolean(file.server.tls_cert_file) !== Boolean(file.server.tls_key_file)) {
     throw new ConfigError(file.server.tls_cert_file ? 'server.tls_key_file' : 'server.tls_cert_file', 'TLS needs both tls_cert_file and tls_key_file');
+  }
+  if (file.database.url && !/^postgres(ql)?:\/\/[^/]+/.test(file.database.url)) {
+    throw new ConfigError('database.url', 'must be a postgres:// URL such as postgres://wallet@db.internal:5432/wallet (leave it empty for the embedded SQLite ledger)');
   }
   if (file.outbound.total_timeout_ms < file.outbound.connect_timeout_ms) {
     throw new ConfigError('outbound.total_timeout_ms', 'must be at least outbound.connect_timeout_ms');

@@ -32,7 +32,7 @@ export class Metrics {
   private rpcCalls = new Map<string, number>();
   private signing: Histogram = { counts: BUCKETS.map(() => 0), sum: 0, count: 0 };
   private feePayerLamports: bigint | null = null;
-  private sources: (() => string[])[] = [];
+  private sources: (() => string[] | Promise<string[]>)[] = [];
 
   /** Records one API request. Unknown action names are folded into "unknown" to bound cardinality. */
   request(endpoint: string, action: string, status: number, seconds: number): void {
@@ -54,7 +54,7 @@ export class Metrics {
   }
 
   /** Lines computed at scrape time, appended to the exposition text. */
-  addSource(source: () => string[]): void {
+  addSource(source: () => string[] | Promise<string[]>): void {
     this.sources.push(source);
   }
 
@@ -88,7 +88,7 @@ export class Metrics {
   }
 
   /** The exposition text. */
-  render(): string {
+  async render(): Promise<string> {
     const lines: string[] = [];
     lines.push('# HELP agent_wallet_requests_total API requests by endpoint, action and HTTP status.');
     lines.push('# TYPE agent_wallet_requests_total counter');
@@ -121,7 +121,7 @@ export class Metrics {
       lines.push('# TYPE agent_wallet_fee_payer_lamports gauge');
       lines.push(`agent_wallet_fee_payer_lamports ${this.feePayerLamports}`);
     }
-    for (const source of this.sources) lines.push(...source());
+    for (const source of this.sources) lines.push(...(await source()));
     return `${lines.join('\n')}\n`;
   }
 }

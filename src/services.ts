@@ -2,7 +2,7 @@
  * Everything an action handler or a job may use, built once by the daemon (or by a test) and
  * passed down explicitly: no module reaches for globals.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './db/store.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 import type { FeePayerKey } from './secret-files.ts';
@@ -15,7 +15,7 @@ import type { DkgLedger } from './frost/dkg-ledger.ts';
 
 export interface Services {
   config: Config;
-  db: Database;
+  db: Store;
   log: Logger;
   /** The current time; tests pass a fake clock. */
   now: () => Date;

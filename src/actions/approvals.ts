@@ -25,9 +25,9 @@ const POLL_MS = 100;
 const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 const usdcOrNull = (micro: bigint | null) => (micro === null ? null : toUsdcNumber(micro));
 
-function botWallet(ctx: ActionContext): WalletRow {
+async function botWallet(ctx: ActionContext): Promise<WalletRow> {
   if (ctx.principal.kind !== 'bot') throw new AppError('UNAUTHORIZED');
-  const wallet = getWallet(ctx.services.db, ctx.principal.walletId);
+  const wallet = await getWallet(ctx.services.db, ctx.principal.walletId);
   if (!wallet) throw new AppError('UNAUTHORIZED');
   return wallet;
 }
@@ -77,14 +77,14 @@ export function tightestBudget(rails: GuardRails, rem: Remaining): { budget: { w
 }
 
 /** Rails in force, usage and what remains for a wallet at the services' current time. */
-export function walletAllowance(services: Services, walletId: string) {
+export async function walletAllowance(services: Services, walletId: string) {
   const now = services.now();
-  const state = loadRailsState(services.db, walletId);
+  const state = await loadRailsState(services.db, walletId);
   const rails = effectiveRails(state.current, state.pending, now);
   const pending = state.pending && now.getTime() < state.pending.apply_at.getTime() ? state.pending : null;
   const timezone = rails.active_hours?.timezone ?? 'UTC';
   const starts = windowStarts(now, timezone);
-  const usage = computeUsage(services.db, walletId, starts, { address: '' });
+  const usage = await computeUsage(services.db, walletId, starts, { address: '' });
   const rem = remaining(rails, usage);
   return { now, rails, pending, timezone, starts, usage, remaining: rem, ...tightestBudget(rails, rem) };
 }
@@ -102,9 +102,9 @@ function windowsJson<T>(w: { daily: T; weekly: T; monthly: T; total: T; payments
 }
 
 export const approvalActions = implement(APPROVALS, {
-  my_limits: (ctx) => {
-    const w = botWallet(ctx);
-    const a = walletAllowance(ctx.services, w.wallet_id);
+  my_limits: async (ctx) => {
+    const w = await botWallet(ctx);
+    const a = await walletAllowance(ctx.services, w.wallet_id);
     return {
       rails: railsToJson(a.rails),
       pending_change: a.pending ? { rails: railsToJson(a.pending.rails), apply_at: a.pending.apply_at.toISOString() } : null,
@@ -119,26 +119,25 @@ export const approvalActions = implement(APPROVALS, {
     };
   },
 
-  freeze: (ctx, p) => {
-    const w = botWallet(ctx);
+  freeze: async (ctx, p) => {
+    const w = await botWallet(ctx);
     const { db } = ctx.services;
     const nowDate = ctx.services.now();
     const now = nowDate.getTime();
     const reason = p.reason ?? null;
-    const already = db
-      .transaction(() => {
-        const state = loadRailsState(db, w.wallet_id);
+    const already = await db
+      .transaction(async () => {
+        const state = await loadRailsState(db, w.wallet_id);
         const current = effectiveRails(state.current, state.pending, nowDate);
         const pending = state.pending && now < state.pending.apply_at.getTime() ? state.pending : null;
         if (current.frozen && (!pending || pending.rails.frozen)) return true;
         // Tightening applies at once; a loosening the owner scheduled keeps its time but stays frozen.
         const frozen = { current: { ...current, frozen: true }, pending: pending && { ...pending, rails: { ...pending.rails, frozen: true } } };
-        saveRails(db, w.wallet_id, { ...frozen, now, by: 'agent' });
-        appendAudit(db, { walletId: w.wallet_id, actor: 'agent', kind: 'guard_rails.frozen', data: { reason }, now });
-        appendEvent(db, { walletId: w.wallet_id, type: 'guard_rails.updated', data: { rails: railsToJson(frozen.current), frozen_by: 'agent', reason }, now });
+        await saveRails(db, w.wallet_id, { ...frozen, now, by: 'agent' });
+        await appendAudit(db, { walletId: w.wallet_id, actor: 'agent', kind: 'guard_rails.frozen', data: { reason }, now });
+        await appendEvent(db, { walletId: w.wallet_id, type: 'guard_rails.updated', data: { rails: railsToJson(frozen.current), frozen_by: 'agent', reason }, now });
         return false;
-      })
-      .immediate();
+      });
     return {
       frozen: true,
       already_frozen: already,
@@ -147,25 +146,25 @@ export const approvalActions = implement(APPROVALS, {
     };
   },
 
-  pending_approvals: (ctx) => {
-    const w = botWallet(ctx);
-    const items = pendingApprovals(ctx.services.db, w.wallet_id).map((a) => ({ ...approvalView(a), next_step: approvalNextStep(a) }));
+  pending_approvals: async (ctx) => {
+    const w = await botWallet(ctx);
+    const items = (await pendingApprovals(ctx.services.db, w.wallet_id)).map((a) => ({ ...approvalView(a), next_step: approvalNextStep(a) }));
     return { items, total: items.length };
   },
 
   approval_status: async (ctx, p) => {
-    const w = botWallet(ctx);
+    const w = await botWallet(ctx);
     const notFound = () => new AppError('NOT_FOUND', 'Approval not found.', { howToFix: 'Use an approval_id of this wallet, as pay, withdraw or pending_approvals returned it.' });
-    const first = getApproval(ctx.services.db, p.approval_id);
+    const first = await getApproval(ctx.services.db, p.approval_id);
     if (!first || first.wallet_id !== w.wallet_id) throw notFound();
     // Wall-clock wait (not services.now()): this bounds how long the HTTP request is held.
     const deadline = performance.now() + (p.wait_seconds ?? 0) * 1000;
     let status = first.status as string | null;
     while (status === 'pending' && performance.now() < deadline) {
       await Bun.sleep(Math.min(POLL_MS, Math.max(1, deadline - performance.now())));
-      status = approvalStatusOf(ctx.services.db, p.approval_id);
+      status = await approvalStatusOf(ctx.services.db, p.approval_id);
     }
-    const row = status === first.status ? first : getApproval(ctx.services.db, p.approval_id);
+    const row = status === first.status ? first : await getApproval(ctx.services.db, p.approval_id);
     if (!row) throw notFound();
     return { ...approvalView(row), next_step: approvalNextStep(row) };
   },

@@ -50,10 +50,10 @@ const MINUTE = 60_000;
 const walletNotFound = () => new AppError('NOT_FOUND', 'Wallet not found.', { howToFix: 'Check the claim URL: it ends in the wallet_id the agent received from register.' });
 
 /** Public claim information: nothing secret, the pledged e-mail masked. */
-export function claimInfo(services: Services, walletId: string) {
-  const w = getWallet(services.db, walletId);
+export async function claimInfo(services: Services, walletId: string) {
+  const w = await getWallet(services.db, walletId);
   if (!w) throw walletNotFound();
-  const attempts = getClaimAttempts(services.db, walletId);
+  const attempts = await getClaimAttempts(services.db, walletId);
   const lockedUntil = attempts?.locked_until && Number(attempts.locked_until) > services.now().getTime() ? new Date(Number(attempts.locked_until)).toISOString() : null;
   return {
     wallet_id: w.wallet_id,
@@ -70,10 +70,10 @@ export function claimInfo(services: Services, walletId: string) {
  * Checks the claim code and, when right, mails a one-time claim link to `rawEmail`. A wrong code
  * counts towards the lock (the count is committed before the error is thrown).
  */
-export function startClaim(services: Services, walletId: string, code: string, rawEmail: string) {
+export async function startClaim(services: Services, walletId: string, code: string, rawEmail: string) {
   const email = checkEmail(rawEmail);
   if (!email.ok) throw invalid('/email', email.reason);
-  const wallet = getWallet(services.db, walletId);
+  const wallet = await getWallet(services.db, walletId);
   if (!wallet) throw walletNotFound();
   if (wallet.status === 'claimed') {
     throw new AppError('INVALID_STATUS', 'This wallet is already claimed.', {
@@ -86,20 +86,19 @@ export function startClaim(services: Services, walletId: string, code: string, r
   const expiresAt = now + MAGIC_LINK_MINUTES * MINUTE;
   const url = `${services.publicUrl()}/login/${link.token}`;
   const { db } = services;
-  const outcome = db
-    .transaction(() => {
-      const attempts = getClaimAttempts(db, walletId);
+  const outcome = await db
+    .transaction(async () => {
+      const attempts = await getClaimAttempts(db, walletId);
       if (attempts?.locked_until && Number(attempts.locked_until) > now) return { kind: 'locked' as const, until: Number(attempts.locked_until) };
       if (!sameHash(wallet.claim_code_hash, submitted)) {
-        const failure = recordClaimFailure(db, walletId, now, MAX_WRONG_CLAIM_CODES, CLAIM_LOCK_MINUTES * MINUTE);
+        const failure = await recordClaimFailure(db, walletId, now, MAX_WRONG_CLAIM_CODES, CLAIM_LOCK_MINUTES * MINUTE);
         return failure.lockedUntil === null ? { kind: 'wrong' as const, left: MAX_WRONG_CLAIM_CODES - failure.failures } : { kind: 'locked' as const, until: failure.lockedUntil };
       }
-      clearClaimAttempts(db, walletId);
-      insertMagicLink(db, { link_hash: link.hash, purpose: 'claim', email: email.value, wallet_id: walletId, now, expires_at: expiresAt });
-      queueMail(services, claimMail(email.value, wallet, url, MAGIC_LINK_MINUTES));
+      await clearClaimAttempts(db, walletId);
+      await insertMagicLink(db, { link_hash: link.hash, purpose: 'claim', email: email.value, wallet_id: walletId, now, expires_at: expiresAt });
+      await queueMail(services, claimMail(email.value, wallet, url, MAGIC_LINK_MINUTES));
       return { kind: 'sent' as const };
-    })
-    .immediate();
+    });
   if (outcome.kind === 'locked') {
     const seconds = Math.max(1, Math.ceil((outcome.until - now) / 1000));
     throw new AppError('RATE_LIMITED', `Too many wrong claim codes: claiming this wallet is locked until ${new Date(outcome.until).toISOString()}.`, {
@@ -126,18 +125,18 @@ export function startClaim(services: Services, walletId: string, code: string, r
  * Mails a sign-in link when an owner with this e-mail exists; says nothing either way (the
  * answer must not reveal who is an owner). At most a few links per e-mail per hour.
  */
-export function requestLogin(services: Services, rawEmail: string): { email: string } {
+export async function requestLogin(services: Services, rawEmail: string): Promise<{ email: string }> {
   const email = checkEmail(rawEmail);
   if (!email.ok) throw invalid('/email', email.reason);
   const now = services.now().getTime();
   const link = newToken();
   const { db } = services;
-  db.transaction(() => {
-    if (!findOwnerByEmail(db, email.value)) return;
-    if (countMagicLinksSince(db, email.value, 'login', now - 60 * MINUTE) >= LOGIN_LINKS_PER_HOUR) return;
-    insertMagicLink(db, { link_hash: link.hash, purpose: 'login', email: email.value, wallet_id: null, now, expires_at: now + MAGIC_LINK_MINUTES * MINUTE });
-    queueMail(services, loginMail(email.value, `${services.publicUrl()}/login/${link.token}`, MAGIC_LINK_MINUTES));
-  }).immediate();
+  await db.transaction(async () => {
+    if (!(await findOwnerByEmail(db, email.value))) return;
+    if ((await countMagicLinksSince(db, email.value, 'login', now - 60 * MINUTE)) >= LOGIN_LINKS_PER_HOUR) return;
+    await insertMagicLink(db, { link_hash: link.hash, purpose: 'login', email: email.value, wallet_id: null, now, expires_at: now + MAGIC_LINK_MINUTES * MINUTE });
+    await queueMail(services, loginMail(email.value, `${services.publicUrl()}/login/${link.token}`, MAGIC_LINK_MINUTES));
+  });
   return { email: email.value };
 }
 
@@ -146,12 +145,12 @@ export type LinkFailure = 'unknown' | 'used' | 'expired' | 'claimed';
 
 type LinkCheck = { ok: true; link: MagicLinkRow; wallet: WalletRow | null } | { ok: false; reason: LinkFailure; walletId: string | null };
 
-function checkMagicLink(db: Services['db'], hash: Uint8Array, now: number): LinkCheck {
-  const link = getMagicLink(db, hash);
+async function checkMagicLink(db: Services['db'], hash: Uint8Array, now: number): Promise<LinkCheck> {
+  const link = await getMagicLink(db, hash);
   if (!link || !sameHash(link.link_hash, hash)) return { ok: false, reason: 'unknown', walletId: null };
   if (link.used_at !== null) return { ok: false, reason: 'used', walletId: link.wallet_id };
   if (Number(link.expires_at) <= now) return { ok: false, reason: 'expired', walletId: link.wallet_id };
-  const wallet = link.wallet_id ? getWallet(db, link.wallet_id) : null;
+  const wallet = link.wallet_id ? await getWallet(db, link.wallet_id) : null;
   if (link.purpose === 'claim' && (!wallet || wallet.status === 'claimed')) return { ok: false, reason: 'claimed', walletId: link.wallet_id };
   return { ok: true, link, wallet };
 }
@@ -166,9 +165,9 @@ export type MagicLinkInfo =
  * Reads a magic link and spends nothing: mail scanners open links before the person does, so
  * only the confirming POST (`followMagicLink`) may use it.
  */
-export function magicLinkInfo(services: Services, token: string): MagicLinkInfo {
+export async function magicLinkInfo(services: Services, token: string): Promise<MagicLinkInfo> {
   if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'unknown', walletId: null };
-  const state = checkMagicLink(services.db, hashToken(token), services.now().getTime());
+  const state = await checkMagicLink(services.db, hashToken(token), services.now().getTime());
   if (!state.ok) return state;
   const { link, wallet } = state;
   const emailMasked = maskEmail(link.email);
@@ -183,32 +182,31 @@ export type FollowResult = { ok: true; ownerId: string; walletId: string | null;
  * links; emits `wallet.claimed` and an audit entry) and stores the session `session.hash` — all in
  * one transaction, so a link that fails changes nothing.
  */
-export function followMagicLink(services: Services, token: string, session: { hash: Uint8Array; expiresAt: number }): FollowResult {
+export async function followMagicLink(services: Services, token: string, session: { hash: Uint8Array; expiresAt: number }): Promise<FollowResult> {
   if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'unknown', walletId: null };
   const { db } = services;
   const hash = hashToken(token);
   const now = services.now().getTime();
-  const result = db
-    .transaction((): FollowResult => {
-      const state = checkMagicLink(db, hash, now);
+  const result = await db
+    .transaction(async (): Promise<FollowResult> => {
+      const state = await checkMagicLink(db, hash, now);
       if (!state.ok) return state;
       const { link, wallet } = state;
-      if (!useMagicLink(db, hash, now)) return { ok: false, reason: 'used', walletId: link.wallet_id };
-      const { owner } = ensureOwner(db, link.email, newId('owner'), now);
+      if (!(await useMagicLink(db, hash, now))) return { ok: false, reason: 'used', walletId: link.wallet_id };
+      const { owner } = await ensureOwner(db, link.email, newId('owner'), now);
       let claimed = false;
       if (link.purpose === 'claim' && wallet) {
-        if (!markClaimed(db, wallet.wallet_id, owner.owner_id, now)) throw new Error('wallet claimed concurrently inside a write transaction');
-        clearClaimAttempts(db, wallet.wallet_id);
+        if (!(await markClaimed(db, wallet.wallet_id, owner.owner_id, now))) throw new Error('wallet claimed concurrently inside a write transaction');
+        await clearClaimAttempts(db, wallet.wallet_id);
         const data = { wallet_id: wallet.wallet_id, owner_id: owner.owner_id, owner_email: maskEmail(owner.email) };
-        appendEvent(db, { walletId: wallet.wallet_id, type: 'wallet.claimed', data, now });
-        appendAudit(db, { walletId: wallet.wallet_id, actor: ownerActor(owner.owner_id, 'email'), kind: 'wallet.claimed', data, now });
+        await appendEvent(db, { walletId: wallet.wallet_id, type: 'wallet.claimed', data, now });
+        await appendAudit(db, { walletId: wallet.wallet_id, actor: ownerActor(owner.owner_id, 'email'), kind: 'wallet.claimed', data, now });
         claimed = true;
       }
-      insertSession(db, { session_hash: session.hash, owner_id: owner.owner_id, now, expires_at: session.expiresAt });
+      await insertSession(db, { session_hash: session.hash, owner_id: owner.owner_id, now, expires_at: session.expiresAt });
       return { ok: true, ownerId: owner.owner_id, walletId: link.wallet_id, claimed };
-    })
-    .immediate();
-  if (result.ok && result.claimed && result.walletId) prepareClaimedWallet(services, result.walletId);
+    });
+  if (result.ok && result.claimed && result.walletId) await prepareClaimedWallet(services, result.walletId);
   return result;
 }
 
@@ -218,16 +216,16 @@ export function followMagicLink(services: Services, token: string, session: { ha
  * for the chain, and a failure is made good before the wallet's first incoming payment is built
  * (src/payments/recipient-account.ts).
  */
-function prepareClaimedWallet(services: Services, walletId: string): void {
-  const wallet = getWallet(services.db, walletId);
+async function prepareClaimedWallet(services: Services, walletId: string): Promise<void> {
+  const wallet = await getWallet(services.db, walletId);
   // A payment signed while the wallet was unclaimed already carries the create and its fee: creating the account first would make that fee pay for nothing.
-  if (!wallet || setupFeeHolder(services.db, wallet.address)?.signed_tx) return;
+  if (!wallet || (await setupFeeHolder(services.db, wallet.address))?.signed_tx) return;
   ensurePayeeReady(services, wallet.address as Address).catch((err: Error) =>
     services.log.warn('claimed wallet: token account not created yet; it is created before its first incoming payment', { wallet_id: walletId, error: err.message }),
   );
 }
 
 export const claimActions = implement(CLAIM, {
-  claim_info: ({ services }, p) => claimInfo(services, p.wallet_id),
-  claim: ({ services }, p) => startClaim(services, p.wallet_id, p.claim_code, p.email),
+  claim_info: async ({ services }, p) => await claimInfo(services, p.wallet_id),
+  claim: async ({ services }, p) => await startClaim(services, p.wallet_id, p.claim_code, p.email),
 });

@@ -18,8 +18,8 @@ import { implement } from './registry.ts';
 import { callerWallet } from './wallet.ts';
 
 /** The payee's paylink; another payee's id is NOT_FOUND. */
-function ownPaylink(services: Services, payee: Payee, requestId: string): PaylinkRow {
-  const row = getPayeePaylink(services.db, payee.key, requestId);
+async function ownPaylink(services: Services, payee: Payee, requestId: string): Promise<PaylinkRow> {
+  const row = await getPayeePaylink(services.db, payee.key, requestId);
   if (!row) throw paylinkNotFound();
   return row;
 }
@@ -29,65 +29,65 @@ function ownPaylink(services: Services, payee: Payee, requestId: string): Paylin
  * (src/actions/merchant.ts), so both get the same checks and answers.
  */
 export const paylinkActions = {
-  create: async (services: Services, payee: Payee, p: CreatePaylinkInput, inTransaction?: (reference: string | null, amount: bigint | null) => void) =>
-    paylinkView(services, await createPaylink(services, payee, p, inTransaction)),
+  create: async (services: Services, payee: Payee, p: CreatePaylinkInput, inTransaction?: (reference: string | null, amount: bigint | null) => Promise<void>) =>
+    await paylinkView(services, await createPaylink(services, payee, p, inTransaction)),
 
-  get: (services: Services, payee: Payee, p: { request_id?: string; reference?: string }) => {
+  get: async (services: Services, payee: Payee, p: { request_id?: string; reference?: string }) => {
     if ((p.request_id === undefined) === (p.reference === undefined)) {
       throw invalid('/request_id', 'send exactly one of request_id and reference', 'Send request_id (req_…) or the reference you gave at creation.');
     }
-    const row = p.request_id !== undefined ? getPayeePaylink(services.db, payee.key, p.request_id) : getPaylinkByReference(services.db, payee.key, p.reference!);
+    const row = p.request_id !== undefined ? await getPayeePaylink(services.db, payee.key, p.request_id) : await getPaylinkByReference(services.db, payee.key, p.reference!);
     if (!row) throw paylinkNotFound();
-    return paylinkView(services, row);
+    return await paylinkView(services, row);
   },
 
-  list: (services: Services, payee: Payee, p: { status?: PaylinkStatus; limit?: number; offset?: number }) => {
+  list: async (services: Services, payee: Payee, p: { status?: PaylinkStatus; limit?: number; offset?: number }) => {
     const limit = p.limit ?? 20;
     const offset = p.offset ?? 0;
-    const { items, total } = listPaylinks(services.db, payee.key, p.status, limit, offset);
-    return { items: items.map((r) => paylinkView(services, r)), total, limit, offset };
+    const { items, total } = await listPaylinks(services.db, payee.key, p.status, limit, offset);
+    return { items: await Promise.all(items.map((r) => paylinkView(services, r))), total, limit, offset };
   },
 
-  cancel: (services: Services, payee: Payee, p: { request_id: string }) => paylinkView(services, cancelOwnPaylink(services, ownPaylink(services, payee, p.request_id))),
+  cancel: async (services: Services, payee: Payee, p: { request_id: string }) => await paylinkView(services, await cancelOwnPaylink(services, await ownPaylink(services, payee, p.request_id))),
 
-  invite: (services: Services, payee: Payee, p: { request_id: string; to_email?: string; to_wallet?: string; message?: string }) =>
-    sendInvitation(services, payee, ownPaylink(services, payee, p.request_id), p),
+  invite: async (services: Services, payee: Payee, p: { request_id: string; to_email?: string; to_wallet?: string; message?: string }) =>
+    await sendInvitation(services, payee, await ownPaylink(services, payee, p.request_id), p),
 };
 
 /** A paylink by the short code of its checkout URL (forgiving case and look-alike characters). */
-export function paylinkByShortCode(services: Services, raw: string): PaylinkRow | null {
+export async function paylinkByShortCode(services: Services, raw: string): Promise<PaylinkRow | null> {
   const code = normalizeShortCode(raw);
-  return code === null ? null : getPaylinkByShortCode(services.db, code);
+  return code === null ? null : await getPaylinkByShortCode(services.db, code);
 }
 
-function publicPaylink(services: Services, raw: string): PaylinkRow {
-  const row = paylinkByShortCode(services, raw);
+async function publicPaylink(services: Services, raw: string): Promise<PaylinkRow> {
+  const row = await paylinkByShortCode(services, raw);
   if (!row) throw new AppError('NOT_FOUND', 'No payment request has this short code.', { howToFix: 'Check the code at the end of the checkout URL (/pay/<short_code>).' });
   return row;
 }
 
 export const earningActions = implement(EARNING, {
-  create_payment_request: (ctx, p) => paylinkActions.create(ctx.services, walletPayee(callerWallet(ctx)), p),
-  get_payment_request: (ctx, p) => paylinkActions.get(ctx.services, walletPayee(callerWallet(ctx)), p),
-  list_payment_requests: (ctx, p) => paylinkActions.list(ctx.services, walletPayee(callerWallet(ctx)), p),
-  cancel_payment_request: (ctx, p) => paylinkActions.cancel(ctx.services, walletPayee(callerWallet(ctx)), p),
-  send_paylink_invitation: (ctx, p) => paylinkActions.invite(ctx.services, walletPayee(callerWallet(ctx)), p),
+  create_payment_request: async (ctx, p) => paylinkActions.create(ctx.services, walletPayee(await callerWallet(ctx)), p),
+  get_payment_request: async (ctx, p) => await paylinkActions.get(ctx.services, walletPayee(await callerWallet(ctx)), p),
+  list_payment_requests: async (ctx, p) => await paylinkActions.list(ctx.services, walletPayee(await callerWallet(ctx)), p),
+  cancel_payment_request: async (ctx, p) => await paylinkActions.cancel(ctx.services, walletPayee(await callerWallet(ctx)), p),
+  send_paylink_invitation: async (ctx, p) => await paylinkActions.invite(ctx.services, walletPayee(await callerWallet(ctx)), p),
 
-  request_funds: (ctx, p) => requestFunds(ctx, callerWallet(ctx), p),
+  request_funds: async (ctx, p) => requestFunds(ctx, await callerWallet(ctx), p),
 
-  list_fund_requests: (ctx, p) => {
-    const wallet = callerWallet(ctx);
+  list_fund_requests: async (ctx, p) => {
+    const wallet = await callerWallet(ctx);
     const limit = p.limit ?? 20;
     const offset = p.offset ?? 0;
-    const { items, total } = listFundRequests(ctx.services.db, [wallet.wallet_id], p.status, limit, offset);
-    return { items: items.map((r) => fundRequestView(ctx.services, r)), total, limit, offset };
+    const { items, total } = await listFundRequests(ctx.services.db, [wallet.wallet_id], p.status, limit, offset);
+    return { items: await Promise.all(items.map((r) => fundRequestView(ctx.services, r))), total, limit, offset };
   },
 
-  pay: (ctx, p) => publicPaylinkView(ctx.services, publicPaylink(ctx.services, p.short_code)),
+  pay: async (ctx, p) => await publicPaylinkView(ctx.services, await publicPaylink(ctx.services, p.short_code)),
 
   pay_status: async (ctx, p) => {
-    const row = publicPaylink(ctx.services, p.short_code);
+    const row = await publicPaylink(ctx.services, p.short_code);
     await nudgeScan(ctx.services, row);
-    return payStatusView(ctx.services, paylinkByShortCode(ctx.services, p.short_code) ?? row);
+    return payStatusView(ctx.services, (await paylinkByShortCode(ctx.services, p.short_code)) ?? row);
   },
 });

@@ -27,7 +27,7 @@ import { checkName, checkUsername } from '../domain/identity.ts';
 import { toUsdcNumber } from '../domain/money.ts';
 import { newWebhookSecret } from '../net/standard-webhooks.ts';
 import { isSolanaAddress } from '../payments/recipient.ts';
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../db/store.ts';
 import type { Services } from '../services.ts';
 import { checkWebhookUrl } from '../webhooks/net.ts';
 import { newEndpointId, recordMerchantEvent } from '../webhooks/outbox.ts';
@@ -47,9 +47,9 @@ export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 /** The merchant of the calling key (the dispatcher authenticated it). */
-function callerMerchant(ctx: ActionContext): MerchantRow {
+async function callerMerchant(ctx: ActionContext): Promise<MerchantRow> {
   if (ctx.principal.kind !== 'merchant') throw new AppError('UNAUTHORIZED');
-  const merchant = getMerchant(ctx.services.db, ctx.principal.merchantId);
+  const merchant = await getMerchant(ctx.services.db, ctx.principal.merchantId);
   if (!merchant) throw new AppError('UNAUTHORIZED');
   return merchant;
 }
@@ -76,7 +76,7 @@ function paymentView(p: MerchantPayment) {
   };
 }
 
-function deliveryView(db: Database, d: DeliveryRow) {
+async function deliveryView(db: Store, d: DeliveryRow) {
   return {
     delivery_id: d.delivery_id,
     webhook_id: d.endpoint_id,
@@ -89,7 +89,7 @@ function deliveryView(db: Database, d: DeliveryRow) {
     last_error: d.last_error,
     created_at: iso(d.created_at),
     delivered_at: iso(d.delivered_at),
-    attempt_log: deliveryAttempts(db, d.delivery_id).map((a) => ({
+    attempt_log: (await deliveryAttempts(db, d.delivery_id)).map((a) => ({
       attempt: Number(a.attempt),
       at: iso(a.started_at),
       url: a.url,
@@ -113,11 +113,11 @@ async function checkedUrl(services: Services, field: string, raw: string): Promi
  * Makes `url` the merchant's active webhook with a fresh secret and queues a `webhook.test`
  * message to it. Call inside a write transaction. Returns the secret (shown once).
  */
-function setEndpoint(services: Services, merchantId: string, url: string, now: number): { webhookId: string; secret: string; testDeliveryId: string | null } {
+async function setEndpoint(services: Services, merchantId: string, url: string, now: number): Promise<{ webhookId: string; secret: string; testDeliveryId: string | null }> {
   const endpointId = newEndpointId();
   const secret = newWebhookSecret();
-  insertActiveEndpoint(services.db, { endpoint_id: endpointId, merchant_id: merchantId, url, secret: sealWebhookSecret(services.masterKey, endpointId, secret), now });
-  const test = recordMerchantEvent(services.db, merchantId, 'webhook.test', { webhook_id: endpointId, url, message: 'Your webhook URL is set; payment.received events will be sent here.' }, now);
+  await insertActiveEndpoint(services.db, { endpoint_id: endpointId, merchant_id: merchantId, url, secret: sealWebhookSecret(services.masterKey, endpointId, secret), now });
+  const test = await recordMerchantEvent(services.db, merchantId, 'webhook.test', { webhook_id: endpointId, url, message: 'Your webhook URL is set; payment.received events will be sent here.' }, now);
   return { webhookId: endpointId, secret, testDeliveryId: test.deliveryId };
 }
 
@@ -136,12 +136,11 @@ export const merchantActions = implement(MERCHANT, {
     const merchantId = newId('merchant');
     const apiKey = newApiKey('merchant');
     const now = services.now().getTime();
-    const created = services.db
-      .transaction(() => {
-        if (!insertMerchant(services.db, { merchant_id: merchantId, username: username.value, name: name.value, payout_address: p.payout_address, api_key_hash: apiKey.hash, created_at: now })) return null;
-        return { webhook: webhookUrl === null ? null : setEndpoint(services, merchantId, webhookUrl, now) };
-      })
-      .immediate();
+    const created = await services.db
+      .transaction(async () => {
+        if (!(await insertMerchant(services.db, { merchant_id: merchantId, username: username.value, name: name.value, payout_address: p.payout_address, api_key_hash: apiKey.hash, created_at: now }))) return null;
+        return { webhook: webhookUrl === null ? null : await setEndpoint(services, merchantId, webhookUrl, now) };
+      });
     if (!created) {
       throw new AppError('VALIDATION_ERROR', `/username: "${username.value}" is already taken by a wallet or a merchant.`, {
         howToFix: 'Choose another username.',
@@ -159,23 +158,23 @@ export const merchantActions = implement(MERCHANT, {
     };
   },
 
-  info: (ctx) => {
-    const m = callerMerchant(ctx);
+  info: async (ctx) => {
+    const m = await callerMerchant(ctx);
     return {
       merchant_id: m.merchant_id,
       name: m.name,
       username: m.username,
       payout_address: m.payout_address,
       network: ctx.services.config.solana.network,
-      webhook: endpointView(activeEndpoint(ctx.services.db, m.merchant_id)),
+      webhook: endpointView(await activeEndpoint(ctx.services.db, m.merchant_id)),
       created_at: iso(m.created_at),
     };
   },
 
   balance: async (ctx) => {
-    const m = callerMerchant(ctx);
+    const m = await callerMerchant(ctx);
     const micro = await ctx.services.chain.getTokenBalance(m.payout_address as Address, ctx.services.config.usdcMint as Address);
-    const totals = merchantTotals(ctx.services.db, m.merchant_id);
+    const totals = await merchantTotals(ctx.services.db, m.merchant_id);
     return {
       balance: toUsdcNumber(micro),
       currency: 'USDC',
@@ -184,21 +183,21 @@ export const merchantActions = implement(MERCHANT, {
       total_received: toUsdcNumber(totals.received),
       payments_received: totals.count,
       last_payment_at: iso(totals.lastPaidAt),
-      sale_fees_owed: toUsdcNumber(saleFeesOwed(ctx.services, m.merchant_id)),
+      sale_fees_owed: toUsdcNumber(await saleFeesOwed(ctx.services, m.merchant_id)),
     };
   },
 
-  verify: (ctx, p) => {
-    const m = callerMerchant(ctx);
+  verify: async (ctx, p) => {
+    const m = await callerMerchant(ctx);
     // Without expected_amount, the order asks what its paylink asks (when one carries the reference):
     // a smaller payment with the reference never reads as paid.
     const given = p.expected_amount === undefined ? null : amountParam(ctx.services, '/expected_amount', p.expected_amount);
-    const ordered = orderAmount(ctx.services.db, ctx.services.now().getTime(), m.merchant_id, p.reference);
+    const ordered = await orderAmount(ctx.services.db, ctx.services.now().getTime(), m.merchant_id, p.reference);
     const expected = given ?? (ordered > 0n ? ordered : null);
-    const payment = largestPaymentByReference(ctx.services.db, m.merchant_id, p.reference);
+    const payment = await largestPaymentByReference(ctx.services.db, m.merchant_id, p.reference);
     const base = { reference: p.reference, expected_amount: expected === null ? null : toUsdcNumber(expected) };
     if (!payment) {
-      const underway = paymentHoldingReference(ctx.services.db, m.merchant_id, p.reference);
+      const underway = await paymentHoldingReference(ctx.services.db, m.merchant_id, p.reference);
       return {
         ...base,
         paid: false,
@@ -217,8 +216,8 @@ export const merchantActions = implement(MERCHANT, {
     return { ...base, ...view, paid: true, status: 'paid', reason: null };
   },
 
-  history: (ctx, p) => {
-    const m = callerMerchant(ctx);
+  history: async (ctx, p) => {
+    const m = await callerMerchant(ctx);
     let sinceMs: number | undefined;
     if (p.since !== undefined) {
       sinceMs = Date.parse(p.since);
@@ -226,32 +225,31 @@ export const merchantActions = implement(MERCHANT, {
     }
     const limit = p.limit ?? 20;
     const offset = p.offset ?? 0;
-    const { items, total } = merchantPayments(ctx.services.db, { merchantId: m.merchant_id, sinceMs, limit, offset });
+    const { items, total } = await merchantPayments(ctx.services.db, { merchantId: m.merchant_id, sinceMs, limit, offset });
     return { items: items.map(paymentView), total, limit, offset };
   },
 
   set_webhook: async (ctx, p) => {
-    const m = callerMerchant(ctx);
+    const m = await callerMerchant(ctx);
     const url = await checkedUrl(ctx.services, '/url', p.url);
     const now = ctx.services.now().getTime();
-    const set = ctx.services.db.transaction(() => setEndpoint(ctx.services, m.merchant_id, url, now)).immediate();
+    const set = await ctx.services.db.transaction(async () => await setEndpoint(ctx.services, m.merchant_id, url, now));
     return { webhook_id: set.webhookId, url, status: 'active', secret: set.secret, test_delivery_id: set.testDeliveryId, next_step: `A webhook.test message is on its way. ${SECRET_HINT}` };
   },
 
-  rotate_webhook_secret: (ctx) => {
-    const m = callerMerchant(ctx);
+  rotate_webhook_secret: async (ctx) => {
+    const m = await callerMerchant(ctx);
     const { db } = ctx.services;
     const now = ctx.services.now().getTime();
     const secret = newWebhookSecret();
-    const rotated = db
-      .transaction(() => {
-        const endpoint = activeEndpoint(db, m.merchant_id);
+    const rotated = await db
+      .transaction(async () => {
+        const endpoint = await activeEndpoint(db, m.merchant_id);
         if (!endpoint) return null;
         // The current sealed secret is bound to this endpoint already, so it moves to previous_secret as is.
-        rotateEndpointSecret(db, endpoint.endpoint_id, sealWebhookSecret(ctx.services.masterKey, endpoint.endpoint_id, secret), endpoint.secret, now + ROTATION_GRACE_MS, now);
+        await rotateEndpointSecret(db, endpoint.endpoint_id, sealWebhookSecret(ctx.services.masterKey, endpoint.endpoint_id, secret), endpoint.secret, now + ROTATION_GRACE_MS, now);
         return endpoint;
-      })
-      .immediate();
+      });
     if (!rotated) throw new AppError('INVALID_STATUS', 'No active webhook to rotate the secret of.', { howToFix: 'Set a webhook URL with set_webhook; it returns a new secret.' });
     return {
       webhook_id: rotated.endpoint_id,
@@ -261,59 +259,58 @@ export const merchantActions = implement(MERCHANT, {
     };
   },
 
-  webhook_deliveries: (ctx, p) => {
-    const m = callerMerchant(ctx);
+  webhook_deliveries: async (ctx, p) => {
+    const m = await callerMerchant(ctx);
     const limit = p.limit ?? 20;
     const offset = p.offset ?? 0;
-    const { items, total } = merchantDeliveries(ctx.services.db, m.merchant_id, limit, offset);
-    return { webhook: endpointView(activeEndpoint(ctx.services.db, m.merchant_id)), items: items.map((d) => deliveryView(ctx.services.db, d)), total, limit, offset };
+    const { items, total } = await merchantDeliveries(ctx.services.db, m.merchant_id, limit, offset);
+    return { webhook: endpointView(await activeEndpoint(ctx.services.db, m.merchant_id)), items: await Promise.all(items.map((d) => deliveryView(ctx.services.db, d))), total, limit, offset };
   },
 
-  redeliver: (ctx, p) => {
-    const m = callerMerchant(ctx);
+  redeliver: async (ctx, p) => {
+    const m = await callerMerchant(ctx);
     const { db } = ctx.services;
     const now = ctx.services.now().getTime();
-    const outcome = db
-      .transaction(() => {
-        const delivery = getDelivery(db, p.delivery_id);
+    const outcome = await db
+      .transaction(async () => {
+        const delivery = await getDelivery(db, p.delivery_id);
         if (!delivery || delivery.merchant_id !== m.merchant_id) return 'not_found' as const;
-        const endpoint = activeEndpoint(db, m.merchant_id);
+        const endpoint = await activeEndpoint(db, m.merchant_id);
         if (!endpoint) return 'no_endpoint' as const;
         if (delivery.lease_until !== null && Number(delivery.lease_until) > now) return 'in_flight' as const;
-        requeueDelivery(db, delivery.delivery_id, endpoint.endpoint_id, now);
+        await requeueDelivery(db, delivery.delivery_id, endpoint.endpoint_id, now);
         return 'queued' as const;
-      })
-      .immediate();
+      });
     if (outcome === 'not_found') throw new AppError('NOT_FOUND', 'Webhook delivery not found.', { howToFix: 'Use a delivery_id from webhook_deliveries.' });
     if (outcome === 'no_endpoint') throw new AppError('INVALID_STATUS', 'No active webhook URL to deliver to.', { howToFix: 'Set one with set_webhook first (a 410 Gone answer disables the current one).' });
     if (outcome === 'in_flight') throw new AppError('INVALID_STATUS', 'This message is being delivered right now.', { howToFix: 'Wait a few seconds and read webhook_deliveries.' });
-    return { ...deliveryView(db, getDelivery(db, p.delivery_id)!), next_step: 'queued: it is sent again within seconds with the same webhook-id' };
+    return { ...(await deliveryView(db, (await getDelivery(db, p.delivery_id))!)), next_step: 'queued: it is sent again within seconds with the same webhook-id' };
   },
 
-  create_payment_request: (ctx, p) => {
-    const m = callerMerchant(ctx);
-    return paylinkActions.create(ctx.services, merchantPayee(m), p, (reference, amount) => {
-      if (reference !== null) assertNewPaylinkReference(ctx.services.db, ctx.services.now().getTime(), m.merchant_id, reference, amount);
+  create_payment_request: async (ctx, p) => {
+    const m = await callerMerchant(ctx);
+    return paylinkActions.create(ctx.services, merchantPayee(m), p, async (reference, amount) => {
+      if (reference !== null) await assertNewPaylinkReference(ctx.services.db, ctx.services.now().getTime(), m.merchant_id, reference, amount);
     });
   },
-  get_payment_request: (ctx, p) => paylinkActions.get(ctx.services, merchantPayee(callerMerchant(ctx)), p),
-  list_payment_requests: (ctx, p) => paylinkActions.list(ctx.services, merchantPayee(callerMerchant(ctx)), p),
-  cancel_payment_request: (ctx, p) => paylinkActions.cancel(ctx.services, merchantPayee(callerMerchant(ctx)), p),
-  send_paylink_invitation: (ctx, p) => paylinkActions.invite(ctx.services, merchantPayee(callerMerchant(ctx)), p),
+  get_payment_request: async (ctx, p) => await paylinkActions.get(ctx.services, merchantPayee(await callerMerchant(ctx)), p),
+  list_payment_requests: async (ctx, p) => await paylinkActions.list(ctx.services, merchantPayee(await callerMerchant(ctx)), p),
+  cancel_payment_request: async (ctx, p) => await paylinkActions.cancel(ctx.services, merchantPayee(await callerMerchant(ctx)), p),
+  send_paylink_invitation: async (ctx, p) => await paylinkActions.invite(ctx.services, merchantPayee(await callerMerchant(ctx)), p),
 
-  x402_refund_due: (ctx, p) => {
-    const m = callerMerchant(ctx);
-    const sale = merchantSaleBySignature(ctx.services.db, m.merchant_id, p.transaction);
+  x402_refund_due: async (ctx, p) => {
+    const m = await callerMerchant(ctx);
+    const sale = await merchantSaleBySignature(ctx.services.db, m.merchant_id, p.transaction);
     if (!sale) throw new AppError('NOT_FOUND', 'No x402 sale of this merchant has this transaction.', { howToFix: "Pass the transaction of the x402 receipt (PAYMENT-RESPONSE) of one of this merchant's sales." });
     const now = ctx.services.now().getTime();
-    const marked = ctx.services.db.transaction(() => markRefundDue(ctx.services.db, sale.sale_id, p.reason, now)).immediate();
-    const row = getSale(ctx.services.db, sale.sale_id)!;
+    const marked = await ctx.services.db.transaction(async () => await markRefundDue(ctx.services.db, sale.sale_id, p.reason, now));
+    const row = (await getSale(ctx.services.db, sale.sale_id))!;
     return { transaction_id: row.sale_id, signature: row.signature, status: row.status, amount: toUsdcNumber(row.amount), refund_due: row.refund_due_reason, recorded_now: marked };
   },
 
-  sale_fees: (ctx) => saleFeesView(ctx.services, callerMerchant(ctx)),
-  pay_sale_fees: (ctx) => invoiceSaleFees(ctx.services, callerMerchant(ctx)),
+  sale_fees: async (ctx) => saleFeesView(ctx.services, await callerMerchant(ctx)),
+  pay_sale_fees: async (ctx) => invoiceSaleFees(ctx.services, await callerMerchant(ctx)),
 
-  events: (ctx, p) => readFeed(ctx.services, { kind: 'merchant', id: callerMerchant(ctx).merchant_id }, p),
-  mark_read: (ctx, p) => markFeedRead(ctx.services, { kind: 'merchant', id: callerMerchant(ctx).merchant_id }, p),
+  events: async (ctx, p) => readFeed(ctx.services, { kind: 'merchant', id: (await callerMerchant(ctx)).merchant_id }, p),
+  mark_read: async (ctx, p) => await markFeedRead(ctx.services, { kind: 'merchant', id: (await callerMerchant(ctx)).merchant_id }, p),
 });

@@ -43,15 +43,15 @@ const approvalNotFound = () =>
   new AppError('NOT_FOUND', 'Approval not found among your wallets.', { howToFix: 'Use an approval_id from the approvals action.' });
 
 /** The owner's claimed wallet, or NOT_FOUND. */
-export function requireOwnerWallet(services: Services, ownerId: string, walletId: string): WalletRow {
-  const wallet = ownerWallet(services.db, ownerId, walletId);
+export async function requireOwnerWallet(services: Services, ownerId: string, walletId: string): Promise<WalletRow> {
+  const wallet = await ownerWallet(services.db, ownerId, walletId);
   if (!wallet) throw walletNotFound();
   return wallet;
 }
 
 /** The owner's wallets, newest claim first. */
-export function listOwnerWallets(services: Services, ownerId: string, limit = 20, offset = 0) {
-  const { rows, total } = ownerWallets(services.db, ownerId, limit, offset);
+export async function listOwnerWallets(services: Services, ownerId: string, limit = 20, offset = 0) {
+  const { rows, total } = await ownerWallets(services.db, ownerId, limit, offset);
   return {
     items: rows.map((w) => ({
       wallet_id: w.wallet_id,
@@ -69,9 +69,9 @@ export function listOwnerWallets(services: Services, ownerId: string, limit = 20
 }
 
 /** Guard rails of one wallet: in force now, and a pending loosening with its time. */
-export function guardRailsView(services: Services, walletId: string) {
+export async function guardRailsView(services: Services, walletId: string) {
   const now = services.now();
-  const state = loadRailsState(services.db, walletId);
+  const state = await loadRailsState(services.db, walletId);
   const inForce = effectiveRails(state.current, state.pending, now);
   const pending = state.pending && now.getTime() < state.pending.apply_at.getTime() ? state.pending : null;
   return {
@@ -84,9 +84,9 @@ export function guardRailsView(services: Services, walletId: string) {
 }
 
 /** The guard rails an owner would edit: the pending document when there is one, else those in force. */
-export function desiredRails(services: Services, walletId: string): GuardRails {
+export async function desiredRails(services: Services, walletId: string): Promise<GuardRails> {
   const now = services.now();
-  const state = loadRailsState(services.db, walletId);
+  const state = await loadRailsState(services.db, walletId);
   if (state.pending && now.getTime() < state.pending.apply_at.getTime()) return state.pending.rails;
   return effectiveRails(state.current, state.pending, now);
 }
@@ -99,7 +99,7 @@ const sameRails = (a: GuardRails, b: GuardRails) => JSON.stringify(railsToJson(a
  * an earlier pending change (saving the same pending document again keeps its time). Writes the
  * row, an audit entry and a `guard_rails.updated` event in one transaction.
  */
-export function setGuardRails(services: Services, ownerId: string, walletId: string, doc: unknown, via: Via) {
+export async function setGuardRails(services: Services, ownerId: string, walletId: string, doc: unknown, via: Via) {
   const parsed = parseGuardRails(doc);
   if (!parsed.ok) {
     throw new AppError('VALIDATION_ERROR', `/rails: ${parsed.errors.map((e) => e.message).join('; ')}`, {
@@ -112,10 +112,10 @@ export function setGuardRails(services: Services, ownerId: string, walletId: str
   const now = nowDate.getTime();
   const actor = ownerActor(ownerId, via);
   const { db } = services;
-  const done = db
-    .transaction(() => {
-      if (!ownerWallet(db, ownerId, walletId)) return false;
-      const state = loadRailsState(db, walletId);
+  const done = await db
+    .transaction(async () => {
+      if (!(await ownerWallet(db, ownerId, walletId))) return false;
+      const state = await loadRailsState(db, walletId);
       const current = effectiveRails(state.current, state.pending, nowDate);
       const stillPending = state.pending && now < state.pending.apply_at.getTime() ? state.pending : null;
       const { tightening, loosening } = classifyChange(current, next);
@@ -127,20 +127,19 @@ export function setGuardRails(services: Services, ownerId: string, walletId: str
         const keepTime = stillPending !== null && sameRails(stillPending.rails, loosening);
         pending = { rails: loosening, apply_at: keepTime ? stillPending.apply_at : new Date(now + delayMs) };
       }
-      saveRails(db, walletId, { current: inForce, pending, now, by: actor });
+      await saveRails(db, walletId, { current: inForce, pending, now, by: actor });
       const data = {
         rails: railsToJson(inForce),
         pending: pending ? railsToJson(pending.rails) : null,
         apply_at: pending?.apply_at.toISOString() ?? null,
       };
       // rails_version names the rails in force as the decisions made under them do (pending ones get theirs when they apply).
-      appendAudit(db, { walletId, actor, kind: 'guard_rails.set', data: { previous: railsToJson(current), requested: railsToJson(next), ...data, rails_version: railsVersion(inForce), pending_rails_version: pending ? railsVersion(pending.rails) : null }, now });
-      appendEvent(db, { walletId, type: 'guard_rails.updated', data, now });
+      await appendAudit(db, { walletId, actor, kind: 'guard_rails.set', data: { previous: railsToJson(current), requested: railsToJson(next), ...data, rails_version: railsVersion(inForce), pending_rails_version: pending ? railsVersion(pending.rails) : null }, now });
+      await appendEvent(db, { walletId, type: 'guard_rails.updated', data, now });
       return true;
-    })
-    .immediate();
+    });
   if (!done) throw walletNotFound();
-  const view = guardRailsView(services, walletId);
+  const view = await guardRailsView(services, walletId);
   return {
     ...view,
     next_step: view.pending
@@ -150,9 +149,9 @@ export function setGuardRails(services: Services, ownerId: string, walletId: str
 }
 
 /** Approvals of the owner's wallets as the owner sees them. */
-export function listOwnerApprovals(services: Services, ownerId: string, filter: { walletId?: string; status?: ApprovalRow['status'] }, limit = 20, offset = 0) {
-  if (filter.walletId) requireOwnerWallet(services, ownerId, filter.walletId);
-  const { rows, total } = ownerApprovals(services.db, ownerId, filter, limit, offset);
+export async function listOwnerApprovals(services: Services, ownerId: string, filter: { walletId?: string; status?: ApprovalRow['status'] }, limit = 20, offset = 0) {
+  if (filter.walletId) await requireOwnerWallet(services, ownerId, filter.walletId);
+  const { rows, total } = await ownerApprovals(services.db, ownerId, filter, limit, offset);
   return {
     items: rows.map((a) => ({ ...approvalView(a), wallet_name: a.wallet_name, wallet_username: a.wallet_username, decided_by: a.decided_by })),
     total,
@@ -166,17 +165,16 @@ export function listOwnerApprovals(services: Services, ownerId: string, filter: 
  * the payment or withdrawal and writes its events and audit entry. NOT_FOUND for another owner's
  * approval; INVALID_STATUS when it was already decided or its transaction no longer waits.
  */
-export function decideAsOwner(services: Services, ownerId: string, approvalId: string, decision: 'approved' | 'rejected', via: Via) {
+export async function decideAsOwner(services: Services, ownerId: string, approvalId: string, decision: 'approved' | 'rejected', via: Via) {
   const { db } = services;
   const now = services.now().getTime();
-  const outcome = db
-    .transaction(() => {
-      if (!ownerApproval(db, ownerId, approvalId)) return 'not_found' as const;
-      return decideApproval(db, approvalId, decision, ownerActor(ownerId, via), now) ? ('decided' as const) : ('refused' as const);
-    })
-    .immediate();
+  const outcome = await db
+    .transaction(async () => {
+      if (!(await ownerApproval(db, ownerId, approvalId))) return 'not_found' as const;
+      return (await decideApproval(db, approvalId, decision, ownerActor(ownerId, via), now)) ? ('decided' as const) : ('refused' as const);
+    });
   if (outcome === 'not_found') throw approvalNotFound();
-  const row = getApproval(db, approvalId)!;
+  const row = (await getApproval(db, approvalId))!;
   if (outcome === 'refused') {
     const why = row.status === 'pending' ? 'its transaction no longer waits for approval (cancelled or expired)' : `it is already ${row.status}`;
     throw new AppError('INVALID_STATUS', `The approval cannot be ${decision}: ${why}.`, {
@@ -188,9 +186,9 @@ export function decideAsOwner(services: Services, ownerId: string, approvalId: s
 }
 
 /** The audit log of one of the owner's wallets, newest first. */
-export function walletAuditLog(services: Services, ownerId: string, walletId: string, limit = 20, offset = 0) {
-  requireOwnerWallet(services, ownerId, walletId);
-  const { rows, total } = auditEntries(services.db, walletId, limit, offset);
+export async function walletAuditLog(services: Services, ownerId: string, walletId: string, limit = 20, offset = 0) {
+  await requireOwnerWallet(services, ownerId, walletId);
+  const { rows, total } = await auditEntries(services.db, walletId, limit, offset);
   return {
     items: rows.map((r) => ({ seq: Number(r.seq), kind: r.kind, actor: r.actor, data: JSON.parse(r.data) as unknown, created_at: iso(r.created_at) })),
     total,
@@ -200,13 +198,13 @@ export function walletAuditLog(services: Services, ownerId: string, walletId: st
 }
 
 /** Mints an owner API token; the token is returned once and stored hashed. */
-export function mintOwnerToken(services: Services, ownerId: string, rawLabel: string) {
+export async function mintOwnerToken(services: Services, ownerId: string, rawLabel: string) {
   const checked = checkName(rawLabel || 'owner token');
   if (!checked.ok) throw new AppError('VALIDATION_ERROR', `/label: ${checked.reason}`, { details: { field: '/label' } });
   const key = newApiKey('owner');
   const tokenId = newId('ownerToken');
   const now = services.now().getTime();
-  services.db.transaction(() => insertOwnerToken(services.db, { token_id: tokenId, owner_id: ownerId, token_hash: key.hash, label: checked.value, now })).immediate();
+  await services.db.transaction(async () => await insertOwnerToken(services.db, { token_id: tokenId, owner_id: ownerId, token_hash: key.hash, label: checked.value, now }));
   return {
     token_id: tokenId,
     token: key.key,
@@ -217,8 +215,8 @@ export function mintOwnerToken(services: Services, ownerId: string, rawLabel: st
 }
 
 /** The owner's tokens (never the secret); `current` marks the token of this call. */
-export function listTokens(services: Services, ownerId: string, currentTokenId?: string) {
-  const items = listOwnerTokens(services.db, ownerId).map((t) => ({
+export async function listTokens(services: Services, ownerId: string, currentTokenId?: string) {
+  const items = (await listOwnerTokens(services.db, ownerId)).map((t) => ({
     token_id: t.token_id,
     label: t.label,
     created_at: iso(t.created_at),
@@ -230,11 +228,11 @@ export function listTokens(services: Services, ownerId: string, currentTokenId?:
 }
 
 /** Revokes one of the owner's tokens; NOT_FOUND for another owner's, INVALID_STATUS when already revoked. */
-export function revokeToken(services: Services, ownerId: string, tokenId: string) {
+export async function revokeToken(services: Services, ownerId: string, tokenId: string) {
   const now = services.now().getTime();
-  const revoked = services.db.transaction(() => revokeOwnerToken(services.db, ownerId, tokenId, now)).immediate();
+  const revoked = await services.db.transaction(async () => await revokeOwnerToken(services.db, ownerId, tokenId, now));
   if (!revoked) {
-    const row = getOwnerToken(services.db, ownerId, tokenId);
+    const row = await getOwnerToken(services.db, ownerId, tokenId);
     if (!row) throw new AppError('NOT_FOUND', 'Token not found among your tokens.', { howToFix: 'Use a token_id from the tokens action.' });
     throw new AppError('INVALID_STATUS', 'The token is already revoked.', { howToFix: 'Nothing to do.' });
   }
@@ -248,41 +246,41 @@ export function callerOwner(ctx: ActionContext): { ownerId: string; tokenId: str
 }
 
 export const ownerActions = implement(OWNER, {
-  wallets: (ctx, p) => listOwnerWallets(ctx.services, callerOwner(ctx).ownerId, p.limit, p.offset),
+  wallets: async (ctx, p) => await listOwnerWallets(ctx.services, callerOwner(ctx).ownerId, p.limit, p.offset),
 
-  get_guard_rails: (ctx, p) => {
-    requireOwnerWallet(ctx.services, callerOwner(ctx).ownerId, p.wallet_id);
-    return guardRailsView(ctx.services, p.wallet_id);
+  get_guard_rails: async (ctx, p) => {
+    await requireOwnerWallet(ctx.services, callerOwner(ctx).ownerId, p.wallet_id);
+    return await guardRailsView(ctx.services, p.wallet_id);
   },
 
-  set_guard_rails: (ctx, p) => setGuardRails(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, p.rails, 'api'),
+  set_guard_rails: async (ctx, p) => await setGuardRails(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, p.rails, 'api'),
 
-  approvals: (ctx, p) => listOwnerApprovals(ctx.services, callerOwner(ctx).ownerId, { walletId: p.wallet_id, status: p.status }, p.limit, p.offset),
+  approvals: async (ctx, p) => await listOwnerApprovals(ctx.services, callerOwner(ctx).ownerId, { walletId: p.wallet_id, status: p.status }, p.limit, p.offset),
 
-  approve: (ctx, p) => decideAsOwner(ctx.services, callerOwner(ctx).ownerId, p.approval_id, 'approved', 'api'),
+  approve: async (ctx, p) => await decideAsOwner(ctx.services, callerOwner(ctx).ownerId, p.approval_id, 'approved', 'api'),
 
-  reject: (ctx, p) => decideAsOwner(ctx.services, callerOwner(ctx).ownerId, p.approval_id, 'rejected', 'api'),
+  reject: async (ctx, p) => await decideAsOwner(ctx.services, callerOwner(ctx).ownerId, p.approval_id, 'rejected', 'api'),
 
-  fund_requests: (ctx, p) => {
+  fund_requests: async (ctx, p) => {
     const { ownerId } = callerOwner(ctx);
-    if (p.wallet_id) requireOwnerWallet(ctx.services, ownerId, p.wallet_id);
+    if (p.wallet_id) await requireOwnerWallet(ctx.services, ownerId, p.wallet_id);
     const limit = p.limit ?? 20;
     const offset = p.offset ?? 0;
-    const { items, total } = ownerFundRequests(ctx.services.db, ownerId, { walletId: p.wallet_id, status: p.status }, limit, offset);
-    return { items: items.map((r) => ({ ...fundRequestView(ctx.services, r), wallet_name: r.wallet_name, wallet_username: r.wallet_username })), total, limit, offset };
+    const { items, total } = await ownerFundRequests(ctx.services.db, ownerId, { walletId: p.wallet_id, status: p.status }, limit, offset);
+    return { items: await Promise.all(items.map(async (r) => ({ ...(await fundRequestView(ctx.services, r)), wallet_name: r.wallet_name, wallet_username: r.wallet_username }))), total, limit, offset };
   },
 
-  resolve_fund_request: (ctx, p) => {
+  resolve_fund_request: async (ctx, p) => {
     const { ownerId } = callerOwner(ctx);
-    return resolveAsOwner(ctx.services, ownerId, p.fund_request_id, p.decision, ownerActor(ownerId, 'api'));
+    return await resolveAsOwner(ctx.services, ownerId, p.fund_request_id, p.decision, ownerActor(ownerId, 'api'));
   },
 
-  audit_log: (ctx, p) => walletAuditLog(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, p.limit, p.offset),
+  audit_log: async (ctx, p) => await walletAuditLog(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, p.limit, p.offset),
 
-  tokens: (ctx) => {
+  tokens: async (ctx) => {
     const { ownerId, tokenId } = callerOwner(ctx);
-    return listTokens(ctx.services, ownerId, tokenId);
+    return await listTokens(ctx.services, ownerId, tokenId);
   },
 
-  revoke_token: (ctx, p) => revokeToken(ctx.services, callerOwner(ctx).ownerId, p.token_id),
+  revoke_token: async (ctx, p) => await revokeToken(ctx.services, callerOwner(ctx).ownerId, p.token_id),
 });

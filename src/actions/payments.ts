@@ -33,8 +33,8 @@ import { getPaylink, referenceKeysOf } from '../db/paylinks.ts';
 import { batchedWrite } from '../db/write-batch.ts';
 
 /** The caller's transaction; another wallet's id is NOT_FOUND. */
-export function ownTx(services: Services, walletId: string, txId: string, types: readonly TxType[] = ['payment']): TxRow {
-  const tx = getWalletTx(services.db, walletId, txId);
+export async function ownTx(services: Services, walletId: string, txId: string, types: readonly TxType[] = ['payment']): Promise<TxRow> {
+  const tx = await getWalletTx(services.db, walletId, txId);
   if (!tx || !types.includes(tx.type) || tx.direction !== 'out') throw new AppError('NOT_FOUND', 'Transaction not found.', { howToFix: 'Check the transaction_id with list_payments.' });
   return tx;
 }
@@ -62,9 +62,9 @@ export function assertConfirmable(tx: TxRow): void {
 }
 
 /** Why a payment of a paylink can no longer be signed (the paylink is paid, cancelled or expired); null while it is open. */
-function paylinkClosed(services: Services, tx: TxRow): AppError | null {
+async function paylinkClosed(services: Services, tx: TxRow): Promise<AppError | null> {
   if (!tx.payment_request_id) return null;
-  const paylink = getPaylink(services.db, tx.payment_request_id);
+  const paylink = await getPaylink(services.db, tx.payment_request_id);
   const status = paylink ? effectiveStatus(paylink, services.now().getTime()) : 'cancelled';
   if (status === 'open') return null;
   return new AppError('INVALID_STATUS', `The paylink ${tx.payment_request_id} is ${status}; this payment is no longer signed.`, {
@@ -78,33 +78,32 @@ function paylinkClosed(services: Services, tx: TxRow): AppError | null {
  * another payment (a Solana Pay payment landed first) is recorded as rejected (`already_paid`),
  * releasing its money, and is never signed.
  */
-function assertPaylinkStillOpen(services: Services, tx: TxRow): void {
-  const closed = paylinkClosed(services, tx);
+async function assertPaylinkStillOpen(services: Services, tx: TxRow): Promise<void> {
+  const closed = await paylinkClosed(services, tx);
   if (!closed) return;
   if (closed.details.paylink_status === 'paid') {
     const now = services.now().getTime();
-    services.db
-      .transaction(() => {
-        if (!moveTx(services.db, tx.transaction_id, ['pre_approved', 'approved'], 'rejected', now, { error: 'already_paid' })) return;
-        appendEvent(services.db, { walletId: tx.wallet_id, type: 'payment.rejected', data: { transaction_id: tx.transaction_id, rule: 'paylink', reason: 'already_paid', payment_request_id: tx.payment_request_id }, now });
-      })
-      .immediate();
+    await services.db
+      .transaction(async () => {
+        if (!(await moveTx(services.db, tx.transaction_id, ['pre_approved', 'approved'], 'rejected', now, { error: 'already_paid' }))) return;
+        await appendEvent(services.db, { walletId: tx.wallet_id, type: 'payment.rejected', data: { transaction_id: tx.transaction_id, rule: 'paylink', reason: 'already_paid', payment_request_id: tx.payment_request_id }, now });
+      });
   }
   throw closed;
 }
 
 /** The confirm step shared by payments and withdrawals: the message to sign and what it does. */
-export async function confirmTx(services: Services, walletAddress: string, tx: TxRow, withNewMessage?: (stored: TxRow) => void) {
+export async function confirmTx(services: Services, walletAddress: string, tx: TxRow, withNewMessage?: (stored: TxRow) => Promise<void>) {
   assertConfirmable(tx);
   if (tx.status !== 'pending') {
-    assertPaylinkStillOpen(services, tx);
-    applyRecheck(services, tx);
+    await assertPaylinkStillOpen(services, tx);
+    await applyRecheck(services, tx);
   }
-  return confirmAnswer(services, await ensureMessage(services, walletAddress, tx, withNewMessage));
+  return await confirmAnswer(services, await ensureMessage(services, walletAddress, tx, withNewMessage));
 }
 
 /** The confirm answer for a transaction with a current message. */
-function confirmAnswer(services: Services, ready: TxRow) {
+async function confirmAnswer(services: Services, ready: TxRow) {
   if (!ready.message) throw new AppError('INTERNAL_ERROR', 'No message was built.');
   return {
     transaction_id: ready.transaction_id,
@@ -124,7 +123,7 @@ function confirmAnswer(services: Services, ready: TxRow) {
       network: services.config.solana.network,
       reference: ready.reference,
       // Solana Pay reference keys appended to the transfer (a paylink's); the client checks them too.
-      references: referenceKeysOf(services.db, ready.payment_request_id),
+      references: await referenceKeysOf(services.db, ready.payment_request_id),
       last_valid_block_height: ready.last_valid_block_height,
     },
     next_step: ready.signed_tx ? 'already signed: call submit_signed_tx' : 'check the message, then frost_sign_init with your commitments',
@@ -139,11 +138,11 @@ function confirmAnswer(services: Services, ready: TxRow) {
 export async function confirmAndOpenRound(services: Services, wallet: { wallet_id: string; address: string; server_key: Uint8Array }, tx: TxRow, prepared: PreparedRound) {
   // A message built now is stored with the round in one SQLite transaction (one fsync less).
   let round: SignInitResult | null = null;
-  const confirmed = await confirmTx(services, wallet.address, tx, (stored) => {
-    round = recordRound(services, prepared, stored);
+  const confirmed = await confirmTx(services, wallet.address, tx, async (stored) => {
+    round = await recordRound(services, prepared, stored);
   });
   if (confirmed.signed) return confirmed;
-  round ??= services.db.transaction(() => recordRound(services, prepared, ownTx(services, wallet.wallet_id, tx.transaction_id, SIGNABLE_TYPES))).immediate();
+  round ??= (await services.db.transaction(async () => await recordRound(services, prepared, await ownTx(services, wallet.wallet_id, tx.transaction_id, SIGNABLE_TYPES))));
   return withOpenRound(confirmed, round);
 }
 
@@ -177,11 +176,11 @@ async function earlyMessage(services: Services, wallet: { address: string }, to:
  * its idempotent answer (the intent alone: a replay opens no second round) are committed first,
  * so a round that cannot open now leaves the payment to confirm_payment, with the reason.
  */
-async function withRound(services: Services, wallet: { wallet_id: string; address: string; server_key: Uint8Array }, view: ReturnType<typeof txView>, agent: PreparedRound | null) {
+async function withRound(services: Services, wallet: { wallet_id: string; address: string; server_key: Uint8Array }, view: Awaited<ReturnType<typeof txView>>, agent: PreparedRound | null) {
   // A payment that waits for the owner (or was refused) opens no session.
   if (!agent || view.status !== 'pre_approved') return view;
   try {
-    return { ...view, ...(await confirmAndOpenRound(services, wallet, ownTx(services, wallet.wallet_id, view.transaction_id), agent)) };
+    return { ...view, ...(await confirmAndOpenRound(services, wallet, await ownTx(services, wallet.wallet_id, view.transaction_id), agent)) };
   } catch (err) {
     const reason = err instanceof AppError ? err : err instanceof ChainUnavailableError ? new AppError('SERVICE_UNAVAILABLE', 'The Solana RPC is unreachable; the message was not built.') : null;
     if (!reason) throw err;
@@ -205,28 +204,28 @@ const SIGNABLE_TYPES: readonly TxType[] = ['payment', 'withdrawal'];
 const CANCELLABLE_TYPES: readonly TxType[] = ['payment', 'withdrawal', 'x402'];
 
 export const paymentActions = implement(PAYMENTS, {
-  lookup: (ctx, p) => {
-    const me = callerWallet(ctx);
+  lookup: async (ctx, p) => {
+    const me = await callerWallet(ctx);
     const raw = p.username.trim();
-    const entry = findByUsername(ctx.services.db, raw.toLowerCase());
+    const entry = await findByUsername(ctx.services.db, raw.toLowerCase());
     if (entry) return { found: true, type: entry.kind, username: entry.username, name: entry.name, address: entry.address, is_self: entry.address === me.address };
     if (isSolanaAddress(raw)) return { found: true, type: 'address', username: null, name: null, address: raw, is_self: raw === me.address };
     return { found: false, type: null, username: raw, name: null, address: null, is_self: false };
   },
 
   can_i_afford: async (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    const recipient = resolveRecipient(ctx.services.db, wallet, p.to);
+    const wallet = await callerWallet(ctx);
+    const recipient = await resolveRecipient(ctx.services.db, wallet, p.to);
     const amount = amountParam(ctx.services, '/amount', p.amount);
-    const q = setupHeldQuote(ctx.services, wallet.wallet_id, recipient.address, await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment'));
+    const q = await setupHeldQuote(ctx.services, wallet.wallet_id, recipient.address, await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment'));
     let funds: { ok: true } | { ok: false; reason: string; details: Record<string, unknown> } = { ok: true };
     try {
-      assertAffordable(ctx.services, wallet, q);
+      await assertAffordable(ctx.services, wallet, q);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       funds = { ok: false, reason: err.message, details: err.details };
     }
-    const decision = decideIntent(ctx.services, { wallet, category: recipient.category, recipient, quote: q }, ctx.services.now());
+    const decision = await decideIntent(ctx.services, { wallet, category: recipient.category, recipient, quote: q }, ctx.services.now());
     return {
       can_pay: funds.ok && decision.outcome !== 'rejected',
       will_auto_approve: funds.ok && decision.outcome === 'pre_approved',
@@ -245,131 +244,130 @@ export const paymentActions = implement(PAYMENTS, {
   },
 
   pay: async (ctx, p) => {
-    const wallet = callerWallet(ctx);
+    const wallet = await callerWallet(ctx);
     // Malformed commitments are refused before anything is created; the server's round is ready with them.
     const agent = p.commitments === undefined ? null : await prepareRound(ctx.services, wallet.wallet_id, wallet.server_key, p.commitments);
     // A paylink names the payee, the amount (unless open) and the reference (src/earning/agent-pay.ts).
     if (p.payment_request_id !== undefined) return withRound(ctx.services, wallet, await payPaylink(ctx, wallet, { ...p, payment_request_id: p.payment_request_id }), agent);
     if (p.to === undefined) throw invalid('/to', 'is required (or payment_request_id)', 'Send to (a username or Solana address) and amount.');
     if (p.amount === undefined) throw invalid('/amount', 'is required', 'Send amount as a decimal USDC value, e.g. 12.5.');
-    const recipient = resolveRecipient(ctx.services.db, wallet, p.to);
+    const recipient = await resolveRecipient(ctx.services.db, wallet, p.to);
     const amount = amountParam(ctx.services, '/amount', p.amount);
     // A merchant reference names one order: refused while another payment holds it (checked again
     // inside the write transaction, so two concurrent pays cannot both pass).
-    const checkReference = () => {
+    const checkReference = async () => {
       if (recipient.merchantId && p.reference !== undefined) {
-        assertReferenceFree(ctx.services.db, ctx.services.now().getTime(), { payerWalletId: wallet.wallet_id, merchantId: recipient.merchantId, reference: p.reference, amount });
+        await assertReferenceFree(ctx.services.db, ctx.services.now().getTime(), { payerWalletId: wallet.wallet_id, merchantId: recipient.merchantId, reference: p.reference, amount });
       }
     };
-    checkReference();
+    await checkReference();
     const q = await quote(ctx.services, wallet.address as Address, recipient.address, amount, 'payment');
     const early = agent ? await earlyMessage(ctx.services, wallet, recipient.address, amount, q, p.reference) : null;
     let round: SignInitResult | null = null;
     // The quote and the message were awaited: the write transaction takes a later turn, in one
     // commit with the other writes due then (src/db/write-batch.ts).
-    const tx = await batchedWrite(ctx.services.db, () => {
-      checkReference();
-      const row = createIntent(ctx.services, { wallet, type: 'payment', category: recipient.category, recipient, quote: q, note: p.note, reference: p.reference, idempotencyKey: ctx.idempotency?.key, transactionId: early?.transactionId });
+    const tx = await batchedWrite(ctx.services.db, async () => {
+      await checkReference();
+      const row = await createIntent(ctx.services, { wallet, type: 'payment', category: recipient.category, recipient, quote: q, note: p.note, reference: p.reference, idempotencyKey: ctx.idempotency?.key, transactionId: early?.transactionId });
       // The idempotent answer is the intent alone: a replay opens no second round.
-      ctx.idempotency?.record(txView(row));
+      await ctx.idempotency?.record(txView(row));
       // The fast path in one commit: the intent, its message and the round (guard rails were decided just now, in this transaction).
       if (!early || !agent || row.status !== 'pre_approved' || row.fee !== early.fee || row.setup_fee !== 0n) return row;
-      storeMessage(ctx.services, row.transaction_id, early.built);
-      const stored = getTx(ctx.services.db, row.transaction_id)!;
-      round = recordRound(ctx.services, agent, stored);
+      await storeMessage(ctx.services, row.transaction_id, early.built);
+      const stored = (await getTx(ctx.services.db, row.transaction_id))!;
+      round = await recordRound(ctx.services, agent, stored);
       return stored;
     });
     crashPoint('intent_committed');
-    if (round) return withOpenRound({ ...txView(tx), ...confirmAnswer(ctx.services, tx) }, round);
+    if (round) return withOpenRound({ ...txView(tx), ...(await confirmAnswer(ctx.services, tx)) }, round);
     return withRound(ctx.services, wallet, txView(tx), agent);
   },
 
   confirm_payment: async (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id);
+    const wallet = await callerWallet(ctx);
+    const tx = await ownTx(ctx.services, wallet.wallet_id, p.transaction_id);
     const agent = p.commitments === undefined ? null : await prepareRound(ctx.services, wallet.wallet_id, wallet.server_key, p.commitments);
-    return agent ? confirmAndOpenRound(ctx.services, wallet, tx, agent) : confirmTx(ctx.services, wallet.address, tx);
+    return agent ? await confirmAndOpenRound(ctx.services, wallet, tx, agent) : confirmTx(ctx.services, wallet.address, tx);
   },
 
   frost_sign_init: async (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
+    const wallet = await callerWallet(ctx);
+    const tx = await ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
     if (tx.status === 'awaiting_approval' || tx.status === 'completed' || tx.status === 'expired') assertConfirmable(tx);
-    applyRecheck(ctx.services, tx);
+    await applyRecheck(ctx.services, tx);
     return { transaction_id: tx.transaction_id, ...(await startSigning(ctx.services, tx, wallet.server_key, p.commitments)) };
   },
 
   frost_sign_complete: async (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
+    const wallet = await callerWallet(ctx);
+    const tx = await ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
     const { fresh, ...result } = await completeSigning(ctx.services, tx.transaction_id, wallet.address, wallet.server_key, p.signature_share, {
       sessionId: p.sign_session_id,
-      recheck: (current) => {
+      recheck: async (current) => {
         // Inside the signing transaction: a paylink paid meanwhile (by Solana Pay) is never paid again.
-        const closed = paylinkClosed(ctx.services, current);
+        const closed = await paylinkClosed(ctx.services, current);
         if (closed) return closed;
         // A paylink or an order is held from signing on: the first of two payers to sign it pays it.
-        const taken = paylinkTaken(ctx.services, current) ?? referenceTaken(ctx.services.db, ctx.services.now().getTime(), current);
+        const taken = (await paylinkTaken(ctx.services, current)) ?? (await referenceTaken(ctx.services.db, ctx.services.now().getTime(), current));
         if (taken) return taken;
-        const created = accountCreatedElsewhere(ctx.services, current);
+        const created = await accountCreatedElsewhere(ctx.services, current);
         if (created) return created;
-        return refuseUnlessRailsAllow(ctx.services, current);
+        return await refuseUnlessRailsAllow(ctx.services, current);
       },
     });
     crashPoint('signed_stored');
     if (!p.submit) return { ...result, next_step: 'send it with submit_signed_tx (wait=true to wait for the chain)' };
     // The fast path: the stored signed bytes are sent exactly as submit_signed_tx sends them; a first
     // send only when this call signed them (a retry of this call may follow an earlier send).
-    return txView(await submit(ctx.services, ownTx(ctx.services, wallet.wallet_id, tx.transaction_id, SIGNABLE_TYPES), p.wait ? 30_000 : 0, { firstSend: fresh }));
+    return txView(await submit(ctx.services, await ownTx(ctx.services, wallet.wallet_id, tx.transaction_id, SIGNABLE_TYPES), p.wait ? 30_000 : 0, { firstSend: fresh }));
   },
 
   submit_signed_tx: async (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
+    const wallet = await callerWallet(ctx);
+    const tx = await ownTx(ctx.services, wallet.wallet_id, p.transaction_id, SIGNABLE_TYPES);
     const done = await submit(ctx.services, tx, p.wait ? 30_000 : 0);
     return txView(done);
   },
 
-  list_payments: (ctx, p) => {
-    const wallet = callerWallet(ctx);
+  list_payments: async (ctx, p) => {
+    const wallet = await callerWallet(ctx);
     const limit = p.limit ?? 20;
     const offset = p.offset ?? 0;
-    const { items, total } = listTxs(ctx.services.db, { walletId: wallet.wallet_id, types: ['payment'], direction: 'out', statuses: p.status ? [p.status] : undefined, limit, offset });
+    const { items, total } = await listTxs(ctx.services.db, { walletId: wallet.wallet_id, types: ['payment'], direction: 'out', statuses: p.status ? [p.status] : undefined, limit, offset });
     return { items: items.map(txView), total, limit, offset };
   },
 
-  cancel_payment: (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, CANCELLABLE_TYPES);
+  cancel_payment: async (ctx, p) => {
+    const wallet = await callerWallet(ctx);
+    const tx = await ownTx(ctx.services, wallet.wallet_id, p.transaction_id, CANCELLABLE_TYPES);
     const now = ctx.services.now().getTime();
-    const cancelled = ctx.services.db
-      .transaction(() => {
-        if (!moveTx(ctx.services.db, tx.transaction_id, ['pre_approved', 'approved', 'awaiting_approval'], 'cancelled', now)) return false;
-        if (tx.approval_id) closeApproval(ctx.services.db, tx.approval_id, 'cancelled', now);
-        closeOpenSessions(ctx.services.db, tx.transaction_id);
-        appendEvent(ctx.services.db, { walletId: wallet.wallet_id, type: `${tx.type === 'withdrawal' ? 'withdrawal' : 'payment'}.cancelled`, data: { transaction_id: tx.transaction_id }, now });
+    const cancelled = await ctx.services.db
+      .transaction(async () => {
+        if (!(await moveTx(ctx.services.db, tx.transaction_id, ['pre_approved', 'approved', 'awaiting_approval'], 'cancelled', now))) return false;
+        if (tx.approval_id) await closeApproval(ctx.services.db, tx.approval_id, 'cancelled', now);
+        await closeOpenSessions(ctx.services.db, tx.transaction_id);
+        await appendEvent(ctx.services.db, { walletId: wallet.wallet_id, type: `${tx.type === 'withdrawal' ? 'withdrawal' : 'payment'}.cancelled`, data: { transaction_id: tx.transaction_id }, now });
         return true;
-      })
-      .immediate();
+      });
     if (!cancelled) {
       if (tx.status === 'completed') throw new AppError('ALREADY_COMPLETED', 'This payment already completed and cannot be cancelled.');
       throw new AppError('INVALID_STATUS', `The payment is ${tx.status}; only pre_approved, approved or awaiting_approval payments can be cancelled.`, {
         howToFix: tx.status === 'pending' ? 'It is being sent to Solana; wait for its outcome.' : 'Nothing to cancel.',
       });
     }
-    return txView(ownTx(ctx.services, wallet.wallet_id, tx.transaction_id, CANCELLABLE_TYPES));
+    return txView(await ownTx(ctx.services, wallet.wallet_id, tx.transaction_id, CANCELLABLE_TYPES));
   },
 
-  transactions: (ctx, p) => {
-    const wallet = callerWallet(ctx);
+  transactions: async (ctx, p) => {
+    const wallet = await callerWallet(ctx);
     const limit = p.limit ?? 20;
     const offset = p.offset ?? 0;
     const filter = p.type ? TYPE_FILTERS[p.type]! : {};
-    const { items, total } = listTxs(ctx.services.db, { walletId: wallet.wallet_id, ...filter, limit, offset });
+    const { items, total } = await listTxs(ctx.services.db, { walletId: wallet.wallet_id, ...filter, limit, offset });
     return { items: items.map(txView), total, limit, offset };
   },
 
-  events: (ctx, p) => readFeed(ctx.services, { kind: 'wallet', id: callerWallet(ctx).wallet_id }, p),
+  events: async (ctx, p) => readFeed(ctx.services, { kind: 'wallet', id: (await callerWallet(ctx)).wallet_id }, p),
 
-  mark_read: (ctx, p) => markFeedRead(ctx.services, { kind: 'wallet', id: callerWallet(ctx).wallet_id }, p),
+  mark_read: async (ctx, p) => await markFeedRead(ctx.services, { kind: 'wallet', id: (await callerWallet(ctx)).wallet_id }, p),
 });

@@ -17,8 +17,8 @@ const answer = (services: ActionContext['services'], claims: ReceiptClaims) => (
 
 export const botReceiptActions = implement(BOT_RECEIPTS, {
   get_receipt: async (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    const tx = getWalletTx(ctx.services.db, wallet.wallet_id, p.transaction_id);
+    const wallet = await callerWallet(ctx);
+    const tx = await getWalletTx(ctx.services.db, wallet.wallet_id, p.transaction_id);
     if (!tx) throw new AppError('NOT_FOUND', 'Transaction not found.', { howToFix: 'Check the transaction_id with transactions.' });
     if (tx.status !== 'completed') throw notCompleted(tx.status);
     return answer(ctx.services, transactionClaims(ctx.services, tx, wallet, await slotOf(ctx.services, tx.signature)));
@@ -28,15 +28,15 @@ export const botReceiptActions = implement(BOT_RECEIPTS, {
 export const merchantReceiptActions = implement(MERCHANT_RECEIPTS, {
   get_receipt: async (ctx, p) => {
     const merchantId = ctx.principal.kind === 'merchant' ? ctx.principal.merchantId : '';
-    const merchant = getMerchant(ctx.services.db, merchantId);
+    const merchant = await getMerchant(ctx.services.db, merchantId);
     const payee = merchant ? { merchant_id: merchant.merchant_id, username: merchant.username, address: merchant.payout_address } : null;
     // A paylink paid from a Solana Pay wallet: the merchant's record of it is the paylink itself.
-    const link = merchant && p.transaction_id.startsWith('req_') ? getPayeePaylink(ctx.services.db, { kind: 'merchant', id: merchant.merchant_id }, p.transaction_id) : null;
+    const link = merchant && p.transaction_id.startsWith('req_') ? await getPayeePaylink(ctx.services.db, { kind: 'merchant', id: merchant.merchant_id }, p.transaction_id) : null;
     if (link) {
       if (link.status !== 'paid') throw notCompleted(link.status);
       return answer(ctx.services, paylinkClaims(ctx.services, link, payee!, await slotOf(ctx.services, link.signature)));
     }
-    const sale = getSale(ctx.services.db, p.transaction_id);
+    const sale = await getSale(ctx.services.db, p.transaction_id);
     if (!merchant || !sale || sale.merchant_id !== merchant.merchant_id) throw new AppError('NOT_FOUND', 'No x402 sale or paid paylink of this merchant has this id.', { howToFix: 'Pass an x402 sale (sale_…) or a paylink (req_…) from history.' });
     if (sale.status !== 'completed') throw notCompleted(sale.status);
     return answer(ctx.services, saleClaims(ctx.services, sale, { ...payee!, address: sale.pay_to }, await slotOf(ctx.services, sale.signature)));

@@ -34,12 +34,12 @@ const notFound = () =>
   new AppError('NOT_FOUND', 'Enrollment not found for this wallet.', { howToFix: 'Use the enrollment code the owner made for this wallet (agent-wallet owner recovery start on the owner’s machine).' });
 
 /** The enrollment, if `mayUse` accepts it (the caller's wallet or owner), it is not past its time, and it is in one of `statuses`. */
-function liveEnrollment(services: Services, enrollmentId: string, mayUse: (row: EnrollmentRow) => boolean, statuses: EnrollmentRow['status'][]): EnrollmentRow {
-  const row = getEnrollment(services.db, enrollmentId);
-  if (!row || !mayUse(row)) throw notFound();
+async function liveEnrollment(services: Services, enrollmentId: string, mayUse: (row: EnrollmentRow) =>  Promise<boolean> | boolean, statuses: EnrollmentRow['status'][]): Promise<EnrollmentRow> {
+  const row = await getEnrollment(services.db, enrollmentId);
+  if (!row || !(await mayUse(row))) throw notFound();
   const now = services.now().getTime();
   if (['open', 'split', 'delivered'].includes(row.status) && Number(row.expires_at) < now) {
-    services.db.transaction(() => moveEnrollment(services.db, enrollmentId, ['open', 'split', 'delivered'], 'expired', now, { daemon_report: null, agent_box: null })).immediate();
+    await services.db.transaction(async () => await moveEnrollment(services.db, enrollmentId, ['open', 'split', 'delivered'], 'expired', now, { daemon_report: null, agent_box: null }));
     throw new AppError('INVALID_STATUS', 'This enrollment expired.', { howToFix: 'The owner starts a new one (agent-wallet owner recovery start) and hands the agent the new code.' });
   }
   if (!statuses.includes(row.status)) {
@@ -62,16 +62,15 @@ function reportJson(r: HelperReport) {
   return { sigma: bytesToHex(r.sigma), kept: bytesToHex(r.kept), sent: bytesToHex(r.sent), received: bytesToHex(r.received) };
 }
 
-export function startEnrollment(services: Services, ownerId: string, walletId: string) {
-  const wallet = requireOwnerWallet(services, ownerId, walletId);
+export async function startEnrollment(services: Services, ownerId: string, walletId: string) {
+  const wallet = await requireOwnerWallet(services, ownerId, walletId);
   const now = services.now().getTime();
   const enrollmentId = newId('recoveryEnrollment');
-  services.db
-    .transaction(() => {
-      insertEnrollment(services.db, { enrollment_id: enrollmentId, wallet_id: walletId, owner_id: ownerId, now, expires_at: now + ENROLLMENT_TTL_MS });
-      appendAudit(services.db, { walletId, actor: ownerActor(ownerId, 'api'), kind: 'recovery.enrollment_started', data: { enrollment_id: enrollmentId }, now });
-    })
-    .immediate();
+  await services.db
+    .transaction(async () => {
+      await insertEnrollment(services.db, { enrollment_id: enrollmentId, wallet_id: walletId, owner_id: ownerId, now, expires_at: now + ENROLLMENT_TTL_MS });
+      await appendAudit(services.db, { walletId, actor: ownerActor(ownerId, 'api'), kind: 'recovery.enrollment_started', data: { enrollment_id: enrollmentId }, now });
+    });
   return {
     enrollment_id: enrollmentId,
     wallet_id: walletId,
@@ -82,8 +81,8 @@ export function startEnrollment(services: Services, ownerId: string, walletId: s
 }
 
 /** The agent's piece in, the daemon's piece out; the daemon's report for the owner kept sealed. */
-export function splitEnrollment(services: Services, wallet: WalletRow, enrollmentId: string, pieceHex: string) {
-  liveEnrollment(services, enrollmentId, (r) => r.wallet_id === wallet.wallet_id, ['open']);
+export async function splitEnrollment(services: Services, wallet: WalletRow, enrollmentId: string, pieceHex: string) {
+  await liveEnrollment(services, enrollmentId, (r) => r.wallet_id === wallet.wallet_id, ['open']);
   const split = repairSplit(walletKeyPackage(services.masterKey, wallet.wallet_id, wallet.server_key));
   let report: HelperReport;
   try {
@@ -94,33 +93,32 @@ export function splitEnrollment(services: Services, wallet: WalletRow, enrollmen
   }
   const sealed = seal(services.masterKey, new TextEncoder().encode(JSON.stringify(reportJson(report))), reportAad(enrollmentId));
   const now = services.now().getTime();
-  const moved = services.db.transaction(() => moveEnrollment(services.db, enrollmentId, ['open'], 'split', now, { daemon_report: sealed })).immediate();
+  const moved = await services.db.transaction(async () => await moveEnrollment(services.db, enrollmentId, ['open'], 'split', now, { daemon_report: sealed }));
   if (!moved) throw new AppError('INVALID_STATUS', 'This enrollment already ran its split.', { howToFix: 'Ask the owner for a new enrollment code.' });
   return { enrollment_id: enrollmentId, piece: bytesToHex(split.forOther), next_step: "seal your report to the owner's key from the code and send it with recovery_enroll_deliver" };
 }
 
 /** The agent's box for the owner; the same box again is a no-op. */
-export function deliverEnrollment(services: Services, wallet: WalletRow, enrollmentId: string, boxBase64: string) {
-  const row = liveEnrollment(services, enrollmentId, (r) => r.wallet_id === wallet.wallet_id, ['split', 'delivered']);
+export async function deliverEnrollment(services: Services, wallet: WalletRow, enrollmentId: string, boxBase64: string) {
+  const row = await liveEnrollment(services, enrollmentId, (r) => r.wallet_id === wallet.wallet_id, ['split', 'delivered']);
   const box = new Uint8Array(Buffer.from(boxBase64, 'base64'));
   if (row.status === 'delivered') {
     if (row.agent_box && Buffer.compare(Buffer.from(row.agent_box), Buffer.from(box)) === 0) return { enrollment_id: enrollmentId, status: 'delivered' };
     throw new AppError('INVALID_STATUS', "This enrollment already has the agent's report.", { howToFix: 'Ask the owner for a new enrollment code to enroll again.' });
   }
   const now = services.now().getTime();
-  services.db
-    .transaction(() => {
-      moveEnrollment(services.db, enrollmentId, ['split'], 'delivered', now, { agent_box: box });
-      appendEvent(services.db, { walletId: wallet.wallet_id, type: 'recovery.enrollment_delivered', data: { enrollment_id: enrollmentId }, now });
-    })
-    .immediate();
+  await services.db
+    .transaction(async () => {
+      await moveEnrollment(services.db, enrollmentId, ['split'], 'delivered', now, { agent_box: box });
+      await appendEvent(services.db, { walletId: wallet.wallet_id, type: 'recovery.enrollment_delivered', data: { enrollment_id: enrollmentId }, now });
+    });
   return { enrollment_id: enrollmentId, status: 'delivered', next_step: 'The owner finishes with agent-wallet owner recovery finish on their machine.' };
 }
 
-export function collectEnrollment(services: Services, ownerId: string, enrollmentId: string) {
-  const row = liveEnrollment(services, enrollmentId, (r) => r.owner_id === ownerId && ownerWallet(services.db, ownerId, r.wallet_id) !== null, ['delivered']);
-  const wallet = requireOwnerWallet(services, ownerId, row.wallet_id);
-  const report = JSON.parse(new TextDecoder().decode(open(services.masterKey, row.daemon_report!, reportAad(enrollmentId)))) as ReturnType<typeof reportJson>;
+export async function collectEnrollment(services: Services, ownerId: string, enrollmentId: string) {
+  const row = await liveEnrollment(services, enrollmentId, async (r) => r.owner_id === ownerId && (await ownerWallet(services.db, ownerId, r.wallet_id)) !== null, ['delivered']);
+  const wallet = await requireOwnerWallet(services, ownerId, row.wallet_id);
+  const report = JSON.parse(new TextDecoder().decode(open(services.masterKey, row.daemon_report!, reportAad(enrollmentId)))) as Awaited<ReturnType<typeof reportJson>>;
   const pub = publicPackageOf(wallet);
   return {
     enrollment_id: enrollmentId,
@@ -132,31 +130,30 @@ export function collectEnrollment(services: Services, ownerId: string, enrollmen
   };
 }
 
-export function finishEnrollment(services: Services, ownerId: string, enrollmentId: string, fingerprint: string) {
-  const row = liveEnrollment(services, enrollmentId, (r) => r.owner_id === ownerId && ownerWallet(services.db, ownerId, r.wallet_id) !== null, ['delivered']);
-  const wallet = requireOwnerWallet(services, ownerId, row.wallet_id);
+export async function finishEnrollment(services: Services, ownerId: string, enrollmentId: string, fingerprint: string) {
+  const row = await liveEnrollment(services, enrollmentId, async (r) => r.owner_id === ownerId && (await ownerWallet(services.db, ownerId, r.wallet_id)) !== null, ['delivered']);
+  const wallet = await requireOwnerWallet(services, ownerId, row.wallet_id);
   const expected = recoveryFingerprint(wallet.wallet_id, publicPackageOf(wallet));
   if (fingerprint !== expected) {
     throw new AppError('VALIDATION_ERROR', "fingerprint: not this wallet's key (a kit made from other reports, or for another wallet)", { howToFix: 'Collect and combine again with agent-wallet owner recovery finish; do not keep a kit whose fingerprint differs.' });
   }
   const now = services.now().getTime();
-  services.db
-    .transaction(() => {
-      const previous = currentEnrollment(services.db, wallet.wallet_id);
-      if (previous) moveEnrollment(services.db, previous.enrollment_id, ['enrolled'], 'superseded', now);
-      moveEnrollment(services.db, enrollmentId, ['delivered'], 'enrolled', now, { daemon_report: null, agent_box: null, fingerprint, enrolled_at: now });
-      appendAudit(services.db, { walletId: wallet.wallet_id, actor: ownerActor(ownerId, 'api'), kind: 'recovery.enrolled', data: { enrollment_id: enrollmentId, fingerprint }, now });
-      appendEvent(services.db, { walletId: wallet.wallet_id, type: 'recovery.enrolled', data: { enrollment_id: enrollmentId, fingerprint }, now });
-    })
-    .immediate();
+  await services.db
+    .transaction(async () => {
+      const previous = await currentEnrollment(services.db, wallet.wallet_id);
+      if (previous) await moveEnrollment(services.db, previous.enrollment_id, ['enrolled'], 'superseded', now);
+      await moveEnrollment(services.db, enrollmentId, ['delivered'], 'enrolled', now, { daemon_report: null, agent_box: null, fingerprint, enrolled_at: now });
+      await appendAudit(services.db, { walletId: wallet.wallet_id, actor: ownerActor(ownerId, 'api'), kind: 'recovery.enrolled', data: { enrollment_id: enrollmentId, fingerprint }, now });
+      await appendEvent(services.db, { walletId: wallet.wallet_id, type: 'recovery.enrolled', data: { enrollment_id: enrollmentId, fingerprint }, now });
+    });
   return { enrollment_id: enrollmentId, wallet_id: wallet.wallet_id, status: 'enrolled', fingerprint, enrolled_at: iso(now) };
 }
 
 /** What the owner (API and dashboard) sees of a wallet's recovery: never the kit. */
-export function recoveryStatus(services: Services, ownerId: string, walletId: string) {
-  requireOwnerWallet(services, ownerId, walletId);
-  const enrolled = currentEnrollment(services.db, walletId);
-  const progress = enrollmentInProgress(services.db, walletId);
+export async function recoveryStatus(services: Services, ownerId: string, walletId: string) {
+  await requireOwnerWallet(services, ownerId, walletId);
+  const enrolled = await currentEnrollment(services.db, walletId);
+  const progress = await enrollmentInProgress(services.db, walletId);
   return {
     wallet_id: walletId,
     enrolled: enrolled !== null,
@@ -167,13 +164,13 @@ export function recoveryStatus(services: Services, ownerId: string, walletId: st
 }
 
 export const ownerRecoveryActions = implement(OWNER_RECOVERY, {
-  recovery_enroll_start: (ctx, p) => startEnrollment(ctx.services, callerOwner(ctx).ownerId, p.wallet_id),
-  recovery_enroll_collect: (ctx, p) => collectEnrollment(ctx.services, callerOwner(ctx).ownerId, p.enrollment_id),
-  recovery_enroll_finish: (ctx, p) => finishEnrollment(ctx.services, callerOwner(ctx).ownerId, p.enrollment_id, p.fingerprint),
-  recovery_status: (ctx, p) => recoveryStatus(ctx.services, callerOwner(ctx).ownerId, p.wallet_id),
+  recovery_enroll_start: async (ctx, p) => await startEnrollment(ctx.services, callerOwner(ctx).ownerId, p.wallet_id),
+  recovery_enroll_collect: async (ctx, p) => await collectEnrollment(ctx.services, callerOwner(ctx).ownerId, p.enrollment_id),
+  recovery_enroll_finish: async (ctx, p) => await finishEnrollment(ctx.services, callerOwner(ctx).ownerId, p.enrollment_id, p.fingerprint),
+  recovery_status: async (ctx, p) => await recoveryStatus(ctx.services, callerOwner(ctx).ownerId, p.wallet_id),
 });
 
 export const agentRecoveryActions = implement(AGENT_RECOVERY, {
-  recovery_enroll_split: (ctx, p) => splitEnrollment(ctx.services, callerWallet(ctx), p.enrollment_id, p.piece),
-  recovery_enroll_deliver: (ctx, p) => deliverEnrollment(ctx.services, callerWallet(ctx), p.enrollment_id, p.box),
+  recovery_enroll_split: async (ctx, p) => await splitEnrollment(ctx.services, await callerWallet(ctx), p.enrollment_id, p.piece),
+  recovery_enroll_deliver: async (ctx, p) => await deliverEnrollment(ctx.services, await callerWallet(ctx), p.enrollment_id, p.box),
 });

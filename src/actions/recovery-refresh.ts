@@ -55,14 +55,14 @@ export const REFRESH_TTL_MS = 10 * 60 * 1000;
 export const REFRESH_ALLOW_MS = 60 * 60 * 1000;
 
 /** Refuses a refresh of a frozen wallet, and one that would supersede an enrolled kit the owner did not let go. */
-function requireRefreshable(services: Services, wallet: WalletRow, now: Date): void {
-  const rails = loadRailsState(services.db, wallet.wallet_id);
+async function requireRefreshable(services: Services, wallet: WalletRow, now: Date): Promise<void> {
+  const rails = await loadRailsState(services.db, wallet.wallet_id);
   if (effectiveRails(rails.current, rails.pending, now).frozen) {
     throw new AppError('INVALID_STATUS', "This wallet is frozen: its key shares are not refreshed while it is; nothing changed.", {
       howToFix: "Only the owner can unfreeze the wallet (guard rails, frozen off); until then its key and the owner's recovery kit stay as they are.",
     });
   }
-  const kit = currentEnrollment(services.db, wallet.wallet_id);
+  const kit = await currentEnrollment(services.db, wallet.wallet_id);
   if (kit && !(kit.refresh_allowed_until !== null && Number(kit.refresh_allowed_until) >= now.getTime())) {
     throw new AppError('AWAITING_APPROVAL', `A refresh would supersede the owner's recovery kit (fingerprint ${kit.fingerprint}); it needs the owner's approval. Nothing changed.`, {
       howToFix: `Ask the owner to approve it on their own machine: agent-wallet owner recovery allow-refresh ${wallet.wallet_id} (owner API recovery_refresh_allow). Then run agent-wallet recovery refresh again within the hour.`,
@@ -70,8 +70,8 @@ function requireRefreshable(services: Services, wallet: WalletRow, now: Date): v
   }
 }
 
-export function initRefresh(services: Services, wallet: WalletRow, agentContribution: string) {
-  requireRefreshable(services, wallet, services.now());
+export async function initRefresh(services: Services, wallet: WalletRow, agentContribution: string) {
+  await requireRefreshable(services, wallet, services.now());
   const mine = refreshContribution();
   let refreshed;
   try {
@@ -84,9 +84,9 @@ export function initRefresh(services: Services, wallet: WalletRow, agentContribu
   const apiKey = newApiKey('bot');
   const refreshId = newId('keyRefresh');
   const now = services.now().getTime();
-  services.db
-    .transaction(() =>
-      insertKeyRefresh(services.db, {
+  await services.db
+    .transaction(async () =>
+      await insertKeyRefresh(services.db, {
         refresh_id: refreshId,
         wallet_id: wallet.wallet_id,
         server_key: seal(services.masterKey, encodeSecretState(refreshed.reveal()), AAD.walletKey(wallet.wallet_id)),
@@ -95,8 +95,7 @@ export function initRefresh(services: Services, wallet: WalletRow, agentContribu
         now,
         expires_at: now + REFRESH_TTL_MS,
       }),
-    )
-    .immediate();
+    );
   return {
     refresh_id: refreshId,
     contribution: bytesToHex(mine),
@@ -116,8 +115,8 @@ function requireShareProof(wallet: WalletRow, refreshId: string, pub: PublicPack
   }
 }
 
-export function commitRefresh(services: Services, wallet: WalletRow, refreshId: string, agentPublic: unknown, shareProof: string) {
-  const row = getKeyRefresh(services.db, refreshId);
+export async function commitRefresh(services: Services, wallet: WalletRow, refreshId: string, agentPublic: unknown, shareProof: string) {
+  const row = await getKeyRefresh(services.db, refreshId);
   if (!row || row.wallet_id !== wallet.wallet_id) throw new AppError('NOT_FOUND', 'Refresh not found for this wallet.', { howToFix: 'Start one with recovery_refresh_init (agent-wallet recovery refresh).' });
   let theirs;
   try {
@@ -134,7 +133,7 @@ export function commitRefresh(services: Services, wallet: WalletRow, refreshId: 
   // have replaced it); only to the holder of the share, as the first commit.
   if (row.status === 'committed') {
     requireShareProof(wallet, refreshId, ours, shareProof);
-    return { refresh_id: refreshId, status: 'committed', address: wallet.address, current: row.public_package === getWallet(services.db, wallet.wallet_id)?.public_package };
+    return { refresh_id: refreshId, status: 'committed', address: wallet.address, current: row.public_package === (await getWallet(services.db, wallet.wallet_id))?.public_package };
   }
   const nowDate = services.now();
   const now = nowDate.getTime();
@@ -142,25 +141,24 @@ export function commitRefresh(services: Services, wallet: WalletRow, refreshId: 
     throw new AppError('INVALID_STATUS', `This refresh is ${row.status === 'pending' ? 'expired' : row.status}; the wallet key did not change.`, { howToFix: 'Keep your current share and start a new refresh.' });
   }
   requireShareProof(wallet, refreshId, ours, shareProof);
-  const outcome = services.db
-    .transaction(() => {
+  const outcome = await services.db
+    .transaction(async () => {
       // Checked again with the write: a freeze or a kit enrolled since the init holds.
-      requireRefreshable(services, wallet, nowDate);
-      if (!commitKeyRefresh(services.db, refreshId, now)) return null;
-      const sessions = closeWalletSigningSessions(services.db, wallet.wallet_id);
-      const kit = currentEnrollment(services.db, wallet.wallet_id);
-      const kits = supersedeEnrollments(services.db, wallet.wallet_id, now);
-      const exports = revokeAllExports(services.db, wallet.wallet_id, now);
+      await requireRefreshable(services, wallet, nowDate);
+      if (!(await commitKeyRefresh(services.db, refreshId, now))) return null;
+      const sessions = await closeWalletSigningSessions(services.db, wallet.wallet_id);
+      const kit = await currentEnrollment(services.db, wallet.wallet_id);
+      const kits = await supersedeEnrollments(services.db, wallet.wallet_id, now);
+      const exports = await revokeAllExports(services.db, wallet.wallet_id, now);
       const rotated = row.api_key_hash !== null;
       const data = { refresh_id: refreshId, signing_sessions_closed: sessions, recovery_kits_superseded: kits, api_key_rotated: rotated, revoked_exports: exports };
-      appendAudit(services.db, { walletId: wallet.wallet_id, actor: 'agent', kind: 'key.refreshed', data, now });
-      appendEvent(services.db, { walletId: wallet.wallet_id, type: 'key.refreshed', data: { refresh_id: refreshId, recovery_kit_superseded: kits > 0, api_key_rotated: rotated, revoked_exports: exports }, now });
-      const owner = wallet.owner_id ? getOwner(services.db, wallet.owner_id) : null;
-      if (owner) queueMail(services, refreshMail(owner.email, wallet, kit?.fingerprint ?? null));
+      await appendAudit(services.db, { walletId: wallet.wallet_id, actor: 'agent', kind: 'key.refreshed', data, now });
+      await appendEvent(services.db, { walletId: wallet.wallet_id, type: 'key.refreshed', data: { refresh_id: refreshId, recovery_kit_superseded: kits > 0, api_key_rotated: rotated, revoked_exports: exports }, now });
+      const owner = wallet.owner_id ? await getOwner(services.db, wallet.owner_id) : null;
+      if (owner) await queueMail(services, refreshMail(owner.email, wallet, kit?.fingerprint ?? null));
       return { sessions, kits, exports, rotated };
-    })
-    .immediate();
-  if (!outcome) return commitRefresh(services, wallet, refreshId, agentPublic, shareProof);
+    });
+  if (!outcome) return await commitRefresh(services, wallet, refreshId, agentPublic, shareProof);
   return {
     refresh_id: refreshId,
     status: 'committed',
@@ -188,20 +186,19 @@ function refreshMail(to: string, wallet: WalletRow, kitFingerprint: string | nul
 }
 
 /** The owner lets one refresh supersede the wallet's enrolled kit within the hour (a kit that leaked). */
-export function allowRefresh(services: Services, ownerId: string, walletId: string, via: Via) {
-  requireOwnerWallet(services, ownerId, walletId);
+export async function allowRefresh(services: Services, ownerId: string, walletId: string, via: Via) {
+  await requireOwnerWallet(services, ownerId, walletId);
   const now = services.now().getTime();
   const until = now + REFRESH_ALLOW_MS;
-  const kit = services.db
-    .transaction(() => {
-      const enrolled = currentEnrollment(services.db, walletId);
-      if (!enrolled || !allowKitRefresh(services.db, enrolled.enrollment_id, until, now)) return null;
+  const kit = await services.db
+    .transaction(async () => {
+      const enrolled = await currentEnrollment(services.db, walletId);
+      if (!enrolled || !(await allowKitRefresh(services.db, enrolled.enrollment_id, until, now))) return null;
       const data = { enrollment_id: enrolled.enrollment_id, fingerprint: enrolled.fingerprint, allowed_until: new Date(until).toISOString() };
-      appendAudit(services.db, { walletId, actor: ownerActor(ownerId, via), kind: 'key_refresh.allowed', data, now });
-      appendEvent(services.db, { walletId, type: 'key_refresh.allowed', data, now });
+      await appendAudit(services.db, { walletId, actor: ownerActor(ownerId, via), kind: 'key_refresh.allowed', data, now });
+      await appendEvent(services.db, { walletId, type: 'key_refresh.allowed', data, now });
       return enrolled;
-    })
-    .immediate();
+    });
   if (!kit) return { wallet_id: walletId, fingerprint: null, allowed_until: null, next_step: 'No recovery kit is enrolled: the agent refreshes the key shares without your approval.' };
   return {
     wallet_id: walletId,
@@ -212,10 +209,10 @@ export function allowRefresh(services: Services, ownerId: string, walletId: stri
 }
 
 export const ownerKeyRefreshActions = implement(OWNER_KEY_REFRESH, {
-  recovery_refresh_allow: (ctx, p) => allowRefresh(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, 'api'),
+  recovery_refresh_allow: async (ctx, p) => await allowRefresh(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, 'api'),
 });
 
 export const agentKeyRefreshActions = implement(AGENT_KEY_REFRESH, {
-  recovery_refresh_init: (ctx, p) => initRefresh(ctx.services, callerWallet(ctx), p.contribution),
-  recovery_refresh_commit: (ctx, p) => commitRefresh(ctx.services, callerWallet(ctx), p.refresh_id, p.public_package, p.share_proof),
+  recovery_refresh_init: async (ctx, p) => await initRefresh(ctx.services, await callerWallet(ctx), p.contribution),
+  recovery_refresh_commit: async (ctx, p) => await commitRefresh(ctx.services, await callerWallet(ctx), p.refresh_id, p.public_package, p.share_proof),
 });

@@ -18,11 +18,11 @@ interface CachedStats {
 const cache = new WeakMap<Services, CachedStats>();
 
 /** The statistics as of `services.now()`, at most STATS_CACHE_SECONDS old. */
-export function serviceStats(services: Services): Record<string, unknown> {
+export async function serviceStats(services: Services): Promise<Record<string, unknown>> {
   const now = services.now().getTime();
   const hit = cache.get(services);
   if (hit && now >= hit.at && now - hit.at < STATS_CACHE_SECONDS * 1000) return hit.data;
-  const c = serviceCounts(services.db);
+  const c = await serviceCounts(services.db);
   const data = {
     wallets: c.wallets,
     claimed_wallets: c.claimedWallets,
@@ -39,5 +39,5 @@ export function serviceStats(services: Services): Record<string, unknown> {
 
 /** The public `stats` action. */
 export const statsActions = implement(STATS, {
-  stats: ({ services }) => serviceStats(services),
+  stats: async ({ services }) => await serviceStats(services),
 });

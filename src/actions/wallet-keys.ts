@@ -29,38 +29,37 @@ const exportNotFound = (whose: string) =>
  * audit entry and an `export.revoked` event with it. NOT_FOUND for another wallet's export (never
  * a hint it exists), INVALID_STATUS when it is already revoked.
  */
-function revokeOne(services: Services, exportId: string, mayRevoke: (walletId: string) => boolean, actor: string, whose: string) {
+async function revokeOne(services: Services, exportId: string, mayRevoke: (walletId: string) =>  Promise<boolean> | boolean, actor: string, whose: string) {
   const { db } = services;
   const now = services.now().getTime();
-  const outcome = db
-    .transaction(() => {
-      const row = getExport(db, exportId);
-      if (!row || !mayRevoke(row.wallet_id)) return 'not_found' as const;
-      if (!revokeExport(db, row.wallet_id, exportId, now)) return 'already' as const;
-      appendAudit(db, { walletId: row.wallet_id, actor, kind: 'export.revoked', data: { export_id: exportId }, now });
-      appendEvent(db, { walletId: row.wallet_id, type: 'export.revoked', data: { export_id: exportId, by: actor }, now });
+  const outcome = await db
+    .transaction(async () => {
+      const row = await getExport(db, exportId);
+      if (!row || !(await mayRevoke(row.wallet_id))) return 'not_found' as const;
+      if (!(await revokeExport(db, row.wallet_id, exportId, now))) return 'already' as const;
+      await appendAudit(db, { walletId: row.wallet_id, actor, kind: 'export.revoked', data: { export_id: exportId }, now });
+      await appendEvent(db, { walletId: row.wallet_id, type: 'export.revoked', data: { export_id: exportId, by: actor }, now });
       return row.wallet_id;
-    })
-    .immediate();
+    });
   if (outcome === 'not_found') throw exportNotFound(whose);
   if (outcome === 'already') throw new AppError('INVALID_STATUS', 'The export is already revoked.', { howToFix: 'Nothing to do: its file cannot be imported.' });
   return { export_id: exportId, wallet_id: outcome, revoked_at: iso(now), next_step: 'The file of this export can no longer be imported; a copy already imported elsewhere keeps working until the API key is rotated.' };
 }
 
 /** The agent revokes one of its wallet's exports. */
-export function revokeAgentExport(services: Services, walletId: string, exportId: string) {
-  return revokeOne(services, exportId, (w) => w === walletId, 'agent', "this wallet's exports");
+export async function revokeAgentExport(services: Services, walletId: string, exportId: string) {
+  return await revokeOne(services, exportId, (w) => w === walletId, 'agent', "this wallet's exports");
 }
 
 /** The owner revokes an export of one of their wallets. */
-export function revokeOwnerExport(services: Services, ownerId: string, exportId: string, via: Via) {
-  return revokeOne(services, exportId, (w) => ownerWallet(services.db, ownerId, w) !== null, ownerActor(ownerId, via), 'the exports of your wallets');
+export async function revokeOwnerExport(services: Services, ownerId: string, exportId: string, via: Via) {
+  return await revokeOne(services, exportId, async (w) => (await ownerWallet(services.db, ownerId, w)) !== null, ownerActor(ownerId, via), 'the exports of your wallets');
 }
 
 /** The exports of one of the owner's wallets, newest first. */
-export function listWalletExports(services: Services, ownerId: string, walletId: string, limit = 20, offset = 0) {
-  requireOwnerWallet(services, ownerId, walletId);
-  const { rows, total } = walletExports(services.db, walletId, limit, offset);
+export async function listWalletExports(services: Services, ownerId: string, walletId: string, limit = 20, offset = 0) {
+  await requireOwnerWallet(services, ownerId, walletId);
+  const { rows, total } = await walletExports(services.db, walletId, limit, offset);
   return {
     items: rows.map((e) => ({
       export_id: e.export_id,
@@ -81,22 +80,21 @@ export function listWalletExports(services: Services, ownerId: string, walletId:
  * (authentication reads the stored hash on every call), and every live export is revoked with it.
  * The new key is returned once; only its hash is kept.
  */
-export function rotateBotKey(services: Services, ownerId: string, walletId: string, via: Via) {
+export async function rotateBotKey(services: Services, ownerId: string, walletId: string, via: Via) {
   const { db } = services;
   const key = newApiKey('bot');
   const now = services.now().getTime();
   const actor = ownerActor(ownerId, via);
   // A claimed wallet never changes owner, so the check need not share the write transaction.
-  requireOwnerWallet(services, ownerId, walletId);
-  const revoked = db
-    .transaction(() => {
-      setWalletKeyHash(db, walletId, key.hash);
-      const ids = revokeAllExports(db, walletId, now);
-      appendAudit(db, { walletId, actor, kind: 'api_key.rotated', data: { revoked_exports: ids }, now });
-      appendEvent(db, { walletId, type: 'api_key.rotated', data: { revoked_exports: ids }, now });
+  await requireOwnerWallet(services, ownerId, walletId);
+  const revoked = await db
+    .transaction(async () => {
+      await setWalletKeyHash(db, walletId, key.hash);
+      const ids = await revokeAllExports(db, walletId, now);
+      await appendAudit(db, { walletId, actor, kind: 'api_key.rotated', data: { revoked_exports: ids }, now });
+      await appendEvent(db, { walletId, type: 'api_key.rotated', data: { revoked_exports: ids }, now });
       return ids;
-    })
-    .immediate();
+    });
   return {
     wallet_id: walletId,
     api_key: key.key,
@@ -108,11 +106,11 @@ export function rotateBotKey(services: Services, ownerId: string, walletId: stri
 }
 
 export const agentExportActions = implement(AGENT_EXPORTS, {
-  revoke_export: (ctx, p) => revokeAgentExport(ctx.services, callerWallet(ctx).wallet_id, p.export_id),
+  revoke_export: async (ctx, p) => await revokeAgentExport(ctx.services, (await callerWallet(ctx)).wallet_id, p.export_id),
 });
 
 export const ownerWalletKeyActions = implement(OWNER_WALLET_KEYS, {
-  exports: (ctx, p) => listWalletExports(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, p.limit, p.offset),
-  revoke_export: (ctx, p) => revokeOwnerExport(ctx.services, callerOwner(ctx).ownerId, p.export_id, 'api'),
-  rotate_api_key: (ctx, p) => rotateBotKey(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, 'api'),
+  exports: async (ctx, p) => await listWalletExports(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, p.limit, p.offset),
+  revoke_export: async (ctx, p) => await revokeOwnerExport(ctx.services, callerOwner(ctx).ownerId, p.export_id, 'api'),
+  rotate_api_key: async (ctx, p) => await rotateBotKey(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, 'api'),
 });

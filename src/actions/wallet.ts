@@ -28,9 +28,9 @@ const IMPORT_WINDOW_MS = 24 * 60 * 60 * 1000;
 const IMPORTS_PER_WINDOW = 5;
 
 /** The wallet of the calling bot key (the dispatcher authenticated it). */
-export function callerWallet(ctx: ActionContext): WalletRow {
+export async function callerWallet(ctx: ActionContext): Promise<WalletRow> {
   if (ctx.principal.kind !== 'bot') throw new AppError('UNAUTHORIZED');
-  const wallet = getWallet(ctx.services.db, ctx.principal.walletId);
+  const wallet = await getWallet(ctx.services.db, ctx.principal.walletId);
   if (!wallet) throw new AppError('UNAUTHORIZED');
   return wallet;
 }
@@ -40,8 +40,8 @@ export function claimUrl(services: Services, walletId: string): string {
 }
 
 /** claim_url and claim_code of an unclaimed wallet, for the agent to hand to its owner. */
-export function claimDetails(services: Services, walletId: string): Record<string, unknown> {
-  const wallet = getWallet(services.db, walletId);
+export async function claimDetails(services: Services, walletId: string): Promise<Record<string, unknown>> {
+  const wallet = await getWallet(services.db, walletId);
   if (!wallet || wallet.status !== 'unclaimed') return {};
   return { claim_url: claimUrl(services, walletId), claim_code: new TextDecoder().decode(open(services.masterKey, wallet.claim_code_sealed, AAD.claimCode(walletId))) };
 }
@@ -77,16 +77,16 @@ function walletView(services: Services, w: WalletRow) {
 }
 
 export const walletActions = implement(WALLET, {
-  dkg_init: ({ services }, p) => startDkg(services, p.round1),
+  dkg_init: async ({ services }, p) => await startDkg(services, p.round1),
 
-  dkg_complete: ({ services }, p) => completeDkg(services, p.dkg_session_id, p.round2, p.commitments),
+  dkg_complete: async ({ services }, p) => await completeDkg(services, p.dkg_session_id, p.round2, p.commitments),
 
-  register: ({ services }, p) => {
+  register: async ({ services }, p) => {
     const name = nameParam(p.name);
     const ownerEmail = p.owner_email === undefined ? null : emailParam('/owner_email', p.owner_email);
     const metadata = p.metadata === undefined ? null : JSON.stringify(p.metadata);
     if (metadata !== null && new TextEncoder().encode(metadata).length > METADATA_MAX_BYTES) throw invalid('/metadata', `must be at most ${METADATA_MAX_BYTES} bytes of JSON`);
-    const session = liveDkgSession(services, p.dkg_session_id);
+    const session = await liveDkgSession(services, p.dkg_session_id);
     const keyPackage = completedKeyPackage(services, session);
     const address = session.address as Address;
     const proof = Buffer.from(p.proof_signature, 'hex');
@@ -97,12 +97,12 @@ export const walletActions = implement(WALLET, {
     const apiKey = newApiKey('bot');
     const claimCode = generateClaimCode(crypto.getRandomValues(new Uint8Array(32)));
     const now = services.now().getTime();
-    const created = services.db
-      .transaction(() => {
-        if (!useDkgSession(services.db, session.dkg_session_id)) return null;
+    const created = await services.db
+      .transaction(async () => {
+        if (!(await useDkgSession(services.db, session.dkg_session_id))) return null;
         let username = generateUsername(name, crypto.getRandomValues(new Uint8Array(4)));
-        while (usernameTaken(services.db, username)) username = generateUsername(name, crypto.getRandomValues(new Uint8Array(4)));
-        insertWallet(services.db, {
+        while ((await usernameTaken(services.db, username))) username = generateUsername(name, crypto.getRandomValues(new Uint8Array(4)));
+        await insertWallet(services.db, {
           wallet_id: walletId,
           username,
           name,
@@ -119,8 +119,7 @@ export const walletActions = implement(WALLET, {
           created_at: now,
         });
         return username;
-      })
-      .immediate();
+      });
     if (created === null) throw invalid('/dkg_session_id', 'this DKG session already created a wallet', 'Run a new key generation for a new wallet.');
     const url = claimUrl(services, walletId);
     return {
@@ -138,43 +137,43 @@ export const walletActions = implement(WALLET, {
     };
   },
 
-  info: (ctx) => {
-    const w = callerWallet(ctx);
-    return { ...walletView(ctx.services, w), fees: feeSchedule(ctx.services), ...claimDetails(ctx.services, w.wallet_id) };
+  info: async (ctx) => {
+    const w = await callerWallet(ctx);
+    return { ...walletView(ctx.services, w), fees: feeSchedule(ctx.services), ...(await claimDetails(ctx.services, w.wallet_id)) };
   },
 
-  update_owner: (ctx, p) => {
-    const w = callerWallet(ctx);
+  update_owner: async (ctx, p) => {
+    const w = await callerWallet(ctx);
     const email = emailParam('/owner_email', p.owner_email);
-    const changed = ctx.services.db.transaction(() => setPledgedOwner(ctx.services.db, w.wallet_id, email)).immediate();
+    const changed = await ctx.services.db.transaction(async () => await setPledgedOwner(ctx.services.db, w.wallet_id, email));
     if (!changed) throw new AppError('INVALID_STATUS', 'The wallet is already claimed; its owner cannot be changed by the agent.', { howToFix: 'Ask the current owner.' });
-    return { ...walletView(ctx.services, { ...w, owner_email: email }), ...claimDetails(ctx.services, w.wallet_id) };
+    return { ...walletView(ctx.services, { ...w, owner_email: email }), ...(await claimDetails(ctx.services, w.wallet_id)) };
   },
 
-  update_name: (ctx, p) => {
-    const w = callerWallet(ctx);
+  update_name: async (ctx, p) => {
+    const w = await callerWallet(ctx);
     const name = nameParam(p.name);
-    ctx.services.db.transaction(() => setWalletName(ctx.services.db, w.wallet_id, name)).immediate();
+    await ctx.services.db.transaction(async () => await setWalletName(ctx.services.db, w.wallet_id, name));
     return walletView(ctx.services, { ...w, name });
   },
 
   balance: async (ctx) => {
-    const w = callerWallet(ctx);
+    const w = await callerWallet(ctx);
     const micro = await ctx.services.chain.getTokenBalance(w.address as Address, ctx.services.config.usdcMint as Address);
     // budget: the tightest budget window the owner set (name + amount); remaining_allowance: what is left of it.
-    const { budget, remaining_allowance } = walletAllowance(ctx.services, w.wallet_id);
+    const { budget, remaining_allowance } = await walletAllowance(ctx.services, w.wallet_id);
     return { balance: toUsdcNumber(micro), currency: 'USDC', address: w.address, network: ctx.services.config.solana.network, budget, remaining_allowance };
   },
 
   reconcile: async (ctx) => {
-    const w = callerWallet(ctx);
+    const w = await callerWallet(ctx);
     const mint = ctx.services.config.usdcMint as Address;
     const [micro, exists] = await Promise.all([ctx.services.chain.getTokenBalance(w.address as Address, mint), ctx.services.chain.tokenAccountExists(w.address as Address, mint)]);
     return { balance: toUsdcNumber(micro), token_account: await usdcAta(w.address as Address, mint), token_account_exists: exists, checked_at: ctx.services.now().toISOString() };
   },
 
   get_deposit_address: async (ctx) => {
-    const w = callerWallet(ctx);
+    const w = await callerWallet(ctx);
     const mint = ctx.services.config.usdcMint;
     return {
       address: w.address,
@@ -185,15 +184,15 @@ export const walletActions = implement(WALLET, {
     };
   },
 
-  wallet_export: (ctx) => {
-    const w = callerWallet(ctx);
+  wallet_export: async (ctx) => {
+    const w = await callerWallet(ctx);
     const exportId = newId('export');
     const fileKey = crypto.getRandomValues(new Uint8Array(32));
     const importToken = `imp_${getBase58Decoder().decode(crypto.getRandomValues(new Uint8Array(32)))}`;
     const now = ctx.services.now().getTime();
-    ctx.services.db
-      .transaction(() => {
-        insertExport(ctx.services.db, {
+    await ctx.services.db
+      .transaction(async () => {
+        await insertExport(ctx.services.db, {
           export_id: exportId,
           wallet_id: w.wallet_id,
           file_key: seal(ctx.services.masterKey, fileKey, AAD.exportKey(exportId)),
@@ -201,15 +200,14 @@ export const walletActions = implement(WALLET, {
           created_at: now,
         });
         // The owner sees in the audit (and the decision log) that the agent took its key share out.
-        appendAudit(ctx.services.db, { walletId: w.wallet_id, actor: 'agent', kind: 'export.created', data: { export_id: exportId }, now });
-      })
-      .immediate();
+        await appendAudit(ctx.services.db, { walletId: w.wallet_id, actor: 'agent', kind: 'export.created', data: { export_id: exportId }, now });
+      });
     return { export_id: exportId, import_token: importToken, file_key: Buffer.from(fileKey).toString('base64'), wallet_id: w.wallet_id, address: w.address };
   },
 
-  wallet_import_key: ({ services }, p) => {
+  wallet_import_key: async ({ services }, p) => {
     const notFound = new AppError('NOT_FOUND', 'Export not found.', { howToFix: 'Check the .wlt file: export_id and import_token must be those the export wrote.' });
-    const row = getExport(services.db, p.export_id);
+    const row = await getExport(services.db, p.export_id);
     if (!row || !sameHash(row.import_token_hash, sha256(new TextEncoder().encode(p.import_token)))) throw notFound;
     if (row.revoked_at !== null) {
       // Nothing is released for a revoked export; the reasons are spelled out because a rotation revokes
@@ -221,13 +219,12 @@ export const walletActions = implement(WALLET, {
       });
     }
     const now = services.now().getTime();
-    const fileKey = services.db
-      .transaction(() => {
-        if (importCallsSince(services.db, row.export_id, now - IMPORT_WINDOW_MS) >= IMPORTS_PER_WINDOW) return null;
-        recordImportCall(services.db, row.export_id, now);
+    const fileKey = await services.db
+      .transaction(async () => {
+        if ((await importCallsSince(services.db, row.export_id, now - IMPORT_WINDOW_MS)) >= IMPORTS_PER_WINDOW) return null;
+        await recordImportCall(services.db, row.export_id, now);
         return open(services.masterKey, row.file_key, AAD.exportKey(row.export_id));
-      })
-      .immediate();
+      });
     if (!fileKey) {
       throw new AppError('RATE_LIMITED', `The key of this export was already released ${IMPORTS_PER_WINDOW} times in the last 24 hours.`, {
         howToFix: 'Wait 24 hours, or make a new export from a working profile.',

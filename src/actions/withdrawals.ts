@@ -16,22 +16,22 @@ import { callerWallet } from './wallet.ts';
 import { implement } from './registry.ts';
 import { crashPoint } from '../crash-points.ts';
 
-function withdrawalView(services: Services, w: WithdrawalRow) {
-  const tx = getWalletTx(services.db, w.wallet_id, w.transaction_id);
+async function withdrawalView(services: Services, w: WithdrawalRow) {
+  const tx = await getWalletTx(services.db, w.wallet_id, w.transaction_id);
   if (!tx) throw new AppError('NOT_FOUND', 'Withdrawal not found.');
   return { withdrawal_id: w.withdrawal_id, reason: w.reason, ...txView(tx) };
 }
 
 export const withdrawalActions = implement(WITHDRAWALS, {
   withdraw: async (ctx, p) => {
-    const wallet = callerWallet(ctx);
+    const wallet = await callerWallet(ctx);
     if (!isSolanaAddress(p.to_address)) throw invalid('/to_address', 'is not a valid Solana address (base58, 32 bytes)');
     if (p.to_address === wallet.address) throw invalid('/to_address', 'is this wallet itself', 'Withdraw to another address.');
     const amount = amountParam(ctx.services, '/amount', p.amount);
     const q = await quote(ctx.services, wallet.address as Address, p.to_address as Address, amount, 'withdrawal');
-    const view = ctx.services.db
-      .transaction(() => {
-        const tx = createIntent(ctx.services, {
+    const view = await ctx.services.db
+      .transaction(async () => {
+        const tx = await createIntent(ctx.services, {
           wallet,
           type: 'withdrawal',
           category: 'withdrawal',
@@ -41,27 +41,26 @@ export const withdrawalActions = implement(WITHDRAWALS, {
           idempotencyKey: ctx.idempotency?.key,
         });
         const w = { withdrawal_id: newId('withdrawal'), transaction_id: tx.transaction_id, wallet_id: wallet.wallet_id, to_address: p.to_address, reason: p.reason, now: ctx.services.now().getTime() };
-        insertWithdrawal(ctx.services.db, w);
-        const view = withdrawalView(ctx.services, { ...w, created_at: BigInt(w.now) });
-        ctx.idempotency?.record(view);
+        await insertWithdrawal(ctx.services.db, w);
+        const view = await withdrawalView(ctx.services, { ...w, created_at: BigInt(w.now) });
+        await ctx.idempotency?.record(view);
         return view;
-      })
-      .immediate();
+      });
     crashPoint('intent_committed');
     return view;
   },
 
   confirm_withdrawal: async (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    const tx = ownTx(ctx.services, wallet.wallet_id, p.transaction_id, ['withdrawal']);
+    const wallet = await callerWallet(ctx);
+    const tx = await ownTx(ctx.services, wallet.wallet_id, p.transaction_id, ['withdrawal']);
     const agent = p.commitments === undefined ? null : await prepareRound(ctx.services, wallet.wallet_id, wallet.server_key, p.commitments);
-    return agent ? confirmAndOpenRound(ctx.services, wallet, tx, agent) : confirmTx(ctx.services, wallet.address, tx);
+    return agent ? await confirmAndOpenRound(ctx.services, wallet, tx, agent) : confirmTx(ctx.services, wallet.address, tx);
   },
 
-  get_withdrawal: (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    const w = getWithdrawal(ctx.services.db, wallet.wallet_id, p.withdrawal_id);
+  get_withdrawal: async (ctx, p) => {
+    const wallet = await callerWallet(ctx);
+    const w = await getWithdrawal(ctx.services.db, wallet.wallet_id, p.withdrawal_id);
     if (!w) throw new AppError('NOT_FOUND', 'Withdrawal not found.', { howToFix: 'Check the withdrawal_id returned by withdraw.' });
-    return withdrawalView(ctx.services, w);
+    return await withdrawalView(ctx.services, w);
   },
 });

@@ -13,8 +13,8 @@ import { callerWallet } from './wallet.ts';
 import { implement } from './registry.ts';
 
 /** The caller's purchase; another wallet's fetch_id is NOT_FOUND. */
-function ownPurchase(services: Services, wallet: WalletRow, fetchId: string): PurchaseRow {
-  const p = getPurchase(services.db, wallet.wallet_id, fetchId);
+async function ownPurchase(services: Services, wallet: WalletRow, fetchId: string): Promise<PurchaseRow> {
+  const p = await getPurchase(services.db, wallet.wallet_id, fetchId);
   if (!p) throw new AppError('NOT_FOUND', 'Purchase not found.', { howToFix: 'Check the fetch_id returned by x402_prepare.' });
   return p;
 }
@@ -27,51 +27,51 @@ function caip2Of(ctx: ActionContext): string {
 }
 
 export const x402Actions = implement(X402, {
-  x402_prepare: (ctx, p) => {
-    const wallet = callerWallet(ctx);
+  x402_prepare: async (ctx, p) => {
+    const wallet = await callerWallet(ctx);
     const maxAmount = p.max_amount === undefined ? undefined : amountParam(ctx.services, '/max_amount', p.max_amount);
     return prepare(ctx, wallet, { url: p.url, method: p.method, headers: p.headers, body: p.body, maxAmount, signIn: p.sign_in });
   },
 
-  x402_prepare_tool: (ctx, p) => {
-    const wallet = callerWallet(ctx);
+  x402_prepare_tool: async (ctx, p) => {
+    const wallet = await callerWallet(ctx);
     const maxAmount = p.max_amount === undefined ? undefined : amountParam(ctx.services, '/max_amount', p.max_amount);
     return prepareTool(ctx, wallet, { server: p.server, tool: p.tool, paymentRequired: p.payment_required, maxAmount });
   },
 
-  x402_payment: (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    return toolPayment(ctx.services, wallet, ownPurchase(ctx.services, wallet, p.fetch_id));
+  x402_payment: async (ctx, p) => {
+    const wallet = await callerWallet(ctx);
+    return await toolPayment(ctx.services, wallet, await ownPurchase(ctx.services, wallet, p.fetch_id));
   },
 
-  x402_receipt: (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    return toolReceipt(ctx.services, wallet, ownPurchase(ctx.services, wallet, p.fetch_id), p.payment_response, p.result);
+  x402_receipt: async (ctx, p) => {
+    const wallet = await callerWallet(ctx);
+    return toolReceipt(ctx.services, wallet, await ownPurchase(ctx.services, wallet, p.fetch_id), p.payment_response, p.result);
   },
 
-  x402_sign_in: (ctx, p) => signInRound(ctx.services, callerWallet(ctx), p.sign_in_id, caip2Of(ctx), p.commitments),
+  x402_sign_in: async (ctx, p) => signInRound(ctx.services, await callerWallet(ctx), p.sign_in_id, caip2Of(ctx), p.commitments),
 
-  x402_sign_in_complete: (ctx, p) => signInComplete(ctx.services, callerWallet(ctx), p.sign_in_id, caip2Of(ctx), p.signature_share),
+  x402_sign_in_complete: async (ctx, p) => signInComplete(ctx.services, await callerWallet(ctx), p.sign_in_id, caip2Of(ctx), p.signature_share),
 
-  x402_confirm: (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    return confirm(ctx.services, wallet, ownPurchase(ctx.services, wallet, p.fetch_id), p.commitments);
+  x402_confirm: async (ctx, p) => {
+    const wallet = await callerWallet(ctx);
+    return confirm(ctx.services, wallet, await ownPurchase(ctx.services, wallet, p.fetch_id), p.commitments);
   },
 
-  x402_sign_complete: (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    return signComplete(ctx.services, wallet, ownPurchase(ctx.services, wallet, p.fetch_id), p.signature_share, p.sign_session_id);
+  x402_sign_complete: async (ctx, p) => {
+    const wallet = await callerWallet(ctx);
+    return await signComplete(ctx.services, wallet, await ownPurchase(ctx.services, wallet, p.fetch_id), p.signature_share, p.sign_session_id);
   },
 
-  x402_settle: (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    return settle(ctx.services, wallet, ownPurchase(ctx.services, wallet, p.fetch_id).fetch_id);
+  x402_settle: async (ctx, p) => {
+    const wallet = await callerWallet(ctx);
+    return settle(ctx.services, wallet, (await ownPurchase(ctx.services, wallet, p.fetch_id)).fetch_id);
   },
 
-  x402_status: (ctx, p) => {
-    const wallet = callerWallet(ctx);
-    return purchaseStatus(ctx.services, ownPurchase(ctx.services, wallet, p.fetch_id));
+  x402_status: async (ctx, p) => {
+    const wallet = await callerWallet(ctx);
+    return await purchaseStatus(ctx.services, await ownPurchase(ctx.services, wallet, p.fetch_id));
   },
 
-  x402_catalog: (ctx, p) => searchCatalog(ctx.services.db, { query: p.query, tag: p.tag }),
+  x402_catalog: async (ctx, p) => await searchCatalog(ctx.services.db, { query: p.query, tag: p.tag }),
 });

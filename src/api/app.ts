@@ -57,7 +57,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     table: actionTable(),
     limiter: new RateLimiter(60_000),
     metrics,
-    unclaimedDetails: (walletId) => claimDetails(services, walletId),
+    unclaimedDetails: async (walletId) => await claimDetails(services, walletId),
     turns,
     claims: new IdempotencyClaims(),
   };
@@ -87,18 +87,18 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(facilitatorRoutes(deps, ipOf))
     .use(evidenceRoutes(services))
     .get('/v1/openapi.json', () => jsonResponse(200, openApiDocument(deps.table, services.version, `${services.publicUrl()}/v1`)))
-    .get('/healthz', () => {
-      assertDatabaseAlive(services.db);
+    .get('/healthz', async () => {
+      await assertDatabaseAlive(services.db);
       if (services.restore.active) return jsonResponse(200, { status: 'restoring', ...restoreView(services.restore) });
       return jsonResponse(200, { status: 'ok' });
     })
-    .get('/metrics', ({ request, server }) => {
+    .get('/metrics', async ({ request, server }) => {
       const token = services.config.server.metrics_token;
       const allowed = token
         ? request.headers.get('authorization') === `Bearer ${token}`
         : isLoopback(clientIp(request, server as never));
       if (!allowed) return errorResponse(new AppError('UNAUTHORIZED', 'Metrics need the metrics token.', { howToFix: 'Send "Authorization: Bearer <server.metrics_token>" or scrape from loopback.' }));
-      return new Response(metrics.render(), { headers: { 'Content-Type': 'text/plain; version=0.0.4' } });
+      return new Response(await metrics.render(), { headers: { 'Content-Type': 'text/plain; version=0.0.4' } });
     })
     .onError(async ({ code, request, error }) => {
       await services.durable();

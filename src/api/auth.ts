@@ -3,7 +3,7 @@
  * A missing, malformed, wrong-kind or unknown key is the same 401 with a how_to_fix naming
  * the header and prefix to send.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../db/store.ts';
 import type { AuthKind } from '../contract/action.ts';
 import { KEY_PREFIXES, hashApiKey, isWellFormedKey, sameHash, type KeyKind } from '../domain/api-keys.ts';
 import { findMerchantByKeyHash, findWalletByKeyHash, type KeyHolder } from '../db/credentials.ts';
@@ -11,7 +11,7 @@ import { findOwnerByTokenHash } from '../db/owners.ts';
 import { AppError } from '../errors.ts';
 import type { Principal } from '../domain/principal.ts';
 
-type KeyResolver = (db: Database, hash: Uint8Array) => KeyHolder | null;
+type KeyResolver = (db: Store, hash: Uint8Array) =>  Promise<KeyHolder | null>;
 
 /** One resolver per key kind; owner tokens resolve through owner_tokens (revoked ones to nobody). */
 const RESOLVERS: Partial<Record<KeyKind, KeyResolver>> = { bot: findWalletByKeyHash, merchant: findMerchantByKeyHash, owner: findOwnerByTokenHash };
@@ -42,12 +42,12 @@ export function credentialOf(headers: Headers): Credential | null {
 }
 
 /** Authenticates a request for an action requiring `auth` from its credential; throws UNAUTHORIZED. */
-export function authenticate(db: Database, credential: Credential | null, auth: AuthKind): Principal {
+export async function authenticate(db: Store, credential: Credential | null, auth: AuthKind): Promise<Principal> {
   if (auth === 'none') return { kind: 'none' };
   if (!credential) throw unauthorized(auth, 'Missing API key.');
   const { token, hash } = credential;
   if (!isWellFormedKey(token, auth)) throw unauthorized(auth, `Invalid API key: this endpoint takes a ${KEY_PREFIXES[auth]}… key.`);
-  const holder = RESOLVERS[auth]?.(db, hash) ?? null;
+  const holder = (await RESOLVERS[auth]?.(db, hash)) ?? null;
   if (!holder || !sameHash(holder.keyHash, hash)) throw unauthorized(auth, 'Invalid API key.');
   switch (auth) {
     case 'bot':

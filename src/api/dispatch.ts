@@ -32,7 +32,7 @@ export interface DispatchDeps {
   limiter: RateLimiter;
   metrics: Metrics;
   /** Extra error details for a bot key on an unclaimed wallet (claim_url, claim_code). */
-  unclaimedDetails: (walletId: string) => Record<string, unknown>;
+  unclaimedDetails: (walletId: string) =>  Promise<Record<string, unknown>>;
   /** Admission of state-changing calls: one a turn of the event loop, a bounded queue (turns.ts). */
   turns?: Turns;
   /** The idempotency keys of requests running now (idempotency-claims.ts). */
@@ -169,12 +169,12 @@ export function rateLimit(deps: Pick<DispatchDeps, 'services' | 'limiter'>, call
   rateHeaders(decision, headers);
 }
 
-function checkCondition(deps: DispatchDeps, entry: RegisteredAction, principal: Principal): void {
+async function checkCondition(deps: DispatchDeps, entry: RegisteredAction, principal: Principal): Promise<void> {
   // After a restore, only reads until the ledger is reconciled with the chain (nothing paid twice).
   if (deps.services.restore.active && !entry.contract.readOnly) throw restoringError(deps.services.restore);
   if (principal.kind === 'bot' && !principal.claimed && !entry.contract.allowUnclaimed) {
     throw new AppError('WALLET_NOT_CLAIMED', `The wallet is not claimed yet, so "${entry.name}" is not available.`, {
-      details: deps.unclaimedDetails(principal.walletId),
+      details: await deps.unclaimedDetails(principal.walletId),
     });
   }
 }
@@ -238,15 +238,15 @@ async function runIdempotent(
   const { db } = deps.services;
   try {
     // The handler records its answer inside the transaction that makes its change (one commit).
-    const data = await entry.handler({ ...base, idempotency: { key: scope.key, record: (d) => recordIdempotentResponse(db, scope, 200, toJson({ success: true, data: d })) } }, params);
+    const data = await entry.handler({ ...base, idempotency: { key: scope.key, record: async (d) => await recordIdempotentResponse(db, scope, 200, toJson({ success: true, data: d })) } }, params);
     const body = toJson({ success: true, data });
-    if (!isRecorded(db, scope)) db.transaction(() => recordIdempotentResponse(db, scope, 200, body)).immediate();
+    if (!(await isRecorded(db, scope))) await db.transaction(async () => await recordIdempotentResponse(db, scope, 200, body));
     return new Response(body, { status: 200, headers: { 'Content-Type': JSON_TYPE, ...headers } });
   } catch (err) {
     // A refusal is remembered (the same request gets the same answer); a fault is not (retry may succeed).
     if (err instanceof AppError && err.status < 500 && err.status !== 409 && err.status !== 429) {
       const res = errorResponse(err, headers);
-      db.transaction(() => recordIdempotentResponse(db, scope, err.status, toJson(err.toEnvelope()))).immediate();
+      await db.transaction(async () => await recordIdempotentResponse(db, scope, err.status, toJson(err.toEnvelope())));
       return res;
     }
     throw err;
@@ -280,15 +280,15 @@ export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<
     // Parsed and hashed once: the rate limiter buckets keyed calls by it, authentication looks it up.
     const credential = entry.contract.auth === 'none' ? null : credentialOf(call.request.headers);
     rateLimit(deps, call, credential, baseHeaders);
-    const principal = authenticate(services.db, credential, entry.contract.auth);
-    checkCondition(deps, entry, principal);
+    const principal = await authenticate(services.db, credential, entry.contract.auth);
+    await checkCondition(deps, entry, principal);
     // Reads go straight on; a state-changing call's synchronous work waits for its own turn.
     if (deps.turns && !entry.contract.readOnly && !NO_TURN.has(entry.name)) await deps.turns.take();
     const valid = validateParams(entry, params, isGet);
     const idem = entry.contract.idempotent ? idempotencyKey(call.request.headers) : null;
     if (idem) {
       const scope = { principal: principalKey(principal), action: entry.name, key: idem, hash: requestHash(entry, valid), now: services.now().getTime() };
-      const claim = deps.claims.claim(services.db, scope, scope.hash, scope.now, STALE_CLAIM_MS);
+      const claim = await deps.claims.claim(services.db, scope, scope.hash, scope.now, STALE_CLAIM_MS);
       if (claim.state === 'replay') {
         response = new Response(claim.response, { status: claim.status, headers: { 'Content-Type': JSON_TYPE, 'Idempotent-Replayed': 'true', ...baseHeaders } });
       } else if (claim.state === 'conflict') {

@@ -30,20 +30,20 @@ function timeParam(url: URL, name: string, fallback: number): number {
 }
 
 /** The export of `walletId` for `ownerId` as a streamed download. */
-function exportResponse(services: Services, ownerId: string, walletId: string, url: URL, kind: Kind): Response {
+async function exportResponse(services: Services, ownerId: string, walletId: string, url: URL, kind: Kind): Promise<Response> {
   if (!walletId) throw invalid('/wallet_id', 'is required: the wallet to export');
   const range = { fromMs: timeParam(url, 'from', 0), toMs: timeParam(url, 'to', Number.MAX_SAFE_INTEGER) };
-  requireOwnerWallet(services, ownerId, walletId);
+  await requireOwnerWallet(services, ownerId, walletId);
   const [body, type, name] =
     kind === 'log'
-      ? [exportDecisionLog(services, walletId, `owner:${ownerId}`, range), 'application/x-ndjson', `decision-log-${walletId}.jsonl`]
+      ? [await exportDecisionLog(services, walletId, `owner:${ownerId}`, range), 'application/x-ndjson', `decision-log-${walletId}.jsonl`]
       : [exportTransactionsCsv(services, walletId, range), 'text/csv; charset=utf-8', `transactions-${walletId}.csv`];
   return new Response(body, { headers: { 'content-type': type, 'content-disposition': `attachment; filename="${name}"`, 'cache-control': 'no-store' } });
 }
 
-const enveloped = (run: () => Response): Response => {
+const enveloped = async (run: () => Promise<Response>): Promise<Response> => {
   try {
-    return run();
+    return await run();
   } catch (err) {
     if (err instanceof AppError) return errorResponse(err);
     throw err;
@@ -52,17 +52,17 @@ const enveloped = (run: () => Response): Response => {
 
 export function evidenceRoutes(services: Services) {
   const byToken = (kind: Kind) => ({ request }: { request: Request }) =>
-    enveloped(() => {
-      const principal = authenticate(services.db, credentialOf(request.headers), 'owner');
+    enveloped(async () => {
+      const principal = await authenticate(services.db, credentialOf(request.headers), 'owner');
       if (principal.kind !== 'owner') throw new AppError('UNAUTHORIZED', 'Invalid owner token.');
       const url = new URL(request.url);
-      return exportResponse(services, principal.ownerId, url.searchParams.get('wallet_id') ?? '', url, kind);
+      return await exportResponse(services, principal.ownerId, url.searchParams.get('wallet_id') ?? '', url, kind);
     });
   const bySession = (kind: Kind) => ({ request, params }: { request: Request; params: Record<string, string | undefined> }) =>
-    enveloped(() => {
-      const session = currentOwner(services, request);
+    enveloped(async () => {
+      const session = await currentOwner(services, request);
       if (!session) return new Response(null, { status: 303, headers: { location: '/login' } });
-      return exportResponse(services, session.ownerId, params.wallet_id ?? '', new URL(request.url), kind);
+      return await exportResponse(services, session.ownerId, params.wallet_id ?? '', new URL(request.url), kind);
     });
   return new Elysia()
     .get('/.well-known/agent-wallet/log-key', () => jsonResponse(200, { keys: [logKeyOf(services.masterKey).jwk] }))
@@ -71,11 +71,11 @@ export function evidenceRoutes(services: Services) {
     .get('/dashboard/wallets/:wallet_id/decision-log.jsonl', bySession('log'))
     .get('/dashboard/wallets/:wallet_id/transactions.csv', bySession('csv'))
     .get('/dashboard/transactions/:transaction_id/receipt.jws', async ({ request, params }) => {
-      const session = currentOwner(services, request);
+      const session = await currentOwner(services, request);
       if (!session) return new Response(null, { status: 303, headers: { location: '/login' } });
-      const tx = getTx(services.db, params.transaction_id);
+      const tx = await getTx(services.db, params.transaction_id);
       // Another owner's transaction is as unknown as a made-up id.
-      const wallet = tx ? ownerWallet(services.db, session.ownerId, tx.wallet_id) : null;
+      const wallet = tx ? await ownerWallet(services.db, session.ownerId, tx.wallet_id) : null;
       if (!tx || !wallet || tx.status !== 'completed') return new Response('No completed transaction with this id among your wallets.\n', { status: 404 });
       const jws = signReceipt(services, transactionClaims(services, tx, wallet, await slotOf(services, tx.signature)));
       return new Response(`${jws}\n`, { headers: { 'content-type': 'application/jose', 'content-disposition': `attachment; filename="receipt-${tx.transaction_id}.jws"`, 'cache-control': 'no-store' } });

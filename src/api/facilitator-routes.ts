@@ -29,7 +29,7 @@ type Limits = Pick<DispatchDeps, 'services' | 'limiter'>;
  * here through the seller's paywall, and must not use up the seller's other API calls. Its
  * RateLimit headers go into `headers`.
  */
-function sellerOf(deps: Limits, request: Request, ip: string, headers: Record<string, string>): Seller {
+async function sellerOf(deps: Limits, request: Request, ip: string, headers: Record<string, string>): Promise<Seller> {
   const { services } = deps;
   const credential = credentialOf(request.headers);
   if (credential) {
@@ -38,12 +38,12 @@ function sellerOf(deps: Limits, request: Request, ip: string, headers: Record<st
     rateHeaders(decision, headers);
   } else rateLimit(deps, { ip: () => ip }, credential, headers);
   if (credential?.token.startsWith(KEY_PREFIXES.merchant)) {
-    const principal = authenticate(services.db, credential, 'merchant');
-    const merchant = principal.kind === 'merchant' ? getMerchant(services.db, principal.merchantId) : null;
+    const principal = await authenticate(services.db, credential, 'merchant');
+    const merchant = principal.kind === 'merchant' ? await getMerchant(services.db, principal.merchantId) : null;
     if (merchant) return merchantSeller(merchant);
   } else {
-    const principal = authenticate(services.db, credential, 'bot');
-    const wallet = principal.kind === 'bot' ? getWallet(services.db, principal.walletId) : null;
+    const principal = await authenticate(services.db, credential, 'bot');
+    const wallet = principal.kind === 'bot' ? await getWallet(services.db, principal.walletId) : null;
     // A wallet nobody has claimed is anyone's to make: it sells nothing on the operator's fee payer.
     if (wallet?.status === 'unclaimed') {
       throw new AppError('WALLET_NOT_CLAIMED', 'The wallet is not claimed yet, so it cannot sell through the facilitator.', {
@@ -79,7 +79,7 @@ export function facilitatorRoutes(deps: Limits, ipOf: (request: Request) => stri
     async ({ request }: { request: Request }): Promise<Response> => {
       const headers: Record<string, string> = {};
       try {
-        return jsonResponse(200, await run(sellerOf(deps, request, ipOf(request), headers), request), headers);
+        return jsonResponse(200, await run(await sellerOf(deps, request, ipOf(request), headers), request), headers);
       } catch (err) {
         if (err instanceof AppError) return errorResponse(err, headers);
         throw err;

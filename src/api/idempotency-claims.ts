@@ -5,7 +5,7 @@
  * when there is one. A crash loses the claim together with the uncommitted change, so the retry
  * runs anew; a committed change always has its answer beside it, so the retry replays it.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../db/store.ts';
 import { findIdempotencyKey, type IdempotencyScope } from '../db/idempotency.ts';
 import { sameHash } from '../domain/api-keys.ts';
 
@@ -22,8 +22,8 @@ export class IdempotencyClaims {
    * A `running` row (written by an earlier version, which claimed in the database) is taken over
    * once older than `staleMs`.
    */
-  claim(db: Database, scope: IdempotencyScope, hash: Uint8Array, now: number, staleMs: number): Claim {
-    const row = findIdempotencyKey(db, scope);
+  async claim(db: Store, scope: IdempotencyScope, hash: Uint8Array, now: number, staleMs: number): Promise<Claim> {
+    const row = await findIdempotencyKey(db, scope);
     if (row) {
       if (!sameHash(row.request_hash, hash)) return { state: 'conflict' };
       if (row.state === 'done') return { state: 'replay', status: Number(row.status), response: row.response ?? '' };

@@ -9,7 +9,7 @@
  *   admin catalog remove URL|ENTRY_ID [--data-dir DIR]
  *   admin catalog verify [--json] [--data-dir DIR]      re-verify every entry now (the daily job's pass)
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../db/store.ts';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AppError } from '../errors.ts';
@@ -28,7 +28,7 @@ interface CatalogIo {
   env: Record<string, string | undefined>;
 }
 
-async function withLedger<T>(dataDirFlag: string | undefined, env: CatalogIo['env'], fn: (db: Database, config: Config) => Promise<T> | T): Promise<T> {
+async function withLedger<T>(dataDirFlag: string | undefined, env: CatalogIo['env'], fn: (db: Store, config: Config) => Promise<T> | T): Promise<T> {
   const dataDir = resolve(dataDirFlag ?? env.AGENT_WALLET_DATA_DIR ?? './data');
   const path = join(dataDir, 'wallet.db');
   if (!existsSync(path)) throw new CatalogError(`no ledger at ${path}; pass the --data-dir the daemon runs with (default ./data)`);
@@ -50,7 +50,7 @@ function print(io: CatalogIo, json: boolean | undefined, data: unknown, human: (
   else human();
 }
 
-function line(e: ReturnType<typeof catalogView> & { status?: string; last_error?: string | null }): string {
+function line(e: Awaited<ReturnType<typeof catalogView>> & { status?: string; last_error?: string | null }): string {
   const tags = e.tags.length ? `  [${e.tags.join(', ')}]` : '';
   const state = e.status && e.status !== 'verified' ? `  (${e.status}: ${e.last_error ?? 'no reason'})` : '';
   return `${e.name}  ${e.price} USDC  ${e.method} ${e.url}${state}\n  ${e.description}${tags}\n`;
@@ -78,8 +78,8 @@ export const CATALOG_COMMANDS: Record<'add' | 'list' | 'remove' | 'verify', (inp
 
   list: async (input, io) => {
     const { flags } = commandFlags(input, { 'data-dir': 'string', json: 'boolean', all: 'boolean' });
-    const items = await withLedger(flags['data-dir'], io.env, (db) =>
-      listCatalog(db, { includeHidden: flags.all }).map((r) => ({ entry_id: r.entry_id, status: r.status, last_error: r.last_error, checked_at: new Date(Number(r.checked_at)).toISOString(), ...catalogView(r) })),
+    const items = await withLedger(flags['data-dir'], io.env, async (db) =>
+      (await listCatalog(db, { includeHidden: flags.all })).map((r) => ({ entry_id: r.entry_id, status: r.status, last_error: r.last_error, checked_at: new Date(Number(r.checked_at)).toISOString(), ...catalogView(r) })),
     );
     print(io, flags.json, { items, total: items.length }, () => {
       if (items.length === 0) io.out(flags.all ? 'The catalog is empty.\n' : 'No verified entries (use --all to see hidden ones).\n');
@@ -90,7 +90,7 @@ export const CATALOG_COMMANDS: Record<'add' | 'list' | 'remove' | 'verify', (inp
 
   remove: async (input, io) => {
     const { flags, positional } = commandFlags(input, { 'data-dir': 'string' });
-    const removed = await withLedger(flags['data-dir'], io.env, (db) => db.transaction(() => removeCatalogEntry(db, positional[0]!)).immediate());
+    const removed = await withLedger(flags['data-dir'], io.env, async (db) => await db.transaction(async () => await removeCatalogEntry(db, positional[0]!)));
     if (!removed) throw new CatalogError(`no catalog entry ${positional[0]}`);
     io.out(`Removed ${positional[0]}.\n`);
     return 0;

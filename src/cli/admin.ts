@@ -3,7 +3,7 @@
  * admin command shares. Commands open the data dir's `wallet.db` directly; busy_timeout makes
  * that safe while the daemon runs. The command tree (flags, help) is in admin-program.ts.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../db/store.ts';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
@@ -26,27 +26,27 @@ interface AdminIo {
   env: Record<string, string | undefined>;
 }
 
-function withLedger<T>(dataDirFlag: string | undefined, env: AdminIo['env'], fn: (db: Database, config: Config) => T): T {
+async function withLedger<T>(dataDirFlag: string | undefined, env: AdminIo['env'], fn: (db: Store, config: Config) => Promise<T>): Promise<T> {
   const dataDir = resolve(dataDirFlag ?? env.AGENT_WALLET_DATA_DIR ?? './data');
   const path = join(dataDir, 'wallet.db');
   if (!existsSync(path)) throw new AdminError(`no ledger at ${path}; pass the --data-dir the daemon runs with (default ./data)`);
   const config = loadConfig({ dataDir }, dataDirEnv(dataDir, env));
   const db = openDatabase(path, { network: config.solana.network });
   try {
-    return fn(db, config);
+    return await fn(db, config);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
 const iso = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 /** `admin sale-fees`: what each merchant's x402 sales owe the operator, and its open invoice. */
-export function saleFeesCommand(input: CommandInput, io: AdminIo): number {
+export async function saleFeesCommand(input: CommandInput, io: AdminIo): Promise<number> {
   const { flags } = commandFlags(input, { 'data-dir': 'string', json: 'boolean', limit: 'string' });
   const limit = flags.limit === undefined ? 100 : Number(flags.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
-  const { rows, credit } = withLedger(flags['data-dir'], io.env, (db, config) => ({ rows: receivables(db, limit), credit: config.money.saleCredit }));
+  const { rows, credit } = await withLedger(flags['data-dir'], io.env, async (db, config) => ({ rows: await receivables(db, limit), credit: config.money.saleCredit }));
   let total = 0n;
   const items = rows.map((r) => {
     const owed = r.accrued > r.paid ? r.accrued - r.paid : 0n;
@@ -74,12 +74,12 @@ export function saleFeesCommand(input: CommandInput, io: AdminIo): number {
   return 0;
 }
 
-export function mailCommand(input: CommandInput, io: AdminIo): number {
+export async function mailCommand(input: CommandInput, io: AdminIo): Promise<number> {
   const { flags } = commandFlags(input, { 'data-dir': 'string', json: 'boolean', limit: 'string' });
   const limit = flags.limit === undefined ? 50 : Number(flags.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
-  const items = withLedger(flags['data-dir'], io.env, (db) =>
-    listMail(db, limit).map((m) => ({
+  const items = await withLedger(flags['data-dir'], io.env, async (db) =>
+    (await listMail(db, limit)).map((m) => ({
       mail_id: m.mail_id,
       kind: m.kind,
       to: m.to_addr,
@@ -108,7 +108,7 @@ export function mailCommand(input: CommandInput, io: AdminIo): number {
   return 0;
 }
 
-export function ownerTokenCommand(input: CommandInput, io: AdminIo): number {
+export async function ownerTokenCommand(input: CommandInput, io: AdminIo): Promise<number> {
   const { flags, positional } = commandFlags(input, { 'data-dir': 'string', json: 'boolean', label: 'string' });
   const email = checkEmail(positional[0]!);
   if (!email.ok) throw new UsageError(`EMAIL ${email.reason}`);
@@ -117,14 +117,13 @@ export function ownerTokenCommand(input: CommandInput, io: AdminIo): number {
   const key = newApiKey('owner');
   const tokenId = newId('ownerToken');
   const now = Date.now();
-  const result = withLedger(flags['data-dir'], io.env, (db) =>
-    db
-      .transaction(() => {
-        const { owner, created } = ensureOwner(db, email.value, newId('owner'), now);
-        insertOwnerToken(db, { token_id: tokenId, owner_id: owner.owner_id, token_hash: key.hash, label: label.value, now });
+  const result = await withLedger(flags['data-dir'], io.env, async (db) =>
+    await db
+      .transaction(async () => {
+        const { owner, created } = await ensureOwner(db, email.value, newId('owner'), now);
+        await insertOwnerToken(db, { token_id: tokenId, owner_id: owner.owner_id, token_hash: key.hash, label: label.value, now });
         return { owner_id: owner.owner_id, email: owner.email, owner_created: created };
-      })
-      .immediate(),
+      }),
   );
   const data = { ...result, token_id: tokenId, token: key.key, label: label.value };
   if (flags.json) io.out(`${JSON.stringify(data, null, 2)}\n`);

@@ -7,8 +7,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PortInUseError } from './port-in-use.ts';
 import { loadConfig, type Config, type ConfigFlags } from '../config.ts';
-import { openDatabase } from '../db/open.ts';
-import { startDurability } from '../db/durability.ts';
+import { openLedger } from '../db/ledger.ts';
 import { watchLoopLag } from '../ops/loop-lag.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadFeePayer, loadMasterKey } from '../secret-files.ts';
@@ -107,14 +106,10 @@ export async function startDaemon(flags: ConfigFlags, opts: { log?: Logger } = {
 async function startLocked(config: Config, log: Logger, unlock: () => void): Promise<RunningDaemon> {
   const masterKey = loadMasterKey(config.dataDir);
   const feePayer = loadFeePayer(config.dataDir, config.solana.fee_payer_keypair_file);
-  const dbPath = join(config.dataDir, 'wallet.db');
-  const db = openDatabase(dbPath, { network: config.solana.network });
-  // Commits no longer wait for the disk on the event loop; every effect waits for its commit instead.
-  const durability = startDurability(db, dbPath, (message) => log.error('the ledger cannot reach the disk: nothing is answered or sent until the daemon restarts; check the disk', { error: message }));
-  const closeDb = async () => {
-    await durability.close();
-    db.close();
-  };
+  // On SQLite commits no longer wait for the disk on the event loop; every effect waits for its commit instead.
+  const ledger = await openLedger(config, (message) => log.error('the ledger cannot reach the disk: nothing is answered or sent until the daemon restarts; check the disk', { error: message }));
+  const { store: db, durability } = ledger;
+  const closeDb = () => ledger.close();
 
   let simnet: Simnet | null = null;
   try {
@@ -140,7 +135,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   });
   // A restored ledger: its signing rounds close now, before anything answers; the daemon then
   // serves reads while money actions wait for the reconciliation with the chain (below).
-  const restoring = beginRestore(services);
+  const restoring = await beginRestore(services);
   metrics.addSource(ledgerMetricsSource(db, durability));
   const loopLag = watchLoopLag();
   metrics.addSource(loopLag.source);
@@ -214,6 +209,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
     usdc_mint: config.usdcMint,
     fee_payer: feePayer.address,
     data_dir: config.dataDir,
+    ledger: ledger.where,
   });
 
   let stopping: Promise<void> | null = null;

@@ -1,5 +1,5 @@
 /** Builds the Services object from a loaded config, an open database and the secrets. */
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../db/store.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { FeePayerKey } from '../secret-files.ts';
@@ -16,7 +16,7 @@ import { signWithLogKey } from '../evidence/log-key.ts';
 
 export function buildServices(opts: {
   config: Config;
-  db: Database;
+  db: Store;
   log: Logger;
   masterKey: Uint8Array;
   feePayer: FeePayerKey;

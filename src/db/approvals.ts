@@ -1,5 +1,5 @@
 /** Approval rows and the one place an owner's decision changes the subject it decides. */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 import { appendAudit, appendEvent } from './events.ts';
 
 export interface ApprovalRow {
@@ -16,21 +16,19 @@ export interface ApprovalRow {
   decided_by: string | null;
 }
 
-export function insertApproval(
-  db: Database,
+export async function insertApproval(
+  db: Store,
   a: { approval_id: string; wallet_id: string; subject_type: ApprovalRow['subject_type']; subject_id: string; amount: bigint; recipient: string; reason: string; now: number },
-): void {
-  db.query(
-    "INSERT INTO approvals (approval_id, wallet_id, subject_type, subject_id, amount, recipient, reason, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
-  ).run(a.approval_id, a.wallet_id, a.subject_type, a.subject_id, a.amount, a.recipient, a.reason, a.now);
+): Promise<void> {
+  await db.run("INSERT INTO approvals (approval_id, wallet_id, subject_type, subject_id, amount, recipient, reason, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)", a.approval_id, a.wallet_id, a.subject_type, a.subject_id, a.amount, a.recipient, a.reason, a.now);
 }
 
-export function getApproval(db: Database, approvalId: string): ApprovalRow | null {
-  return db.query<ApprovalRow, [string]>('SELECT * FROM approvals WHERE approval_id = ?').get(approvalId);
+export async function getApproval(db: Store, approvalId: string): Promise<ApprovalRow | null> {
+  return await db.get<ApprovalRow>('SELECT * FROM approvals WHERE approval_id = ?', approvalId);
 }
 
-export function pendingApprovals(db: Database, walletId: string): ApprovalRow[] {
-  return db.query<ApprovalRow, [string]>("SELECT * FROM approvals WHERE wallet_id = ? AND status = 'pending' ORDER BY created_at DESC").all(walletId);
+export async function pendingApprovals(db: Store, walletId: string): Promise<ApprovalRow[]> {
+  return await db.all<ApprovalRow>("SELECT * FROM approvals WHERE wallet_id = ? AND status = 'pending' ORDER BY created_at DESC", walletId);
 }
 
 const EVENT_PREFIX: Record<ApprovalRow['subject_type'], string> = { payment: 'payment', withdrawal: 'withdrawal', x402: 'payment' };
@@ -40,21 +38,20 @@ const EVENT_PREFIX: Record<ApprovalRow['subject_type'], string> = { payment: 'pa
  * their events and an audit entry. Call inside a write transaction. Returns false (and changes
  * nothing) unless the approval is still pending and its subject still awaits approval.
  */
-export function decideApproval(db: Database, approvalId: string, decision: 'approved' | 'rejected', decidedBy: string, now: number): boolean {
-  const approval = getApproval(db, approvalId);
+export async function decideApproval(db: Store, approvalId: string, decision: 'approved' | 'rejected', decidedBy: string, now: number): Promise<boolean> {
+  const approval = await getApproval(db, approvalId);
   if (!approval || approval.status !== 'pending') return false;
-  const moved = db
-    .query("UPDATE transactions SET status = ?, updated_at = ? WHERE transaction_id = ? AND status = 'awaiting_approval'")
-    .run(decision, now, approval.subject_id).changes;
+  const moved = (await db
+    .run("UPDATE transactions SET status = ?, updated_at = ? WHERE transaction_id = ? AND status = 'awaiting_approval'", decision, now, approval.subject_id)).changes;
   if (moved !== 1) return false;
-  db.query('UPDATE approvals SET status = ?, decided_at = ?, decided_by = ? WHERE approval_id = ?').run(decision, now, decidedBy, approvalId);
+  await db.run('UPDATE approvals SET status = ?, decided_at = ?, decided_by = ? WHERE approval_id = ?', decision, now, decidedBy, approvalId);
   const data = { transaction_id: approval.subject_id, approval_id: approvalId, amount: approval.amount, decided_by: decidedBy };
-  appendEvent(db, { walletId: approval.wallet_id, type: `${EVENT_PREFIX[approval.subject_type]}.${decision}`, data, now });
-  appendAudit(db, { walletId: approval.wallet_id, actor: decidedBy, kind: `approval.${decision}`, data, now });
+  await appendEvent(db, { walletId: approval.wallet_id, type: `${EVENT_PREFIX[approval.subject_type]}.${decision}`, data, now });
+  await appendAudit(db, { walletId: approval.wallet_id, actor: decidedBy, kind: `approval.${decision}`, data, now });
   return true;
 }
 
 /** Withdraws a pending approval whose subject was cancelled or expired. Call inside a write transaction. */
-export function closeApproval(db: Database, approvalId: string, status: 'cancelled' | 'expired', now: number): void {
-  db.query("UPDATE approvals SET status = ?, decided_at = ? WHERE approval_id = ? AND status = 'pending'").run(status, now, approvalId);
+export async function closeApproval(db: Store, approvalId: string, status: 'cancelled' | 'expired', now: number): Promise<void> {
+  await db.run("UPDATE approvals SET status = ?, decided_at = ? WHERE approval_id = ? AND status = 'pending'", status, now, approvalId);
 }

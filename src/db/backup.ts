@@ -6,6 +6,7 @@
 import { Database } from 'bun:sqlite';
 import type { TxRow } from './transactions.ts';
 import type { ApprovalRow } from './approvals.ts';
+import type { Store } from './store.ts';
 
 /** The meta key set by `admin restore`; its value is JSON {backup_created_at, restored_at}. */
 const RESTORED_KEY = 'restored_from_backup';
@@ -44,13 +45,13 @@ export function checkAndMarkRestored(path: string, marker: { backup_created_at: 
 }
 
 /** The marker of a restored ledger not yet reconciled, or null. */
-export function restoredMarker(db: Database): { backup_created_at: string; restored_at: string } | null {
-  const row = db.query<{ value: string }, [string]>('SELECT value FROM meta WHERE key = ?').get(RESTORED_KEY);
+export async function restoredMarker(db: Store): Promise<{ backup_created_at: string; restored_at: string } | null> {
+  const row = await db.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', RESTORED_KEY);
   return row ? (JSON.parse(row.value) as { backup_created_at: string; restored_at: string }) : null;
 }
 
-export function clearRestoredMarker(db: Database): void {
-  db.query('DELETE FROM meta WHERE key = ?').run(RESTORED_KEY);
+export async function clearRestoredMarker(db: Store): Promise<void> {
+  await db.run('DELETE FROM meta WHERE key = ?', RESTORED_KEY);
 }
 
 /**
@@ -58,22 +59,21 @@ export function clearRestoredMarker(db: Database): void {
  * and DKG secret state may already have been used after the backup was taken (a completed DKG run
  * holds a key package, not a secret that must be used once). Returns how many of each were closed.
  */
-export function invalidateRestoredSigning(db: Database): { signSessions: number; dkgSessions: number } {
-  const signSessions = db.query("UPDATE sign_sessions SET nonces = NULL, status = 'failed' WHERE status = 'open'").run().changes;
-  const dkgSessions = db.query("UPDATE dkg_sessions SET status = 'used' WHERE status = 'started'").run().changes;
+export async function invalidateRestoredSigning(db: Store): Promise<{ signSessions: number; dkgSessions: number }> {
+  const signSessions = (await db.run("UPDATE sign_sessions SET nonces = NULL, status = 'failed' WHERE status = 'open'")).changes;
+  const dkgSessions = (await db.run("UPDATE dkg_sessions SET status = 'used' WHERE status = 'started'")).changes;
   return { signSessions, dkgSessions };
 }
 
 /** Approvals still pending in the restored ledger: a decision taken after the backup is lost. */
-export function allPendingApprovals(db: Database): ApprovalRow[] {
-  return db.query<ApprovalRow, []>("SELECT * FROM approvals WHERE status = 'pending' ORDER BY created_at").all();
+export async function allPendingApprovals(db: Store): Promise<ApprovalRow[]> {
+  return await db.all<ApprovalRow>("SELECT * FROM approvals WHERE status = 'pending' ORDER BY created_at");
 }
 
 /** Outgoing rows a landed transfer may belong to: not settled in the restored ledger. */
-export function unsettledOutgoing(db: Database, transactionId: string): TxRow | null {
-  return db
-    .query<TxRow, [string]>("SELECT * FROM transactions WHERE transaction_id = ? AND direction = 'out' AND status NOT IN ('completed', 'failed')")
-    .get(transactionId);
+export async function unsettledOutgoing(db: Store, transactionId: string): Promise<TxRow | null> {
+  return await db
+    .get<TxRow>("SELECT * FROM transactions WHERE transaction_id = ? AND direction = 'out' AND status NOT IN ('completed', 'failed')", transactionId);
 }
 
 /**
@@ -81,28 +81,22 @@ export function unsettledOutgoing(db: Database, transactionId: string): TxRow | 
  * confirmation path records its completion (recipient row, merchant event, paylink) exactly once.
  * Signed-but-expired rows may be 'expired' or 'cancelled' in the restored copy: landed is landed.
  */
-export function attachLandedTransfer(db: Database, transactionId: string, wire: Uint8Array, signature: string, now: number): boolean {
+export async function attachLandedTransfer(db: Store, transactionId: string, wire: Uint8Array, signature: string, now: number): Promise<boolean> {
   return (
-    db
-      .query(
-        "UPDATE transactions SET signed_tx = ?, signature = ?, status = 'pending', error = NULL, updated_at = ? WHERE transaction_id = ? AND direction = 'out' AND status NOT IN ('completed', 'failed')",
-      )
-      .run(wire, signature, now, transactionId).changes === 1
+    (await db
+      .run("UPDATE transactions SET signed_tx = ?, signature = ?, status = 'pending', error = NULL, updated_at = ? WHERE transaction_id = ? AND direction = 'out' AND status NOT IN ('completed', 'failed')", wire, signature, now, transactionId)).changes === 1
   );
 }
 
 /** x402 purchases of a wallet not completed in the restored ledger, with the partially signed bytes each was given to a seller in. */
-export function unsettledPurchasesOf(db: Database, walletId: string): { fetch_id: string; transaction_id: string; signed_tx: Uint8Array }[] {
-  return db
-    .query<{ fetch_id: string; transaction_id: string; signed_tx: Uint8Array }, [string]>(
-      "SELECT p.fetch_id, p.transaction_id, t.signed_tx FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id WHERE p.wallet_id = ? AND p.status != 'completed' AND t.signed_tx IS NOT NULL",
-    )
-    .all(walletId);
+export async function unsettledPurchasesOf(db: Store, walletId: string): Promise<{ fetch_id: string; transaction_id: string; signed_tx: Uint8Array }[]> {
+  return await db
+    .all<{ fetch_id: string; transaction_id: string; signed_tx: Uint8Array }>("SELECT p.fetch_id, p.transaction_id, t.signed_tx FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id WHERE p.wallet_id = ? AND p.status != 'completed' AND t.signed_tx IS NOT NULL", walletId);
 }
 
 /** Wallet owning a Solana address, merchant paid at a payout address: how a recovered transfer's recipient is named. */
-export function recipientOf(db: Database, address: string): { wallet_id: string; username: string } | { merchant_id: string; username: string } | null {
-  const wallet = db.query<{ wallet_id: string; username: string }, [string]>('SELECT wallet_id, username FROM wallets WHERE address = ?').get(address);
+export async function recipientOf(db: Store, address: string): Promise<{ wallet_id: string; username: string } | { merchant_id: string; username: string } | null> {
+  const wallet = await db.get<{ wallet_id: string; username: string }>('SELECT wallet_id, username FROM wallets WHERE address = ?', address);
   if (wallet) return wallet;
-  return db.query<{ merchant_id: string; username: string }, [string]>('SELECT merchant_id, username FROM merchants WHERE payout_address = ? ORDER BY created_at LIMIT 1').get(address);
+  return await db.get<{ merchant_id: string; username: string }>('SELECT merchant_id, username FROM merchants WHERE payout_address = ? ORDER BY created_at LIMIT 1', address);
 }

@@ -1,5 +1,5 @@
 /** Lookups of API-key holders by the SHA-256 of their key. */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 
 export interface KeyHolder {
   id: string;
@@ -9,23 +9,19 @@ export interface KeyHolder {
   tokenId?: string;
 }
 
-export function findWalletByKeyHash(db: Database, hash: Uint8Array): KeyHolder | null {
-  const row = db
-    .query<{ wallet_id: string; api_key_hash: Uint8Array; status: string }, [Uint8Array]>(
-      'SELECT wallet_id, api_key_hash, status FROM wallets WHERE api_key_hash = ?',
-    )
-    .get(hash);
+export async function findWalletByKeyHash(db: Store, hash: Uint8Array): Promise<KeyHolder | null> {
+  const row = await db
+    .get<{ wallet_id: string; api_key_hash: Uint8Array; status: string }>('SELECT wallet_id, api_key_hash, status FROM wallets WHERE api_key_hash = ?', hash);
   return row ? { id: row.wallet_id, keyHash: row.api_key_hash, claimed: row.status === 'claimed' } : null;
 }
 
-export function findMerchantByKeyHash(db: Database, hash: Uint8Array): KeyHolder | null {
-  const row = db
-    .query<{ merchant_id: string; api_key_hash: Uint8Array }, [Uint8Array]>('SELECT merchant_id, api_key_hash FROM merchants WHERE api_key_hash = ?')
-    .get(hash);
+export async function findMerchantByKeyHash(db: Store, hash: Uint8Array): Promise<KeyHolder | null> {
+  const row = await db
+    .get<{ merchant_id: string; api_key_hash: Uint8Array }>('SELECT merchant_id, api_key_hash FROM merchants WHERE api_key_hash = ?', hash);
   return row ? { id: row.merchant_id, keyHash: row.api_key_hash, claimed: true } : null;
 }
 
 /** Replaces a wallet's bot API key hash: the old key stops authenticating at once. */
-export function setWalletKeyHash(db: Database, walletId: string, hash: Uint8Array): boolean {
-  return db.query('UPDATE wallets SET api_key_hash = ? WHERE wallet_id = ?').run(hash, walletId).changes === 1;
+export async function setWalletKeyHash(db: Store, walletId: string, hash: Uint8Array): Promise<boolean> {
+  return (await db.run('UPDATE wallets SET api_key_hash = ? WHERE wallet_id = ?', hash, walletId)).changes === 1;
 }

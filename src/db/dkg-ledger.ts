@@ -1,12 +1,12 @@
 /** The key-generation coordinator's port (src/frost/dkg-ledger.ts) over SQLite: each write is one IMMEDIATE transaction. */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 import { completeDkgSession, getDkgSession, insertDkgSession } from './dkg.ts';
 
-export function sqliteDkgLedger(db: Database) {
+export function sqliteDkgLedger(db: Store) {
   return {
-    startSession: (session: Parameters<typeof insertDkgSession>[1]) => db.transaction(() => insertDkgSession(db, session)).immediate(),
-    session: (id: string) => getDkgSession(db, id),
-    completeSession: (id: string, result: Uint8Array, publicPackage: string, address: string) =>
-      db.transaction(() => completeDkgSession(db, id, result, publicPackage, address)).immediate(),
+    startSession: async (session: Parameters<typeof insertDkgSession>[1]) => await db.transaction(async () => await insertDkgSession(db, session)),
+    session: async (id: string) => await getDkgSession(db, id),
+    completeSession: async (id: string, result: Uint8Array, publicPackage: string, address: string) =>
+      await db.transaction(async () => await completeDkgSession(db, id, result, publicPackage, address)),
   };
 }

@@ -1,5 +1,5 @@
 /** DKG session rows (DESIGN §4): single use, short-lived, secret state sealed. */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 
 export interface DkgSessionRow {
   dkg_session_id: string;
@@ -14,39 +14,35 @@ export interface DkgSessionRow {
 }
 
 /** Inserts a started session. Returns false when the round-1 package was seen before (replay). */
-export function insertDkgSession(
-  db: Database,
+export async function insertDkgSession(
+  db: Store,
   s: { dkg_session_id: string; state: Uint8Array; client_round1: string; client_round1_hash: Uint8Array; created_at: number; expires_at: number },
-): boolean {
-  const res = db
-    .query(
-      `INSERT INTO dkg_sessions (dkg_session_id, state, client_round1, client_round1_hash, status, created_at, expires_at)
+): Promise<boolean> {
+  const res = await db
+    .run(`INSERT INTO dkg_sessions (dkg_session_id, state, client_round1, client_round1_hash, status, created_at, expires_at)
        VALUES ($dkg_session_id, $state, $client_round1, $client_round1_hash, 'started', $created_at, $expires_at)
-       ON CONFLICT (client_round1_hash) DO NOTHING`,
-    )
-    .run(s);
+       ON CONFLICT (client_round1_hash) DO NOTHING`, s);
   return res.changes === 1;
 }
 
-export function getDkgSession(db: Database, id: string): DkgSessionRow | null {
-  return db.query<DkgSessionRow, [string]>('SELECT * FROM dkg_sessions WHERE dkg_session_id = ?').get(id);
+export async function getDkgSession(db: Store, id: string): Promise<DkgSessionRow | null> {
+  return await db.get<DkgSessionRow>('SELECT * FROM dkg_sessions WHERE dkg_session_id = ?', id);
 }
 
 /** Moves a started session to completed, dropping the round state. False when it was not started (a concurrent completion won). */
-export function completeDkgSession(db: Database, id: string, result: Uint8Array, publicPackage: string, address: string): boolean {
+export async function completeDkgSession(db: Store, id: string, result: Uint8Array, publicPackage: string, address: string): Promise<boolean> {
   return (
-    db
-      .query("UPDATE dkg_sessions SET status = 'completed', state = x'', result = ?, public_package = ?, address = ? WHERE dkg_session_id = ? AND status = 'started'")
-      .run(result, publicPackage, address, id).changes === 1
+    (await db
+      .run("UPDATE dkg_sessions SET status = 'completed', state = x'', result = ?, public_package = ?, address = ? WHERE dkg_session_id = ? AND status = 'started'", result, publicPackage, address, id)).changes === 1
   );
 }
 
 /** Marks a completed session used by a registration. False when it was not completed. */
-export function useDkgSession(db: Database, id: string): boolean {
-  return db.query("UPDATE dkg_sessions SET status = 'used', result = NULL WHERE dkg_session_id = ? AND status = 'completed'").run(id).changes === 1;
+export async function useDkgSession(db: Store, id: string): Promise<boolean> {
+  return (await db.run("UPDATE dkg_sessions SET status = 'used', result = NULL WHERE dkg_session_id = ? AND status = 'completed'", id)).changes === 1;
 }
 
 /** Deletes expired sessions that never produced a wallet. */
-export function deleteExpiredDkgSessions(db: Database, now: number): number {
-  return db.query("DELETE FROM dkg_sessions WHERE expires_at < ? AND status != 'used'").run(now).changes;
+export async function deleteExpiredDkgSessions(db: Store, now: number): Promise<number> {
+  return (await db.run("DELETE FROM dkg_sessions WHERE expires_at < ? AND status != 'used'", now)).changes;
 }

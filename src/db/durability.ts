@@ -14,9 +14,9 @@
  * A database opened without it (the admin CLI, tests in memory) keeps synchronous=FULL, where a
  * commit is durable when it returns: `durable()` is immediate there.
  */
-import type { Database } from 'bun:sqlite';
 import { nextTurn } from '../loop-turns.ts';
 import { rewriteApplicationId } from './header-write.ts';
+import type { SqliteStore } from './sqlite-store.ts';
 
 export interface Durability {
   /** Undefined when everything committed so far is on the disk; else a promise that resolves when it is. */
@@ -50,7 +50,8 @@ type BunWorker = Worker & { ref(): void; unref(): void };
  * are the checkpoint thread's defaults unless a test sets them; `holdMs` (tests only) pauses it
  * between each two steps of a checkpoint.
  */
-export function startDurability(db: Database, path: string, onFailure: (message: string) => void, opts: { checkpointRows?: number; retryMs?: number; starvedTries?: number; holdMs?: number } = {}): Durability {
+export function startDurability(store: SqliteStore, path: string, onFailure: (message: string) => void, opts: { checkpointRows?: number; retryMs?: number; starvedTries?: number; holdMs?: number } = {}): Durability {
+  const { db } = store;
   // One write while every commit still syncs: the WAL then holds a frame, so no later write of
   // this connection can be the one that writes (and syncs) a fresh WAL's header.
   db.transaction(() => rewriteApplicationId(db)).immediate();

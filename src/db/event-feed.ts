@@ -1,5 +1,5 @@
 /** Reading and acknowledging the event feed of a wallet or a merchant. */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 import type { EventRow } from './events.ts';
 
 /** Whose feed: a wallet's or a merchant's. */
@@ -17,15 +17,15 @@ export interface FeedQuery {
 }
 
 /** An event_id of the owner's feed or an ISO time → the sequence to read after; null when neither. */
-export function resolveSince(db: Database, owner: FeedOwner, since: string): bigint | null {
+export async function resolveSince(db: Store, owner: FeedOwner, since: string): Promise<bigint | null> {
   const column = OWNER_COLUMN[owner.kind];
   if (since.startsWith('evt_')) {
-    const row = db.query<{ seq: bigint }, [string, string]>(`SELECT seq FROM events WHERE event_id = ? AND ${column} = ?`).get(since, owner.id);
+    const row = await db.get<{ seq: bigint }>(`SELECT seq FROM events WHERE event_id = ? AND ${column} = ?`, since, owner.id);
     return row ? row.seq : null;
   }
   const ms = Date.parse(since);
   if (!Number.isFinite(ms) || !/^\d{4}-\d{2}-\d{2}/.test(since)) return null;
-  const row = db.query<{ seq: bigint | null }, [string, number]>(`SELECT max(seq) AS seq FROM events WHERE ${column} = ? AND created_at < ?`).get(owner.id, ms);
+  const row = await db.get<{ seq: bigint | null }>(`SELECT max(seq) AS seq FROM events WHERE ${column} = ? AND created_at < ?`, owner.id, ms);
   return row?.seq ?? 0n;
 }
 
@@ -37,7 +37,7 @@ function view(e: EventRow) {
  * With `since`: the oldest events after it (a cursor to follow the feed). Without: the newest
  * `limit` events, oldest first within the page.
  */
-export function listEvents(db: Database, q: FeedQuery) {
+export async function listEvents(db: Store, q: FeedQuery) {
   const column = OWNER_COLUMN[q.owner.kind];
   const where = [`${column} = ?`];
   const args: (string | number | bigint)[] = [q.owner.id];
@@ -51,15 +51,15 @@ export function listEvents(db: Database, q: FeedQuery) {
     args.push(q.since);
   }
   const order = q.since !== undefined ? 'ASC' : 'DESC';
-  const rows = db.query<EventRow, (string | number | bigint)[]>(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY seq ${order} LIMIT ?`).all(...args, q.limit);
+  const rows = await db.all<EventRow>(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY seq ${order} LIMIT ?`, ...args, q.limit);
   if (order === 'DESC') rows.reverse();
-  const unread = db.query<{ n: bigint }, [string]>(`SELECT count(*) AS n FROM events WHERE ${column} = ? AND read = 0`).get(q.owner.id);
+  const unread = await db.get<{ n: bigint }>(`SELECT count(*) AS n FROM events WHERE ${column} = ? AND read = 0`, q.owner.id);
   return { items: rows.map(view), unread: Number(unread?.n ?? 0n), next_since: rows.length ? rows[rows.length - 1]!.event_id : null };
 }
 
 /** Marks the given events (of this owner's feed only) or all as read; returns how many changed. */
-export function markRead(db: Database, owner: FeedOwner, ids: string[] | 'all'): number {
+export async function markRead(db: Store, owner: FeedOwner, ids: string[] | 'all'): Promise<number> {
   const column = OWNER_COLUMN[owner.kind];
-  if (ids === 'all') return db.query(`UPDATE events SET read = 1 WHERE ${column} = ? AND read = 0`).run(owner.id).changes;
-  return db.query(`UPDATE events SET read = 1 WHERE ${column} = ? AND read = 0 AND event_id IN (${ids.map(() => '?').join(', ')})`).run(owner.id, ...ids).changes;
+  if (ids === 'all') return (await db.run(`UPDATE events SET read = 1 WHERE ${column} = ? AND read = 0`, owner.id)).changes;
+  return (await db.run(`UPDATE events SET read = 1 WHERE ${column} = ? AND read = 0 AND event_id IN (${ids.map(() => '?').join(', ')})`, owner.id, ...ids)).changes;
 }

@@ -4,7 +4,7 @@
  * Rails are stored as the JSON of `railsToJson` and read back through `parseGuardRails`, so the
  * stored form is exactly the wire form and passes the same validation.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 import { parseGuardRails, railsToJson } from '../contract/guard-rails.ts';
 import type { GuardRails } from '../domain/guardrails.ts';
 import { effectiveRails, type PendingRails } from '../domain/rails-change.ts';
@@ -34,8 +34,8 @@ function decode(json: string, walletId: string): GuardRails {
 }
 
 /** The stored rails of a wallet; a wallet without a row has no rails (`{}`) and nothing pending. */
-export function loadRailsState(db: Database, walletId: string): RailsState {
-  const row = db.query<GuardRailsRow, [string]>('SELECT * FROM guard_rails WHERE wallet_id = ?').get(walletId);
+export async function loadRailsState(db: Store, walletId: string): Promise<RailsState> {
+  const row = await db.get<GuardRailsRow>('SELECT * FROM guard_rails WHERE wallet_id = ?', walletId);
   if (!row) return { current: {}, pending: null, updatedAt: null, updatedBy: null };
   return {
     current: decode(row.rails, walletId),
@@ -50,18 +50,15 @@ export function loadRailsState(db: Database, walletId: string): RailsState {
  * once its time has come. No row → `{}` (nothing restricts). Read-only; safe inside a write
  * transaction. This is what `pay`, `can_i_afford`, `my_limits` and `balance` decide with.
  */
-export function loadEffectiveRails(db: Database, walletId: string, now: Date): GuardRails {
-  const state = loadRailsState(db, walletId);
+export async function loadEffectiveRails(db: Store, walletId: string, now: Date): Promise<GuardRails> {
+  const state = await loadRailsState(db, walletId);
   return effectiveRails(state.current, state.pending, now);
 }
 
 /** Writes the rails in force and the pending loosening (or none). Call inside a write transaction. */
-export function saveRails(db: Database, walletId: string, s: { current: GuardRails; pending: PendingRails | null; now: number; by: string }): void {
-  db.query(
-    `INSERT INTO guard_rails (wallet_id, rails, pending, pending_apply_at, updated_at, updated_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-     ON CONFLICT (wallet_id) DO UPDATE SET rails = ?2, pending = ?3, pending_apply_at = ?4, updated_at = ?5, updated_by = ?6`,
-  ).run(
-    walletId,
+export async function saveRails(db: Store, walletId: string, s: { current: GuardRails; pending: PendingRails | null; now: number; by: string }): Promise<void> {
+  await db.run(`INSERT INTO guard_rails (wallet_id, rails, pending, pending_apply_at, updated_at, updated_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+     ON CONFLICT (wallet_id) DO UPDATE SET rails = ?2, pending = ?3, pending_apply_at = ?4, updated_at = ?5, updated_by = ?6`, walletId,
     JSON.stringify(railsToJson(s.current)),
     s.pending ? JSON.stringify(railsToJson(s.pending.rails)) : null,
     s.pending ? s.pending.apply_at.getTime() : null,

@@ -4,7 +4,7 @@
  * a Solana Pay payment recorded on the merchant's paylink, so everything here reads those rows.
  * Usernames share the wallets' namespace (`usernames`).
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 import type { TxRow } from './transactions.ts';
 
 /** A row of `merchants`; `api_key_hash` is the SHA-256 of the merchant key. */
@@ -31,19 +31,17 @@ export interface NewMerchant extends Record<string, string | number | null | Uin
  * Inserts a merchant and claims its username; call inside a write transaction. Returns false
  * (and writes nothing) when the username is already taken by a wallet or a merchant.
  */
-export function insertMerchant(db: Database, m: NewMerchant): boolean {
-  const claimed = db.query("INSERT INTO usernames (username, kind, ref_id) VALUES (?, 'merchant', ?) ON CONFLICT (username) DO NOTHING").run(m.username, m.merchant_id);
+export async function insertMerchant(db: Store, m: NewMerchant): Promise<boolean> {
+  const claimed = await db.run("INSERT INTO usernames (username, kind, ref_id) VALUES (?, 'merchant', ?) ON CONFLICT (username) DO NOTHING", m.username, m.merchant_id);
   if (claimed.changes !== 1) return false;
-  db.query(
-    `INSERT INTO merchants (merchant_id, username, name, payout_address, api_key_hash, created_at)
-     VALUES ($merchant_id, $username, $name, $payout_address, $api_key_hash, $created_at)`,
-  ).run({ ...m });
+  await db.run(`INSERT INTO merchants (merchant_id, username, name, payout_address, api_key_hash, created_at)
+     VALUES ($merchant_id, $username, $name, $payout_address, $api_key_hash, $created_at)`, { ...m });
   return true;
 }
 
 /** A merchant by id, or null. */
-export function getMerchant(db: Database, merchantId: string): MerchantRow | null {
-  return db.query<MerchantRow, [string]>('SELECT * FROM merchants WHERE merchant_id = ?').get(merchantId);
+export async function getMerchant(db: Store, merchantId: string): Promise<MerchantRow | null> {
+  return await db.get<MerchantRow>('SELECT * FROM merchants WHERE merchant_id = ?', merchantId);
 }
 
 /** Statuses of a payment that still counts for its reference: it is under way or done. */
@@ -54,14 +52,11 @@ const LIVE_STATUSES = "('pre_approved', 'awaiting_approval', 'approved', 'pendin
  * still outstanding (not failed, cancelled, expired or rejected). Null when the reference is free.
  * Call inside the transaction that creates the new intent, so two concurrent pays cannot both pass.
  */
-export function paymentHoldingReference(db: Database, merchantId: string, reference: string): Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'> | null {
-  return db
-    .query<Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'>, [string, string]>(
-      `SELECT transaction_id, wallet_id, status FROM transactions
+export async function paymentHoldingReference(db: Store, merchantId: string, reference: string): Promise<Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'> | null> {
+  return await db
+    .get<Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'>>(`SELECT transaction_id, wallet_id, status FROM transactions
        WHERE to_merchant_id = ? AND reference = ? AND direction = 'out' AND status IN ${LIVE_STATUSES}
-       ORDER BY status = 'completed' DESC, created_at LIMIT 1`,
-    )
-    .get(merchantId, reference);
+       ORDER BY status = 'completed' DESC, created_at LIMIT 1`, merchantId, reference);
 }
 
 /**
@@ -72,19 +67,16 @@ export function paymentHoldingReference(db: Database, merchantId: string, refere
  * Another payer's unsigned intent holds nothing: it costs nothing to make. `exceptTxId` leaves out
  * the payment asking.
  */
-export function referenceHolder(
-  db: Database,
+export async function referenceHolder(
+  db: Store,
   q: { merchantId: string; reference: string; payerWalletId: string; minAmount: bigint; ownMinAmount: bigint; exceptTxId?: string },
-): Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'> | null {
-  return db
-    .query<Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'>, [string, string, string, bigint, bigint, string]>(
-      `SELECT transaction_id, wallet_id, status FROM transactions
-       WHERE to_merchant_id = ? AND reference = ? AND direction = 'out' AND transaction_id != ?6
+): Promise<Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'> | null> {
+  return await db
+    .get<Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'>>(`SELECT transaction_id, wallet_id, status FROM transactions
+       WHERE to_merchant_id = ?1 AND reference = ?2 AND direction = 'out' AND transaction_id != ?6
          AND ((status IN ('pending', 'completed') AND amount >= (CASE WHEN wallet_id = ?3 THEN ?5 ELSE ?4 END))
            OR (wallet_id = ?3 AND status IN ('pre_approved', 'awaiting_approval', 'approved')))
-       ORDER BY status = 'completed' DESC, created_at LIMIT 1`,
-    )
-    .get(q.merchantId, q.reference, q.payerWalletId, q.minAmount, q.ownMinAmount, q.exceptTxId ?? '');
+       ORDER BY status = 'completed' DESC, created_at LIMIT 1`, q.merchantId, q.reference, q.payerWalletId, q.minAmount, q.ownMinAmount, q.exceptTxId ?? '');
 }
 
 /**
@@ -112,7 +104,7 @@ export interface MerchantPayment {
   sale_fee: bigint | null;
 }
 
-/** Everything a merchant received, as one relation; binds the merchant id three times. */
+/** Everything a merchant received, as one relation (PostgreSQL wants the subquery named); binds the merchant id three times. */
 const RECEIPTS = `(
   SELECT t.transaction_id, t.amount, t.reference, t.note, t.signature, t.completed_at, w.username AS payer_username, w.address AS payer_address,
          t.payment_request_id, 'wallet' AS via, NULL AS refund_due_reason, NULL AS sale_fee
@@ -126,45 +118,41 @@ const RECEIPTS = `(
   SELECT s.sale_id, s.amount, 'x402:' || s.payment_id, s.resource, s.signature, s.completed_at, (SELECT username FROM wallets WHERE address = s.payer), s.payer, NULL, 'x402', s.refund_due_reason, s.fee
   FROM x402_sales s
   WHERE s.merchant_id = ? AND s.status = 'completed'
-)`;
+) AS receipts`;
 
 /**
  * The largest payment `merchantId` received with `reference`, however it was paid: the order's
  * payment, as an underpayment before it never holds the reference against it (referenceHolder).
  * An x402 sale is found by the buyer's payment-identifier, its sale id or its signature.
  */
-export function largestPaymentByReference(db: Database, merchantId: string, reference: string): MerchantPayment | null {
-  return db
-    .query<MerchantPayment, [string, string, string, string]>(`SELECT * FROM ${RECEIPTS} WHERE reference = ?4 OR (via = 'x402' AND (transaction_id = ?4 OR signature = ?4)) ORDER BY amount DESC, completed_at LIMIT 1`)
-    .get(merchantId, merchantId, merchantId, reference);
+export async function largestPaymentByReference(db: Store, merchantId: string, reference: string): Promise<MerchantPayment | null> {
+  return await db
+    .get<MerchantPayment>(`SELECT * FROM ${RECEIPTS} WHERE reference = ? OR (via = 'x402' AND (transaction_id = ? OR signature = ?)) ORDER BY amount DESC, completed_at LIMIT 1`, merchantId, merchantId, merchantId, reference, reference, reference);
 }
 
 /** A page of what `merchantId` received, newest first, optionally only at or after `sinceMs`. */
-export function merchantPayments(db: Database, q: { merchantId: string; sinceMs?: number; limit: number; offset: number }): { items: MerchantPayment[]; total: number } {
+export async function merchantPayments(db: Store, q: { merchantId: string; sinceMs?: number; limit: number; offset: number }): Promise<{ items: MerchantPayment[]; total: number }> {
   const where = q.sinceMs === undefined ? '' : 'WHERE completed_at >= ?';
   const args: (string | number)[] = q.sinceMs === undefined ? [q.merchantId, q.merchantId, q.merchantId] : [q.merchantId, q.merchantId, q.merchantId, q.sinceMs];
-  const total = db.query<{ n: bigint }, (string | number)[]>(`SELECT count(*) AS n FROM ${RECEIPTS} ${where}`).get(...args);
-  const items = db
-    .query<MerchantPayment, (string | number)[]>(`SELECT * FROM ${RECEIPTS} ${where} ORDER BY completed_at DESC, signature DESC LIMIT ? OFFSET ?`)
-    .all(...args, q.limit, q.offset);
+  const total = await db.get<{ n: bigint }>(`SELECT count(*) AS n FROM ${RECEIPTS} ${where}`, ...args);
+  const items = await db
+    .all<MerchantPayment>(`SELECT * FROM ${RECEIPTS} ${where} ORDER BY completed_at DESC, signature DESC NULLS LAST LIMIT ? OFFSET ?`, ...args, q.limit, q.offset);
   return { items, total: Number(total?.n ?? 0n) };
 }
 
 /** Totals a merchant received through the service. */
-export function merchantTotals(db: Database, merchantId: string): { count: number; received: bigint; lastPaidAt: bigint | null } {
-  const row = db
-    .query<{ n: bigint; s: bigint | null; last: bigint | null }, [string, string, string]>(`SELECT count(*) AS n, sum(amount) AS s, max(completed_at) AS last FROM ${RECEIPTS}`)
-    .get(merchantId, merchantId, merchantId);
+export async function merchantTotals(db: Store, merchantId: string): Promise<{ count: number; received: bigint; lastPaidAt: bigint | null }> {
+  const row = await db
+    .get<{ n: bigint; s: bigint | null; last: bigint | null }>(`SELECT count(*) AS n, sum(amount) AS s, max(completed_at) AS last FROM ${RECEIPTS}`, merchantId, merchantId, merchantId);
   return { count: Number(row?.n ?? 0n), received: row?.s ?? 0n, lastPaidAt: row?.last ?? null };
 }
 
 /** Service-wide counts for the public `stats` action. */
-export function serviceCounts(db: Database): { wallets: number; claimedWallets: number; merchants: number; paymentsCompleted: number; volume: bigint } {
-  const w = db.query<{ n: bigint; c: bigint | null }, []>("SELECT count(*) AS n, sum(status = 'claimed') AS c FROM wallets").get();
-  const m = db.query<{ n: bigint }, []>('SELECT count(*) AS n FROM merchants').get();
-  const p = db
-    .query<{ n: bigint; s: bigint | null }, []>("SELECT count(*) AS n, sum(amount) AS s FROM transactions WHERE type = 'payment' AND direction = 'out' AND status = 'completed'")
-    .get();
+export async function serviceCounts(db: Store): Promise<{ wallets: number; claimedWallets: number; merchants: number; paymentsCompleted: number; volume: bigint }> {
+  const w = await db.get<{ n: bigint; c: bigint | null }>("SELECT count(*) AS n, sum(CASE WHEN status = 'claimed' THEN 1 ELSE 0 END) AS c FROM wallets");
+  const m = await db.get<{ n: bigint }>('SELECT count(*) AS n FROM merchants');
+  const p = await db
+    .get<{ n: bigint; s: bigint | null }>("SELECT count(*) AS n, sum(amount) AS s FROM transactions WHERE type = 'payment' AND direction = 'out' AND status = 'completed'");
   return {
     wallets: Number(w?.n ?? 0n),
     claimedWallets: Number(w?.c ?? 0n),

@@ -9,8 +9,8 @@ import { Database } from 'bun:sqlite';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import schema from '../../schema.sql' with { type: 'text' };
-import { countCommits } from './commit-count.ts';
 import { MIGRATIONS } from './migrations/index.ts';
+import { SqliteStore } from './sqlite-store.ts';
 
 /** The schema version this binary writes: 1 for schema.sql plus one per migration. */
 export const SCHEMA_VERSION = 1 + MIGRATIONS.length;
@@ -41,7 +41,7 @@ export interface OpenOptions {
  * process), WAL, synchronous=FULL (an acknowledged payment survives power loss), foreign keys.
  * The daemon then hands the syncs to a worker thread (durability.ts); one-shot commands keep FULL.
  */
-export function openDatabase(path: string, opts: OpenOptions): Database {
+export function openDatabase(path: string, opts: OpenOptions): SqliteStore {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const db = new Database(path, { create: true, strict: true, safeIntegers: true });
   try {
@@ -55,8 +55,7 @@ export function openDatabase(path: string, opts: OpenOptions): Database {
     }
     migrate(db, path);
     checkNetwork(db, path, opts.network);
-    countCommits(db);
-    return db;
+    return new SqliteStore(db);
   } catch (err) {
     db.close();
     throw err;

@@ -3,7 +3,7 @@
  * State changes are guarded by the status they move from, so two writers (the paylink job and a
  * completing agent payment) can never both mark one paylink paid.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 
 export type PaylinkStatus = 'open' | 'paid' | 'cancelled' | 'expired';
 
@@ -11,6 +11,10 @@ export type PaylinkStatus = 'open' | 'paid' | 'cancelled' | 'expired';
 export type PayeeKey = { kind: 'wallet' | 'merchant'; id: string };
 
 const PAYEE_COLUMN = { wallet: 'wallet_id', merchant: 'merchant_id' } as const;
+
+/** Break ties of created_at: SQLite's rowid is insertion order; PostgreSQL has no rowid, so ties order by the primary key there. */
+const TIE = { sqlite: 'rowid', postgres: 'request_id' } as const;
+const REJECTION_TIE = { sqlite: 'rowid', postgres: 'signature' } as const;
 
 export interface PaylinkRow {
   request_id: string;
@@ -57,101 +61,90 @@ export interface NewPaylink {
 }
 
 /** Inserts an open paylink; false when the short code is taken (the caller draws another). */
-export function insertPaylink(db: Database, p: NewPaylink): boolean {
-  const res = db
-    .query(
-      `INSERT OR IGNORE INTO payment_requests (request_id, short_code, wallet_id, merchant_id, description, amount, items, reference, reference_key, reveal_owner,
+export async function insertPaylink(db: Store, p: NewPaylink): Promise<boolean> {
+  const res = await db
+    .run(`INSERT OR IGNORE INTO payment_requests (request_id, short_code, wallet_id, merchant_id, description, amount, items, reference, reference_key, reveal_owner,
          status, next_scan_at, created_at, updated_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)`,
-    )
-    .run(p.request_id, p.short_code, p.payee.kind === 'wallet' ? p.payee.id : null, p.payee.kind === 'merchant' ? p.payee.id : null, p.description, p.amount, p.items, p.reference, p.reference_key, p.reveal_owner ? 1 : 0, p.now, p.now, p.now, p.expires_at);
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)`, p.request_id, p.short_code, p.payee.kind === 'wallet' ? p.payee.id : null, p.payee.kind === 'merchant' ? p.payee.id : null, p.description, p.amount, p.items, p.reference, p.reference_key, p.reveal_owner ? 1 : 0, p.now, p.now, p.now, p.expires_at);
   return res.changes === 1;
 }
 
-export function getPaylink(db: Database, requestId: string): PaylinkRow | null {
-  return db.query<PaylinkRow, [string]>('SELECT * FROM payment_requests WHERE request_id = ?').get(requestId);
+export async function getPaylink(db: Store, requestId: string): Promise<PaylinkRow | null> {
+  return await db.get<PaylinkRow>('SELECT * FROM payment_requests WHERE request_id = ?', requestId);
 }
 
 /** A paylink of `payee` only: another payee's id is as unknown as a made-up one. */
-export function getPayeePaylink(db: Database, payee: PayeeKey, requestId: string): PaylinkRow | null {
-  return db.query<PaylinkRow, [string, string]>(`SELECT * FROM payment_requests WHERE request_id = ? AND ${PAYEE_COLUMN[payee.kind]} = ?`).get(requestId, payee.id);
+export async function getPayeePaylink(db: Store, payee: PayeeKey, requestId: string): Promise<PaylinkRow | null> {
+  return await db.get<PaylinkRow>(`SELECT * FROM payment_requests WHERE request_id = ? AND ${PAYEE_COLUMN[payee.kind]} = ?`, requestId, payee.id);
 }
 
 /** The newest paylink of `payee` with this reference. */
-export function getPaylinkByReference(db: Database, payee: PayeeKey, reference: string): PaylinkRow | null {
-  return db
-    .query<PaylinkRow, [string, string]>(`SELECT * FROM payment_requests WHERE ${PAYEE_COLUMN[payee.kind]} = ? AND reference = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`)
-    .get(payee.id, reference);
+export async function getPaylinkByReference(db: Store, payee: PayeeKey, reference: string): Promise<PaylinkRow | null> {
+  return await db
+    .get<PaylinkRow>(`SELECT * FROM payment_requests WHERE ${PAYEE_COLUMN[payee.kind]} = ? AND reference = ? ORDER BY created_at DESC, ${TIE[db.dialect]} DESC LIMIT 1`, payee.id, reference);
 }
 
 /**
  * A merchant's paylink that holds this reference at `now`: paid, or open and not yet past its
  * expiry (the expiry job may not have moved it yet). Null when none does.
  */
-export function merchantPaylinkHoldingReference(db: Database, merchantId: string, reference: string, now: number): PaylinkRow | null {
-  return db
-    .query<PaylinkRow, [string, string, number]>(
-      `SELECT * FROM payment_requests WHERE merchant_id = ? AND reference = ? AND (status = 'paid' OR (status = 'open' AND expires_at > ?))
-       ORDER BY status = 'paid' DESC, created_at LIMIT 1`,
-    )
-    .get(merchantId, reference, now);
+export async function merchantPaylinkHoldingReference(db: Store, merchantId: string, reference: string, now: number): Promise<PaylinkRow | null> {
+  return await db
+    .get<PaylinkRow>(`SELECT * FROM payment_requests WHERE merchant_id = ? AND reference = ? AND (status = 'paid' OR (status = 'open' AND expires_at > ?))
+       ORDER BY status = 'paid' DESC, created_at LIMIT 1`, merchantId, reference, now);
 }
 
-export function getPaylinkByShortCode(db: Database, shortCode: string): PaylinkRow | null {
-  return db.query<PaylinkRow, [string]>('SELECT * FROM payment_requests WHERE short_code = ?').get(shortCode);
+export async function getPaylinkByShortCode(db: Store, shortCode: string): Promise<PaylinkRow | null> {
+  return await db.get<PaylinkRow>('SELECT * FROM payment_requests WHERE short_code = ?', shortCode);
 }
 
 /** A page of a payee's paylinks, newest first, and the total matching. */
-export function listPaylinks(db: Database, payee: PayeeKey, status: PaylinkStatus | undefined, limit: number, offset: number): { items: PaylinkRow[]; total: number } {
+export async function listPaylinks(db: Store, payee: PayeeKey, status: PaylinkStatus | undefined, limit: number, offset: number): Promise<{ items: PaylinkRow[]; total: number }> {
   const column = PAYEE_COLUMN[payee.kind];
   const where = status ? `${column} = ? AND status = ?` : `${column} = ?`;
   const args = status ? [payee.id, status] : [payee.id];
-  const total = Number(db.query<{ n: bigint }, string[]>(`SELECT count(*) AS n FROM payment_requests WHERE ${where}`).get(...args)?.n ?? 0n);
-  const items = db
-    .query<PaylinkRow, (string | number)[]>(`SELECT * FROM payment_requests WHERE ${where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`)
-    .all(...args, limit, offset);
+  const total = Number((await db.get<{ n: bigint }>(`SELECT count(*) AS n FROM payment_requests WHERE ${where}`, ...args))?.n ?? 0n);
+  const items = await db
+    .all<PaylinkRow>(`SELECT * FROM payment_requests WHERE ${where} ORDER BY created_at DESC, ${TIE[db.dialect]} DESC LIMIT ? OFFSET ?`, ...args, limit, offset);
   return { items, total };
 }
 
 /** open → cancelled; false when it was not open. */
-export function cancelPaylink(db: Database, requestId: string, now: number): boolean {
-  return db.query("UPDATE payment_requests SET status = 'cancelled', updated_at = ? WHERE request_id = ? AND status = 'open'").run(now, requestId).changes === 1;
+export async function cancelPaylink(db: Store, requestId: string, now: number): Promise<boolean> {
+  return (await db.run("UPDATE payment_requests SET status = 'cancelled', updated_at = ? WHERE request_id = ? AND status = 'open'", now, requestId)).changes === 1;
 }
 
 /** Open paylinks whose expiry passed. */
-export function expiredPaylinks(db: Database, now: number, limit = 500): PaylinkRow[] {
-  return db.query<PaylinkRow, [number, number]>("SELECT * FROM payment_requests WHERE status = 'open' AND expires_at <= ? ORDER BY expires_at LIMIT ?").all(now, limit);
+export async function expiredPaylinks(db: Store, now: number, limit = 500): Promise<PaylinkRow[]> {
+  return await db.all<PaylinkRow>("SELECT * FROM payment_requests WHERE status = 'open' AND expires_at <= ? ORDER BY expires_at LIMIT ?", now, limit);
 }
 
 /** open → expired; false when it was not open. */
-export function expirePaylink(db: Database, requestId: string, now: number): boolean {
-  return db.query("UPDATE payment_requests SET status = 'expired', updated_at = ? WHERE request_id = ? AND status = 'open'").run(now, requestId).changes === 1;
+export async function expirePaylink(db: Store, requestId: string, now: number): Promise<boolean> {
+  return (await db.run("UPDATE payment_requests SET status = 'expired', updated_at = ? WHERE request_id = ? AND status = 'open'", now, requestId)).changes === 1;
 }
 
 /**
  * Marks a paylink paid, once: only from `from` (open, or expired for a payment that landed in time).
  * False when another writer got there first or the paylink is in another state.
  */
-export function markPaylinkPaid(
-  db: Database,
+export async function markPaylinkPaid(
+  db: Store,
   requestId: string,
   from: readonly PaylinkStatus[],
   paid: { amount: bigint; payer: string | null; via: 'wallet' | 'solana_pay'; signature: string | null; transactionId: string | null; now: number },
-): boolean {
+): Promise<boolean> {
   const placeholders = from.map(() => '?').join(', ');
   return (
-    db
-      .query(
-        `UPDATE payment_requests SET status = 'paid', paid_amount = ?, payer = ?, paid_via = ?, signature = ?, transaction_id = ?, paid_at = ?, updated_at = ?
-         WHERE request_id = ? AND status IN (${placeholders})`,
-      )
-      .run(paid.amount, paid.payer, paid.via, paid.signature, paid.transactionId, paid.now, paid.now, requestId, ...from).changes === 1
+    (await db
+      .run(`UPDATE payment_requests SET status = 'paid', paid_amount = ?, payer = ?, paid_via = ?, signature = ?, transaction_id = ?, paid_at = ?, updated_at = ?
+         WHERE request_id = ? AND status IN (${placeholders})`, paid.amount, paid.payer, paid.via, paid.signature, paid.transactionId, paid.now, paid.now, requestId, ...from)).changes === 1
   );
 }
 
 /** Records how far a scan of the paylink's reference key got. */
-export function setScanCursor(db: Database, requestId: string, cursor: string): void {
-  db.query('UPDATE payment_requests SET scan_cursor = ? WHERE request_id = ?').run(cursor, requestId);
+export async function setScanCursor(db: Store, requestId: string, cursor: string): Promise<void> {
+  await db.run('UPDATE payment_requests SET scan_cursor = ? WHERE request_id = ?', cursor, requestId);
 }
 
 /**
@@ -159,25 +152,22 @@ export function setScanCursor(db: Database, requestId: string, cursor: string): 
  * `payeeAddress` (a wallet's address or a merchant's payout address), while it is still watched
  * (open, or closed at or after `closedSince`).
  */
-export function watchedPaylinkFor(db: Database, payeeAddress: string, keys: readonly string[], closedSince: number): string | null {
+export async function watchedPaylinkFor(db: Store, payeeAddress: string, keys: readonly string[], closedSince: number): Promise<string | null> {
   if (keys.length === 0) return null;
   const placeholders = keys.map(() => '?').join(', ');
-  const row = db
-    .query<{ request_id: string }, (string | number)[]>(
-      `SELECT p.request_id FROM payment_requests p
+  const row = await db
+    .get<{ request_id: string }>(`SELECT p.request_id FROM payment_requests p
          LEFT JOIN wallets w ON w.wallet_id = p.wallet_id
          LEFT JOIN merchants m ON m.merchant_id = p.merchant_id
        WHERE p.reference_key IN (${placeholders}) AND coalesce(w.address, m.payout_address) = ? AND (p.status = 'open' OR p.updated_at >= ?)
-       LIMIT 1`,
-    )
-    .get(...keys, payeeAddress, closedSince);
+       LIMIT 1`, ...keys, payeeAddress, closedSince);
   return row?.request_id ?? null;
 }
 
 /** The Solana Pay reference keys a payment for this paylink must carry (none without a paylink). */
-export function referenceKeysOf(db: Database, paymentRequestId: string | null): string[] {
+export async function referenceKeysOf(db: Store, paymentRequestId: string | null): Promise<string[]> {
   if (paymentRequestId === null) return [];
-  const row = db.query<{ reference_key: string }, [string]>('SELECT reference_key FROM payment_requests WHERE request_id = ?').get(paymentRequestId);
+  const row = await db.get<{ reference_key: string }>('SELECT reference_key FROM payment_requests WHERE request_id = ?', paymentRequestId);
   return row ? [row.reference_key] : [];
 }
 
@@ -194,45 +184,40 @@ export interface RejectionRow {
 }
 
 /** Records a payment that did not pay the paylink; false when it was recorded before. */
-export function insertRejection(db: Database, r: { request_id: string; signature: string; reason: RejectionReason; amount: bigint | null; mint: string | null; payer: string | null; now: number }): boolean {
+export async function insertRejection(db: Store, r: { request_id: string; signature: string; reason: RejectionReason; amount: bigint | null; mint: string | null; payer: string | null; now: number }): Promise<boolean> {
   return (
-    db
-      .query('INSERT OR IGNORE INTO payment_request_rejections (request_id, signature, reason, amount, mint, payer, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(r.request_id, r.signature, r.reason, r.amount, r.mint, r.payer, r.now).changes === 1
+    (await db
+      .run('INSERT OR IGNORE INTO payment_request_rejections (request_id, signature, reason, amount, mint, payer, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)', r.request_id, r.signature, r.reason, r.amount, r.mint, r.payer, r.now)).changes === 1
   );
 }
 
-export function hasRejection(db: Database, requestId: string, signature: string): boolean {
-  return db.query('SELECT 1 FROM payment_request_rejections WHERE request_id = ? AND signature = ?').get(requestId, signature) !== null;
+export async function hasRejection(db: Store, requestId: string, signature: string): Promise<boolean> {
+  return (await db.get('SELECT 1 FROM payment_request_rejections WHERE request_id = ? AND signature = ?', requestId, signature)) !== null;
 }
 
-export function listRejections(db: Database, requestId: string): RejectionRow[] {
-  return db.query<RejectionRow, [string]>('SELECT * FROM payment_request_rejections WHERE request_id = ? ORDER BY created_at, rowid').all(requestId);
+export async function listRejections(db: Store, requestId: string): Promise<RejectionRow[]> {
+  return await db.all<RejectionRow>(`SELECT * FROM payment_request_rejections WHERE request_id = ? ORDER BY created_at, ${REJECTION_TIE[db.dialect]}`, requestId);
 }
 
-export function insertInvitation(db: Database, i: { request_id: string; channel: 'email' | 'wallet'; recipient: string; now: number }): void {
-  db.query('INSERT INTO paylink_invitations (request_id, channel, recipient, created_at) VALUES (?, ?, ?, ?)').run(i.request_id, i.channel, i.recipient, i.now);
+export async function insertInvitation(db: Store, i: { request_id: string; channel: 'email' | 'wallet'; recipient: string; now: number }): Promise<void> {
+  await db.run('INSERT INTO paylink_invitations (request_id, channel, recipient, created_at) VALUES (?, ?, ?, ?)', i.request_id, i.channel, i.recipient, i.now);
 }
 
 /** Invitations of a paylink since `since`, and the oldest of them (for Retry-After). */
-export function invitationsSince(db: Database, requestId: string, since: number): { count: number; oldest: number | null } {
-  const row = db
-    .query<{ n: bigint; oldest: bigint | null }, [string, number]>('SELECT count(*) AS n, min(created_at) AS oldest FROM paylink_invitations WHERE request_id = ? AND created_at >= ?')
-    .get(requestId, since);
+export async function invitationsSince(db: Store, requestId: string, since: number): Promise<{ count: number; oldest: number | null }> {
+  const row = await db
+    .get<{ n: bigint; oldest: bigint | null }>('SELECT count(*) AS n, min(created_at) AS oldest FROM paylink_invitations WHERE request_id = ? AND created_at >= ?', requestId, since);
   return { count: Number(row?.n ?? 0n), oldest: row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest) };
 }
 
 /** The payee wallet's incoming ledger row for `signature`, if one exists. */
-export function incomingTxId(db: Database, walletId: string, signature: string): string | null {
-  return db.query<{ transaction_id: string }, [string, string]>("SELECT transaction_id FROM transactions WHERE wallet_id = ? AND signature = ? AND direction = 'in'").get(walletId, signature)?.transaction_id ?? null;
+export async function incomingTxId(db: Store, walletId: string, signature: string): Promise<string | null> {
+  return (await db.get<{ transaction_id: string }>("SELECT transaction_id FROM transactions WHERE wallet_id = ? AND signature = ? AND direction = 'in'", walletId, signature))?.transaction_id ?? null;
 }
 
 /** Invitations sent for all paylinks of `payee` since `since`, and the oldest of them. */
-export function payeeInvitationsSince(db: Database, payee: PayeeKey, since: number): { count: number; oldest: number | null } {
-  const row = db
-    .query<{ n: bigint; oldest: bigint | null }, [string, number]>(
-      `SELECT count(*) AS n, min(i.created_at) AS oldest FROM paylink_invitations i JOIN payment_requests p ON p.request_id = i.request_id WHERE p.${PAYEE_COLUMN[payee.kind]} = ? AND i.created_at >= ?`,
-    )
-    .get(payee.id, since);
+export async function payeeInvitationsSince(db: Store, payee: PayeeKey, since: number): Promise<{ count: number; oldest: number | null }> {
+  const row = await db
+    .get<{ n: bigint; oldest: bigint | null }>(`SELECT count(*) AS n, min(i.created_at) AS oldest FROM paylink_invitations i JOIN payment_requests p ON p.request_id = i.request_id WHERE p.${PAYEE_COLUMN[payee.kind]} = ? AND i.created_at >= ?`, payee.id, since);
   return { count: Number(row?.n ?? 0n), oldest: row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest) };
 }

@@ -1,5 +1,8 @@
 /** Signing sessions (DESIGN §4): nonces sealed, single use. */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
+
+/** Breaks ties of created_at: SQLite's rowid is insertion order; PostgreSQL has no rowid, so ties order by the primary key there. */
+const TIE = { sqlite: 'rowid', postgres: 'sign_session_id' } as const;
 
 export interface SignSessionRow {
   sign_session_id: string;
@@ -14,30 +17,28 @@ export interface SignSessionRow {
   expires_at: bigint;
 }
 
-export function insertSignSession(
-  db: Database,
+export async function insertSignSession(
+  db: Store,
   s: { sign_session_id: string; transaction_id: string; message_hash: Uint8Array; agent_commitments: string; server_commitments: string; nonces: Uint8Array; now: number; expires_at: number },
-): void {
-  db.query(
-    "INSERT INTO sign_sessions (sign_session_id, transaction_id, message_hash, agent_commitments, server_commitments, nonces, status, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?)",
-  ).run(s.sign_session_id, s.transaction_id, s.message_hash, s.agent_commitments, s.server_commitments, s.nonces, s.now, s.expires_at);
+): Promise<void> {
+  await db.run("INSERT INTO sign_sessions (sign_session_id, transaction_id, message_hash, agent_commitments, server_commitments, nonces, status, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?)", s.sign_session_id, s.transaction_id, s.message_hash, s.agent_commitments, s.server_commitments, s.nonces, s.now, s.expires_at);
 }
 
-export function getSignSession(db: Database, id: string): SignSessionRow | null {
-  return db.query<SignSessionRow, [string]>('SELECT * FROM sign_sessions WHERE sign_session_id = ?').get(id);
+export async function getSignSession(db: Store, id: string): Promise<SignSessionRow | null> {
+  return await db.get<SignSessionRow>('SELECT * FROM sign_sessions WHERE sign_session_id = ?', id);
 }
 
 /** The newest session of a transaction. */
-export function latestSignSession(db: Database, transactionId: string): SignSessionRow | null {
-  return db.query<SignSessionRow, [string]>('SELECT * FROM sign_sessions WHERE transaction_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1').get(transactionId);
+export async function latestSignSession(db: Store, transactionId: string): Promise<SignSessionRow | null> {
+  return await db.get<SignSessionRow>(`SELECT * FROM sign_sessions WHERE transaction_id = ? ORDER BY created_at DESC, ${TIE[db.dialect]} DESC LIMIT 1`, transactionId);
 }
 
 /** Consumes the nonces of an open session; false when they were already consumed. */
-export function consumeNonces(db: Database, id: string, status: 'used' | 'failed', agentShare: Uint8Array): boolean {
-  return db.query("UPDATE sign_sessions SET nonces = NULL, status = ?, agent_share = ? WHERE sign_session_id = ? AND status = 'open' AND nonces IS NOT NULL").run(status, agentShare, id).changes === 1;
+export async function consumeNonces(db: Store, id: string, status: 'used' | 'failed', agentShare: Uint8Array): Promise<boolean> {
+  return (await db.run("UPDATE sign_sessions SET nonces = NULL, status = ?, agent_share = ? WHERE sign_session_id = ? AND status = 'open' AND nonces IS NOT NULL", status, agentShare, id)).changes === 1;
 }
 
 /** Closes the still-open sessions of a transaction (a newer session or a new message supersedes them). */
-export function closeOpenSessions(db: Database, transactionId: string): void {
-  db.query("UPDATE sign_sessions SET nonces = NULL, status = 'failed' WHERE transaction_id = ? AND status = 'open'").run(transactionId);
+export async function closeOpenSessions(db: Store, transactionId: string): Promise<void> {
+  await db.run("UPDATE sign_sessions SET nonces = NULL, status = 'failed' WHERE transaction_id = ? AND status = 'open'", transactionId);
 }

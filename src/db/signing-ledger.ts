@@ -1,8 +1,8 @@
 /**
- * The signing coordinator's port (src/frost/signing-ledger.ts) over SQLite: each atomic operation
- * is one IMMEDIATE transaction; `recordRound` writes in the caller's.
+ * The signing coordinator's port (src/frost/signing-ledger.ts) over the store: each atomic operation
+ * is one write transaction; `recordRound` writes in the caller's.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 import { appendDecision } from './decision-log.ts';
 import { closeOpenSessions, consumeNonces, getSignSession, insertSignSession, latestSignSession, type SignSessionRow } from './sign-sessions.ts';
 import { getTx, setTxSigned, type TxRow } from './transactions.ts';
@@ -14,46 +14,44 @@ type RoundStore =
   | { kind: 'burn'; sessionId: string; agentShare: Uint8Array }
   | { kind: 'signed'; sessionId: string; agentShare: Uint8Array; walletId: string; transactionId: string; signedTx: Uint8Array; signature: string | null; messageSha256: string; now: number };
 
-export function sqliteSigningLedger(db: Database) {
-  const round = (txId: string, sessionId: string | undefined): RoundState => {
-    const tx = getTx(db, txId);
+export function sqliteSigningLedger(db: Store) {
+  const round = async (txId: string, sessionId: string | undefined): Promise<RoundState> => {
+    const tx = await getTx(db, txId);
     if (!tx) return { tx, session: null };
-    return { tx, session: sessionId ? getSignSession(db, sessionId) : latestSignSession(db, txId) };
+    return { tx, session: sessionId ? await getSignSession(db, sessionId) : await latestSignSession(db, txId) };
   };
-  const recordRound = (session: NewSignSession): void => {
-    closeOpenSessions(db, session.transaction_id);
-    insertSignSession(db, session);
+  const recordRound = async (session: NewSignSession): Promise<void> => {
+    await closeOpenSessions(db, session.transaction_id);
+    await insertSignSession(db, session);
   };
-  const store = (s: RoundStore): void => {
+  const store = async (s: RoundStore): Promise<void> => {
     if (!s) return;
     if (s.kind === 'burn') {
-      consumeNonces(db, s.sessionId, 'failed', s.agentShare);
+      await consumeNonces(db, s.sessionId, 'failed', s.agentShare);
       return;
     }
-    consumeNonces(db, s.sessionId, 'used', s.agentShare);
-    if (!setTxSigned(db, s.transactionId, s.signedTx, s.signature, s.now)) throw new Error('transaction changed during signing');
-    appendDecision(db, { walletId: s.walletId, kind: 'signing.signed', data: { transaction_id: s.transactionId, message_sha256: s.messageSha256, signature: s.signature }, now: s.now });
+    await consumeNonces(db, s.sessionId, 'used', s.agentShare);
+    if (!(await setTxSigned(db, s.transactionId, s.signedTx, s.signature, s.now))) throw new Error('transaction changed during signing');
+    await appendDecision(db, { walletId: s.walletId, kind: 'signing.signed', data: { transaction_id: s.transactionId, message_sha256: s.messageSha256, signature: s.signature }, now: s.now });
   };
   return {
     round,
     recordRound,
-    openRound<T>(txId: string, open: (tx: TxRow | null) => { session: NewSignSession; answer: T }): T {
-      return db
-        .transaction(() => {
-          const { session, answer } = open(getTx(db, txId));
-          recordRound(session);
+    async openRound<T>(txId: string, open: (tx: TxRow | null) => { session: NewSignSession; answer: T }): Promise<T> {
+      return await db
+        .transaction(async () => {
+          const { session, answer } = open(await getTx(db, txId));
+          await recordRound(session);
           return answer;
-        })
-        .immediate();
+        });
     },
-    settleRound<T>(txId: string, sessionId: string | undefined, settle: (state: RoundState) => { store: RoundStore; answer: T }): T {
-      return db
-        .transaction(() => {
-          const settled = settle(round(txId, sessionId));
-          store(settled.store);
+    async settleRound<T>(txId: string, sessionId: string | undefined, settle: (state: RoundState) => Promise<{ store: RoundStore; answer: T }>): Promise<T> {
+      return await db
+        .transaction(async () => {
+          const settled = await settle(await round(txId, sessionId));
+          await store(settled.store);
           return settled.answer;
-        })
-        .immediate();
+        });
     },
   };
 }

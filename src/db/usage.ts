@@ -7,7 +7,7 @@
  * buckets and the known-recipient check is one indexed lookup: the cost of an intent does not
  * grow with the wallet's history. A window start off the bucket grid is summed from the rows.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 import { CATEGORIES, type Usage, type WindowStarts } from '../domain/guardrails.ts';
 
 const COUNTING = "('pre_approved', 'awaiting_approval', 'approved', 'pending', 'completed')";
@@ -74,24 +74,24 @@ const VOUCHED_SQL = `SELECT 1 FROM x402_purchases p JOIN transactions t ON t.tra
  * with `host` the x402 spending at that host today (a host the agent only names: also every x402
  * payment to the payee today), and with `hostNamedByAgent` whether the payee was vouched for at that host.
  */
-function hostDaily(db: Database, walletId: string, since: number, host: string, payee: string | null): bigint {
-  const row = payee === null ? db.query<{ spent: bigint }, [string, number, string]>(HOST_DAILY_SQL).get(walletId, since, host) : db.query<{ spent: bigint }, [string, number, string, string]>(NAMED_HOST_DAILY_SQL).get(walletId, since, host, payee);
+async function hostDaily(db: Store, walletId: string, since: number, host: string, payee: string | null): Promise<bigint> {
+  const row = payee === null ? await db.get<{ spent: bigint }>(HOST_DAILY_SQL, walletId, since, host) : await db.get<{ spent: bigint }>(NAMED_HOST_DAILY_SQL, walletId, since, host, payee);
   return row?.spent ?? 0n;
 }
 
-export function computeUsage(db: Database, walletId: string, starts: WindowStarts, recipient: { address: string }, host?: string, hostNamedByAgent = false): Usage {
+export async function computeUsage(db: Store, walletId: string, starts: WindowStarts, recipient: { address: string }, host?: string, hostNamedByAgent = false): Promise<Usage> {
   const [daily, weekly, monthly] = [starts.daily.getTime(), starts.weekly.getTime(), starts.monthly.getTime()];
   const onGrid = [daily, weekly, monthly].every((t) => t % BUCKET_MS === 0);
   const at = (t: number) => (onGrid ? t / BUCKET_MS : t);
-  const row = db.query<Record<string, bigint>, [Record<string, string | number>]>(onGrid ? BUCKETS_SQL : ROWS_SQL).get({
+  const row = (await db.get<Record<string, bigint>>(onGrid ? BUCKETS_SQL : ROWS_SQL, {
     wallet: walletId,
     daily: at(daily),
     weekly: at(weekly),
     monthly: at(monthly),
     earliest: at(Math.min(daily, weekly, monthly)),
-  })!;
-  const total = db.query<{ total: bigint }, [string]>(TOTAL_SQL).get(walletId)?.total ?? 0n;
-  const known = recipient.address !== '' && db.query(KNOWN_SQL).get(walletId, recipient.address) !== null;
+  }))!;
+  const total = (await db.get<{ total: bigint }>(TOTAL_SQL, walletId))?.total ?? 0n;
+  const known = recipient.address !== '' && (await db.get(KNOWN_SQL, walletId, recipient.address)) !== null;
   const byCategory = Object.fromEntries(CATEGORIES.map((c) => [c, { daily: row[`${c}_daily`] ?? 0n, monthly: row[`${c}_monthly`] ?? 0n }])) as Usage['by_category'];
   return {
     daily: row.daily ?? 0n,
@@ -101,7 +101,7 @@ export function computeUsage(db: Database, walletId: string, starts: WindowStart
     by_category: byCategory,
     payments_today: Number(row.payments_today ?? 0n),
     recipient_known: known,
-    ...(host === undefined ? {} : { x402_host_daily: hostDaily(db, walletId, daily, host, hostNamedByAgent ? recipient.address : null) }),
-    ...(host === undefined || !hostNamedByAgent ? {} : { x402_payee_vouched: db.query(VOUCHED_SQL).get(walletId, host, recipient.address) !== null }),
+    ...(host === undefined ? {} : { x402_host_daily: await hostDaily(db, walletId, daily, host, hostNamedByAgent ? recipient.address : null) }),
+    ...(host === undefined || !hostNamedByAgent ? {} : { x402_payee_vouched: (await db.get(VOUCHED_SQL, walletId, host, recipient.address)) !== null }),
   };
 }

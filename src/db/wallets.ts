@@ -1,5 +1,5 @@
 /** Wallet rows and the shared username namespace. */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 
 export interface WalletRow {
   wallet_id: string;
@@ -38,50 +38,48 @@ export interface NewWallet extends Record<string, string | number | null | Uint8
 }
 
 /** True when `username` is taken by a wallet or a merchant. */
-export function usernameTaken(db: Database, username: string): boolean {
-  return db.query('SELECT 1 FROM usernames WHERE username = ?').get(username) !== null;
+export async function usernameTaken(db: Store, username: string): Promise<boolean> {
+  return (await db.get('SELECT 1 FROM usernames WHERE username = ?', username)) !== null;
 }
 
 /** Inserts a wallet and claims its username; call inside a write transaction. */
-export function insertWallet(db: Database, w: NewWallet): void {
-  db.query("INSERT INTO usernames (username, kind, ref_id) VALUES (?, 'wallet', ?)").run(w.username, w.wallet_id);
-  db.query(
-    `INSERT INTO wallets (wallet_id, username, name, address, api_key_hash, status, owner_email, agent_model, description, metadata,
+export async function insertWallet(db: Store, w: NewWallet): Promise<void> {
+  await db.run("INSERT INTO usernames (username, kind, ref_id) VALUES (?, 'wallet', ?)", w.username, w.wallet_id);
+  await db.run(`INSERT INTO wallets (wallet_id, username, name, address, api_key_hash, status, owner_email, agent_model, description, metadata,
        claim_code_hash, claim_code_sealed, server_key, public_package, created_at)
      VALUES ($wallet_id, $username, $name, $address, $api_key_hash, 'unclaimed', $owner_email, $agent_model, $description, $metadata,
-       $claim_code_hash, $claim_code_sealed, $server_key, $public_package, $created_at)`,
-  ).run({ ...w });
+       $claim_code_hash, $claim_code_sealed, $server_key, $public_package, $created_at)`, { ...w });
   // A fresh group key has no token account and no history: the deposit watch starts from "absent"
   // instead of looking up the new address's signatures.
-  db.query('INSERT INTO token_watch (owner, amount, checked_at, last_signature, updated_at) VALUES (?, NULL, ?, NULL, ?)').run(w.address, w.created_at, w.created_at);
+  await db.run('INSERT INTO token_watch (owner, amount, checked_at, last_signature, updated_at) VALUES (?, NULL, ?, NULL, ?)', w.address, w.created_at, w.created_at);
 }
 
-export function getWallet(db: Database, walletId: string): WalletRow | null {
-  return db.query<WalletRow, [string]>('SELECT * FROM wallets WHERE wallet_id = ?').get(walletId);
+export async function getWallet(db: Store, walletId: string): Promise<WalletRow | null> {
+  return await db.get<WalletRow>('SELECT * FROM wallets WHERE wallet_id = ?', walletId);
 }
 
-export function getWalletByUsername(db: Database, username: string): WalletRow | null {
-  return db.query<WalletRow, [string]>('SELECT * FROM wallets WHERE username = ?').get(username);
+export async function getWalletByUsername(db: Store, username: string): Promise<WalletRow | null> {
+  return await db.get<WalletRow>('SELECT * FROM wallets WHERE username = ?', username);
 }
 
-export function getWalletByAddress(db: Database, address: string): WalletRow | null {
-  return db.query<WalletRow, [string]>('SELECT * FROM wallets WHERE address = ?').get(address);
+export async function getWalletByAddress(db: Store, address: string): Promise<WalletRow | null> {
+  return await db.get<WalletRow>('SELECT * FROM wallets WHERE address = ?', address);
 }
 
-export function setWalletName(db: Database, walletId: string, name: string): void {
-  db.query('UPDATE wallets SET name = ? WHERE wallet_id = ?').run(name, walletId);
+export async function setWalletName(db: Store, walletId: string, name: string): Promise<void> {
+  await db.run('UPDATE wallets SET name = ? WHERE wallet_id = ?', name, walletId);
 }
 
 /** Sets the pledged owner e-mail; only while unclaimed. Returns false when the wallet is claimed. */
-export function setPledgedOwner(db: Database, walletId: string, email: string): boolean {
-  return db.query("UPDATE wallets SET owner_email = ? WHERE wallet_id = ? AND status = 'unclaimed'").run(email, walletId).changes === 1;
+export async function setPledgedOwner(db: Store, walletId: string, email: string): Promise<boolean> {
+  return (await db.run("UPDATE wallets SET owner_email = ? WHERE wallet_id = ? AND status = 'unclaimed'", email, walletId)).changes === 1;
 }
 
 /** Marks an unclaimed wallet claimed by `ownerId`. False when it was already claimed. */
-export function markClaimed(db: Database, walletId: string, ownerId: string, now: number): boolean {
-  return db.query("UPDATE wallets SET status = 'claimed', owner_id = ?, claimed_at = ? WHERE wallet_id = ? AND status = 'unclaimed'").run(ownerId, now, walletId).changes === 1;
+export async function markClaimed(db: Store, walletId: string, ownerId: string, now: number): Promise<boolean> {
+  return (await db.run("UPDATE wallets SET status = 'claimed', owner_id = ?, claimed_at = ? WHERE wallet_id = ? AND status = 'unclaimed'", ownerId, now, walletId)).changes === 1;
 }
 
-export function allWalletAddresses(db: Database): { wallet_id: string; address: string }[] {
-  return db.query<{ wallet_id: string; address: string }, []>('SELECT wallet_id, address FROM wallets ORDER BY created_at').all();
+export async function allWalletAddresses(db: Store): Promise<{ wallet_id: string; address: string }[]> {
+  return await db.all<{ wallet_id: string; address: string }>('SELECT wallet_id, address FROM wallets ORDER BY created_at');
 }

@@ -1,5 +1,5 @@
 /** The deposit watch's state (DESIGN §6.1): per watched owner, the amount last seen and the newest signature handled. */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 
 export interface WatchedOwner {
   /** The token account owner's address. */
@@ -21,10 +21,9 @@ export interface WatchedOwner {
  * Every owner to watch: our wallets, and merchant payout addresses that have a paylink still
  * watched (open, or closed at or after `closedSince`, so late payments are recorded against it).
  */
-export function watchedOwners(db: Database, closedSince: number): WatchedOwner[] {
-  return db
-    .query<WatchedOwner, [number]>(
-      `WITH owners AS (
+export async function watchedOwners(db: Store, closedSince: number): Promise<WatchedOwner[]> {
+  return await db
+    .all<WatchedOwner>(`WITH owners AS (
          SELECT address AS owner, wallet_id, NULL AS paylinks_since FROM wallets
          UNION ALL
          SELECT m.payout_address, NULL, min(p.created_at) FROM payment_requests p JOIN merchants m ON m.merchant_id = p.merchant_id
@@ -32,46 +31,40 @@ export function watchedOwners(db: Database, closedSince: number): WatchedOwner[]
            GROUP BY m.payout_address
        )
        SELECT o.owner, o.wallet_id, o.paylinks_since, t.amount, t.checked_at, t.last_signature, t.moved_at
-       FROM owners o LEFT JOIN token_watch t ON t.owner = o.owner`,
-    )
-    .all(closedSince);
+       FROM owners o LEFT JOIN token_watch t ON t.owner = o.owner`, closedSince);
 }
 
 /** Remembers the amount read for `owner`'s token account (null: absent) and when it was read. */
-export function setWatchedAmount(db: Database, owner: string, amount: bigint | null, now: number): void {
-  db.query(
-    `INSERT INTO token_watch (owner, amount, checked_at, last_signature, updated_at) VALUES (?1, ?2, ?3, NULL, ?3)
-     ON CONFLICT (owner) DO UPDATE SET amount = excluded.amount, checked_at = excluded.checked_at, updated_at = excluded.updated_at`,
-  ).run(owner, amount, now);
+export async function setWatchedAmount(db: Store, owner: string, amount: bigint | null, now: number): Promise<void> {
+  await db.run(`INSERT INTO token_watch (owner, amount, checked_at, last_signature, updated_at) VALUES (?1, ?2, ?3, NULL, ?3)
+     ON CONFLICT (owner) DO UPDATE SET amount = excluded.amount, checked_at = excluded.checked_at, updated_at = excluded.updated_at`, owner, amount, now);
 }
 
 /**
  * One of our own transfers out of `owner`'s account completed: the next pass looks at its
  * signatures whatever its amount (a deposit spent by this transfer leaves the amount unchanged).
  */
-export function markWatchedMoved(db: Database, owner: string, now: number): void {
-  db.query('UPDATE token_watch SET moved_at = ? WHERE owner = ?').run(now, owner);
+export async function markWatchedMoved(db: Store, owner: string, now: number): Promise<void> {
+  await db.run('UPDATE token_watch SET moved_at = ? WHERE owner = ?', now, owner);
 }
 
 /**
  * `owner`'s account has signatures left to handle (a backlog longer than a pass takes, or a
  * transaction not served yet): the next pass looks at it whatever its amount, after a restart too.
  */
-export function setWatchUnread(db: Database, owner: string, now: number): void {
-  db.query('UPDATE token_watch SET checked_at = NULL, updated_at = ? WHERE owner = ?').run(now, owner);
+export async function setWatchUnread(db: Store, owner: string, now: number): Promise<void> {
+  await db.run('UPDATE token_watch SET checked_at = NULL, updated_at = ? WHERE owner = ?', now, owner);
 }
 
 /** Moves `owner`'s cursor past `signature` (handled, whatever it was). */
-export function setWatchCursor(db: Database, owner: string, signature: string, now: number): void {
-  db.query(
-    `INSERT INTO token_watch (owner, amount, checked_at, last_signature, updated_at) VALUES (?1, NULL, NULL, ?2, ?3)
-     ON CONFLICT (owner) DO UPDATE SET last_signature = excluded.last_signature, updated_at = excluded.updated_at`,
-  ).run(owner, signature, now);
+export async function setWatchCursor(db: Store, owner: string, signature: string, now: number): Promise<void> {
+  await db.run(`INSERT INTO token_watch (owner, amount, checked_at, last_signature, updated_at) VALUES (?1, NULL, NULL, ?2, ?3)
+     ON CONFLICT (owner) DO UPDATE SET last_signature = excluded.last_signature, updated_at = excluded.updated_at`, owner, signature, now);
 }
 
 /** The newest signature of `owner`'s token account the watch has handled, if any. */
-export function watchCursor(db: Database, owner: string): string | null {
-  return db.query<{ last_signature: string | null }, [string]>('SELECT last_signature FROM token_watch WHERE owner = ?').get(owner)?.last_signature ?? null;
+export async function watchCursor(db: Store, owner: string): Promise<string | null> {
+  return (await db.get<{ last_signature: string | null }>('SELECT last_signature FROM token_watch WHERE owner = ?', owner))?.last_signature ?? null;
 }
 
 /**
@@ -79,6 +72,6 @@ export function watchCursor(db: Database, owner: string): string | null {
  * back at that amount would never be looked at. Every account is read and its history since the
  * cursor looked up again.
  */
-export function forgetWatchedAmounts(db: Database): void {
-  db.query('UPDATE token_watch SET checked_at = NULL').run();
+export async function forgetWatchedAmounts(db: Store): Promise<void> {
+  await db.run('UPDATE token_watch SET checked_at = NULL');
 }

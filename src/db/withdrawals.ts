@@ -1,5 +1,5 @@
 /** Withdrawal rows: the withdrawal's own id and reason, linked to the transaction that moves the money. */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 
 export interface WithdrawalRow {
   withdrawal_id: string;
@@ -10,9 +10,8 @@ export interface WithdrawalRow {
   created_at: bigint;
 }
 
-export function insertWithdrawal(db: Database, w: { withdrawal_id: string; transaction_id: string; wallet_id: string; to_address: string; reason: string; now: number }): void {
-  db.query('INSERT INTO withdrawals (withdrawal_id, transaction_id, wallet_id, to_address, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-    w.withdrawal_id,
+export async function insertWithdrawal(db: Store, w: { withdrawal_id: string; transaction_id: string; wallet_id: string; to_address: string; reason: string; now: number }): Promise<void> {
+  await db.run('INSERT INTO withdrawals (withdrawal_id, transaction_id, wallet_id, to_address, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)', w.withdrawal_id,
     w.transaction_id,
     w.wallet_id,
     w.to_address,
@@ -22,10 +21,10 @@ export function insertWithdrawal(db: Database, w: { withdrawal_id: string; trans
 }
 
 /** A withdrawal of `walletId` only. */
-export function getWithdrawal(db: Database, walletId: string, withdrawalId: string): WithdrawalRow | null {
-  return db.query<WithdrawalRow, [string, string]>('SELECT * FROM withdrawals WHERE withdrawal_id = ? AND wallet_id = ?').get(withdrawalId, walletId);
+export async function getWithdrawal(db: Store, walletId: string, withdrawalId: string): Promise<WithdrawalRow | null> {
+  return await db.get<WithdrawalRow>('SELECT * FROM withdrawals WHERE withdrawal_id = ? AND wallet_id = ?', withdrawalId, walletId);
 }
 
-export function withdrawalOfTx(db: Database, transactionId: string): WithdrawalRow | null {
-  return db.query<WithdrawalRow, [string]>('SELECT * FROM withdrawals WHERE transaction_id = ?').get(transactionId);
+export async function withdrawalOfTx(db: Store, transactionId: string): Promise<WithdrawalRow | null> {
+  return await db.get<WithdrawalRow>('SELECT * FROM withdrawals WHERE transaction_id = ?', transactionId);
 }

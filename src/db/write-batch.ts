@@ -12,27 +12,30 @@
  * Results are handed out only after the commit: nothing of a batch that did not commit is answered
  * as done, and every effect still waits for that commit's durability (durability.ts).
  */
-import type { Database } from 'bun:sqlite';
 import { nextTurn } from '../loop-turns.ts';
+import { SqliteStore } from './sqlite-store.ts';
+import type { Store } from './store.ts';
 
 /** How long one batch may run before the rest waits for the next turn. */
 export const BATCH_MS = 1;
 
 interface Unit {
-  fn: () => unknown;
+  fn: () => Promise<unknown>;
   resolve: (value: never) => void;
   reject: (err: unknown) => void;
 }
 
-const queues = new WeakMap<Database, Unit[]>();
+const queues = new WeakMap<Store, Unit[]>();
 
 /**
- * Runs `fn` (synchronous, a transaction body) on a later turn, in one transaction with the other
- * writes due then. Resolves with its result once that transaction committed; rejects with what
- * `fn` threw (its writes rolled back, the others' kept) or with the error that kept the batch
- * from committing (nothing of it kept).
+ * Runs `fn` (a transaction body) on a later turn, in one transaction with the other writes due
+ * then. Resolves with its result once that transaction committed; rejects with what `fn` threw
+ * (its writes rolled back, the others' kept) or with the error that kept the batch from
+ * committing (nothing of it kept). On PostgreSQL each write is its own transaction: concurrent
+ * transactions there commit side by side, and a batch would only hold row locks longer.
  */
-export function batchedWrite<T>(db: Database, fn: () => T): Promise<T> {
+export function batchedWrite<T>(db: Store, fn: () => Promise<T>): Promise<T> {
+  if (db.dialect === 'postgres') return db.transaction(fn);
   let queue = queues.get(db);
   if (!queue) queues.set(db, (queue = []));
   const q = queue;
@@ -42,9 +45,9 @@ export function batchedWrite<T>(db: Database, fn: () => T): Promise<T> {
   });
 }
 
-function runBatch(db: Database, queue: Unit[]): void {
+async function runBatch(db: Store, queue: Unit[]): Promise<void> {
   const taken: Unit[] = [];
-  const { results, failed } = savepointSlice(db, BATCH_MS, () => {
+  const { results, failed } = await savepointSlice(db, BATCH_MS, () => {
     const unit = queue.shift();
     if (unit) taken.push(unit);
     return unit?.fn;
@@ -74,28 +77,33 @@ export interface Slice {
  * commit, or SQLite rolled it back whole (a full disk, an I/O error), whatever ran before. The
  * pays' batches and the recorded outcomes (payments/settle.ts) share it.
  */
-export function savepointSlice(db: Database, budgetMs: number, next: () => (() => unknown) | undefined): Slice {
+export async function savepointSlice(db: Store, budgetMs: number, next: () => (() => Promise<unknown>) | undefined, origin?: string): Promise<Slice> {
   const results: Slice['results'] = [];
   let failed: Slice['failed'] = null;
   try {
     // The decision-log heads of the wallets the batch moved are signed once, before its commit (decision-log.ts).
-    db.transaction(() => {
+    await db.transaction(async () => {
       const started = performance.now();
       for (let fn = next(); fn; fn = performance.now() - started < budgetMs ? next() : undefined) {
         try {
-          results.push({ ok: true, value: db.transaction(fn)() });
+          results.push({ ok: true, value: await db.transaction(fn) });
         } catch (err) {
           results.push({ ok: false, err });
-          if (!db.inTransaction) {
+          if (!db.inTransaction || whollyRolledBack(db)) {
             // Kept over the error of the ROLLBACK that then fails: the cause, not its echo.
             failed = { err };
             throw err;
           }
         }
       }
-    }).immediate();
+    }, origin === undefined ? undefined : { origin });
   } catch (err) {
     failed ??= { err };
   }
   return { results, failed };
+}
+
+/** SQLite rolls a whole transaction back on some errors (a full disk, an I/O error); the rest of the slice then has nothing to join. */
+function whollyRolledBack(db: Store): boolean {
+  return db instanceof SqliteStore && !db.db.inTransaction;
 }

@@ -1,5 +1,5 @@
 /** x402 purchases and the public catalog of paid APIs. */
-import type { Database } from 'bun:sqlite';
+import type { Store } from './store.ts';
 
 export type PurchaseStatus = 'open' | 'signed' | 'settling' | 'pending' | 'completed' | 'failed';
 
@@ -34,13 +34,11 @@ export type NewPurchase = Omit<PurchaseRow, 'x402_version' | 'amount' | 'status'
   now: number;
 };
 
-export function insertPurchase(db: Database, p: NewPurchase): void {
-  db.query(
-    `INSERT INTO x402_purchases (fetch_id, transaction_id, wallet_id, url, host, method, request_sealed, x402_version, requirements, accepted, network, asset,
+export async function insertPurchase(db: Store, p: NewPurchase): Promise<void> {
+  await db.run(`INSERT INTO x402_purchases (fetch_id, transaction_id, wallet_id, url, host, method, request_sealed, x402_version, requirements, accepted, network, asset,
        pay_to, fee_payer, amount, status, created_at, updated_at)
      VALUES ($fetch_id, $transaction_id, $wallet_id, $url, $host, $method, $request_sealed, $x402_version, $requirements, $accepted, $network, $asset,
-       $pay_to, $fee_payer, $amount, 'open', $now, $now)`,
-  ).run({
+       $pay_to, $fee_payer, $amount, 'open', $now, $now)`, {
     fetch_id: p.fetch_id,
     transaction_id: p.transaction_id,
     wallet_id: p.wallet_id,
@@ -61,33 +59,29 @@ export function insertPurchase(db: Database, p: NewPurchase): void {
 }
 
 /** A purchase of `walletId` only: another wallet's fetch_id is as unknown as a made-up one. */
-export function getPurchase(db: Database, walletId: string, fetchId: string): PurchaseRow | null {
-  return db.query<PurchaseRow, [string, string]>('SELECT * FROM x402_purchases WHERE fetch_id = ? AND wallet_id = ?').get(fetchId, walletId);
+export async function getPurchase(db: Store, walletId: string, fetchId: string): Promise<PurchaseRow | null> {
+  return await db.get<PurchaseRow>('SELECT * FROM x402_purchases WHERE fetch_id = ? AND wallet_id = ?', fetchId, walletId);
 }
 
-export function getPurchaseById(db: Database, fetchId: string): PurchaseRow | null {
-  return db.query<PurchaseRow, [string]>('SELECT * FROM x402_purchases WHERE fetch_id = ?').get(fetchId);
+export async function getPurchaseById(db: Store, fetchId: string): Promise<PurchaseRow | null> {
+  return await db.get<PurchaseRow>('SELECT * FROM x402_purchases WHERE fetch_id = ?', fetchId);
 }
 
 /** Moves a purchase from one of `from` to `to`; false when someone else moved it first. */
-export function movePurchase(
-  db: Database,
+export async function movePurchase(
+  db: Store,
   fetchId: string,
   from: readonly PurchaseStatus[],
   to: PurchaseStatus,
   now: number,
   set: { response?: string; signature?: string; error?: string | null; settleStarted?: boolean } = {},
-): boolean {
+): Promise<boolean> {
   const placeholders = from.map(() => '?').join(', ');
   return (
-    db
-      .query(
-        `UPDATE x402_purchases SET status = ?, updated_at = ?, response = coalesce(?, response), signature = coalesce(?, signature),
+    (await db
+      .run(`UPDATE x402_purchases SET status = ?, updated_at = ?, response = coalesce(?, response), signature = coalesce(?, signature),
            error = CASE WHEN ? THEN ? ELSE error END, settle_started_at = CASE WHEN ? THEN ? ELSE settle_started_at END
-         WHERE fetch_id = ? AND status IN (${placeholders})`,
-      )
-      .run(
-        to,
+         WHERE fetch_id = ? AND status IN (${placeholders})`, to,
         now,
         set.response ?? null,
         set.signature ?? null,
@@ -97,7 +91,7 @@ export function movePurchase(
         now,
         fetchId,
         ...from,
-      ).changes === 1
+      )).changes === 1
   );
 }
 
@@ -107,28 +101,22 @@ export function movePurchase(
  * nothing holds a reservation forever; and purchases released since `failedSince`, in case a
  * lagging view took a landed transfer for absent.
  */
-export function unresolvedPurchases(db: Database, q: { staleSettlingBefore: number; height: bigint; failedSince: number }, limit = 100): PurchaseRow[] {
-  return db
-    .query<PurchaseRow, [number, bigint, number, number]>(
-      `SELECT p.* FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
+export async function unresolvedPurchases(db: Store, q: { staleSettlingBefore: number; height: bigint; failedSince: number }, limit = 100): Promise<PurchaseRow[]> {
+  return await db
+    .all<PurchaseRow>(`SELECT p.* FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
        WHERE p.status = 'pending'
           OR (p.status = 'settling' AND p.settle_started_at < ?)
           OR (p.status IN ('open', 'signed') AND t.status = 'pending' AND t.last_valid_block_height < ?)
           OR (p.status = 'failed' AND t.status = 'failed' AND t.signed_tx IS NOT NULL AND p.updated_at >= ?)
-       ORDER BY p.updated_at LIMIT ?`,
-    )
-    .all(q.staleSettlingBefore, q.height, q.failedSince, limit);
+       ORDER BY p.updated_at LIMIT ?`, q.staleSettlingBefore, q.height, q.failedSince, limit);
 }
 
 /** Whether any purchase could need the sweep (so an idle daemon does not read the height for nothing). */
-export function anyUnsettledPurchase(db: Database, failedSince: number): boolean {
+export async function anyUnsettledPurchase(db: Store, failedSince: number): Promise<boolean> {
   return (
-    db
-      .query(
-        `SELECT 1 FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
-         WHERE p.status IN ('settling', 'pending') OR (p.status IN ('open', 'signed') AND t.status = 'pending') OR (p.status = 'failed' AND p.updated_at >= ?) LIMIT 1`,
-      )
-      .get(failedSince) !== null
+    (await db
+      .get(`SELECT 1 FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id
+         WHERE p.status IN ('settling', 'pending') OR (p.status IN ('open', 'signed') AND t.status = 'pending') OR (p.status = 'failed' AND p.updated_at >= ?) LIMIT 1`, failedSince)) !== null
   );
 }
 
@@ -138,13 +126,10 @@ export function anyUnsettledPurchase(db: Database, failedSince: number): boolean
  * through submit_signed_tx is refused and marks the row failed, yet the facilitator can still land
  * them). False when it was neither (already recorded).
  */
-export function completeX402Tx(db: Database, transactionId: string, signature: string, now: number): boolean {
+export async function completeX402Tx(db: Store, transactionId: string, signature: string, now: number): Promise<boolean> {
   return (
-    db
-      .query(
-        "UPDATE transactions SET status = 'completed', signature = ?, error = NULL, completed_at = ?, updated_at = ? WHERE transaction_id = ? AND status IN ('pending', 'failed') AND type = 'x402'",
-      )
-      .run(signature, now, now, transactionId).changes === 1
+    (await db
+      .run("UPDATE transactions SET status = 'completed', signature = ?, error = NULL, completed_at = ?, updated_at = ? WHERE transaction_id = ? AND status IN ('pending', 'failed') AND type = 'x402'", signature, now, now, transactionId)).changes === 1
   );
 }
 
@@ -181,14 +166,12 @@ export interface CatalogProbe {
 }
 
 /** Adds an entry, or replaces the one with the same URL (re-adding refreshes name, tags and the probe). */
-export function upsertCatalogEntry(db: Database, e: { entry_id: string; url: string; method: string; name: string; description: string; tags: string[] } & CatalogProbe & { now: number }): CatalogRow {
-  db.query(
-    `INSERT INTO x402_catalog (entry_id, url, method, name, description, tags, status, x402_version, network, asset, pay_to, price, verified_at, checked_at, created_at, updated_at)
+export async function upsertCatalogEntry(db: Store, e: { entry_id: string; url: string; method: string; name: string; description: string; tags: string[] } & CatalogProbe & { now: number }): Promise<CatalogRow> {
+  await db.run(`INSERT INTO x402_catalog (entry_id, url, method, name, description, tags, status, x402_version, network, asset, pay_to, price, verified_at, checked_at, created_at, updated_at)
      VALUES ($entry_id, $url, $method, $name, $description, $tags, 'verified', $x402_version, $network, $asset, $pay_to, $price, $now, $now, $now, $now)
      ON CONFLICT(url) DO UPDATE SET method = excluded.method, name = excluded.name, description = excluded.description, tags = excluded.tags,
        status = 'verified', x402_version = excluded.x402_version, network = excluded.network, asset = excluded.asset, pay_to = excluded.pay_to,
-       price = excluded.price, verified_at = excluded.verified_at, checked_at = excluded.checked_at, last_error = NULL, updated_at = excluded.updated_at`,
-  ).run({
+       price = excluded.price, verified_at = excluded.verified_at, checked_at = excluded.checked_at, last_error = NULL, updated_at = excluded.updated_at`, {
     entry_id: e.entry_id,
     url: e.url,
     method: e.method,
@@ -202,27 +185,25 @@ export function upsertCatalogEntry(db: Database, e: { entry_id: string; url: str
     price: e.price,
     now: e.now,
   });
-  return db.query<CatalogRow, [string]>('SELECT * FROM x402_catalog WHERE url = ?').get(e.url)!;
+  return (await db.get<CatalogRow>('SELECT * FROM x402_catalog WHERE url = ?', e.url))!;
 }
 
 /** Records a re-verification: success refreshes the probe and shows the entry; failure hides it. */
-export function recordCatalogCheck(db: Database, entryId: string, now: number, outcome: { ok: true; probe: CatalogProbe } | { ok: false; error: string }): void {
+export async function recordCatalogCheck(db: Store, entryId: string, now: number, outcome: { ok: true; probe: CatalogProbe } | { ok: false; error: string }): Promise<void> {
   if (outcome.ok) {
     const p = outcome.probe;
-    db.query(
-      `UPDATE x402_catalog SET status = 'verified', x402_version = ?, network = ?, asset = ?, pay_to = ?, price = ?, verified_at = ?, checked_at = ?, last_error = NULL, updated_at = ?
-       WHERE entry_id = ?`,
-    ).run(p.x402_version, p.network, p.asset, p.pay_to, p.price, now, now, now, entryId);
+    await db.run(`UPDATE x402_catalog SET status = 'verified', x402_version = ?, network = ?, asset = ?, pay_to = ?, price = ?, verified_at = ?, checked_at = ?, last_error = NULL, updated_at = ?
+       WHERE entry_id = ?`, p.x402_version, p.network, p.asset, p.pay_to, p.price, now, now, now, entryId);
   } else {
-    db.query("UPDATE x402_catalog SET status = 'hidden', checked_at = ?, last_error = ?, updated_at = ? WHERE entry_id = ?").run(now, outcome.error.slice(0, 500), now, entryId);
+    await db.run("UPDATE x402_catalog SET status = 'hidden', checked_at = ?, last_error = ?, updated_at = ? WHERE entry_id = ?", now, outcome.error.slice(0, 500), now, entryId);
   }
 }
 
-export function listCatalog(db: Database, opts: { includeHidden?: boolean } = {}): CatalogRow[] {
-  return db.query<CatalogRow, []>(`SELECT * FROM x402_catalog${opts.includeHidden ? '' : " WHERE status = 'verified'"} ORDER BY name COLLATE NOCASE, url`).all();
+export async function listCatalog(db: Store, opts: { includeHidden?: boolean } = {}): Promise<CatalogRow[]> {
+  return await db.all<CatalogRow>(`SELECT * FROM x402_catalog${opts.includeHidden ? '' : " WHERE status = 'verified'"} ORDER BY name COLLATE NOCASE, url`);
 }
 
-export function removeCatalogEntry(db: Database, urlOrId: string): boolean {
-  return db.query('DELETE FROM x402_catalog WHERE url = ? OR entry_id = ?').run(urlOrId, urlOrId).changes > 0;
+export async function removeCatalogEntry(db: Store, urlOrId: string): Promise<boolean> {
+  return (await db.run('DELETE FROM x402_catalog WHERE url = ? OR entry_id = ?', urlOrId, urlOrId)).changes > 0;
 }
 

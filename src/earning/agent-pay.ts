@@ -47,8 +47,8 @@ function assertPayable(services: Services, row: PaylinkRow): void {
  * again inside the write transaction that creates the intent; cancelled, rejected, expired and
  * failed payments hold nothing.
  */
-function assertPaylinkFree(services: Services, payer: WalletRow, requestId: string): void {
-  const holder = paylinkHolder(services.db, requestId, payer.wallet_id);
+async function assertPaylinkFree(services: Services, payer: WalletRow, requestId: string): Promise<void> {
+  const holder = await paylinkHolder(services.db, requestId, payer.wallet_id);
   if (!holder) return;
   const own = holder.wallet_id === payer.wallet_id;
   throw new AppError('INVALID_STATUS', `The payment request ${requestId} is being paid by ${own ? `your payment ${holder.transaction_id}` : "another payer's payment"} (${holder.status}); it is paid once.`, {
@@ -62,10 +62,10 @@ function assertPaylinkFree(services: Services, payer: WalletRow, requestId: stri
 /** Creates the payment intent for a paylink; returns the transaction view as pay does. */
 export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPaylinkParams) {
   const { services } = ctx;
-  const row = getPaylink(services.db, p.payment_request_id);
+  const row = await getPaylink(services.db, p.payment_request_id);
   if (!row) throw paylinkNotFound();
   assertPayable(services, row);
-  const payee = payeeOf(services, row);
+  const payee = await payeeOf(services, row);
   if (payee.key.kind === 'wallet' && payee.key.id === payer.wallet_id) throw new AppError('INVALID_RECIPIENT', 'A wallet cannot pay its own payment request.', { howToFix: 'Share the paylink with the payer instead.' });
   if (p.to !== undefined) {
     const to = p.to.trim().replace(/^@/, '');
@@ -97,16 +97,16 @@ export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPay
     category: 'paylink',
   };
   const reference = row.reference ?? p.reference;
-  assertPaylinkFree(services, payer, row.request_id);
+  await assertPaylinkFree(services, payer, row.request_id);
   const q = await quote(services, payer.address as Address, recipient.address, amount, 'payment');
-  const tx = services.db
-    .transaction(() => {
-      assertPayable(services, getPaylink(services.db, row.request_id)!);
-      assertPaylinkFree(services, payer, row.request_id);
+  const tx = await services.db
+    .transaction(async () => {
+      assertPayable(services, (await getPaylink(services.db, row.request_id))!);
+      await assertPaylinkFree(services, payer, row.request_id);
       if (recipient.merchantId && reference !== undefined) {
-        assertReferenceFree(services.db, services.now().getTime(), { payerWalletId: payer.wallet_id, merchantId: recipient.merchantId, reference, amount, viaPaylinkId: row.request_id });
+        await assertReferenceFree(services.db, services.now().getTime(), { payerWalletId: payer.wallet_id, merchantId: recipient.merchantId, reference, amount, viaPaylinkId: row.request_id });
       }
-      const created = createIntent(services, {
+      const created = await createIntent(services, {
         wallet: payer,
         type: 'payment',
         category: 'paylink',
@@ -117,10 +117,9 @@ export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPay
         paymentRequestId: row.request_id,
         idempotencyKey: ctx.idempotency?.key,
       });
-      ctx.idempotency?.record(txView(created));
+      await ctx.idempotency?.record(txView(created));
       return created;
-    })
-    .immediate();
+    });
   return txView(tx);
 }
 
@@ -129,9 +128,9 @@ export async function payPaylink(ctx: ActionContext, payer: WalletRow, p: PayPay
  * paid by another signed payment, so this one is not signed (the paylink is paid once). The
  * payment stays as it is: cancel it, or confirm it again once the other lapsed.
  */
-export function paylinkTaken(services: Services, tx: { transaction_id: string; wallet_id: string; payment_request_id: string | null }): AppError | null {
+export async function paylinkTaken(services: Services, tx: { transaction_id: string; wallet_id: string; payment_request_id: string | null }): Promise<AppError | null> {
   if (!tx.payment_request_id) return null;
-  const holder = paylinkHolder(services.db, tx.payment_request_id, '', tx.transaction_id);
+  const holder = await paylinkHolder(services.db, tx.payment_request_id, '', tx.transaction_id);
   if (!holder) return null;
   return new AppError('INVALID_STATUS', `The paylink ${tx.payment_request_id} is being paid by another payment; this one is not signed.`, {
     howToFix: 'Cancel this payment (cancel_payment), or confirm it again if the other payment fails or lapses.',

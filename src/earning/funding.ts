@@ -42,8 +42,8 @@ export function fundSolanaPayUrl(services: Services, row: FundRequestRow, wallet
   return solanaPayUrl({ recipient: wallet.address, amount: row.amount, mint: services.config.usdcMint, reference: null, label: wallet.name, message: row.reason });
 }
 
-export function fundRequestView(services: Services, row: FundRequestRow) {
-  const wallet = getWallet(services.db, row.wallet_id);
+export async function fundRequestView(services: Services, row: FundRequestRow) {
+  const wallet = await getWallet(services.db, row.wallet_id);
   return {
     fund_request_id: row.fund_request_id,
     wallet_id: row.wallet_id,
@@ -79,22 +79,21 @@ export async function requestFunds(ctx: ActionContext, wallet: WalletRow, p: { a
   const after = newest?.signature ?? null;
   const id = newId('fundRequest');
   const now = services.now().getTime();
-  const owner = wallet.owner_id ? getOwner(services.db, wallet.owner_id) : null;
-  return services.db
-    .transaction(() => {
-      const armed = after === null || watchCursor(services.db, wallet.address) === after;
-      insertFundRequest(services.db, { fund_request_id: id, wallet_id: wallet.wallet_id, amount, reason, after_signature: after, after_slot: newest?.slot ?? null, armed, now });
-      appendEvent(services.db, { walletId: wallet.wallet_id, type: 'fund_request.created', data: { fund_request_id: id, amount: toUsdcNumber(amount), reason }, now });
-      if (owner) queueMail(services, fundRequestMail(owner.email, wallet, { amount, reason, url: fundUrl(services, id), address: wallet.address }));
+  const owner = wallet.owner_id ? await getOwner(services.db, wallet.owner_id) : null;
+  return await services.db
+    .transaction(async () => {
+      const armed = after === null || (await watchCursor(services.db, wallet.address)) === after;
+      await insertFundRequest(services.db, { fund_request_id: id, wallet_id: wallet.wallet_id, amount, reason, after_signature: after, after_slot: newest?.slot ?? null, armed, now });
+      await appendEvent(services.db, { walletId: wallet.wallet_id, type: 'fund_request.created', data: { fund_request_id: id, amount: toUsdcNumber(amount), reason }, now });
+      if (owner) await queueMail(services, fundRequestMail(owner.email, wallet, { amount, reason, url: fundUrl(services, id), address: wallet.address }));
       const view = {
-        ...fundRequestView(services, getFundRequest(services.db, id)!),
+        ...(await fundRequestView(services, (await getFundRequest(services.db, id))!)),
         owner_notified: owner !== null,
         next_step: 'wait for the owner: the request is fulfilled when a deposit covering it arrives after it (watch events for fund_request.fulfilled); money already in the wallet does not count',
       };
-      ctx.idempotency?.record(view);
+      await ctx.idempotency?.record(view);
       return view;
-    })
-    .immediate();
+    });
 }
 
 /**
@@ -103,10 +102,10 @@ export async function requestFunds(ctx: ActionContext, wallet: WalletRow, p: { a
  * each with a fund_request.fulfilled event. A request not armed yet waits for a later deposit: the
  * watch has not passed the transaction that was newest when it was asked, so this money may be older.
  */
-export function fulfilFromDeposit(services: Services, walletId: string, amount: bigint, transactionId: string, now: number): void {
-  for (const r of fundRequestsCovered(armedFundRequests(services.db, walletId), amount)) {
-    if (!resolveFundRequest(services.db, r.fund_request_id, 'fulfilled', 'deposit', transactionId, now)) continue;
-    appendEvent(services.db, {
+export async function fulfilFromDeposit(services: Services, walletId: string, amount: bigint, transactionId: string, now: number): Promise<void> {
+  for (const r of fundRequestsCovered(await armedFundRequests(services.db, walletId), amount)) {
+    if (!(await resolveFundRequest(services.db, r.fund_request_id, 'fulfilled', 'deposit', transactionId, now))) continue;
+    await appendEvent(services.db, {
       walletId,
       type: 'fund_request.fulfilled',
       data: { fund_request_id: r.fund_request_id, amount: toUsdcNumber(r.amount), by: 'deposit', transaction_id: transactionId },
@@ -116,32 +115,31 @@ export function fulfilFromDeposit(services: Services, walletId: string, amount: 
 }
 
 /** The owner marks a fund request of one of their wallets fulfilled or declined (owner API resolve_fund_request). */
-export function resolveAsOwner(services: Services, ownerId: string, id: string, decision: 'fulfilled' | 'declined', actor: string) {
+export async function resolveAsOwner(services: Services, ownerId: string, id: string, decision: 'fulfilled' | 'declined', actor: string) {
   const now = services.now().getTime();
-  const outcome = services.db
-    .transaction(() => {
-      const row = ownerFundRequest(services.db, ownerId, id);
+  const outcome = await services.db
+    .transaction(async () => {
+      const row = await ownerFundRequest(services.db, ownerId, id);
       if (!row) return 'not_found' as const;
-      if (!resolveFundRequest(services.db, id, decision, actor, null, now)) return 'refused' as const;
-      appendEvent(services.db, { walletId: row.wallet_id, type: `fund_request.${decision}`, data: { fund_request_id: id, amount: toUsdcNumber(row.amount), by: 'owner' }, now });
+      if (!(await resolveFundRequest(services.db, id, decision, actor, null, now))) return 'refused' as const;
+      await appendEvent(services.db, { walletId: row.wallet_id, type: `fund_request.${decision}`, data: { fund_request_id: id, amount: toUsdcNumber(row.amount), by: 'owner' }, now });
       return 'done' as const;
-    })
-    .immediate();
+    });
   if (outcome === 'not_found') throw fundRequestNotFound();
-  const row = getFundRequest(services.db, id)!;
+  const row = (await getFundRequest(services.db, id))!;
   if (outcome === 'refused') {
     throw new AppError('INVALID_STATUS', `The fund request is already ${row.status}.`, { howToFix: 'List open requests with fund_requests {status: "open"}.', details: { status: row.status } });
   }
-  return fundRequestView(services, row);
+  return await fundRequestView(services, row);
 }
 
 /** Statuses a fund request can have (for list filters). */
 export type { FundRequestStatus };
 
 /** The wallet address a fund page shows (for the page and the faucet route). */
-export function fundTarget(services: Services, id: string): { row: FundRequestRow; wallet: WalletRow; address: Address } | null {
-  const row = getFundRequest(services.db, id);
-  const wallet = row ? getWallet(services.db, row.wallet_id) : null;
+export async function fundTarget(services: Services, id: string): Promise<{ row: FundRequestRow; wallet: WalletRow; address: Address } | null> {
+  const row = await getFundRequest(services.db, id);
+  const wallet = row ? await getWallet(services.db, row.wallet_id) : null;
   if (!row || !wallet) return null;
   return { row, wallet, address: wallet.address as Address };
 }

@@ -47,9 +47,9 @@ export function ensurePayeeReady(services: Services, owner: Address): Promise<vo
   let pending = inFlight.get(key);
   if (!pending) {
     pending = setUp(services, owner)
-      .then(() => {
+      .then(async () => {
         // A merchant's payout account may be closed by its owner at any time: only our wallets' are remembered.
-        if (getWalletByAddress(services.db, owner) === null) return;
+        if ((await getWalletByAddress(services.db, owner)) === null) return;
         if (ready.size > 100_000) ready.clear();
         ready.add(key);
       })

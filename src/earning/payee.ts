@@ -3,7 +3,7 @@
  * wallets (its address) or a merchant (its payout_address). Everything paylink-related that
  * differs between the two is here: the payee's public face and where its events go.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../db/store.ts';
 import { appendEvent } from '../db/events.ts';
 import { getMerchant, type MerchantRow } from '../db/merchants.ts';
 import { getOwner } from '../db/owners.ts';
@@ -28,25 +28,25 @@ export function merchantPayee(merchant: MerchantRow): Payee {
 }
 
 /** The payee of a paylink, or null when its wallet or merchant is gone. */
-export function payeeOfRow(db: Database, row: PaylinkRow): Payee | null {
+export async function payeeOfRow(db: Store, row: PaylinkRow): Promise<Payee | null> {
   const key = payeeKeyOf(row);
   if (key.kind === 'merchant') {
-    const merchant = getMerchant(db, key.id);
+    const merchant = await getMerchant(db, key.id);
     return merchant ? merchantPayee(merchant) : null;
   }
-  const wallet = getWallet(db, key.id);
+  const wallet = await getWallet(db, key.id);
   return wallet ? walletPayee(wallet) : null;
 }
 
 /** The e-mail a paylink may show: a wallet owner's, and only with reveal_owner (merchants have no owner). */
-export function revealedOwnerEmail(db: Database, row: PaylinkRow): string | null {
+export async function revealedOwnerEmail(db: Store, row: PaylinkRow): Promise<string | null> {
   if (row.reveal_owner !== 1n || row.wallet_id === null) return null;
-  const ownerId = getWallet(db, row.wallet_id)?.owner_id;
-  return ownerId ? (getOwner(db, ownerId)?.email ?? null) : null;
+  const ownerId = (await getWallet(db, row.wallet_id))?.owner_id;
+  return ownerId ? ((await getOwner(db, ownerId))?.email ?? null) : null;
 }
 
 /** Appends a paylink event to its payee's feed (a merchant's webhook gets the types webhooks carry); call inside the write transaction. */
-export function appendPayeeEvent(db: Database, payee: PayeeKey, type: string, data: Record<string, unknown>, now: number): void {
-  if (payee.kind === 'wallet') appendEvent(db, { walletId: payee.id, type, data, now });
-  else recordMerchantEvent(db, payee.id, type, data, now);
+export async function appendPayeeEvent(db: Store, payee: PayeeKey, type: string, data: Record<string, unknown>, now: number): Promise<void> {
+  if (payee.kind === 'wallet') await appendEvent(db, { walletId: payee.id, type, data, now });
+  else await recordMerchantEvent(db, payee.id, type, data, now);
 }

@@ -58,8 +58,8 @@ export function checkoutUrl(services: Services, row: Pick<PaylinkRow, 'short_cod
 }
 
 /** The payee of a paylink (a wallet or a merchant); NOT_FOUND when it is gone. */
-export function payeeOf(services: Services, row: PaylinkRow): Payee {
-  const payee = payeeOfRow(services.db, row);
+export async function payeeOf(services: Services, row: PaylinkRow): Promise<Payee> {
+  const payee = await payeeOfRow(services.db, row);
   if (!payee) throw paylinkNotFound();
   return payee;
 }
@@ -79,8 +79,8 @@ function itemsView(row: PaylinkRow) {
 }
 
 /** The payee's (agent's or merchant's) view of its paylink. */
-export function paylinkView(services: Services, row: PaylinkRow) {
-  const payee = payeeOf(services, row);
+export async function paylinkView(services: Services, row: PaylinkRow) {
+  const payee = await payeeOf(services, row);
   const status = effectiveStatus(row, services.now().getTime());
   return {
     request_id: row.request_id,
@@ -101,7 +101,7 @@ export function paylinkView(services: Services, row: PaylinkRow) {
     paid_via: row.paid_via,
     signature: row.signature,
     transaction_id: row.transaction_id,
-    rejected_payments: listRejections(services.db, row.request_id).map((r) => ({
+    rejected_payments: (await listRejections(services.db, row.request_id)).map((r) => ({
       signature: r.signature,
       reason: r.reason,
       explanation: REJECTION_TEXT[r.reason],
@@ -121,14 +121,14 @@ export function paylinkView(services: Services, row: PaylinkRow) {
   };
 }
 
-function ownerEmailField(services: Services, row: PaylinkRow): { owner_email?: string } {
-  const email = revealedOwnerEmail(services.db, row);
+async function ownerEmailField(services: Services, row: PaylinkRow): Promise<{ owner_email?: string }> {
+  const email = await revealedOwnerEmail(services.db, row);
   return email ? { owner_email: email } : {};
 }
 
 /** What anyone with the short code sees (public `pay`): no payee reference, payer or ledger ids. */
-export function publicPaylinkView(services: Services, row: PaylinkRow) {
-  const payee = payeeOf(services, row);
+export async function publicPaylinkView(services: Services, row: PaylinkRow) {
+  const payee = await payeeOf(services, row);
   const status = effectiveStatus(row, services.now().getTime());
   return {
     short_code: row.short_code,
@@ -137,7 +137,7 @@ export function publicPaylinkView(services: Services, row: PaylinkRow) {
     amount: row.amount === null ? null : toUsdcNumber(row.amount),
     currency: 'USDC',
     items: itemsView(row),
-    payee: { name: payee.name, username: payee.username, kind: payee.key.kind, ...ownerEmailField(services, row) },
+    payee: { name: payee.name, username: payee.username, kind: payee.key.kind, ...(await ownerEmailField(services, row)) },
     status,
     solana_pay_url: status === 'open' ? paylinkSolanaPayUrl(services, row, payee) : null,
     pay_to: payee.address,
@@ -172,7 +172,7 @@ export interface CreatePaylinkInput {
  * by Solana Pay wallets (account + USDC token account, paid by the fee payer). `inTransaction`
  * runs first in the write transaction, for the caller's own checks (a merchant's reference).
  */
-export async function createPaylink(services: Services, payee: Payee, p: CreatePaylinkInput, inTransaction?: (reference: string | null, amount: bigint | null) => void): Promise<PaylinkRow> {
+export async function createPaylink(services: Services, payee: Payee, p: CreatePaylinkInput, inTransaction?: (reference: string | null, amount: bigint | null) => Promise<void>): Promise<PaylinkRow> {
   const description = p.description.trim();
   if (description === '') throw invalid('/description', 'must not be empty', 'Describe what the payer pays for.');
   let amount: bigint | null = p.amount === undefined ? null : amountParam(services, '/amount', p.amount);
@@ -205,31 +205,29 @@ export async function createPaylink(services: Services, payee: Payee, p: CreateP
   const requestId = newId('paymentRequest');
   const now = services.now().getTime();
   const base = { request_id: requestId, payee: payee.key, description, amount, items, reference, reference_key: newReferenceKey(), reveal_owner: p.reveal_owner ?? false, expires_at: now + expiresIn.value * 1000, now };
-  services.db
-    .transaction(() => {
-      inTransaction?.(reference, amount);
+  await services.db
+    .transaction(async () => {
+      await inTransaction?.(reference, amount);
       // 50-bit codes rarely collide; a collision draws again.
       for (let attempt = 0; ; attempt++) {
-        if (insertPaylink(services.db, { ...base, short_code: newShortCode() })) break;
+        if (await insertPaylink(services.db, { ...base, short_code: newShortCode() })) break;
         if (attempt > 5) throw new AppError('INTERNAL_ERROR', 'Could not draw a free short code.');
       }
-      appendPayeeEvent(services.db, payee.key, 'payment_request.created', { request_id: requestId, amount: amount === null ? null : toUsdcNumber(amount), description }, now);
-    })
-    .immediate();
-  return getPaylink(services.db, requestId)!;
+      await appendPayeeEvent(services.db, payee.key, 'payment_request.created', { request_id: requestId, amount: amount === null ? null : toUsdcNumber(amount), description }, now);
+    });
+  return (await getPaylink(services.db, requestId))!;
 }
 
 /** open → cancelled, with its event; INVALID_STATUS when it is no longer open. */
-export function cancelOwnPaylink(services: Services, row: PaylinkRow): PaylinkRow {
+export async function cancelOwnPaylink(services: Services, row: PaylinkRow): Promise<PaylinkRow> {
   const now = services.now().getTime();
-  const done = services.db
-    .transaction(() => {
-      if (effectiveStatus(row, now) !== 'open' || !cancelPaylink(services.db, row.request_id, now)) return false;
-      appendPayeeEvent(services.db, payeeKeyOf(row), 'payment_request.cancelled', { request_id: row.request_id }, now);
+  const done = await services.db
+    .transaction(async () => {
+      if (effectiveStatus(row, now) !== 'open' || !(await cancelPaylink(services.db, row.request_id, now))) return false;
+      await appendPayeeEvent(services.db, payeeKeyOf(row), 'payment_request.cancelled', { request_id: row.request_id }, now);
       return true;
-    })
-    .immediate();
-  const fresh = getPaylink(services.db, row.request_id)!;
+    });
+  const fresh = (await getPaylink(services.db, row.request_id))!;
   if (!done) {
     throw new AppError('INVALID_STATUS', `The paylink is ${effectiveStatus(fresh, now)}; only open paylinks can be cancelled.`, { howToFix: 'Nothing to cancel.', details: { status: effectiveStatus(fresh, now) } });
   }
@@ -242,7 +240,7 @@ export function cancelOwnPaylink(services: Services, row: PaylinkRow): PaylinkRo
  * INVITATIONS_PER_HOUR per paylink and INVITATIONS_PER_WALLET_PER_HOUR per payee (wallet or
  * merchant) per hour (RATE_LIMITED with Retry-After).
  */
-export function sendInvitation(services: Services, sender: Payee, row: PaylinkRow, p: { to_email?: string; to_wallet?: string; message?: string }) {
+export async function sendInvitation(services: Services, sender: Payee, row: PaylinkRow, p: { to_email?: string; to_wallet?: string; message?: string }) {
   if ((p.to_email === undefined) === (p.to_wallet === undefined)) {
     throw invalid(p.to_email === undefined ? '/to_email' : '/to_wallet', 'send exactly one of to_email and to_wallet', 'Send to_email (an e-mail address) or to_wallet (a wallet username).');
   }
@@ -256,19 +254,19 @@ export function sendInvitation(services: Services, sender: Payee, row: PaylinkRo
     if (!checked.ok) throw invalid('/to_email', checked.reason);
     target = { channel: 'email', email: checked.value };
   } else {
-    const entry = findByUsername(services.db, p.to_wallet!.trim().replace(/^@/, '').toLowerCase());
+    const entry = await findByUsername(services.db, p.to_wallet!.trim().replace(/^@/, '').toLowerCase());
     if (!entry || entry.kind !== 'wallet') throw new AppError('INVALID_RECIPIENT', `No wallet is called "${p.to_wallet!.slice(0, 64)}".`, { howToFix: 'Check the username with lookup.' });
     if (sender.key.kind === 'wallet' && entry.id === sender.key.id) throw new AppError('INVALID_RECIPIENT', 'A wallet cannot invite itself to pay its own paylink.', { howToFix: 'Send it to another wallet or an e-mail address.' });
     target = { channel: 'wallet', walletId: entry.id, username: entry.username };
   }
   const url = checkoutUrl(services, row);
   const amount = row.amount === null ? null : toUsdcNumber(row.amount);
-  services.db
-    .transaction(() => {
+  await services.db
+    .transaction(async () => {
       const windowStart = now - 3_600_000;
       const limits = [
-        { used: invitationsSince(services.db, row.request_id, windowStart), max: INVITATIONS_PER_HOUR, what: 'This paylink was' },
-        { used: payeeInvitationsSince(services.db, sender.key, windowStart), max: INVITATIONS_PER_WALLET_PER_HOUR, what: `This ${sender.key.kind}'s paylinks were` },
+        { used: await invitationsSince(services.db, row.request_id, windowStart), max: INVITATIONS_PER_HOUR, what: 'This paylink was' },
+        { used: await payeeInvitationsSince(services.db, sender.key, windowStart), max: INVITATIONS_PER_WALLET_PER_HOUR, what: `This ${sender.key.kind}'s paylinks were` },
       ];
       for (const { used, max, what } of limits) {
         if (used.count < max) continue;
@@ -278,11 +276,11 @@ export function sendInvitation(services: Services, sender: Payee, row: PaylinkRo
           headers: { 'Retry-After': String(retry) },
         });
       }
-      insertInvitation(services.db, { request_id: row.request_id, channel: target.channel, recipient: target.channel === 'email' ? target.email : target.walletId, now });
+      await insertInvitation(services.db, { request_id: row.request_id, channel: target.channel, recipient: target.channel === 'email' ? target.email : target.walletId, now });
       if (target.channel === 'email') {
-        queueMail(services, paylinkInvitationMail(target.email, { name: sender.name, username: sender.username }, { description: row.description, amount, url, expiresAt: new Date(Number(row.expires_at)), message }));
+        await queueMail(services, paylinkInvitationMail(target.email, { name: sender.name, username: sender.username }, { description: row.description, amount, url, expiresAt: new Date(Number(row.expires_at)), message }));
       } else {
-        appendEvent(services.db, {
+        await appendEvent(services.db, {
           walletId: target.walletId,
           type: 'paylink.invitation',
           data: {
@@ -298,8 +296,7 @@ export function sendInvitation(services: Services, sender: Payee, row: PaylinkRo
           now,
         });
       }
-    })
-    .immediate();
+    });
   return {
     request_id: row.request_id,
     channel: target.channel,

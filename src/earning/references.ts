@@ -8,14 +8,14 @@
  * reads as paid. A payer's own payment holds the order against its next one of any amount (unless
  * below the paylink's): a payer does not pay an order twice.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../db/store.ts';
 import { AppError } from '../errors.ts';
 import { referenceHolder } from '../db/merchants.ts';
 import { merchantPaylinkHoldingReference } from '../db/paylinks.ts';
 
 /** What an order asks: the amount of the merchant paylink that carries its reference, if any and fixed. */
-export function orderAmount(db: Database, now: number, merchantId: string, reference: string): bigint {
-  return merchantPaylinkHoldingReference(db, merchantId, reference, now)?.amount ?? 0n;
+export async function orderAmount(db: Store, now: number, merchantId: string, reference: string): Promise<bigint> {
+  return (await merchantPaylinkHoldingReference(db, merchantId, reference, now))?.amount ?? 0n;
 }
 
 /** A payment of `amount` to `merchantId` with `reference`; `viaPaylinkId` is the paylink it pays, `exceptTxId` the payment itself once it exists. */
@@ -34,9 +34,9 @@ export interface ReferencedPayment {
  * `viaPaylinkId`. Call inside the transaction that creates the intent. The other payment's id is
  * named only to the wallet that made it.
  */
-export function assertReferenceFree(db: Database, now: number, q: ReferencedPayment): void {
+export async function assertReferenceFree(db: Store, now: number, q: ReferencedPayment): Promise<void> {
   const { payerWalletId, merchantId, reference, viaPaylinkId } = q;
-  const paylink = merchantPaylinkHoldingReference(db, merchantId, reference, now);
+  const paylink = await merchantPaylinkHoldingReference(db, merchantId, reference, now);
   if (paylink && paylink.request_id !== viaPaylinkId) {
     if (paylink.status === 'paid') {
       throw new AppError('INVALID_STATUS', `This merchant was already paid with reference "${reference}" (payment request ${paylink.request_id}); an order is paid once.`, {
@@ -52,7 +52,7 @@ export function assertReferenceFree(db: Database, now: number, q: ReferencedPaym
   // The order asks at least its paylink's amount. Another payer's smaller payment never keeps out a
   // larger one (it may be an underpayment); the payer's own holds unless below the paylink's amount.
   const asked = paylink?.amount ?? 0n;
-  const holder = referenceHolder(db, { merchantId, reference, payerWalletId, minAmount: q.amount > asked ? q.amount : asked, ownMinAmount: asked, exceptTxId: q.exceptTxId });
+  const holder = await referenceHolder(db, { merchantId, reference, payerWalletId, minAmount: q.amount > asked ? q.amount : asked, ownMinAmount: asked, exceptTxId: q.exceptTxId });
   if (!holder) return;
   const own = holder.wallet_id === payerWalletId ? { transaction_id: holder.transaction_id, status: holder.status } : {};
   if (holder.status === 'completed') {
@@ -73,8 +73,8 @@ export function assertReferenceFree(db: Database, now: number, q: ReferencedPaym
  * Refuses a new merchant paylink whose reference an open or paid paylink or a payment of the
  * merchant already holds: one order, one reference, one answer from verify.
  */
-export function assertNewPaylinkReference(db: Database, now: number, merchantId: string, reference: string, amount: bigint | null): void {
-  const paylink = merchantPaylinkHoldingReference(db, merchantId, reference, now);
+export async function assertNewPaylinkReference(db: Store, now: number, merchantId: string, reference: string, amount: bigint | null): Promise<void> {
+  const paylink = await merchantPaylinkHoldingReference(db, merchantId, reference, now);
   if (paylink) {
     throw new AppError('INVALID_STATUS', `Reference "${reference}" already belongs to your ${paylink.status} payment request ${paylink.request_id}.`, {
       howToFix: 'Use a new reference for each order; read the existing request with get_payment_request {reference}.',
@@ -82,7 +82,7 @@ export function assertNewPaylinkReference(db: Database, now: number, merchantId:
     });
   }
   // Another payer's payment for less than this order asks does not hold it.
-  const payment = referenceHolder(db, { merchantId, reference, payerWalletId: '', minAmount: amount ?? 0n, ownMinAmount: amount ?? 0n });
+  const payment = await referenceHolder(db, { merchantId, reference, payerWalletId: '', minAmount: amount ?? 0n, ownMinAmount: amount ?? 0n });
   if (payment) {
     throw new AppError('INVALID_STATUS', `A payment with reference "${reference}" is already ${payment.status === 'completed' ? 'completed' : 'under way'}; an order is paid once.`, {
       howToFix: 'Use a new reference for each order; check this one with verify {reference}.',
@@ -96,14 +96,14 @@ export function assertNewPaylinkReference(db: Database, now: number, merchantId:
  * another signed or completed payment of the order (or a paylink now carries it), so it is not
  * signed — the order is paid once.
  */
-export function referenceTaken(
-  db: Database,
+export async function referenceTaken(
+  db: Store,
   now: number,
   tx: { transaction_id: string; wallet_id: string; to_merchant_id: string | null; reference: string | null; payment_request_id: string | null; amount: bigint },
-): AppError | null {
+): Promise<AppError | null> {
   if (!tx.to_merchant_id || tx.reference === null) return null;
   try {
-    assertReferenceFree(db, now, {
+    await assertReferenceFree(db, now, {
       payerWalletId: tx.wallet_id,
       merchantId: tx.to_merchant_id,
       reference: tx.reference,

@@ -65,8 +65,8 @@ export function saleFee(services: Services, amount: bigint): bigint {
 }
 
 /** What `merchantId`'s sales owe and it has not paid. */
-export function saleFeesOwed(services: Services, merchantId: string): bigint {
-  const a = feeAccount(services.db, merchantId);
+export async function saleFeesOwed(services: Services, merchantId: string): Promise<bigint> {
+  const a = await feeAccount(services.db, merchantId);
   return a.accrued > a.paid ? a.accrued - a.paid : 0n;
 }
 
@@ -75,9 +75,9 @@ export function saleFeesOwed(services: Services, merchantId: string): bigint {
  * still settling count: a fee is owed only once its sale completes, and settles in flight together
  * must not pass the credit.
  */
-export function creditRefusal(services: Services, merchantId: string, fee: bigint): string | null {
-  const owed = saleFeesOwed(services, merchantId);
-  const settling = settlingFees(services.db, merchantId);
+export async function creditRefusal(services: Services, merchantId: string, fee: bigint): Promise<string | null> {
+  const owed = await saleFeesOwed(services, merchantId);
+  const settling = await settlingFees(services.db, merchantId);
   const credit = services.config.money.saleCredit;
   if (owed + settling + fee <= credit) return null;
   const inFlight = settling > 0n ? ` (and ${formatUsdc(settling)} more for sales still settling)` : '';
@@ -98,14 +98,14 @@ export interface NetworkRefusal {
  * when it may. Merchants register without a key, so a seller's own allowance bounds nothing on its
  * own: all sellers' sales together may cost at most `sale_network_lamports_per_day_total`.
  */
-export function networkRefusal(services: Services, sellerId: string, lamports: bigint): NetworkRefusal | null {
+export async function networkRefusal(services: Services, sellerId: string, lamports: bigint): Promise<NetworkRefusal | null> {
   const since = services.now().getTime() - NETWORK_WINDOW_MS;
-  const spent = networkCostSince(services.db, sellerId, since);
+  const spent = await networkCostSince(services.db, sellerId, since);
   const allowance = BigInt(services.config.fees.sale_network_lamports_per_day);
   if (spent + lamports > allowance) {
     return { scope: 'seller', message: `this seller's sales cost the operator's fee payer ${spent} lamports in the last 24 h; this one would cost ${lamports} more, past the ${allowance} a seller's sales may cost in 24 h (fees.sale_network_lamports_per_day); its sales settle again as the day's older ones leave the window` };
   }
-  const total = totalNetworkCostSince(services.db, since);
+  const total = await totalNetworkCostSince(services.db, since);
   const cap = BigInt(services.config.fees.sale_network_lamports_per_day_total);
   if (total + lamports <= cap) return null;
   return { scope: 'total', message: `all sellers' sales cost the operator's fee payer ${total} lamports in the last 24 h; this one would cost ${lamports} more, past the ${cap} they may cost together (fees.sale_network_lamports_per_day_total); sales settle again as the day's older ones leave the window, or when the operator raises it` };
@@ -115,16 +115,16 @@ export function networkRefusal(services: Services, sellerId: string, lamports: b
  * Records what a completed sale owes, and tells the merchant once the sales cross
  * DUE_SHARE_PERCENT of the credit. Inside the sale's write transaction.
  */
-export function accrue(services: Services, merchantId: string, fee: bigint, now: number): void {
-  const { accrued, paid } = feeAccount(services.db, merchantId);
-  accrueSaleFee(services.db, merchantId, fee, now);
+export async function accrue(services: Services, merchantId: string, fee: bigint, now: number): Promise<void> {
+  const { accrued, paid } = await feeAccount(services.db, merchantId);
+  await accrueSaleFee(services.db, merchantId, fee, now);
   const credit = services.config.money.saleCredit;
   const threshold = (credit * DUE_SHARE_PERCENT) / 100n;
   const owed = (a: bigint) => (a > paid ? a - paid : 0n);
   const before = owed(accrued);
   const after = owed(accrued + fee);
   if (fee > 0n && before < threshold && after >= threshold) {
-    recordMerchantEvent(
+    await recordMerchantEvent(
       services.db,
       merchantId,
       'sale_fees.due',
@@ -134,13 +134,13 @@ export function accrue(services: Services, merchantId: string, fee: bigint, now:
   }
 }
 
-function invoiceView(services: Services, row: InvoiceRow | null, merchant: MerchantRow) {
+async function invoiceView(services: Services, row: InvoiceRow | null, merchant: MerchantRow) {
   if (!row) return null;
-  const payments = invoicePayments(services.db, row.invoice_id);
+  const payments = await invoicePayments(services.db, row.invoice_id);
   const received = payments.reduce((sum, p) => sum + p.amount, 0n);
   // Never more than is owed now: a payment beyond an invoice pays the next sales' fees.
   const left = row.amount > received ? row.amount - received : 0n;
-  const owed = saleFeesOwed(services, merchant.merchant_id);
+  const owed = await saleFeesOwed(services, merchant.merchant_id);
   const due = left < owed ? left : owed;
   const treasury = treasuryOf(services);
   return {
@@ -163,17 +163,17 @@ function invoiceView(services: Services, row: InvoiceRow | null, merchant: Merch
 
 /** What a merchant's sales owe and its newest invoice; scans an open invoice first (rate-bounded). */
 export async function saleFeesView(services: Services, merchant: MerchantRow) {
-  const latest = latestInvoiceOf(services.db, merchant.merchant_id);
+  const latest = await latestInvoiceOf(services.db, merchant.merchant_id);
   const now = services.now().getTime();
   if (latest && watched(services, latest) && (looked.get(latest.invoice_id) ?? 0) < now - LOOK_SCAN_MS) {
     looked.set(latest.invoice_id, now);
     await scanQuietly(services, latest.invoice_id);
   }
   const { fees, money } = services.config;
-  const account = feeAccount(services.db, merchant.merchant_id);
-  const owed = saleFeesOwed(services, merchant.merchant_id);
-  const refusing = creditRefusal(services, merchant.merchant_id, 1n) !== null;
-  const invoice = invoiceView(services, latestInvoiceOf(services.db, merchant.merchant_id), merchant);
+  const account = await feeAccount(services.db, merchant.merchant_id);
+  const owed = await saleFeesOwed(services, merchant.merchant_id);
+  const refusing = (await creditRefusal(services, merchant.merchant_id, 1n)) !== null;
+  const invoice = await invoiceView(services, await latestInvoiceOf(services.db, merchant.merchant_id), merchant);
   return {
     fee_bps: fees.sale_bps,
     fee_min: toUsdcNumber(money.saleMin),
@@ -192,22 +192,21 @@ export async function saleFeesView(services: Services, merchant: MerchantRow) {
  * reference key stays, so a payment already sent to it still counts), or a new one is opened.
  */
 export async function invoiceSaleFees(services: Services, merchant: MerchantRow) {
-  const open = openInvoiceOf(services.db, merchant.merchant_id);
+  const open = await openInvoiceOf(services.db, merchant.merchant_id);
   if (open) await scanQuietly(services, open.invoice_id);
   const now = services.now().getTime();
-  services.db
-    .transaction(() => {
-      const owed = saleFeesOwed(services, merchant.merchant_id);
-      const current = openInvoiceOf(services.db, merchant.merchant_id);
+  await services.db
+    .transaction(async () => {
+      const owed = await saleFeesOwed(services, merchant.merchant_id);
+      const current = await openInvoiceOf(services.db, merchant.merchant_id);
       if (owed === 0n) {
         if (current) return;
         throw new AppError('INVALID_STATUS', 'No sale fees are owed.', { howToFix: 'Nothing to pay: sale fees accrue as your x402 sales settle; see agent-wallet merchant fees.' });
       }
-      const received = current ? invoicePayments(services.db, current.invoice_id).reduce((sum, p) => sum + p.amount, 0n) : 0n;
-      if (current) setInvoiceAmount(services.db, current.invoice_id, received + owed, now);
-      else insertInvoice(services.db, { invoice_id: newId('saleFeeInvoice'), merchant_id: merchant.merchant_id, amount: owed, reference_key: newReferenceKey(), now });
-    })
-    .immediate();
+      const received = current ? (await invoicePayments(services.db, current.invoice_id)).reduce((sum, p) => sum + p.amount, 0n) : 0n;
+      if (current) await setInvoiceAmount(services.db, current.invoice_id, received + owed, now);
+      else await insertInvoice(services.db, { invoice_id: newId('saleFeeInvoice'), merchant_id: merchant.merchant_id, amount: owed, reference_key: newReferenceKey(), now });
+    });
   return saleFeesView(services, merchant);
 }
 
@@ -232,7 +231,7 @@ export function scanInvoice(services: Services, invoiceId: string): Promise<void
     if (scanning.has(invoiceId)) return;
     scanning.add(invoiceId);
     try {
-      const invoice = getInvoice(services.db, invoiceId);
+      const invoice = await getInvoice(services.db, invoiceId);
       if (!invoice) return;
       const mint = services.config.usdcMint;
       const treasuryAccount = await usdcAta(treasuryOf(services), mint as Address);
@@ -243,22 +242,21 @@ export function scanInvoice(services: Services, invoiceId: string): Promise<void
         const credited = transfers?.err === null ? transfers.deltas.find((d) => d.account === treasuryAccount && d.mint === mint && d.delta > 0n) : undefined;
         const now = services.now().getTime();
         // The payment (if any) and the cursor past it, in one commit.
-        services.db
-          .transaction(() => {
-            setInvoiceCursor(services.db, invoiceId, s.signature, now);
+        await services.db
+          .transaction(async () => {
+            await setInvoiceCursor(services.db, invoiceId, s.signature, now);
             if (!credited) return;
-            const row = getInvoice(services.db, invoiceId)!;
+            const row = (await getInvoice(services.db, invoiceId))!;
             const payer = transfers!.deltas.find((d) => d.mint === mint && d.delta < 0n)?.owner ?? null;
-            if (!recordFeePayment(services.db, { signature: s.signature, invoice: row, amount: credited.delta, payer, now })) return;
-            recordMerchantEvent(
+            if (!(await recordFeePayment(services.db, { signature: s.signature, invoice: row, amount: credited.delta, payer, now }))) return;
+            await recordMerchantEvent(
               services.db,
               row.merchant_id,
               'sale_fees.paid',
-              { invoice_id: row.invoice_id, amount: toUsdcNumber(credited.delta), signature: s.signature, payer, owed: toUsdcNumber(saleFeesOwed(services, row.merchant_id)) },
+              { invoice_id: row.invoice_id, amount: toUsdcNumber(credited.delta), signature: s.signature, payer, owed: toUsdcNumber(await saleFeesOwed(services, row.merchant_id)) },
               now,
             );
-          })
-          .immediate();
+          });
       }
     } finally {
       scanning.delete(invoiceId);
@@ -273,7 +271,7 @@ const watched = (services: Services, i: InvoiceRow) => i.status === 'open' || Nu
  * its merchant's look (for LATE_WINDOW_MS), so a day of paid invoices costs the RPC plan nothing.
  */
 export async function scanInvoices(services: Services): Promise<number> {
-  const invoices = openInvoices(services.db, 256);
+  const invoices = await openInvoices(services.db, 256);
   for (const invoice of invoices) await scanInvoice(services, invoice.invoice_id);
   if (looked.size > 10_000) looked.clear();
   return invoices.length;

@@ -72,10 +72,10 @@ let lastNudge = 0;
  * when it carries the reference key of a watched paylink of that payee, the paylink judges it (in a
  * write transaction of its own) and true is returned; otherwise false, and it is the watch's.
  */
-export function judgeReferencedTransfer(services: Services, payee: { address: string; tokenAccount: string }, signature: string, transfers: TokenTransfers): boolean {
-  const requestId = watchedPaylinkFor(services.db, payee.address, transfers.accountKeys, services.now().getTime() - LATE_WINDOW_MS);
+export async function judgeReferencedTransfer(services: Services, payee: { address: string; tokenAccount: string }, signature: string, transfers: TokenTransfers): Promise<boolean> {
+  const requestId = await watchedPaylinkFor(services.db, payee.address, transfers.accountKeys, services.now().getTime() - LATE_WINDOW_MS);
   if (requestId === null) return false;
-  if (transfers.err === null) services.db.transaction(() => applyTransfer(services, requestId, signature, transfers, payee)).immediate();
+  if (transfers.err === null) await services.db.transaction(async () => await applyTransfer(services, requestId, signature, transfers, payee));
   return true;
 }
 
@@ -83,14 +83,14 @@ export function judgeReferencedTransfer(services: Services, payee: { address: st
  * Records USDC credited to a wallet payee by a reference-carrying transaction, once; returns its
  * ledger id. A merchant has no ledger: what its paylinks received is read from the paylinks.
  */
-function recordIncoming(services: Services, row: PaylinkRow, signature: string, amount: bigint, payer: string | null, now: number): string | null {
+async function recordIncoming(services: Services, row: PaylinkRow, signature: string, amount: bigint, payer: string | null, now: number): Promise<string | null> {
   const walletId = row.wallet_id;
   if (walletId === null) return null;
-  const existing = incomingTxId(services.db, walletId, signature);
-  if (existing !== null || hasSignature(services.db, walletId, signature)) return existing;
-  forgetBalance(getWallet(services.db, walletId)?.address);
+  const existing = await incomingTxId(services.db, walletId, signature);
+  if (existing !== null || (await hasSignature(services.db, walletId, signature))) return existing;
+  forgetBalance((await getWallet(services.db, walletId))?.address);
   const id = newId('transaction');
-  insertTx(services.db, {
+  await insertTx(services.db, {
     transaction_id: id,
     wallet_id: walletId,
     type: 'payment',
@@ -104,7 +104,7 @@ function recordIncoming(services: Services, row: PaylinkRow, signature: string, 
     completed_at: now,
     now,
   });
-  appendEvent(services.db, {
+  await appendEvent(services.db, {
     walletId,
     type: 'payment.received',
     data: { transaction_id: id, amount: toUsdcNumber(amount), from: payer, signature, payment_request_id: row.request_id, reference: row.reference, kind: 'paylink' },
@@ -113,9 +113,9 @@ function recordIncoming(services: Services, row: PaylinkRow, signature: string, 
   return id;
 }
 
-function recordRejection(services: Services, row: PaylinkRow, r: { signature: string; reason: RejectionReason; amount: bigint | null; mint: string | null; payer: string | null }, now: number): void {
-  if (!insertRejection(services.db, { request_id: row.request_id, ...r, now })) return;
-  appendPayeeEvent(
+async function recordRejection(services: Services, row: PaylinkRow, r: { signature: string; reason: RejectionReason; amount: bigint | null; mint: string | null; payer: string | null }, now: number): Promise<void> {
+  if (!(await insertRejection(services.db, { request_id: row.request_id, ...r, now }))) return;
+  await appendPayeeEvent(
     services.db,
     payeeKeyOf(row),
     'payment_request.rejected_payment',
@@ -134,10 +134,10 @@ function recordRejection(services: Services, row: PaylinkRow, r: { signature: st
 }
 
 /** Judges one landed transaction for the paylink and writes the outcome; synchronous, inside the write transaction. */
-function applyTransfer(services: Services, requestId: string, signature: string, transfers: TokenTransfers, payee: { address: string; tokenAccount: string }): void {
+async function applyTransfer(services: Services, requestId: string, signature: string, transfers: TokenTransfers, payee: { address: string; tokenAccount: string }): Promise<void> {
   const now = services.now().getTime();
-  const row = getPaylink(services.db, requestId);
-  if (!row || row.signature === signature || hasRejection(services.db, requestId, signature)) return;
+  const row = await getPaylink(services.db, requestId);
+  if (!row || row.signature === signature || (await hasRejection(services.db, requestId, signature))) return;
   const mint = services.config.usdcMint;
   const verdict = judgePayment(
     { status: row.status, amount: row.amount, expiresAt: Number(row.expires_at) },
@@ -146,29 +146,29 @@ function applyTransfer(services: Services, requestId: string, signature: string,
   );
   const credited = transfers.deltas.find((d) => d.account === payee.tokenAccount && d.mint === mint && d.delta > 0n);
   const payer = verdict.payer;
-  const txId = credited ? recordIncoming(services, row, signature, credited.delta, payer, now) : null;
+  const txId = credited ? await recordIncoming(services, row, signature, credited.delta, payer, now) : null;
   if (verdict.kind === 'paid') {
-    if (markPaylinkPaid(services.db, requestId, [verdict.from], { amount: verdict.amount, payer, via: 'solana_pay', signature, transactionId: txId, now })) {
-      releaseOtherPayers(services, requestId, now);
-      appendPayeeEvent(
+    if (await markPaylinkPaid(services.db, requestId, [verdict.from], { amount: verdict.amount, payer, via: 'solana_pay', signature, transactionId: txId, now })) {
+      await releaseOtherPayers(services, requestId, now);
+      await appendPayeeEvent(
         services.db,
         payeeKeyOf(row),
         'payment_request.paid',
-        { request_id: requestId, short_code: row.short_code, amount: toUsdcNumber(verdict.amount), payer, signature, transaction_id: txId, via: 'solana_pay', reference: row.reference, ...merchantReceipt(services, requestId) },
+        { request_id: requestId, short_code: row.short_code, amount: toUsdcNumber(verdict.amount), payer, signature, transaction_id: txId, via: 'solana_pay', reference: row.reference, ...(await merchantReceipt(services, requestId)) },
         now,
       );
       return;
     }
-    recordRejection(services, row, { signature, reason: 'already_paid', amount: verdict.amount, mint, payer }, now);
+    await recordRejection(services, row, { signature, reason: 'already_paid', amount: verdict.amount, mint, payer }, now);
     return;
   }
-  recordRejection(services, row, { signature, reason: verdict.reason, amount: verdict.amount, mint: verdict.mint, payer }, now);
+  await recordRejection(services, row, { signature, reason: verdict.reason, amount: verdict.amount, mint: verdict.mint, payer }, now);
 }
 
 /** A merchant payee's signed receipt of its paylink just paid (its webhook carries it); nothing for a wallet payee. */
-function merchantReceipt(services: Services, requestId: string): { receipt?: string } {
-  const link = getPaylink(services.db, requestId);
-  const merchant = link?.merchant_id ? getMerchant(services.db, link.merchant_id) : null;
+async function merchantReceipt(services: Services, requestId: string): Promise<{ receipt?: string }> {
+  const link = await getPaylink(services.db, requestId);
+  const merchant = link?.merchant_id ? await getMerchant(services.db, link.merchant_id) : null;
   if (!link || !merchant) return {};
   return { receipt: signReceipt(services, paylinkClaims(services, link, { merchant_id: merchant.merchant_id, username: merchant.username, address: merchant.payout_address }, null)) };
 }
@@ -186,19 +186,19 @@ async function scanReference(services: Services, requestId: string): Promise<voi
   if (scanning.has(requestId)) return;
   scanning.add(requestId);
   try {
-    const row = getPaylink(services.db, requestId);
-    const payeeRow = row ? payeeOfRow(services.db, row) : null;
+    const row = await getPaylink(services.db, requestId);
+    const payeeRow = row ? await payeeOfRow(services.db, row) : null;
     if (!row || !payeeRow) return;
     const payee = { address: payeeRow.address, tokenAccount: await usdcAta(payeeRow.address as Address, services.config.usdcMint as Address) };
     const sigs = await signaturesSince(services.chain, row.reference_key as Address, row.scan_cursor ?? undefined);
     for (const s of [...sigs].reverse()) {
       // Failed transactions moved nothing; our own agent payments are recorded when they complete.
-      if (s.err === null && s.signature !== row.signature && !isOwnOutgoing(services.db, s.signature)) {
+      if (s.err === null && s.signature !== row.signature && !(await isOwnOutgoing(services.db, s.signature))) {
         const transfers = await services.chain.getTokenTransfersOf(s.signature);
         if (!transfers) break; // not visible yet: judged on a later pass
-        if (transfers.err === null) services.db.transaction(() => applyTransfer(services, requestId, s.signature, transfers, payee)).immediate();
+        if (transfers.err === null) await services.db.transaction(async () => await applyTransfer(services, requestId, s.signature, transfers, payee));
       }
-      services.db.transaction(() => setScanCursor(services.db, requestId, s.signature)).immediate();
+      await services.db.transaction(async () => await setScanCursor(services.db, requestId, s.signature));
     }
   } finally {
     scanning.delete(requestId);
@@ -224,17 +224,16 @@ export async function nudgeScan(services: Services, row: PaylinkRow): Promise<vo
 }
 
 /** One pass of the expiry: open paylinks past expires_at become expired, each with one event. */
-export function expirePaylinks(services: Services): number {
+export async function expirePaylinks(services: Services): Promise<number> {
   const now = services.now().getTime();
   let expired = 0;
-  for (const row of expiredPaylinks(services.db, now)) {
-    services.db
-      .transaction(() => {
-        if (!expirePaylink(services.db, row.request_id, now)) return;
-        appendPayeeEvent(services.db, payeeKeyOf(row), 'payment_request.expired', { request_id: row.request_id }, now);
+  for (const row of (await expiredPaylinks(services.db, now))) {
+    await services.db
+      .transaction(async () => {
+        if (!(await expirePaylink(services.db, row.request_id, now))) return;
+        await appendPayeeEvent(services.db, payeeKeyOf(row), 'payment_request.expired', { request_id: row.request_id }, now);
         expired++;
-      })
-      .immediate();
+      });
   }
   return expired;
 }
@@ -245,21 +244,21 @@ export function expirePaylinks(services: Services): number {
  * payment created before the expiry still pays an expired paylink; one that reaches a cancelled
  * or already paid paylink (or pays too little) is recorded as a rejection the payee sees.
  */
-export function recordAgentPaylinkPayment(services: Services, tx: TxRow, now: number): void {
+export async function recordAgentPaylinkPayment(services: Services, tx: TxRow, now: number): Promise<void> {
   if (tx.payment_request_id === null || tx.signature === null || tx.direction !== 'out') return;
-  const row = getPaylink(services.db, tx.payment_request_id);
+  const row = await getPaylink(services.db, tx.payment_request_id);
   if (!row) return;
-  const payer = getWallet(services.db, tx.wallet_id)?.username ?? null;
+  const payer = (await getWallet(services.db, tx.wallet_id))?.username ?? null;
   // A wallet payee's incoming ledger row; a merchant has none, so the agent's payment names it.
-  const inTx = row.wallet_id !== null ? incomingTxId(services.db, row.wallet_id, tx.signature) : tx.transaction_id;
+  const inTx = row.wallet_id !== null ? await incomingTxId(services.db, row.wallet_id, tx.signature) : tx.transaction_id;
   let reason: RejectionReason | null = null;
   if (row.status === 'cancelled') reason = 'cancelled';
   else if (row.status === 'paid') reason = 'already_paid';
   else if (Number(tx.created_at) > Number(row.expires_at)) reason = 'expired';
   else if (row.amount !== null && tx.amount < row.amount) reason = 'underpaid';
-  if (reason === null && markPaylinkPaid(services.db, row.request_id, ['open', 'expired'], { amount: tx.amount, payer, via: 'wallet', signature: tx.signature, transactionId: inTx, now })) {
-    releaseOtherPayers(services, row.request_id, now);
-    appendPayeeEvent(
+  if (reason === null && (await markPaylinkPaid(services.db, row.request_id, ['open', 'expired'], { amount: tx.amount, payer, via: 'wallet', signature: tx.signature, transactionId: inTx, now }))) {
+    await releaseOtherPayers(services, row.request_id, now);
+    await appendPayeeEvent(
       services.db,
       payeeKeyOf(row),
       'payment_request.paid',
@@ -268,18 +267,18 @@ export function recordAgentPaylinkPayment(services: Services, tx: TxRow, now: nu
     );
     return;
   }
-  recordRejection(services, row, { signature: tx.signature, reason: reason ?? 'already_paid', amount: tx.amount, mint: services.config.usdcMint, payer }, now);
+  await recordRejection(services, row, { signature: tx.signature, reason: reason ?? 'already_paid', amount: tx.amount, mint: services.config.usdcMint, payer }, now);
 }
 
 /**
  * Once a paylink is paid, every other payment of it not signed yet is rejected (already_paid), in
  * the same transaction: its payer's money and budget are no longer held for a paylink it cannot pay.
  */
-function releaseOtherPayers(services: Services, requestId: string, now: number): void {
-  for (const t of unsignedPaylinkPayments(services.db, requestId)) {
-    if (!moveTx(services.db, t.transaction_id, ['pre_approved', 'approved', 'awaiting_approval'], 'rejected', now, { error: 'already_paid' })) continue;
-    if (t.approval_id) closeApproval(services.db, t.approval_id, 'cancelled', now);
-    closeOpenSessions(services.db, t.transaction_id);
-    appendEvent(services.db, { walletId: t.wallet_id, type: 'payment.rejected', data: { transaction_id: t.transaction_id, rule: 'paylink', reason: 'already_paid', payment_request_id: requestId }, now });
+async function releaseOtherPayers(services: Services, requestId: string, now: number): Promise<void> {
+  for (const t of (await unsignedPaylinkPayments(services.db, requestId))) {
+    if (!(await moveTx(services.db, t.transaction_id, ['pre_approved', 'approved', 'awaiting_approval'], 'rejected', now, { error: 'already_paid' }))) continue;
+    if (t.approval_id) await closeApproval(services.db, t.approval_id, 'cancelled', now);
+    await closeOpenSessions(services.db, t.transaction_id);
+    await appendEvent(services.db, { walletId: t.wallet_id, type: 'payment.rejected', data: { transaction_id: t.transaction_id, rule: 'paylink', reason: 'already_paid', payment_request_id: requestId }, now });
   }
 }

@@ -22,8 +22,8 @@ export function csvCell(value: string | null): string {
 
 export function exportTransactionsCsv(services: Services, walletId: string, range: { fromMs: number; toMs: number }): ReadableStream<Uint8Array> {
   let after: { createdAt: bigint; rowid: bigint } | null = null;
-  return pagedStream(HEADER, () => {
-    const rows = walletTxExportPage(services.db, walletId, after, range, PAGE);
+  return pagedStream(HEADER, async () => {
+    const rows = await walletTxExportPage(services.db, walletId, after, range, PAGE);
     if (rows.length === 0) return null;
     const last = rows.at(-1)!;
     after = { createdAt: BigInt(last.created_at), rowid: BigInt(last.rowid) };

@@ -22,34 +22,33 @@ const PAGE = 500;
  * through the export itself): records the export and signs its range in one transaction, then
  * streams the rows of that range as they were at that moment.
  */
-export function exportDecisionLog(services: Services, walletId: string, actor: string, range: { fromMs: number; toMs: number }): ReadableStream<Uint8Array> {
+export async function exportDecisionLog(services: Services, walletId: string, actor: string, range: { fromMs: number; toMs: number }): Promise<ReadableStream<Uint8Array>> {
   const now = services.now().getTime();
   const from = range.fromMs > 0 ? new Date(range.fromMs).toISOString() : null;
   const to = range.toMs < 8.64e15 ? new Date(range.toMs).toISOString() : null;
   // The wallet's address and the operator's fee account let verify-log --rpc check each landed payment's parts.
-  const address = getWallet(services.db, walletId)?.address ?? null;
+  const address = (await getWallet(services.db, walletId))?.address ?? null;
   const feeAccount: string = treasuryOf(services);
   const key = logKeyOf(services.masterKey);
-  const { held, signature } = services.db
-    .transaction(() => {
-      appendDecision(services.db, { walletId, kind: 'log.exported', data: { actor, from: from ?? 'the first row', to: to ?? 'this export' }, now });
-      const found = decisionRange(services.db, walletId, range, decisionHead(services.db, walletId)!.seq);
+  const { held, signature } = await services.db
+    .transaction(async () => {
+      await appendDecision(services.db, { walletId, kind: 'log.exported', data: { actor, from: from ?? 'the first row', to: to ?? 'this export' }, now });
+      const found = await decisionRange(services.db, walletId, range, (await decisionHead(services.db, walletId))!.seq);
       const signed: ExportRange = { wallet_id: walletId, address, fee_account: feeAccount, from, to, first_seq: found?.first ?? null, last_seq: found?.last ?? null, hash: found ? bytesToHex(found.hash) : null };
       return { held: signed, signature: signWithLogKey(services.masterKey, rangeStatement(signed)) };
-    })
-    .immediate();
+    });
   const header = { type: 'export', wallet_id: walletId, address, fee_account: feeAccount, exported_at: new Date(now).toISOString(), from, to, first_seq: held.first_seq, last_seq: held.last_seq, log_key: key.jwk };
   const end = `${JSON.stringify({ type: 'end', ...held, signed_at: new Date(now).toISOString(), kid: key.kid, signature: Buffer.from(signature).toString('base64url') })}\n`;
   let afterSeq = (held.first_seq ?? 1) - 1;
   let done = false;
-  return pagedStream(`${JSON.stringify(header)}\n`, () => {
+  return pagedStream(`${JSON.stringify(header)}\n`, async () => {
     if (done) return null;
-    const rows = held.last_seq === null ? [] : decisionPage(services.db, walletId, afterSeq, held.last_seq, PAGE);
+    const rows = held.last_seq === null ? [] : await decisionPage(services.db, walletId, afterSeq, held.last_seq, PAGE);
     if (rows.length === 0) {
       done = true;
       return end;
     }
-    const heads = new Map(headsBetween(services.db, walletId, rows[0]!.seq, rows.at(-1)!.seq).map((h) => [h.seq, h]));
+    const heads = new Map((await headsBetween(services.db, walletId, rows[0]!.seq, rows.at(-1)!.seq)).map((h) => [h.seq, h]));
     afterSeq = rows.at(-1)!.seq;
     let out = '';
     for (const r of rows) {

@@ -67,7 +67,7 @@ export interface DkgInitResult {
 }
 
 /** dkg_init: verifies the agent's round-1 package and answers the server's round 1 and round 2. */
-export function startDkg(deps: DkgDeps, round1Json: unknown): DkgInitResult {
+export async function startDkg(deps: DkgDeps, round1Json: unknown): Promise<DkgInitResult> {
   let agentRound1;
   try {
     agentRound1 = decodeRound1(round1Json, AGENT_ID, 'round1');
@@ -85,7 +85,7 @@ export function startDkg(deps: DkgDeps, round1Json: unknown): DkgInitResult {
   const now = deps.now().getTime();
   const expires = now + DKG_SESSION_TTL_MS;
   const wire = encodeRound1(agentRound1);
-  const inserted = deps.dkgLedger.startSession({
+  const inserted = await deps.dkgLedger.startSession({
     dkg_session_id: id,
     state: seal(deps.masterKey, encodeSecretState(server.state.reveal()), AAD.dkgState(id)),
     client_round1: JSON.stringify(wire),
@@ -98,8 +98,8 @@ export function startDkg(deps: DkgDeps, round1Json: unknown): DkgInitResult {
 }
 
 /** Loads a session that exists and has not expired; anything else is NOT_FOUND. */
-export function liveDkgSession(deps: DkgDeps, id: string): DkgSession {
-  const row = deps.dkgLedger.session(id);
+export async function liveDkgSession(deps: DkgDeps, id: string): Promise<DkgSession> {
+  const row = await deps.dkgLedger.session(id);
   if (!row || Number(row.expires_at) < deps.now().getTime()) {
     throw new AppError('NOT_FOUND', 'DKG session not found or expired.', { howToFix: 'Start a new key generation with dkg_init; a session lasts 10 minutes.' });
   }
@@ -117,8 +117,8 @@ export interface DkgCompleteResult {
  * dkg_complete: checks the agent's round-2 share, derives the server's key package (sealed), and
  * signs the server's share of the registration proof with the agent's commitments.
  */
-export function completeDkg(deps: DkgDeps, id: string, round2Json: unknown, commitmentsJson: unknown): DkgCompleteResult {
-  const row = liveDkgSession(deps, id);
+export async function completeDkg(deps: DkgDeps, id: string, round2Json: unknown, commitmentsJson: unknown): Promise<DkgCompleteResult> {
+  const row = await liveDkgSession(deps, id);
   if (row.status !== 'started') throw invalid('/dkg_session_id', 'this DKG session was already completed; sessions are single use', 'Start a new key generation with dkg_init.');
   let agentRound2;
   let agentCommitments;
@@ -152,7 +152,7 @@ export function completeDkg(deps: DkgDeps, id: string, round2Json: unknown, comm
     refuse(err, '/commitments');
   }
   const publicPackage = encodePublicPackage(result.publicPackage);
-  const completed = deps.dkgLedger.completeSession(id, seal(deps.masterKey, encodeSecretState(result.keyPackage.reveal()), AAD.dkgKey(id)), JSON.stringify(publicPackage), address);
+  const completed = await deps.dkgLedger.completeSession(id, seal(deps.masterKey, encodeSecretState(result.keyPackage.reveal()), AAD.dkgKey(id)), JSON.stringify(publicPackage), address);
   if (!completed) throw invalid('/dkg_session_id', 'this DKG session was already completed; sessions are single use', 'Start a new key generation with dkg_init.');
   return {
     address,

@@ -88,7 +88,7 @@ export async function prepareRound(deps: SignDeps, walletId: string, walletServe
 /** frost_sign_init: commits the server to a fresh nonce pair for the stored message of `tx` (as it is once the round is ready). */
 export async function startSigning(deps: SignDeps, tx: SignableTx, walletServerKey: Uint8Array, agentCommitmentsJson: unknown): Promise<SignInitResult> {
   const round = await prepareRound(deps, tx.wallet_id, walletServerKey, agentCommitmentsJson);
-  return deps.signingLedger.openRound(tx.transaction_id, (current) => {
+  return await deps.signingLedger.openRound(tx.transaction_id, (current) => {
     if (!current) throw new AppError('NOT_FOUND', 'Transaction not found.');
     return roundFor(deps, round, current);
   });
@@ -116,10 +116,10 @@ function roundFor(deps: SignDeps, round: PreparedRound, tx: SignableTx) {
  * Records a prepared round for the stored message of `tx` (as read in the caller's write
  * transaction: the fast path records it in the same one that stores a new message).
  */
-export function recordRound(deps: SignDeps, round: PreparedRound, tx: SignableTx): SignInitResult {
+export async function recordRound(deps: SignDeps, round: PreparedRound, tx: SignableTx): Promise<SignInitResult> {
   const { session, answer } = roundFor(deps, round, tx);
   // A newer round supersedes older open ones: their nonces are destroyed unused.
-  deps.signingLedger.recordRound(session);
+  await deps.signingLedger.recordRound(session);
   return answer;
 }
 
@@ -182,7 +182,7 @@ export async function completeSigning<Tx extends SignableTx>(
   walletAddress: string,
   walletServerKey: Uint8Array,
   shareJson: unknown,
-  opts: { sessionId?: string; recheck?: (tx: Tx) => AppError | null } = {},
+  opts: { sessionId?: string; recheck?: (tx: Tx) =>  Promise<AppError | null> } = {},
 ): Promise<SignCompleteResult> {
   let agentShare: Uint8Array;
   try {
@@ -191,7 +191,7 @@ export async function completeSigning<Tx extends SignableTx>(
     wire(err, '/signature_share');
   }
   // The curve work, on a worker, for the session as it stands now; the write below checks it again.
-  const before = standing(deps, deps.signingLedger.round(txId, opts.sessionId), agentShare);
+  const before = standing(deps, await deps.signingLedger.round(txId, opts.sessionId), agentShare);
   let signed: SignResult | null = null;
   if (before.kind === 'sign') {
     signed = await frostPool().run(
@@ -214,7 +214,7 @@ export async function completeSigning<Tx extends SignableTx>(
     // The write below is this completion's own turn, not one more unit of whatever turn the worker's answer arrived in.
     await nextTurn();
   }
-  const outcome = deps.signingLedger.settleRound(txId, opts.sessionId, (state): { store: RoundStore; answer: Outcome } => {
+  const outcome = await deps.signingLedger.settleRound(txId, opts.sessionId, async (state): Promise<{ store: RoundStore; answer: Outcome }> => {
     const now = standing(deps, state, agentShare);
     if (now.kind === 'done') return { store: null, answer: { ok: true, result: now.result } };
     if (now.kind === 'refused') return { store: now.burn ? { kind: 'burn', sessionId: now.burn.sign_session_id, agentShare } : null, answer: { ok: false, error: now.error } };
@@ -222,7 +222,7 @@ export async function completeSigning<Tx extends SignableTx>(
     if (!signed || before.kind !== 'sign' || before.session.sign_session_id !== now.session.sign_session_id) {
       return { store: null, answer: { ok: false, error: new AppError('INVALID_STATUS', 'The signing session changed while this share was being combined.', { howToFix: 'Start a new round with frost_sign_init.' }) } };
     }
-    const refused = opts.recheck?.(now.tx);
+    const refused = await opts.recheck?.(now.tx);
     if (refused) return { store: null, answer: { ok: false, error: refused } };
     const { tx, session, message } = now;
     if (!signed.ok) {

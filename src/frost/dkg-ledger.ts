@@ -28,8 +28,8 @@ export interface NewDkgSession {
 
 export interface DkgLedger {
   /** Stores a started session, atomically; false when its round-1 package was used before (a replay). */
-  startSession(session: NewDkgSession): boolean;
-  session(id: string): DkgSession | null;
+  startSession(session: NewDkgSession):  Promise<boolean>;
+  session(id: string):  Promise<DkgSession | null>;
   /** Moves a started session to completed with its sealed key package, atomically; false when it was not started (a concurrent completion won). */
-  completeSession(id: string, result: Uint8Array, publicPackage: string, address: string): boolean;
+  completeSession(id: string, result: Uint8Array, publicPackage: string, address: string):  Promise<boolean>;
 }

@@ -66,19 +66,19 @@ export type RoundStore =
 
 export interface SigningLedger<Tx extends SignableTx> {
   /** The transaction and its session as they stand (read only). */
-  round(txId: string, sessionId: string | undefined): RoundState<Tx>;
+  round(txId: string, sessionId: string | undefined):  Promise<RoundState<Tx>>;
   /**
    * Opens a round, atomically: `open` gets the transaction as it stands and returns the session to
    * open with its answer; the transaction's open sessions are closed (their nonces destroyed
    * unused) and this one stored.
    */
-  openRound<T>(txId: string, open: (tx: Tx | null) => { session: NewSignSession; answer: T }): T;
+  openRound<T>(txId: string, open: (tx: Tx | null) => { session: NewSignSession; answer: T }):  Promise<T>;
   /** Closes the transaction's open sessions and stores this one, inside the caller's write transaction. */
-  recordRound(session: NewSignSession): void;
+  recordRound(session: NewSignSession):  Promise<void>;
   /**
    * Completes a round, atomically: `settle` gets the transaction and session as they stand and
    * returns what to store with its answer. Storing a signature consumes the nonces, marks the
    * transaction signed and appends the decision; burning consumes the nonces alone.
    */
-  settleRound<T>(txId: string, sessionId: string | undefined, settle: (state: RoundState<Tx>) => { store: RoundStore; answer: T }): T;
+  settleRound<T>(txId: string, sessionId: string | undefined, settle: (state: RoundState<Tx>) => Promise<{ store: RoundStore; answer: T }>):  Promise<T>;
 }

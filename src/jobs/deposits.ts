@@ -100,7 +100,7 @@ function changed(o: WatchedOwner, amount: bigint | null): boolean {
 
 async function watchPass(services: Services): Promise<{ recorded: number; accounts: number }> {
   const mint = services.config.usdcMint as Address;
-  const owners = watchedOwners(services.db, services.now().getTime() - LATE_WINDOW_MS);
+  const owners = await watchedOwners(services.db, services.now().getTime() - LATE_WINDOW_MS);
   const held = backlogsOf(services);
   if (held.size > 0) {
     const watched = new Set(owners.map((o) => o.owner));
@@ -120,8 +120,8 @@ async function watchPass(services: Services): Promise<{ recorded: number; accoun
     if (!changed(o, amount) && (i !== probe || !(await newerThanCursor(services, o, accounts[i]!, slot)))) continue;
     const outcome = await handleNewSignatures(services, o, accounts[i]!, mint, slot);
     recorded += outcome.recorded;
-    if (outcome.complete) services.db.transaction(() => setWatchedAmount(services.db, o.owner, amount, readAt)).immediate();
-    else services.db.transaction(() => setWatchUnread(services.db, o.owner, services.now().getTime())).immediate();
+    if (outcome.complete) await services.db.transaction(async () => await setWatchedAmount(services.db, o.owner, amount, readAt));
+    else await services.db.transaction(async () => await setWatchUnread(services.db, o.owner, services.now().getTime()));
   }
   return { recorded, accounts: owners.length };
 }
@@ -164,37 +164,36 @@ async function handleNewSignatures(services: Services, o: WatchedOwner, account:
       held.set(o.owner, { cursor: oldestFirst[n - 1]!.signature, top: sigs[0]!.signature, rest: sigs.slice(0, sigs.length - n) });
       return { recorded, complete: false };
     }
-    const skip = s.err !== null || isOwnOutgoing(services.db, s.signature) || (o.wallet_id !== null && hasSignature(services.db, o.wallet_id, s.signature));
+    const skip = s.err !== null || (await isOwnOutgoing(services.db, s.signature)) || (o.wallet_id !== null && (await hasSignature(services.db, o.wallet_id, s.signature)));
     if (!skip) {
       const transfers = await services.chain.getTokenTransfersOf(s.signature);
       if (!transfers && !givenUp(services, s.signature)) return { recorded, complete: false };
       if (!transfers) {
-        moveCursor(services, o, s);
+        await moveCursor(services, o, s);
         continue;
       }
-      if (!judgeReferencedTransfer(services, { address: o.owner, tokenAccount: account }, s.signature, transfers) && o.wallet_id !== null) {
-        if (recordDeposit(services, o.wallet_id, o.owner, account, mint, s, transfers.deltas)) recorded++;
+      if (!(await judgeReferencedTransfer(services, { address: o.owner, tokenAccount: account }, s.signature, transfers)) && o.wallet_id !== null) {
+        if (await recordDeposit(services, o.wallet_id, o.owner, account, mint, s, transfers.deltas)) recorded++;
         continue;
       }
     }
-    moveCursor(services, o, s);
+    await moveCursor(services, o, s);
   }
   // Older history left out of a first look: the cursor still moves to the newest listed, so the probe does not find it new again.
-  if (sigs.length === 0 && newest !== undefined) moveCursor(services, o, newest);
+  if (sigs.length === 0 && newest !== undefined) await moveCursor(services, o, newest);
   return { recorded, complete: true };
 }
 
 /** Moves the cursor past a handled signature; a wallet's fund requests it shows were asked before are armed with it. */
-function moveCursor(services: Services, o: WatchedOwner, s: AddressSignature): void {
+async function moveCursor(services: Services, o: WatchedOwner, s: AddressSignature): Promise<void> {
   const now = services.now().getTime();
-  services.db
-    .transaction(() => {
-      setWatchCursor(services.db, o.owner, s.signature, now);
+  await services.db
+    .transaction(async () => {
+      await setWatchCursor(services.db, o.owner, s.signature, now);
       if (o.wallet_id === null) return;
-      armFundRequestsBefore(services.db, o.wallet_id, s.slot, now);
-      armFundRequests(services.db, o.wallet_id, s.signature, now);
-    })
-    .immediate();
+      await armFundRequestsBefore(services.db, o.wallet_id, s.slot, now);
+      await armFundRequests(services.db, o.wallet_id, s.signature, now);
+    });
 }
 
 /** Passes a listed signature may come back without its transaction before the watch moves past it. */
@@ -223,7 +222,7 @@ function givenUp(services: Services, signature: string): boolean {
  * fund-request fulfilment; moves the cursor in the same transaction. Requests asked when this was
  * the wallet's newest transaction are armed after it is handled: it was there before them.
  */
-function recordDeposit(
+async function recordDeposit(
   services: Services,
   walletId: string,
   address: string,
@@ -231,28 +230,27 @@ function recordDeposit(
   mint: Address,
   s: AddressSignature,
   deltas: { account: string; mint: string; owner: string; delta: bigint }[],
-): boolean {
+): Promise<boolean> {
   const { signature } = s;
   const mine = deltas.find((d) => d.account === account && d.mint === mint);
   const payer = deltas.find((d) => d.mint === mint && d.delta < 0n);
   const now = services.now().getTime();
-  return services.db
-    .transaction(() => {
-      setWatchCursor(services.db, address, signature, now);
-      const credited = mine !== undefined && mine.delta > 0n && !hasSignature(services.db, walletId, signature);
+  return await services.db
+    .transaction(async () => {
+      await setWatchCursor(services.db, address, signature, now);
+      const credited = mine !== undefined && mine.delta > 0n && !(await hasSignature(services.db, walletId, signature));
       // Money of a slot after a request's newest transaction came after the request: it counts.
-      armFundRequestsBefore(services.db, walletId, s.slot, now);
+      await armFundRequestsBefore(services.db, walletId, s.slot, now);
       if (credited) {
         const id = newId('transaction');
         forgetBalance(address);
-        insertTx(services.db, { transaction_id: id, wallet_id: walletId, type: 'deposit', direction: 'in', status: 'completed', amount: mine.delta, counterparty: payer?.owner ?? null, signature, completed_at: now, now });
-        appendEvent(services.db, { walletId, type: 'payment.received', data: { transaction_id: id, amount: toUsdcNumber(mine.delta), from: payer?.owner ?? null, signature, kind: 'deposit' }, now });
-        fulfilFromDeposit(services, walletId, mine.delta, id, now);
+        await insertTx(services.db, { transaction_id: id, wallet_id: walletId, type: 'deposit', direction: 'in', status: 'completed', amount: mine.delta, counterparty: payer?.owner ?? null, signature, completed_at: now, now });
+        await appendEvent(services.db, { walletId, type: 'payment.received', data: { transaction_id: id, amount: toUsdcNumber(mine.delta), from: payer?.owner ?? null, signature, kind: 'deposit' }, now });
+        await fulfilFromDeposit(services, walletId, mine.delta, id, now);
       }
-      armFundRequests(services.db, walletId, signature, now);
+      await armFundRequests(services.db, walletId, signature, now);
       return credited;
-    })
-    .immediate();
+    });
 }
 
 /**

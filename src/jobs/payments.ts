@@ -22,19 +22,18 @@ export const CONFIRMATION_CADENCE_SECONDS = 2;
 export { confirmPending };
 
 /** One pass of the expiry job: each expired intent moves once, with one event. */
-export function expireIntents(services: Services): number {
+export async function expireIntents(services: Services): Promise<number> {
   const now = services.now().getTime();
   let expired = 0;
-  for (const tx of expiredIntents(services.db, now)) {
-    services.db
-      .transaction(() => {
-        if (!moveTx(services.db, tx.transaction_id, ['pre_approved', 'approved', 'awaiting_approval'], 'expired', now)) return;
-        if (tx.approval_id) closeApproval(services.db, tx.approval_id, 'expired', now);
-        closeOpenSessions(services.db, tx.transaction_id);
-        appendEvent(services.db, { walletId: tx.wallet_id, type: `${tx.type === 'withdrawal' ? 'withdrawal' : 'payment'}.expired`, data: { transaction_id: tx.transaction_id }, now });
+  for (const tx of (await expiredIntents(services.db, now))) {
+    await services.db
+      .transaction(async () => {
+        if (!(await moveTx(services.db, tx.transaction_id, ['pre_approved', 'approved', 'awaiting_approval'], 'expired', now))) return;
+        if (tx.approval_id) await closeApproval(services.db, tx.approval_id, 'expired', now);
+        await closeOpenSessions(services.db, tx.transaction_id);
+        await appendEvent(services.db, { walletId: tx.wallet_id, type: `${tx.type === 'withdrawal' ? 'withdrawal' : 'payment'}.expired`, data: { transaction_id: tx.transaction_id }, now });
         expired++;
-      })
-      .immediate();
+      });
   }
   return expired;
 }
@@ -52,7 +51,7 @@ export function paymentJobs(services: Services): JobDef[] {
     {
       name: 'idempotency-purge',
       schedule: '0 15 * * * *',
-      run: () => void services.db.transaction(() => purgeIdempotencyKeys(services.db, services.now().getTime() - IDEMPOTENCY_RETENTION_MS)).immediate(),
+      run: async () => void (await services.db.transaction(async () => await purgeIdempotencyKeys(services.db, services.now().getTime() - IDEMPOTENCY_RETENTION_MS))),
     },
   ];
 }

@@ -13,11 +13,11 @@ import type { JobDef } from './runner.ts';
 export const WEBHOOK_HISTORY_DAYS = 30;
 
 /** Deletes finished messages older than WEBHOOK_HISTORY_DAYS, batch by batch; returns how many. */
-export function pruneWebhookHistory(services: Services): number {
+export async function pruneWebhookHistory(services: Services): Promise<number> {
   const before = services.now().getTime() - WEBHOOK_HISTORY_DAYS * 86_400_000;
   let total = 0;
   for (;;) {
-    const n = services.db.transaction(() => pruneFinishedDeliveries(services.db, before)).immediate();
+    const n = await services.db.transaction(async () => await pruneFinishedDeliveries(services.db, before));
     total += n;
     if (n === 0) return total;
   }

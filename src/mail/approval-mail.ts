@@ -24,10 +24,10 @@ export const APPROVAL_LINK_HOURS = 48;
  * that creates the approval, so both commit or neither does. A wallet without an owner (never
  * the case for a claimed wallet) gets no mail.
  */
-export function queueApprovalMail(services: Services, approval: ApprovalRow): void {
+export async function queueApprovalMail(services: Services, approval: ApprovalRow): Promise<void> {
   const { db } = services;
-  const wallet = getWallet(db, approval.wallet_id);
-  const owner = wallet?.owner_id ? getOwner(db, wallet.owner_id) : null;
+  const wallet = await getWallet(db, approval.wallet_id);
+  const owner = wallet?.owner_id ? await getOwner(db, wallet.owner_id) : null;
   if (!wallet || !owner) {
     services.log.warn('approval mail not sent: the wallet has no owner', { approval_id: approval.approval_id, wallet_id: approval.wallet_id });
     return;
@@ -36,15 +36,15 @@ export function queueApprovalMail(services: Services, approval: ApprovalRow): vo
   const expiresAt = now + APPROVAL_LINK_HOURS * 60 * 60 * 1000;
   const approve = newToken();
   const reject = newToken();
-  insertApprovalLink(db, { link_hash: approve.hash, approval_id: approval.approval_id, decision: 'approved', now, expires_at: expiresAt });
-  insertApprovalLink(db, { link_hash: reject.hash, approval_id: approval.approval_id, decision: 'rejected', now, expires_at: expiresAt });
+  await insertApprovalLink(db, { link_hash: approve.hash, approval_id: approval.approval_id, decision: 'approved', now, expires_at: expiresAt });
+  await insertApprovalLink(db, { link_hash: reject.hash, approval_id: approval.approval_id, decision: 'rejected', now, expires_at: expiresAt });
   const base = services.publicUrl();
-  queueMail(
+  await queueMail(
     services,
     approvalMail(
       owner.email,
       wallet,
-      { ...approval, agent_reason: agentReasonOf(db, approval) },
+      { ...approval, agent_reason: await agentReasonOf(db, approval) },
       { approve: `${base}/approval/${approve.token}`, reject: `${base}/approval/${reject.token}`, dashboard: `${base}/dashboard/wallets/${wallet.wallet_id}` },
       APPROVAL_LINK_HOURS,
     ),
@@ -52,8 +52,8 @@ export function queueApprovalMail(services: Services, approval: ApprovalRow): vo
 }
 
 /** The reason the agent gave for what waits (a withdrawal's --reason), or null. */
-export function agentReasonOf(db: Services['db'], approval: ApprovalRow): string | null {
-  return approval.subject_type === 'withdrawal' ? (withdrawalOfTx(db, approval.subject_id)?.reason ?? null) : null;
+export async function agentReasonOf(db: Services['db'], approval: ApprovalRow): Promise<string | null> {
+  return approval.subject_type === 'withdrawal' ? ((await withdrawalOfTx(db, approval.subject_id))?.reason ?? null) : null;
 }
 
 /** Why an approval link cannot be used. */
@@ -64,12 +64,12 @@ export type ApprovalLinkState =
   | { ok: true; link: ApprovalLinkRow; approval: ApprovalRow; wallet: WalletRow }
   | { ok: false; reason: ApprovalLinkFailure; approval: ApprovalRow | null };
 
-function inspect(services: Services, hash: Uint8Array, now: number): ApprovalLinkState {
+async function inspect(services: Services, hash: Uint8Array, now: number): Promise<ApprovalLinkState> {
   const { db } = services;
-  const link = getApprovalLink(db, hash);
+  const link = await getApprovalLink(db, hash);
   if (!link || !sameHash(link.link_hash, hash)) return { ok: false, reason: 'unknown', approval: null };
-  const approval = getApproval(db, link.approval_id);
-  const wallet = approval ? getWallet(db, approval.wallet_id) : null;
+  const approval = await getApproval(db, link.approval_id);
+  const wallet = approval ? await getWallet(db, approval.wallet_id) : null;
   if (!approval || !wallet) return { ok: false, reason: 'unknown', approval: null };
   if (approval.status !== 'pending') return { ok: false, reason: 'decided', approval };
   if (link.used_at !== null) return { ok: false, reason: 'used', approval };
@@ -78,9 +78,9 @@ function inspect(services: Services, hash: Uint8Array, now: number): ApprovalLin
 }
 
 /** Reads an approval link for its confirmation page; changes nothing. */
-export function approvalLinkInfo(services: Services, token: string): ApprovalLinkState {
+export async function approvalLinkInfo(services: Services, token: string): Promise<ApprovalLinkState> {
   if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'unknown', approval: null };
-  return inspect(services, hashToken(token), services.now().getTime());
+  return await inspect(services, hashToken(token), services.now().getTime());
 }
 
 /**
@@ -88,19 +88,18 @@ export function approvalLinkInfo(services: Services, token: string): ApprovalLin
  * payment or withdrawal, with events and audit) and spends every link of the approval, in one
  * transaction. The actor is the wallet's owner, via e-mail.
  */
-export function decideByLink(services: Services, token: string): ApprovalLinkState {
+export async function decideByLink(services: Services, token: string): Promise<ApprovalLinkState> {
   if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'unknown', approval: null };
   const { db } = services;
   const hash = hashToken(token);
   const now = services.now().getTime();
-  return db
-    .transaction((): ApprovalLinkState => {
-      const state = inspect(services, hash, now);
+  return await db
+    .transaction(async (): Promise<ApprovalLinkState> => {
+      const state = await inspect(services, hash, now);
       if (!state.ok) return state;
       const actor = ownerActor(state.wallet.owner_id ?? 'unknown', 'email');
-      if (!decideApproval(db, state.approval.approval_id, state.link.decision, actor, now)) return { ok: false, reason: 'decided', approval: getApproval(db, state.approval.approval_id) };
-      spendApprovalLinks(db, hash, state.approval.approval_id, now);
-      return { ok: true, link: state.link, approval: getApproval(db, state.approval.approval_id)!, wallet: state.wallet };
-    })
-    .immediate();
+      if (!(await decideApproval(db, state.approval.approval_id, state.link.decision, actor, now))) return { ok: false, reason: 'decided', approval: await getApproval(db, state.approval.approval_id) };
+      await spendApprovalLinks(db, hash, state.approval.approval_id, now);
+      return { ok: true, link: state.link, approval: (await getApproval(db, state.approval.approval_id))!, wallet: state.wallet };
+    });
 }

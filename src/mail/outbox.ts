@@ -17,8 +17,8 @@ export interface OutgoingMail {
  * Queues `mail`; synchronous, so it can run inside the write transaction that causes the mail
  * (then a rolled-back change sends nothing). Returns the mail id.
  */
-export function queueMail(services: Services, mail: OutgoingMail): string {
+export async function queueMail(services: Services, mail: OutgoingMail): Promise<string> {
   const mailId = newId('mail');
-  insertMail(services.db, { mail_id: mailId, kind: mail.kind, to: mail.to, subject: mail.subject, body: mail.body, links: mail.links, now: services.now().getTime() });
+  await insertMail(services.db, { mail_id: mailId, kind: mail.kind, to: mail.to, subject: mail.subject, body: mail.body, links: mail.links, now: services.now().getTime() });
   return mailId;
 }

@@ -68,22 +68,22 @@ export interface DeliveryReport {
 export async function deliverDueMail(services: Services, transport: MailTransport): Promise<DeliveryReport> {
   const { db } = services;
   const report: DeliveryReport = { sent: 0, retrying: 0, failed: 0 };
-  for (const mail of dueMail(db, services.now().getTime(), BATCH)) {
+  for (const mail of (await dueMail(db, services.now().getTime(), BATCH))) {
     const started = services.now().getTime();
-    const leased = db.transaction(() => leaseMail(db, mail.mail_id, started, started + LEASE_MS)).immediate();
+    const leased = await db.transaction(async () => await leaseMail(db, mail.mail_id, started, started + LEASE_MS));
     if (!leased) continue;
     const attempt = Number(mail.attempts) + 1;
     try {
       // An approval or sign-in link in a mail must point at rows that survive a power loss.
       await services.durable();
       await transport.send(mail);
-      db.transaction(() => markMailSent(db, mail.mail_id, transport.channel, services.now().getTime(), transport.channel === 'smtp')).immediate();
+      await db.transaction(async () => await markMailSent(db, mail.mail_id, transport.channel, services.now().getTime(), transport.channel === 'smtp'));
       report.sent++;
     } catch (err) {
       const message = ((err as Error)?.message ?? String(err)).slice(0, 500);
       const delay = RETRY_DELAYS_MS[attempt - 1];
       const nextAt = delay === undefined ? null : services.now().getTime() + delay;
-      db.transaction(() => markMailAttemptFailed(db, mail.mail_id, message, nextAt)).immediate();
+      await db.transaction(async () => await markMailAttemptFailed(db, mail.mail_id, message, nextAt));
       if (nextAt === null) report.failed++;
       else report.retrying++;
       services.log.warn(nextAt === null ? 'mail failed for good' : 'mail attempt failed; will retry', {
@@ -105,9 +105,9 @@ const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
  * Hourly owner-side housekeeping: expired sessions and magic links, and outbox rows past their
  * retention. Runs on the mail job's tick rather than as a job of its own.
  */
-export function ownerHousekeeping(services: Services): number {
+export async function ownerHousekeeping(services: Services): Promise<number> {
   const now = services.now().getTime();
-  return services.db.transaction(() => deleteExpiredOwnerRows(services.db, now) + deleteOldMail(services.db, now - MAIL_RETENTION_MS)).immediate();
+  return await services.db.transaction(async () => (await deleteExpiredOwnerRows(services.db, now)) + (await deleteOldMail(services.db, now - MAIL_RETENTION_MS)));
 }
 
 /** The mail job: every second, deliver what is due (restart-safe: the outbox is the queue). */
@@ -122,7 +122,7 @@ export function mailJob(services: Services, transport: MailTransport = transport
       const now = services.now().getTime();
       if (now - lastHousekeeping >= HOUSEKEEPING_EVERY_MS) {
         lastHousekeeping = now;
-        ownerHousekeeping(services);
+        await ownerHousekeeping(services);
       }
     },
   };

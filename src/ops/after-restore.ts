@@ -81,15 +81,14 @@ async function untilHeightPasses(services: Services, height: bigint): Promise<vo
  * signing session and DKG run of backup time is closed (a restored nonce may have signed already),
  * and money actions are held (services.restore) until `finishRestore`. Null when not restored.
  */
-export function beginRestore(services: Services): ClosedSessions | null {
+export async function beginRestore(services: Services): Promise<ClosedSessions | null> {
   const { db } = services;
-  if (!restoredMarker(db)) return null;
-  const closed = db
-    .transaction(() => {
-      forgetWatchedAmounts(db);
-      return invalidateRestoredSigning(db);
-    })
-    .immediate();
+  if (!(await restoredMarker(db))) return null;
+  const closed = await db
+    .transaction(async () => {
+      await forgetWatchedAmounts(db);
+      return await invalidateRestoredSigning(db);
+    });
   services.restore = { active: true, untilBlockHeight: null, blockHeight: null };
   services.log.info('restore: serving reads; money actions wait until the ledger is reconciled with the chain', { sign_sessions_closed: closed.signSessions, dkg_sessions_closed: closed.dkgSessions });
   return closed;
@@ -112,25 +111,24 @@ export async function finishRestore(services: Services, closed: ClosedSessions):
 /** Runs the reconciliation when the ledger carries the restored marker; null otherwise. A chain outage throws (start again later). */
 export async function reconcileAfterRestore(services: Services, closedAtStart?: ClosedSessions): Promise<RestoreReconciliation | null> {
   const { db, log } = services;
-  const marker = restoredMarker(db);
+  const marker = await restoredMarker(db);
   if (!marker) return null;
   const now = () => services.now().getTime();
 
   const closed =
     closedAtStart ??
-    db
-      .transaction(() => {
-        forgetWatchedAmounts(db);
-        return invalidateRestoredSigning(db);
-      })
-      .immediate();
+    (await db
+      .transaction(async () => {
+        await forgetWatchedAmounts(db);
+        return await invalidateRestoredSigning(db);
+      }));
   const { lastValidBlockHeight } = await services.chain.getLatestBlockhash();
   services.restore.untilBlockHeight = lastValidBlockHeight;
   log.info('restore: waiting until every transaction signed before the restore has landed or expired', { until_block_height: lastValidBlockHeight.toString() });
   await untilHeightPasses(services, lastValidBlockHeight);
   const mint = services.config.usdcMint as Address;
   const treasury = treasuryOf(services);
-  const wallets = allWalletAddresses(db);
+  const wallets = await allWalletAddresses(db);
   const walletOfAta = new Map<string, string>();
   const addressOf = new Map<string, string>();
   for (const w of wallets) {
@@ -145,7 +143,7 @@ export async function reconcileAfterRestore(services: Services, closedAtStart?: 
   for (const w of wallets) {
     const ata = await usdcAta(w.address as Address, mint);
     // All of it: a transfer left unread here would never be recorded (the marker is cleared below).
-    const sigs = await signaturesSince(services.chain, ata, watchCursor(db, w.address) ?? undefined);
+    const sigs = await signaturesSince(services.chain, ata, (await watchCursor(db, w.address)) ?? undefined);
     for (const s of [...sigs].reverse()) {
       if (s.err !== null || seen.has(s.signature)) continue;
       seen.add(s.signature);
@@ -153,44 +151,44 @@ export async function reconcileAfterRestore(services: Services, closedAtStart?: 
       const out = transfers?.deltas.find((d) => d.mint === mint && d.delta < 0n && walletOfAta.has(d.account));
       if (!transfers || !out) continue;
       const senderId = walletOfAta.get(out.account)!;
-      if (hasSignature(db, senderId, s.signature)) continue;
+      if (await hasSignature(db, senderId, s.signature)) continue;
       const wire = await services.chain.getTransactionWire(s.signature);
       if (!wire) continue;
-      const purchase = landedPurchase(db, senderId, addressOf.get(senderId)!, wire);
+      const purchase = await landedPurchase(db, senderId, addressOf.get(senderId)!, wire);
       if (purchase) {
-        completeLandedPurchase(services, purchase.fetch_id, s.signature);
+        await completeLandedPurchase(services, purchase.fetch_id, s.signature);
         settledFromChain.push(purchase.transaction_id);
         log.info('restore: an x402 purchase that landed after the backup is recorded', { fetch_id: purchase.fetch_id, transaction_id: purchase.transaction_id, signature: s.signature });
         continue;
       }
       const memo = parsePaymentMemo(memoOf(wire));
-      const restored = memo ? unsettledOutgoing(db, memo.transactionId) : null;
+      const restored = memo ? await unsettledOutgoing(db, memo.transactionId) : null;
       let txId: string;
       if (restored && restored.wallet_id === senderId) {
         txId = restored.transaction_id;
         const approvalId = restored.approval_id;
-        db.transaction(() => {
+        await db.transaction(async () => {
           // It landed, so the owner approved it after the backup: record that decision before the completion.
-          if (restored.status === 'awaiting_approval' && approvalId) decideApproval(db, approvalId, 'approved', 'system:restore', now());
-          attachLandedTransfer(db, txId, wire, s.signature, now());
-        }).immediate();
+          if (restored.status === 'awaiting_approval' && approvalId) await decideApproval(db, approvalId, 'approved', 'system:restore', now());
+          await attachLandedTransfer(db, txId, wire, s.signature, now());
+        });
         settledFromChain.push(txId);
       } else {
-        txId = memo && !getTx(db, memo.transactionId) ? memo.transactionId : newId('transaction');
-        db.transaction(() => recordRecovered(services, { txId, walletId: senderId, signature: s.signature, wire: wire, transfers, ata: out.account, treasuryAta, reference: memo?.reference ?? null, backupCreatedAt: marker.backup_created_at })).immediate();
+        txId = memo && !(await getTx(db, memo.transactionId)) ? memo.transactionId : newId('transaction');
+        await db.transaction(async () => await recordRecovered(services, { txId, walletId: senderId, signature: s.signature, wire: wire, transfers, ata: out.account, treasuryAta, reference: memo?.reference ?? null, backupCreatedAt: marker.backup_created_at }));
         recoveredFromChain.push(txId);
       }
       await confirmPending(services);
-      const after = getTx(db, txId);
+      const after = await getTx(db, txId);
       log.info('restore: a transfer that landed after the backup is recorded', { transaction_id: txId, signature: s.signature, status: after?.status });
     }
   }
 
   // After the scan: an approval whose payment landed was evidently approved and is closed above.
-  const approvals = allPendingApprovals(db);
-  db.transaction(() => {
+  const approvals = await allPendingApprovals(db);
+  await db.transaction(async () => {
     for (const a of approvals) {
-      appendAudit(db, {
+      await appendAudit(db, {
         walletId: a.wallet_id,
         actor: 'system',
         kind: 'restore.approval_unrecoverable',
@@ -198,8 +196,8 @@ export async function reconcileAfterRestore(services: Services, closedAtStart?: 
         now: now(),
       });
     }
-    clearRestoredMarker(db);
-  }).immediate();
+    await clearRestoredMarker(db);
+  });
   for (const a of approvals) {
     log.warn('restore: an approval pending in the backup may have been decided since; the owner must decide it again', { approval_id: a.approval_id, wallet_id: a.wallet_id, subject_id: a.subject_id });
   }
@@ -233,10 +231,10 @@ function walletSignature(wire: Uint8Array, address: string): string | null {
  * The restored x402 purchase whose bytes landed: the landed transaction carries the wallet's
  * signature of that purchase's exact message (the facilitator only adds the fee payer's).
  */
-function landedPurchase(db: Services['db'], walletId: string, address: string, wire: Uint8Array): { fetch_id: string; transaction_id: string } | null {
+async function landedPurchase(db: Services['db'], walletId: string, address: string, wire: Uint8Array): Promise<{ fetch_id: string; transaction_id: string } | null> {
   const landed = walletSignature(wire, address);
   if (!landed) return null;
-  for (const p of unsettledPurchasesOf(db, walletId)) {
+  for (const p of (await unsettledPurchasesOf(db, walletId))) {
     if (walletSignature(p.signed_tx, address) === landed) return { fetch_id: p.fetch_id, transaction_id: p.transaction_id };
   }
   return null;
@@ -247,19 +245,19 @@ function landedPurchase(db: Services['db'], walletId: string, address: string, w
  * payment with what the chain shows (recipient, amount, platform fee), signed with the landed
  * bytes, so the confirmation pass completes it like any other. Inside a write transaction.
  */
-function recordRecovered(
+async function recordRecovered(
   services: Services,
   r: { txId: string; walletId: string; signature: string; wire: Uint8Array; transfers: TokenTransfers; ata: string; treasuryAta: string; reference: string | null; backupCreatedAt: string },
-): void {
+): Promise<void> {
   const mint = services.config.usdcMint;
   const credits = r.transfers.deltas.filter((d) => d.mint === mint && d.delta > 0n);
   const fee = credits.find((d) => d.account === r.treasuryAta)?.delta ?? 0n;
   const to = credits.find((d) => d.account !== r.treasuryAta && d.account !== r.ata);
-  const recipient = to ? recipientOf(services.db, to.owner) : null;
+  const recipient = to ? await recipientOf(services.db, to.owner) : null;
   // A payment of a paylink carries its reference key: recorded with it, the completion marks the paylink paid.
-  const paylink = to ? watchedPaylinkFor(services.db, to.owner, r.transfers.accountKeys, 0) : null;
+  const paylink = to ? await watchedPaylinkFor(services.db, to.owner, r.transfers.accountKeys, 0) : null;
   const now = services.now().getTime();
-  insertTx(services.db, {
+  await insertTx(services.db, {
     transaction_id: r.txId,
     wallet_id: r.walletId,
     type: 'payment',
@@ -278,6 +276,6 @@ function recordRecovered(
     decision_reason: `landed on chain after the backup of ${r.backupCreatedAt}; recovered from the chain`,
     now,
   });
-  setTxSigned(services.db, r.txId, r.wire, r.signature, now);
-  appendAudit(services.db, { walletId: r.walletId, actor: 'system', kind: 'restore.recovered_from_chain', data: { transaction_id: r.txId, signature: r.signature }, now });
+  await setTxSigned(services.db, r.txId, r.wire, r.signature, now);
+  await appendAudit(services.db, { walletId: r.walletId, actor: 'system', kind: 'restore.recovered_from_chain', data: { transaction_id: r.txId, signature: r.signature }, now });
 }

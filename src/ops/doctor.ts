@@ -4,6 +4,7 @@
  * report that instead of failing in a confusing way.
  */
 import { Database } from 'bun:sqlite';
+import { SqliteStore } from '../db/sqlite-store.ts';
 import { existsSync, readFileSync, statfsSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { Address } from '@solana/kit';
@@ -99,7 +100,7 @@ async function feePayerSol(dataDir: string, config: Config, chain: ChainPort | n
     const db = new Database(join(dataDir, 'wallet.db'), { readonly: true });
     let perDay: bigint;
     try {
-      perDay = dailyFeeLamports(recentCompletedTransfers(db, Date.now() - DAY_MS));
+      perDay = dailyFeeLamports(await recentCompletedTransfers(new SqliteStore(db), Date.now() - DAY_MS));
     } finally {
       db.close();
     }
@@ -166,12 +167,12 @@ async function daemon(dataDir: string): Promise<Check> {
   }
 }
 
-function backlog(dataDir: string): Check {
+async function backlog(dataDir: string): Promise<Check> {
   const db = new Database(join(dataDir, 'wallet.db'), { readonly: true });
   try {
     db.run('PRAGMA busy_timeout = 5000');
-    const mail = mailBacklog(db);
-    const hooks = webhookBacklog(db);
+    const mail = await mailBacklog(new SqliteStore(db));
+    const hooks = await webhookBacklog(new SqliteStore(db));
     const detail = `mail: ${mail.depth} queued; webhooks: ${hooks.depth} pending`;
     const stale = [['mail', mail.oldestAt], ['webhook', hooks.oldestAt]].filter(([, at]) => at !== null && Date.now() - (at as number) > MAX_BACKLOG_AGE_MS);
     if (stale.length === 0) return pass('backlog', detail);
@@ -203,6 +204,6 @@ export async function runDoctor(dataDir: string, env: Record<string, string | un
   checks.push(await clockSkew(chain, rpcCheck.ok));
   if (existsSync(dataDir)) checks.push(freeDisk(dataDir));
   checks.push(await daemon(dataDir));
-  if (ledgerCheck.ok) checks.push(backlog(dataDir));
+  if (ledgerCheck.ok) checks.push(await backlog(dataDir));
   return checks;
 }

@@ -2,24 +2,25 @@
  * The ledger's alerting gauges, rendered at scrape time from indexed counts (src/db/ops-metrics.ts),
  * and the payments-completed counters, advanced from the completion events since the last scrape.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../db/store.ts';
 import { completedPaymentsSince, mailBacklog, unfinishedTxCounts, UNFINISHED_STATUSES, webhookBacklog } from '../db/ops-metrics.ts';
 import { commitsFrom, commitsOf, OUTCOME_COMMITS } from '../db/commit-count.ts';
 import { decisionLogStats } from '../db/decision-log.ts';
 import { IMMEDIATE, type Durability } from '../db/durability.ts';
+import { PgStore } from '../db/pg-store.ts';
 
-export function ledgerMetricsSource(db: Database, durability: Durability = IMMEDIATE, now: () => number = Date.now): () => string[] {
+export function ledgerMetricsSource(db: Store, durability: Durability = IMMEDIATE, now: () => number = Date.now): () => Promise<string[]> {
   let lastSeq = 0;
   let completed = 0;
   let volume = 0n;
-  return () => {
-    const fresh = completedPaymentsSince(db, lastSeq);
+  return async () => {
+    const fresh = await completedPaymentsSince(db, lastSeq);
     lastSeq = fresh.lastSeq;
     completed += fresh.count;
     volume += fresh.volume;
-    const counts = unfinishedTxCounts(db);
-    const webhooks = webhookBacklog(db);
-    const mail = mailBacklog(db);
+    const counts = await unfinishedTxCounts(db);
+    const webhooks = await webhookBacklog(db);
+    const mail = await mailBacklog(db);
     const age = (oldestAt: number | null) => (oldestAt === null ? 0 : Math.max(0, (now() - oldestAt) / 1000));
     const stats = durability.stats;
     const log = decisionLogStats(db);
@@ -49,8 +50,19 @@ export function ledgerMetricsSource(db: Database, durability: Durability = IMMED
       ...gauge('mail_oldest_queued_seconds', 'Age of the oldest mail waiting (0 when none).', age(mail.oldestAt)),
       ...counter('payments_completed', 'Outgoing payments and withdrawals completed (counted from the ledger at first scrape, then as they complete).', completed),
       ...counter('payments_completed_micro_usdc', 'Amount of the completed payments and withdrawals, micro-USDC.', volume),
+      ...(db instanceof PgStore ? pgLines(db) : []),
     ];
   };
+}
+
+/** PostgreSQL only: the pool's size and how often SERIALIZABLE transactions had to run again. */
+function pgLines(db: PgStore): string[] {
+  return [
+    ...gauge('ledger_pool_connections_max', 'Connections the PostgreSQL pool may open ([database] pool_size).', db.pool.max),
+    ...counter('ledger_transactions', 'PostgreSQL transactions begun (each attempt of one run again counts).', db.stats.transactions),
+    ...counter('ledger_transaction_retries', 'PostgreSQL transactions run again after a serialization failure or a deadlock (SQLSTATE 40001, 40P01).', db.stats.retries),
+    ...counter('ledger_serialization_failures', 'Serialization failures and deadlocks PostgreSQL reported.', db.stats.serializationFailures),
+  ];
 }
 
 type Samples = number | bigint | [labels: string, value: number | bigint][];

@@ -21,8 +21,8 @@ export async function payerBalance(services: Services, payer: Address, mint: Add
   const key = `${mint}:${payer}`;
   const hit = cache.get(key);
   if (hit && Date.now() - hit.at < TTL_MS) {
-    const wallet = getWalletByAddress(services.db, payer);
-    if (wallet && hit.balance - outstandingOut(services.db, wallet.wallet_id) >= need) return hit.balance;
+    const wallet = await getWalletByAddress(services.db, payer);
+    if (wallet && hit.balance - (await outstandingOut(services.db, wallet.wallet_id)) >= need) return hit.balance;
   }
   const balance = await services.chain.getTokenBalance(payer, mint);
   if (cache.size > 100_000) cache.clear();

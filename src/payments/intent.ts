@@ -41,7 +41,7 @@ export async function quote(services: Services, payer: Address, recipient: Addre
   const mint = services.config.usdcMint as Address;
   const { money, fees } = services.config;
   // x402 pays a seller's existing account; our claimed wallets' accounts are the operator's to create.
-  const recipientReady = kind === 'x402' || operatorCreatesAccount(services, recipient) || (await recipientAccountExists(services, recipient, mint));
+  const recipientReady = kind === 'x402' || (await operatorCreatesAccount(services, recipient)) || (await recipientAccountExists(services, recipient, mint));
   const fee = kind === 'withdrawal' ? money.withdrawalFee : kind === 'x402' ? 0n : feeFor(amount, BigInt(fees.payment_bps), money.paymentMin);
   const setupFee = recipientReady ? 0n : money.accountSetupFee;
   const total = amount + fee + setupFee;
@@ -66,13 +66,13 @@ export interface IntentInput {
 }
 
 /** What the wallet can still spend: on-chain balance minus outgoing money not yet settled. */
-function available(services: Services, wallet: WalletRow, q: Quote): bigint {
-  return q.balance - outstandingOut(services.db, wallet.wallet_id);
+async function available(services: Services, wallet: WalletRow, q: Quote): Promise<bigint> {
+  return q.balance - (await outstandingOut(services.db, wallet.wallet_id));
 }
 
 /** Throws INSUFFICIENT_FUNDS with balance, required and shortfall when `q` does not fit. */
-export function assertAffordable(services: Services, wallet: WalletRow, q: Quote): void {
-  const free = available(services, wallet, q);
+export async function assertAffordable(services: Services, wallet: WalletRow, q: Quote): Promise<void> {
+  const free = await available(services, wallet, q);
   if (free < q.total) {
     throw new AppError('INSUFFICIENT_FUNDS', `The wallet can spend ${formatUsdc(free < 0n ? 0n : free)} USDC; this needs ${formatUsdc(q.total)} USDC including fees.`, {
       details: { balance: toUsdcNumber(q.balance), available: toUsdcNumber(free < 0n ? 0n : free), required: toUsdcNumber(q.total), shortfall: toUsdcNumber(q.total - free) },
@@ -81,10 +81,10 @@ export function assertAffordable(services: Services, wallet: WalletRow, q: Quote
 }
 
 /** The guard-rails decision for an intent, from the ledger as it is now (sync; call inside the write transaction). */
-export function decideIntent(services: Services, input: Omit<IntentInput, 'type'>, now: Date): Decision & { rails: GuardRails } {
-  const rails = loadEffectiveRails(services.db, input.wallet.wallet_id, now);
+export async function decideIntent(services: Services, input: Omit<IntentInput, 'type'>, now: Date): Promise<Decision & { rails: GuardRails }> {
+  const rails = await loadEffectiveRails(services.db, input.wallet.wallet_id, now);
   const starts = windowStarts(now, rails.active_hours?.timezone);
-  const usage = computeUsage(services.db, input.wallet.wallet_id, starts, { address: input.recipient.address }, input.category === 'x402' ? input.host : undefined, input.hostNamedByAgent);
+  const usage = await computeUsage(services.db, input.wallet.wallet_id, starts, { address: input.recipient.address }, input.category === 'x402' ? input.host : undefined, input.hostNamedByAgent);
   const decision = decide(
     rails,
     { category: input.category, amount: input.quote.total, recipient: { username: input.recipient.username, address: input.recipient.address }, host: input.host, host_named_by_agent: input.hostNamedByAgent },
@@ -111,9 +111,9 @@ const EVENT_PREFIX: Record<TxType, string> = { payment: 'payment', withdrawal: '
  * it and waits for that account at confirm (src/payments/recipient-account.ts). Sync: inside the
  * write transaction, two concurrent intents cannot both take the fee.
  */
-export function setupHeldQuote(services: Services, walletId: string, recipient: Address, q: Quote): Quote {
+export async function setupHeldQuote(services: Services, walletId: string, recipient: Address, q: Quote): Promise<Quote> {
   if (q.setupFee === 0n) return q;
-  const holder = setupFeeHolder(services.db, recipient);
+  const holder = await setupFeeHolder(services.db, recipient);
   // Another wallet's payment holds the fee only once it is signed: an intent left unconfirmed must not
   // stop other wallets from paying the address (both may carry the fee; signing lets one create it).
   if (!holder || (holder.wallet_id !== walletId && holder.signed_tx === null)) return q;
@@ -124,16 +124,16 @@ export function setupHeldQuote(services: Services, walletId: string, recipient: 
  * Creates the intent; call inside `db.transaction(...).immediate()`. Returns the stored row.
  * A rejected intent is stored too (with its rule), so the agent and the owner can see why.
  */
-export function createIntent(services: Services, intentInput: IntentInput): TxRow {
+export async function createIntent(services: Services, intentInput: IntentInput): Promise<TxRow> {
   const { db } = services;
   const nowDate = services.now();
   const now = nowDate.getTime();
-  const input = { ...intentInput, quote: setupHeldQuote(services, intentInput.wallet.wallet_id, intentInput.recipient.address, intentInput.quote) };
-  assertAffordable(services, input.wallet, input.quote);
-  const decision = decideIntent(services, input, nowDate);
+  const input = { ...intentInput, quote: await setupHeldQuote(services, intentInput.wallet.wallet_id, intentInput.recipient.address, intentInput.quote) };
+  await assertAffordable(services, input.wallet, input.quote);
+  const decision = await decideIntent(services, input, nowDate);
   const id = input.transactionId ?? newId('transaction');
   const approvalId = decision.outcome === 'awaiting_approval' ? newId('approval') : null;
-  insertTx(db, {
+  await insertTx(db, {
     transaction_id: id,
     wallet_id: input.wallet.wallet_id,
     type: input.type,
@@ -159,9 +159,9 @@ export function createIntent(services: Services, intentInput: IntentInput): TxRo
   });
   const eventData = { transaction_id: id, amount: toUsdcNumber(input.quote.amount), fee: toUsdcNumber(input.quote.fee + input.quote.setupFee), to: input.recipient.label, status: decision.outcome, rule: decision.rule };
   const prefix = EVENT_PREFIX[input.type];
-  appendEvent(db, { walletId: input.wallet.wallet_id, type: decision.outcome === 'rejected' ? `${prefix}.rejected` : `${prefix}.created`, data: eventData, now });
+  await appendEvent(db, { walletId: input.wallet.wallet_id, type: decision.outcome === 'rejected' ? `${prefix}.rejected` : `${prefix}.created`, data: eventData, now });
   if (approvalId) {
-    insertApproval(db, {
+    await insertApproval(db, {
       approval_id: approvalId,
       wallet_id: input.wallet.wallet_id,
       subject_type: input.type === 'withdrawal' ? 'withdrawal' : input.type === 'x402' ? 'x402' : 'payment',
@@ -171,9 +171,9 @@ export function createIntent(services: Services, intentInput: IntentInput): TxRo
       reason: decision.reason,
       now,
     });
-    appendEvent(db, { walletId: input.wallet.wallet_id, type: 'approval.requested', data: { ...eventData, approval_id: approvalId, reason: decision.reason }, now });
-    queueApprovalMail(services, getApproval(db, approvalId)!);
+    await appendEvent(db, { walletId: input.wallet.wallet_id, type: 'approval.requested', data: { ...eventData, approval_id: approvalId, reason: decision.reason }, now });
+    await queueApprovalMail(services, (await getApproval(db, approvalId))!);
   }
-  appendAudit(db, { walletId: input.wallet.wallet_id, actor: 'agent', kind: 'decision', data: { ...eventData, reason: decision.reason, rails_version: railsVersion(decision.rails) }, now });
-  return getTx(db, id)!;
+  await appendAudit(db, { walletId: input.wallet.wallet_id, actor: 'agent', kind: 'decision', data: { ...eventData, reason: decision.reason, rails_version: railsVersion(decision.rails) }, now });
+  return (await getTx(db, id))!;
 }

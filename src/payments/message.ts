@@ -37,7 +37,7 @@ function priceFor(tx: TxRow, estimate: bigint, cap: bigint): bigint {
  * Returns the transaction with a current message, building one when needed. `withNew` runs inside
  * the SQLite transaction that stores a new message, on the row as stored (one commit, not two).
  */
-export async function ensureMessage(services: Services, walletAddress: string, tx: TxRow, withNew?: (stored: TxRow) => void): Promise<TxRow> {
+export async function ensureMessage(services: Services, walletAddress: string, tx: TxRow, withNew?: (stored: TxRow) => Promise<void>): Promise<TxRow> {
   if (tx.signed_tx) return tx;
   if (tx.message && tx.last_valid_block_height !== null) {
     const height = await services.chain.getBlockHeight();
@@ -53,17 +53,16 @@ export async function ensureMessage(services: Services, walletAddress: string, t
     fee: plan.tx.fee + plan.tx.setup_fee,
     createAccount: plan.createAccount,
     // A paylink payment carries the paylink's Solana Pay reference key, as a Solana Pay wallet's would.
-    references: referenceKeysOf(services.db, tx.payment_request_id),
+    references: await referenceKeysOf(services.db, tx.payment_request_id),
     reference: tx.reference,
     price: (estimate) => priceFor(tx, estimate, BigInt(services.config.solana.priority_fee_cap_micro_lamports)),
   });
-  services.db
-    .transaction(() => {
-      storeMessage(services, tx.transaction_id, built);
-      if (withNew) withNew(getTx(services.db, tx.transaction_id)!);
-    })
-    .immediate();
-  const fresh = getTx(services.db, tx.transaction_id);
+  await services.db
+    .transaction(async () => {
+      await storeMessage(services, tx.transaction_id, built);
+      if (withNew) await withNew((await getTx(services.db, tx.transaction_id))!);
+    });
+  const fresh = await getTx(services.db, tx.transaction_id);
   if (!fresh) throw new AppError('NOT_FOUND', 'Transaction not found.');
   return fresh;
 }
@@ -120,6 +119,6 @@ export async function buildMessage(services: Services, walletAddress: string, m:
 }
 
 /** Stores a built message on its (unsigned) transaction; call inside the caller's SQLite transaction. */
-export function storeMessage(services: Services, transactionId: string, built: BuiltMessage): void {
-  setTxMessage(services.db, transactionId, built.messageBytes, built.lastValidBlockHeight, services.now().getTime(), built.price);
+export async function storeMessage(services: Services, transactionId: string, built: BuiltMessage): Promise<void> {
+  await setTxMessage(services.db, transactionId, built.messageBytes, built.lastValidBlockHeight, services.now().getTime(), built.price);
 }

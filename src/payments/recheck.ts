@@ -19,10 +19,10 @@ import { railsRecipientOf } from './recipient.ts';
 export type Verdict = 'ok' | 'reject' | 'needs_approval';
 
 /** 'reject': a hard rule now blocks it; 'needs_approval': a pre-approved intent now needs the owner. */
-export function recheckRails(services: Services, tx: TxRow, host?: string): { verdict: Verdict; decision: Decision } {
+export async function recheckRails(services: Services, tx: TxRow, host?: string): Promise<{ verdict: Verdict; decision: Decision }> {
   const now = services.now();
-  const rails = loadEffectiveRails(services.db, tx.wallet_id, now);
-  const { category, username, address } = railsRecipientOf(services.db, tx);
+  const rails = await loadEffectiveRails(services.db, tx.wallet_id, now);
+  const { category, username, address } = await railsRecipientOf(services.db, tx);
   const decision = decide(rails, { category, amount: tx.amount + tx.fee + tx.setup_fee, recipient: { username, address }, host }, emptyUsage(), now);
   if (decision.outcome === 'rejected') return { verdict: 'reject', decision };
   if (decision.outcome === 'awaiting_approval' && tx.status === 'pre_approved') return { verdict: 'needs_approval', decision };
@@ -35,36 +35,34 @@ export function recheckRails(services: Services, tx: TxRow, host?: string): { ve
  * with (null when the rails still allow it). Synchronous: inside the signing transaction its
  * writes join that transaction, elsewhere they commit on their own.
  */
-export function refuseUnlessRailsAllow(services: Services, tx: TxRow, host?: string): AppError | null {
-  const { verdict, decision } = recheckRails(services, tx, host);
+export async function refuseUnlessRailsAllow(services: Services, tx: TxRow, host?: string): Promise<AppError | null> {
+  const { verdict, decision } = await recheckRails(services, tx, host);
   if (verdict === 'ok') return null;
   const now = services.now().getTime();
   const what = tx.type === 'withdrawal' ? 'withdrawal' : tx.type === 'x402' ? 'purchase' : 'payment';
   if (verdict === 'reject') {
-    services.db
-      .transaction(() => {
-        if (moveTx(services.db, tx.transaction_id, ['pre_approved', 'approved'], 'rejected', now, { error: decision.reason })) {
-          appendEvent(services.db, { walletId: tx.wallet_id, type: `${tx.type === 'withdrawal' ? 'withdrawal' : 'payment'}.rejected`, data: { transaction_id: tx.transaction_id, rule: decision.rule, reason: decision.reason }, now });
+    await services.db
+      .transaction(async () => {
+        if (await moveTx(services.db, tx.transaction_id, ['pre_approved', 'approved'], 'rejected', now, { error: decision.reason })) {
+          await appendEvent(services.db, { walletId: tx.wallet_id, type: `${tx.type === 'withdrawal' ? 'withdrawal' : 'payment'}.rejected`, data: { transaction_id: tx.transaction_id, rule: decision.rule, reason: decision.reason }, now });
         }
-      })
-      .immediate();
+      });
     return new AppError('INVALID_STATUS', `The guard rails now block this ${what}: ${decision.reason}`, { howToFix: 'Ask the owner to change the guard rails, then create a new payment.', details: { rule: decision.rule } });
   }
   const approvalId = newId('approval');
-  services.db
-    .transaction(() => {
-      if (!moveTx(services.db, tx.transaction_id, ['pre_approved'], 'awaiting_approval', now)) return;
-      setTxApprovalId(services.db, tx.transaction_id, approvalId);
-      insertApproval(services.db, { approval_id: approvalId, wallet_id: tx.wallet_id, subject_type: tx.type === 'withdrawal' ? 'withdrawal' : tx.type === 'x402' ? 'x402' : 'payment', subject_id: tx.transaction_id, amount: tx.amount + tx.fee + tx.setup_fee, recipient: tx.counterparty ?? '', reason: decision.reason, now });
-      appendEvent(services.db, { walletId: tx.wallet_id, type: 'approval.requested', data: { transaction_id: tx.transaction_id, approval_id: approvalId, reason: decision.reason }, now });
-      queueApprovalMail(services, getApproval(services.db, approvalId)!);
-    })
-    .immediate();
+  await services.db
+    .transaction(async () => {
+      if (!(await moveTx(services.db, tx.transaction_id, ['pre_approved'], 'awaiting_approval', now))) return;
+      await setTxApprovalId(services.db, tx.transaction_id, approvalId);
+      await insertApproval(services.db, { approval_id: approvalId, wallet_id: tx.wallet_id, subject_type: tx.type === 'withdrawal' ? 'withdrawal' : tx.type === 'x402' ? 'x402' : 'payment', subject_id: tx.transaction_id, amount: tx.amount + tx.fee + tx.setup_fee, recipient: tx.counterparty ?? '', reason: decision.reason, now });
+      await appendEvent(services.db, { walletId: tx.wallet_id, type: 'approval.requested', data: { transaction_id: tx.transaction_id, approval_id: approvalId, reason: decision.reason }, now });
+      await queueApprovalMail(services, (await getApproval(services.db, approvalId))!);
+    });
   return new AppError('AWAITING_APPROVAL', `The guard rails changed: ${decision.reason}`, { howToFix: `Wait for the owner: poll approval_status with approval_id ${approvalId}, then confirm again.`, details: { approval_id: approvalId } });
 }
 
 /** refuseUnlessRailsAllow, thrown. */
-export function applyRecheck(services: Services, tx: TxRow, host?: string): void {
-  const refused = refuseUnlessRailsAllow(services, tx, host);
+export async function applyRecheck(services: Services, tx: TxRow, host?: string): Promise<void> {
+  const refused = await refuseUnlessRailsAllow(services, tx, host);
   if (refused) throw refused;
 }

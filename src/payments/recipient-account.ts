@@ -30,7 +30,7 @@ export async function recipientAccountExists(services: Services, owner: Address,
   const exists = await services.chain.tokenAccountExists(owner, mint);
   // Only our own wallets' accounts are remembered: closing one needs the wallet's signature, and we
   // never build that message. Anyone else may close theirs at any time (and be paid again later).
-  if (exists && operatorCreatesAccount(services, owner)) {
+  if (exists && (await operatorCreatesAccount(services, owner))) {
     if (knownAccounts.size > 100_000) knownAccounts.clear();
     knownAccounts.add(key);
   }
@@ -38,8 +38,8 @@ export async function recipientAccountExists(services: Services, owner: Address,
 }
 
 /** True for one of our claimed wallets: the operator creates its token account, never a payer. */
-export function operatorCreatesAccount(services: Services, owner: string): boolean {
-  return getWalletByAddress(services.db, owner)?.status === 'claimed';
+export async function operatorCreatesAccount(services: Services, owner: string): Promise<boolean> {
+  return (await getWalletByAddress(services.db, owner))?.status === 'claimed';
 }
 
 function waitingError(tx: TxRow, holder: InFlightTx | null): AppError {
@@ -71,19 +71,19 @@ export async function planRecipientAccount(services: Services, tx: TxRow): Promi
   const mint = services.config.usdcMint as Address;
   // Unless a payment signed while the wallet was unclaimed is creating it (its fee must not pay for nothing).
   // A payment needs only the token account (the system account matters to Solana Pay wallets, set up at claim).
-  if (operatorCreatesAccount(services, owner) && !setupFeeHolder(services.db, owner, tx.transaction_id)?.signed_tx && !(await recipientAccountExists(services, owner, mint))) {
+  if ((await operatorCreatesAccount(services, owner)) && !(await setupFeeHolder(services.db, owner, tx.transaction_id))?.signed_tx && !(await recipientAccountExists(services, owner, mint))) {
     await ensurePayeeReady(services, owner);
   }
   const deadline = Date.now() + ACCOUNT_WAIT_MS;
   for (let first = true; ; first = false) {
     // A payment carrying the fee waits only for another's signed message that creates the account; one
     // quoted without it waits for the payment that holds the fee.
-    const holder = tx.setup_fee > 0n ? setupFeeCreator(services.db, owner, tx.transaction_id, Number(tx.created_at)) : setupFeeHolder(services.db, owner, tx.transaction_id);
+    const holder = tx.setup_fee > 0n ? await setupFeeCreator(services.db, owner, tx.transaction_id, Number(tx.created_at)) : await setupFeeHolder(services.db, owner, tx.transaction_id);
     // The account can appear only through a holder's signed bytes (or outside the service): read the chain then.
     if ((first || !holder || holder.signed_tx) && (await recipientAccountExists(services, owner, mint))) {
       if (tx.setup_fee === 0n) return { tx, createAccount: false };
-      services.db.transaction(() => releaseSetupFee(services.db, tx.transaction_id, services.now().getTime())).immediate();
-      return { tx: getTx(services.db, tx.transaction_id) ?? tx, createAccount: false };
+      await services.db.transaction(async () => await releaseSetupFee(services.db, tx.transaction_id, services.now().getTime()));
+      return { tx: (await getTx(services.db, tx.transaction_id)) ?? tx, createAccount: false };
     }
     if (tx.setup_fee > 0n && !holder) return { tx, createAccount: true };
     if (!holder || holder.status === 'awaiting_approval' || Date.now() >= deadline) throw waitingError(tx, holder);
@@ -97,11 +97,11 @@ export async function planRecipientAccount(services: Services, tx: TxRow): Promi
  * since this payment was made. Its message is dropped, so the next confirm waits for that account
  * and builds this payment without the create and its fee (the fee is released).
  */
-export function accountCreatedElsewhere(services: Services, tx: TxRow): AppError | null {
+export async function accountCreatedElsewhere(services: Services, tx: TxRow): Promise<AppError | null> {
   if (tx.setup_fee === 0n || !tx.to_address) return null;
-  const creator = setupFeeCreator(services.db, tx.to_address, tx.transaction_id, Number(tx.created_at));
+  const creator = await setupFeeCreator(services.db, tx.to_address, tx.transaction_id, Number(tx.created_at));
   if (!creator) return null;
-  dropUnsignedMessage(services.db, tx.transaction_id, services.now().getTime());
+  await dropUnsignedMessage(services.db, tx.transaction_id, services.now().getTime());
   return new AppError('INVALID_STATUS', "Another payment is creating (or has created) the recipient's USDC token account and carries its setup fee; this message would have charged it again, so it was not signed.", {
     howToFix: 'Confirm this payment again: it is rebuilt without the account setup fee once that account exists.',
     headers: { 'Retry-After': '5' },

@@ -1,5 +1,5 @@
 /** Resolves what an agent wrote in `to` into the account that will receive the money. */
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../db/store.ts';
 import { getAddressEncoder, isAddress, type Address } from '@solana/kit';
 import { AppError } from '../errors.ts';
 import { findByUsername, findMerchantByPayoutAddress, findWalletByAddress } from '../db/directory.ts';
@@ -32,9 +32,9 @@ export function isSolanaAddress(value: string): boolean {
 }
 
 /** Resolves `to` for a payment by `payer`; unknown users, self-payment and malformed addresses are INVALID_RECIPIENT. */
-export function resolveRecipient(db: Database, payer: WalletRow, to: string): Recipient {
+export async function resolveRecipient(db: Store, payer: WalletRow, to: string): Promise<Recipient> {
   const raw = to.trim();
-  const byName = /^[a-z0-9-]{1,64}$/i.test(raw) && raw.length < 32 ? findByUsername(db, raw.toLowerCase()) : null;
+  const byName = /^[a-z0-9-]{1,64}$/i.test(raw) && raw.length < 32 ? await findByUsername(db, raw.toLowerCase()) : null;
   let r: Recipient;
   if (byName) {
     r = {
@@ -50,8 +50,8 @@ export function resolveRecipient(db: Database, payer: WalletRow, to: string): Re
   } else if (raw.length >= 32 && isSolanaAddress(raw)) {
     // An address of one of our wallets or merchants is that wallet or merchant, so guard rails
     // naming its username (blocked_recipients, the merchant category) apply however it is paid.
-    const ours = findWalletByAddress(db, raw);
-    const merchant = ours ? null : findMerchantByPayoutAddress(db, raw);
+    const ours = await findWalletByAddress(db, raw);
+    const merchant = ours ? null : await findMerchantByPayoutAddress(db, raw);
     r = ours
       ? { kind: 'wallet', label: raw, username: ours.username, name: ours.name, walletId: ours.id, address: raw as Address, category: 'wallet' }
       : merchant
@@ -72,21 +72,21 @@ export function resolveRecipient(db: Database, payer: WalletRow, to: string): Re
  * username and category), so a rule naming that username applies however the payment was
  * addressed. Withdrawals and x402 purchases were decided by address (and host) only.
  */
-export function railsRecipientOf(
-  db: Database,
+export async function railsRecipientOf(
+  db: Store,
   tx: Pick<TxRow, 'type' | 'category' | 'to_address' | 'to_wallet_id' | 'to_merchant_id'>,
-): { category: Category; username?: string; address: Address } {
+): Promise<{ category: Category; username?: string; address: Address }> {
   const address = (tx.to_address ?? '') as Address;
   const stored = (tx.category ?? 'wallet') as Category;
   if (tx.type !== 'payment' || address === '') return { category: stored, address };
   // A paylink payment was decided under the paylink category, whoever its payee is.
   const as = (category: Category): Category => (stored === 'paylink' ? 'paylink' : category);
   // Paid by username: the wallet or merchant the intent named.
-  if (tx.to_wallet_id) return { category: as('wallet'), username: getWallet(db, tx.to_wallet_id)?.username, address };
-  if (tx.to_merchant_id) return { category: as('merchant'), username: getMerchant(db, tx.to_merchant_id)?.username, address };
-  const wallet = findWalletByAddress(db, address);
+  if (tx.to_wallet_id) return { category: as('wallet'), username: (await getWallet(db, tx.to_wallet_id))?.username, address };
+  if (tx.to_merchant_id) return { category: as('merchant'), username: (await getMerchant(db, tx.to_merchant_id))?.username, address };
+  const wallet = await findWalletByAddress(db, address);
   if (wallet) return { category: as('wallet'), username: wallet.username, address };
-  const merchant = findMerchantByPayoutAddress(db, address);
+  const merchant = await findMerchantByPayoutAddress(db, address);
   if (merchant) return { category: as('merchant'), username: merchant.username, address };
   return { category: stored, address };
 }

@@ -25,7 +25,7 @@ import { markWatchedMoved } from '../db/watch.ts';
 import { recordMerchantPayment } from '../webhooks/outbox.ts';
 import { recordAgentPaylinkPayment } from '../earning/scan.ts';
 import { fulfilFromDeposit } from '../earning/funding.ts';
-import { countedAs, OUTCOME_COMMITS } from '../db/commit-count.ts';
+import { OUTCOME_COMMITS } from '../db/commit-count.ts';
 import { nextTurn } from '../loop-turns.ts';
 import { savepointSlice } from '../db/write-batch.ts';
 
@@ -96,7 +96,7 @@ export async function broadcast(services: Services, tx: TxRow, opts: { resend: b
         return;
       }
       if (err.kind === 'simulation_failed' || err.kind === 'signature_failure') {
-        services.db.transaction(() => failTx(services, tx, `Solana refused the transaction: ${err.reason}`)).immediate();
+        await services.db.transaction(async () => await failTx(services, tx, `Solana refused the transaction: ${err.reason}`));
         return;
       }
       return;
@@ -105,23 +105,23 @@ export async function broadcast(services: Services, tx: TxRow, opts: { resend: b
   }
 }
 
-function failTx(services: Services, tx: TxRow, reason: string): void {
+async function failTx(services: Services, tx: TxRow, reason: string): Promise<void> {
   const now = services.now().getTime();
-  if (!moveTx(services.db, tx.transaction_id, ['pending'], 'failed', now, { error: reason })) return;
-  appendEvent(services.db, { walletId: tx.wallet_id, type: `${PREFIX[tx.type] ?? 'payment'}.failed`, data: { transaction_id: tx.transaction_id, error: reason }, now });
+  if (!(await moveTx(services.db, tx.transaction_id, ['pending'], 'failed', now, { error: reason }))) return;
+  await appendEvent(services.db, { walletId: tx.wallet_id, type: `${PREFIX[tx.type] ?? 'payment'}.failed`, data: { transaction_id: tx.transaction_id, error: reason }, now });
 }
 
 /** Records a landed transfer for the sender and, when the recipient is one of our wallets, for the recipient. */
-function completeTx(services: Services, tx: TxRow, slot: bigint): void {
+async function completeTx(services: Services, tx: TxRow, slot: bigint): Promise<void> {
   const now = services.now().getTime();
-  if (!moveTx(services.db, tx.transaction_id, ['pending'], 'completed', now, { completed_at: now })) return;
-  const from = getWallet(services.db, tx.wallet_id)?.address;
+  if (!(await moveTx(services.db, tx.transaction_id, ['pending'], 'completed', now, { completed_at: now }))) return;
+  const from = (await getWallet(services.db, tx.wallet_id))?.address;
   if (from) {
     debitBalance(from, services.config.usdcMint, tx.amount + tx.fee + tx.setup_fee);
-    markWatchedMoved(services.db, from, now);
+    await markWatchedMoved(services.db, from, now);
   }
   const prefix = PREFIX[tx.type] ?? 'payment';
-  appendEvent(services.db, {
+  await appendEvent(services.db, {
     walletId: tx.wallet_id,
     type: `${prefix}.completed`,
     // The slot puts the outcome on the chain for the decision log and its offline check.
@@ -129,10 +129,10 @@ function completeTx(services: Services, tx: TxRow, slot: bigint): void {
     now,
   });
   // A merchant's payment.received event and its webhook message, in this same transaction.
-  if (tx.to_merchant_id) recordMerchantPayment(services, tx, now);
-  recordIncoming(services, tx, tx.signature, now);
+  if (tx.to_merchant_id) await recordMerchantPayment(services, tx, now);
+  await recordIncoming(services, tx, tx.signature, now);
   // A paylink paid by this payment is marked paid (once), in this same transaction.
-  if (tx.payment_request_id) recordAgentPaylinkPayment(services, tx, now);
+  if (tx.payment_request_id) await recordAgentPaylinkPayment(services, tx, now);
 }
 
 /**
@@ -143,12 +143,12 @@ function completeTx(services: Services, tx: TxRow, slot: bigint): void {
  * writer already recorded for the recipient is not recorded again (the unique index would
  * otherwise fail the whole completion). Call inside the completing transaction.
  */
-export function recordIncoming(services: Services, tx: TxRow, signature: string | null, now: number): void {
-  const toWalletId = tx.to_wallet_id ?? (tx.to_address ? (getWalletByAddress(services.db, tx.to_address)?.wallet_id ?? null) : null);
-  if (!toWalletId || toWalletId === tx.wallet_id || (signature && hasSignature(services.db, toWalletId, signature))) return;
-  const sender = getWallet(services.db, tx.wallet_id);
+export async function recordIncoming(services: Services, tx: TxRow, signature: string | null, now: number): Promise<void> {
+  const toWalletId = tx.to_wallet_id ?? (tx.to_address ? ((await getWalletByAddress(services.db, tx.to_address))?.wallet_id ?? null) : null);
+  if (!toWalletId || toWalletId === tx.wallet_id || (signature && (await hasSignature(services.db, toWalletId, signature)))) return;
+  const sender = await getWallet(services.db, tx.wallet_id);
   const inId = newId('transaction');
-  insertTx(services.db, {
+  await insertTx(services.db, {
     transaction_id: inId,
     wallet_id: toWalletId,
     type: 'payment',
@@ -163,13 +163,13 @@ export function recordIncoming(services: Services, tx: TxRow, signature: string 
     completed_at: now,
     now,
   });
-  appendEvent(services.db, {
+  await appendEvent(services.db, {
     walletId: toWalletId,
     type: 'payment.received',
     data: { transaction_id: inId, amount: toUsdcNumber(tx.amount), from: sender?.username ?? null, note: tx.note, reference: tx.reference, signature },
     now,
   });
-  fulfilFromDeposit(services, toWalletId, tx.amount, inId, now);
+  await fulfilFromDeposit(services, toWalletId, tx.amount, inId, now);
 }
 
 /** Whether `status` has reached the configured commitment. A null level is how older nodes report a rooted (finalized) status. */
@@ -220,7 +220,7 @@ function tooLarge(err: unknown): boolean {
  */
 export async function confirmPending(services: Services): Promise<void> {
   const w = watchOf(services);
-  const txs = pendingTxs(services.db, PASS_LIMIT).filter((t) => t.signature !== null && t.signed_tx !== null);
+  const txs = (await pendingTxs(services.db, PASS_LIMIT)).filter((t) => t.signature !== null && t.signed_tx !== null);
   const pendingIds = new Set(txs.map((t) => t.transaction_id));
   for (const map of [w.lastSent, w.expiredAt]) for (const id of map.keys()) if (!pendingIds.has(id)) map.delete(id);
   if (txs.length === 0) return;
@@ -252,9 +252,9 @@ function isOutcome(services: Services, status: SignatureStatus | null): status i
 }
 
 /** Records one outcome (failed or completed) in the caller's transaction. */
-function applyOutcome(services: Services, tx: TxRow, status: SignatureStatus): void {
-  if (status.err !== null) failTx(services, tx, `the transaction failed on chain: ${JSON.stringify(status.err)}`);
-  else completeTx(services, tx, status.slot);
+async function applyOutcome(services: Services, tx: TxRow, status: SignatureStatus): Promise<void> {
+  if (status.err !== null) await failTx(services, tx, `the transaction failed on chain: ${JSON.stringify(status.err)}`);
+  else await completeTx(services, tx, status.slot);
 }
 
 /** Records a status at the configured commitment as the transaction's outcome; false when it is not one yet. */
@@ -289,12 +289,15 @@ async function recordOutcomes(services: Services, outcomes: { tx: TxRow; status:
     // look in the meantime is not recorded twice (applyOutcome moves only a pending row).
     await nextTurn();
     const from = next;
-    const { results, failed } = countedAs(OUTCOME_COMMITS, () =>
-      savepointSlice(db, OUTCOME_SLICE_MS, () => {
+    const { results, failed } = await savepointSlice(
+      db,
+      OUTCOME_SLICE_MS,
+      () => {
         if (next >= outcomes.length) return undefined;
         const { tx, status } = outcomes[next++]!;
-        return () => applyOutcome(services, tx, status);
-      }),
+        return async () => await applyOutcome(services, tx, status);
+      },
+      OUTCOME_COMMITS,
     );
     if (failed) throw failed.err;
     results.forEach((r, i) => {
@@ -315,7 +318,7 @@ async function recordOutcomes(services: Services, outcomes: { tx: TxRow; status:
  */
 async function outcomesOnly(services: Services): Promise<void> {
   // Ids and signatures only: most looks find few outcomes, and only those need their whole row.
-  const pending = pendingSignatures(services.db, PASS_LIMIT);
+  const pending = await pendingSignatures(services.db, PASS_LIMIT);
   if (pending.length === 0) return;
   const seen = await lookUp(services, pending.map((t) => t.signature));
   const outcomes: { tx: TxRow; status: SignatureStatus }[] = [];
@@ -323,7 +326,7 @@ async function outcomesOnly(services: Services): Promise<void> {
     const status = seen[i]!.status;
     if (!isOutcome(services, status)) continue;
     // Read after the look: recorded only while still pending with the signature that was looked up.
-    const tx = getTx(services.db, transaction_id);
+    const tx = await getTx(services.db, transaction_id);
     if (tx?.status === 'pending' && tx.signature === signature) outcomes.push({ tx, status });
   }
   await recordOutcomes(services, outcomes);
@@ -345,17 +348,16 @@ async function record(services: Services, tx: TxRow, { status, contextSlot }: Se
     // Expired AND absent: back to confirmable for a new message.
     const backTo = tx.approval_id ? 'approved' : 'pre_approved';
     const signature = tx.signature!;
-    services.db
-      .transaction(() => {
-        if (!resetExpiredSigning(services.db, tx.transaction_id, signature, backTo, services.now().getTime())) return;
-        appendEvent(services.db, {
+    await services.db
+      .transaction(async () => {
+        if (!(await resetExpiredSigning(services.db, tx.transaction_id, signature, backTo, services.now().getTime()))) return;
+        await appendEvent(services.db, {
           walletId: tx.wallet_id,
           type: `${PREFIX[tx.type] ?? 'payment'}.resign_required`,
           data: { transaction_id: tx.transaction_id, expired_signature: signature, status: backTo },
           now: services.now().getTime(),
         });
-      })
-      .immediate();
+      });
     w.lastSent.delete(tx.transaction_id);
     w.expiredAt.delete(tx.transaction_id);
     return;
@@ -446,7 +448,7 @@ async function waitForOutcome(services: Services, txId: string, deadline: number
   ensureWaitLoop(services);
   try {
     for (;;) {
-      const row = getTx(services.db, txId);
+      const row = await getTx(services.db, txId);
       if (!row || row.status !== 'pending' || Date.now() >= deadline) return row;
       let timer: ReturnType<typeof setTimeout> | undefined;
       await new Promise<void>((resolve) => {

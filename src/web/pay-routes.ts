@@ -54,12 +54,12 @@ export function payRoutes(services: Services) {
     .get(
       '/pay/:short_code',
       page(services, async ({ params }) => {
-        const found = paylinkByShortCode(services, params.short_code!);
+        const found = await paylinkByShortCode(services, params.short_code!);
         if (!found) return notFound('Payment request', 'Check the link you were given: it ends in a 10-character code.');
         // A page view is a good moment to look at the chain (throttled), so a returning payer sees the truth.
         await nudgeScan(services, found);
-        const row = getPaylink(services.db, found.request_id) ?? found;
-        const view = publicPaylinkView(services, row);
+        const row = (await getPaylink(services.db, found.request_id)) ?? found;
+        const view = await publicPaylinkView(services, row);
         const qr = view.solana_pay_url ? await qrSvg(view.solana_pay_url, `QR code: pay ${view.payee.name} with a Solana wallet`) : null;
         const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64');
         const body = checkoutPage({ ...view, signature: row.signature }, qr, nonce, services.now().getTime());
@@ -70,7 +70,7 @@ export function payRoutes(services: Services) {
     .get(
       '/fund/:id',
       page(services, async ({ request, params }) => {
-        const target = /^fr_[0-9a-hjkmnp-tv-z]{26}$/.test(params.id!) ? fundTarget(services, params.id!) : null;
+        const target = /^fr_[0-9a-hjkmnp-tv-z]{26}$/.test(params.id!) ? await fundTarget(services, params.id!) : null;
         if (!target) return notFound('Fund request', 'Open the link from the e-mail again; it ends in the fund request id (fr_…).');
         const { row, wallet, address } = target;
         const url = fundSolanaPayUrl(services, row, wallet);
@@ -104,7 +104,7 @@ export function payRoutes(services: Services) {
     .post(
       '/fund/:id/faucet',
       page(services, async ({ request, params }) => {
-        const target = /^fr_[0-9a-hjkmnp-tv-z]{26}$/.test(params.id!) ? fundTarget(services, params.id!) : null;
+        const target = /^fr_[0-9a-hjkmnp-tv-z]{26}$/.test(params.id!) ? await fundTarget(services, params.id!) : null;
         if (!target) return notFound('Fund request', 'Open the link from the e-mail again.');
         if (!faucetOn()) return problemPage(404, 'No faucet here', 'The faucet exists only on simnet, the local test chain.', 'Deposit real USDC to the address on the fund page.');
         const form = await readForm(request);

@@ -100,7 +100,7 @@ const csrfRefused = (n: Nav = {}) =>
 /** A dashboard handler: needs a session (else to the sign-in page); POSTs need the session's CSRF token. */
 function ownerPage(services: Services, handler: (c: Ctx, s: OwnerSession, form: URLSearchParams | null) => Response | Promise<Response>) {
   return page(services, async (c) => {
-    const session = currentOwner(services, c.request);
+    const session = await currentOwner(services, c.request);
     if (!session) return redirect('/login');
     let form: URLSearchParams | null = null;
     if (c.request.method === 'POST') {
@@ -238,29 +238,29 @@ async function renderWallet(
   walletId: string,
   opts: { status?: number; form?: RailsFormValues; advanced?: string; errors?: { field: string; message: string }[]; message?: string | null } = {},
 ): Promise<Response> {
-  const wallet = requireOwnerWallet(services, s.ownerId, walletId);
+  const wallet = await requireOwnerWallet(services, s.ownerId, walletId);
   let balance: number | null = null;
   try {
     balance = toUsdcNumber(await services.chain.getTokenBalance(wallet.address as Address, services.config.usdcMint as Address));
   } catch {
     balance = null; // shown as unavailable; the rest of the page still works
   }
-  const desired = railsToJson(desiredRails(services, walletId));
-  const history = walletHistory(services.db, walletId, 20, 0);
+  const desired = railsToJson(await desiredRails(services, walletId));
+  const history = await walletHistory(services.db, walletId, 20, 0);
   const body = walletPage({
     wallet: { wallet_id: wallet.wallet_id, name: wallet.name, username: wallet.username, address: wallet.address, claimed_at: wallet.claimed_at === null ? null : new Date(Number(wallet.claimed_at)).toISOString() },
     balance,
-    rails: guardRailsView(services, walletId),
+    rails: await guardRailsView(services, walletId),
     form: opts.form ?? railsFormValues(desired),
     advanced: opts.advanced ?? JSON.stringify(desired, null, 2),
     errors: opts.errors ?? [],
-    pending: listOwnerApprovals(services, s.ownerId, { walletId, status: 'pending' }, 100, 0).items,
+    pending: (await listOwnerApprovals(services, s.ownerId, { walletId, status: 'pending' }, 100, 0)).items,
     history: history.rows,
     historyTotal: history.total,
     editRails: opts.form !== undefined || opts.advanced !== undefined || (opts.errors?.length ?? 0) > 0 || Object.keys(desired).length === 0,
-    audit: walletAuditLog(services, s.ownerId, walletId, 10, 0).items,
-    exports: listWalletExports(services, s.ownerId, walletId, 50, 0).items,
-    recovery: { ...recoveryStatus(services, s.ownerId, walletId), sweep: openSweepOf(services, walletId) },
+    audit: (await walletAuditLog(services, s.ownerId, walletId, 10, 0)).items,
+    exports: (await listWalletExports(services, s.ownerId, walletId, 50, 0)).items,
+    recovery: { ...(await recoveryStatus(services, s.ownerId, walletId)), sweep: await openSweepOf(services, walletId) },
     csrf: s.csrf,
     message: opts.message ?? null,
   });
@@ -268,9 +268,9 @@ async function renderWallet(
 }
 
 /** The owner's wallet, or null when it is not theirs (or does not exist). */
-function ownerWalletOrNull(services: Services, ownerId: string, walletId: string) {
+async function ownerWalletOrNull(services: Services, ownerId: string, walletId: string) {
   try {
-    return requireOwnerWallet(services, ownerId, walletId);
+    return await requireOwnerWallet(services, ownerId, walletId);
   } catch (err) {
     if (err instanceof AppError && err.errorCode === 'NOT_FOUND') return null;
     throw err;
@@ -292,7 +292,7 @@ async function balancesOf(services: Services, addresses: string[]): Promise<bigi
 /** Saves guard rails from a page; on a validation error the page comes back with the errors and the input. */
 async function saveRailsFromPage(services: Services, s: OwnerSession, walletId: string, doc: unknown, redisplay: { form?: RailsFormValues; advanced?: string }): Promise<Response> {
   try {
-    const result = setGuardRails(services, s.ownerId, walletId, doc, 'dashboard');
+    const result = await setGuardRails(services, s.ownerId, walletId, doc, 'dashboard');
     return redirect(`/dashboard/wallets/${walletId}?done=${result.pending ? 'rails_pending' : 'rails'}#rails`);
   } catch (err) {
     if (err instanceof AppError && err.errorCode === 'VALIDATION_ERROR') {
@@ -316,8 +316,8 @@ export function webRoutes(services: Services) {
       // ---- claim -------------------------------------------------------------------------
       .get(
         '/claim/:wallet_id',
-        page(services, ({ request, params }) => {
-          const info = claimInfoOrNull(services, params.wallet_id!);
+        page(services, async ({ request, params }) => {
+          const info = await claimInfoOrNull(services, params.wallet_id!);
           if (!info) return problemPage(404, 'Wallet not found', 'No wallet has this claim URL.', 'Check the claim URL your agent gave you: it ends in the wallet id (wal_…).');
           const csrf = anonymousCsrf(services, request);
           return withCookie(pageResponse(200, `Claim ${info.name}`, claimForm(info, csrf.token, {}, [])), csrf.setCookie);
@@ -326,17 +326,17 @@ export function webRoutes(services: Services) {
       .post(
         '/claim/:wallet_id',
         page(services, async ({ request, params }) => {
-          const info = claimInfoOrNull(services, params.wallet_id!);
+          const info = await claimInfoOrNull(services, params.wallet_id!);
           if (!info) return problemPage(404, 'Wallet not found', 'No wallet has this claim URL.', 'Check the claim URL your agent gave you.');
           const form = await readForm(request);
           if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
           const values = { claim_code: form.get('claim_code') ?? '', email: form.get('email') ?? '' };
           try {
-            const sent = startClaim(services, info.wallet_id, values.claim_code, values.email);
+            const sent = await startClaim(services, info.wallet_id, values.claim_code, values.email);
             return pageResponse(200, 'Check your e-mail', claimSent(info.name, sent.email, MAGIC_LINK_MINUTES));
           } catch (err) {
             if (!(err instanceof AppError) || err.errorCode === 'NOT_FOUND') throw err;
-            const fresh = claimInfo(services, info.wallet_id);
+            const fresh = await claimInfo(services, info.wallet_id);
             const errors = [err.message.replace(/^\/(claim_code|email): /, (_m, f: string) => (f === 'email' ? 'E-mail: ' : 'Claim code: ')), err.howToFix];
             return pageResponse(err.status, `Claim ${info.name}`, claimForm(fresh, form.get('csrf') ?? '', { email: values.email }, errors), {}, err.headers);
           }
@@ -347,9 +347,9 @@ export function webRoutes(services: Services) {
       // ---- sign-in -----------------------------------------------------------------------
       .get(
         '/login',
-        page(services, ({ request }) => {
+        page(services, async ({ request }) => {
           // A signed-in owner may switch: one browser holds one owner's session at a time.
-          const signedIn = currentOwner(services, request);
+          const signedIn = await currentOwner(services, request);
           const csrf = anonymousCsrf(services, request);
           const message = signedIn
             ? `You are signed in as ${signedIn.email}. Sign in with another e-mail to switch this browser to that owner: a browser holds one owner's session at a time, and the new sign-in ends this one.`
@@ -364,7 +364,7 @@ export function webRoutes(services: Services) {
           if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
           const email = form.get('email') ?? '';
           try {
-            const done = requestLogin(services, email);
+            const done = await requestLogin(services, email);
             return pageResponse(200, 'Check your e-mail', loginSent(done.email, MAGIC_LINK_MINUTES));
           } catch (err) {
             if (!(err instanceof AppError)) throw err;
@@ -375,8 +375,8 @@ export function webRoutes(services: Services) {
       )
       .get(
         '/login/:token',
-        page(services, ({ request, params }) => {
-          const link = magicLinkInfo(services, params.token!);
+        page(services, async ({ request, params }) => {
+          const link = await magicLinkInfo(services, params.token!);
           if (!link.ok) return linkFailurePage(link.reason, link.walletId);
           const csrf = anonymousCsrf(services, request);
           const title = link.purpose === 'claim' ? `Claim ${link.wallet.name}` : 'Sign in';
@@ -389,11 +389,11 @@ export function webRoutes(services: Services) {
           const form = await readForm(request);
           if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
           const session = newSession(services, request);
-          const result = followMagicLink(services, params.token!, { hash: session.hash, expiresAt: session.expiresAt });
+          const result = await followMagicLink(services, params.token!, { hash: session.hash, expiresAt: session.expiresAt });
           if (!result.ok) return linkFailurePage(result.reason, result.walletId);
           // The session this browser held (another owner's, or an older one) ends: its cookie is replaced.
-          const previous = currentOwner(services, request);
-          if (previous) endSession(services, request, previous);
+          const previous = await currentOwner(services, request);
+          if (previous) await endSession(services, request, previous);
           const target = result.claimed && result.walletId ? `/dashboard/wallets/${result.walletId}?done=claimed` : '/dashboard';
           return redirect(target, { 'Set-Cookie': session.setCookie });
         }),
@@ -402,11 +402,11 @@ export function webRoutes(services: Services) {
       .post(
         '/logout',
         page(services, async ({ request }) => {
-          const session = currentOwner(services, request);
+          const session = await currentOwner(services, request);
           if (!session) return redirect('/login');
           const form = await readForm(request);
           if (!validSessionCsrf(session, form.get('csrf'))) return csrfRefused(nav(session));
-          return redirect('/login?done=signed_out', { 'Set-Cookie': endSession(services, request, session) });
+          return redirect('/login?done=signed_out', { 'Set-Cookie': await endSession(services, request, session) });
         }),
         noParse,
       )
@@ -415,25 +415,26 @@ export function webRoutes(services: Services) {
       .get(
         '/dashboard',
         ownerPage(services, async ({ request }, s) => {
-          const wallets = listOwnerWallets(services, s.ownerId, 100, 0).items;
-          const pending = listOwnerApprovals(services, s.ownerId, { status: 'pending' }, 100, 0).items;
+          const wallets = (await listOwnerWallets(services, s.ownerId, 100, 0)).items;
+          const pending = (await listOwnerApprovals(services, s.ownerId, { status: 'pending' }, 100, 0)).items;
           const balances = await balancesOf(services, wallets.map((w) => w.address));
           const items = wallets.map((w, i) => ({ ...w, balance: balances === null ? null : formatUsdc(balances[i]!) }));
-          const alarms = items.flatMap((w): SweepAlarm[] => {
-            const sweep = openSweepOf(services, w.wallet_id);
-            return sweep ? [{ wallet_id: w.wallet_id, wallet_name: w.name, balance: w.balance, sweep }] : [];
-          });
+          const alarms: SweepAlarm[] = [];
+          for (const w of items) {
+            const sweep = await openSweepOf(services, w.wallet_id);
+            if (sweep) alarms.push({ wallet_id: w.wallet_id, wallet_name: w.name, balance: w.balance, sweep });
+          }
           return pageResponse(200, 'Your wallets', walletsPage(items, pending, alarms, s.csrf, noticeOf(request)), nav(s, 'wallets'));
         }),
       )
       .get(
         '/dashboard/transactions/:transaction_id',
-        ownerPage(services, ({ params }, s) => {
-          const tx = getTx(services.db, params.transaction_id!);
+        ownerPage(services, async ({ params }, s) => {
+          const tx = await getTx(services.db, params.transaction_id!);
           // Another owner's transaction is as unknown as a made-up id.
-          const wallet = tx ? ownerWalletOrNull(services, s.ownerId, tx.wallet_id) : null;
+          const wallet = tx ? await ownerWalletOrNull(services, s.ownerId, tx.wallet_id) : null;
           if (!tx || !wallet) return problemPage(404, 'Not found', 'There is no such transaction among your wallets.', html`Go to <a href="/dashboard">your wallets</a>.`, nav(s));
-          const approval = tx.approval_id ? getApproval(services.db, tx.approval_id) : null;
+          const approval = tx.approval_id ? await getApproval(services.db, tx.approval_id) : null;
           const iso = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
           const detail = transactionPage({
             ...tx,
@@ -452,19 +453,19 @@ export function webRoutes(services: Services) {
       )
       .post(
         '/dashboard/wallets/:wallet_id/rails',
-        ownerPage(services, (c, s, form) => {
+        ownerPage(services, async (c, s, form) => {
           const walletId = c.params.wallet_id!;
-          requireOwnerWallet(services, s.ownerId, walletId);
-          const { doc, values } = railsFromForm(form!, railsToJson(desiredRails(services, walletId)));
+          await requireOwnerWallet(services, s.ownerId, walletId);
+          const { doc, values } = railsFromForm(form!, railsToJson(await desiredRails(services, walletId)));
           return saveRailsFromPage(services, s, walletId, doc, { form: values });
         }),
         noParse,
       )
       .post(
         '/dashboard/wallets/:wallet_id/rails-json',
-        ownerPage(services, (c, s, form) => {
+        ownerPage(services, async (c, s, form) => {
           const walletId = c.params.wallet_id!;
-          requireOwnerWallet(services, s.ownerId, walletId);
+          await requireOwnerWallet(services, s.ownerId, walletId);
           const text = form!.get('rails_json') ?? '';
           let doc: unknown;
           try {
@@ -478,63 +479,63 @@ export function webRoutes(services: Services) {
       )
       .post(
         '/dashboard/approvals/:approval_id/:decision',
-        ownerPage(services, (c, s) => {
+        ownerPage(services, async (c, s) => {
           const decision = c.params.decision === 'approve' ? 'approved' : c.params.decision === 'reject' ? 'rejected' : null;
           if (!decision) return problemPage(404, 'Not found', 'There is no such page.', html`Go to <a href="/dashboard">your wallets</a>.`, nav(s));
-          const decided = decideAsOwner(services, s.ownerId, c.params.approval_id!, decision, 'dashboard');
+          const decided = await decideAsOwner(services, s.ownerId, c.params.approval_id!, decision, 'dashboard');
           return redirect(`/dashboard/wallets/${decided.wallet_id}?done=${decision}#approvals`);
         }),
         noParse,
       )
       .post(
         '/dashboard/exports/:export_id/revoke',
-        ownerPage(services, (c, s) => {
-          const revoked = revokeOwnerExport(services, s.ownerId, c.params.export_id!, 'dashboard');
+        ownerPage(services, async (c, s) => {
+          const revoked = await revokeOwnerExport(services, s.ownerId, c.params.export_id!, 'dashboard');
           return redirect(`/dashboard/wallets/${revoked.wallet_id}?done=export_revoked#keys`);
         }),
         noParse,
       )
       .post(
         '/dashboard/sweeps/:sweep_id/cancel',
-        ownerPage(services, (c, s) => {
-          const cancelled = cancelSweep(services, s.ownerId, c.params.sweep_id!, 'dashboard');
+        ownerPage(services, async (c, s) => {
+          const cancelled = await cancelSweep(services, s.ownerId, c.params.sweep_id!, 'dashboard');
           return redirect(`/dashboard/wallets/${cancelled.wallet_id}?done=sweep_cancelled#recovery`);
         }),
         noParse,
       )
       .post(
         '/dashboard/wallets/:wallet_id/rotate-key',
-        ownerPage(services, (c, s, form) => {
-          const wallet = requireOwnerWallet(services, s.ownerId, c.params.wallet_id!);
+        ownerPage(services, async (c, s, form) => {
+          const wallet = await requireOwnerWallet(services, s.ownerId, c.params.wallet_id!);
           if (!form!.get('confirm')) {
             return problemPage(400, 'The API key was not rotated', 'Rotating stops the agent until it gets the new key, so the form asks you to confirm that.', html`Go back to <a href="/dashboard/wallets/${wallet.wallet_id}#keys">the wallet</a>, tick the box and press the button again.`, nav(s));
           }
-          const rotated = rotateBotKey(services, s.ownerId, wallet.wallet_id, 'dashboard');
+          const rotated = await rotateBotKey(services, s.ownerId, wallet.wallet_id, 'dashboard');
           return pageResponse(200, 'New API key', rotatedKeyPage(wallet, rotated), nav(s, 'wallets'));
         }),
         noParse,
       )
       .get(
         '/dashboard/tokens',
-        ownerPage(services, ({ request }, s) => pageResponse(200, 'API tokens', tokensPage(listTokens(services, s.ownerId).items, s.csrf, null, [], noticeOf(request)), nav(s, 'tokens'))),
+        ownerPage(services, async ({ request }, s) => pageResponse(200, 'API tokens', tokensPage((await listTokens(services, s.ownerId)).items, s.csrf, null, [], noticeOf(request)), nav(s, 'tokens'))),
       )
       .post(
         '/dashboard/tokens',
-        ownerPage(services, (_c, s, form) => {
+        ownerPage(services, async (_c, s, form) => {
           try {
-            const minted = mintOwnerToken(services, s.ownerId, form!.get('label') ?? '');
-            return pageResponse(200, 'API tokens', tokensPage(listTokens(services, s.ownerId).items, s.csrf, minted, [], null), nav(s, 'tokens'));
+            const minted = await mintOwnerToken(services, s.ownerId, form!.get('label') ?? '');
+            return pageResponse(200, 'API tokens', tokensPage((await listTokens(services, s.ownerId)).items, s.csrf, minted, [], null), nav(s, 'tokens'));
           } catch (err) {
             if (!(err instanceof AppError) || err.errorCode !== 'VALIDATION_ERROR') throw err;
-            return pageResponse(400, 'API tokens', tokensPage(listTokens(services, s.ownerId).items, s.csrf, null, [err.message.replace(/^\/label: /, 'Label: ')], null), nav(s, 'tokens'));
+            return pageResponse(400, 'API tokens', tokensPage((await listTokens(services, s.ownerId)).items, s.csrf, null, [err.message.replace(/^\/label: /, 'Label: ')], null), nav(s, 'tokens'));
           }
         }),
         noParse,
       )
       .post(
         '/dashboard/tokens/:token_id/revoke',
-        ownerPage(services, (c, s) => {
-          revokeToken(services, s.ownerId, c.params.token_id!);
+        ownerPage(services, async (c, s) => {
+          await revokeToken(services, s.ownerId, c.params.token_id!);
           return redirect('/dashboard/tokens?done=revoked');
         }),
         noParse,
@@ -547,11 +548,11 @@ export function webRoutes(services: Services) {
       // ---- approval links from e-mail ----------------------------------------------------
       .get(
         '/approval/:token',
-        page(services, ({ request, params }) => {
-          const state = approvalLinkInfo(services, params.token!);
+        page(services, async ({ request, params }) => {
+          const state = await approvalLinkInfo(services, params.token!);
           if (!state.ok) return approvalFailurePage(state.reason, state.approval?.status ?? null, state.approval?.wallet_id ?? null);
           const csrf = anonymousCsrf(services, request);
-          const view = approvalViewOf(services, state.approval, state.wallet);
+          const view = await approvalViewOf(services, state.approval, state.wallet);
           return withCookie(pageResponse(200, 'Confirm your decision', approvalConfirmPage(view, state.link.decision, params.token!, csrf.token)), csrf.setCookie);
         }),
       )
@@ -560,9 +561,9 @@ export function webRoutes(services: Services) {
         page(services, async ({ request, params }) => {
           const form = await readForm(request);
           if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
-          const state = decideByLink(services, params.token!);
+          const state = await decideByLink(services, params.token!);
           if (!state.ok) return approvalFailurePage(state.reason, state.approval?.status ?? null, state.approval?.wallet_id ?? null);
-          return pageResponse(200, state.link.decision === 'approved' ? 'Approved' : 'Rejected', approvalDonePage(approvalViewOf(services, state.approval, state.wallet), state.link.decision));
+          return pageResponse(200, state.link.decision === 'approved' ? 'Approved' : 'Rejected', approvalDonePage(await approvalViewOf(services, state.approval, state.wallet), state.link.decision));
         }),
         noParse,
       )
@@ -571,7 +572,7 @@ export function webRoutes(services: Services) {
       .get(
         '/sweep-cancel/:sweep_id/:token',
         page(services, async ({ request, params }) => {
-          const state = sweepLinkInfo(services, params.sweep_id!, params.token!);
+          const state = await sweepLinkInfo(services, params.sweep_id!, params.token!);
           if (!state.ok) return sweepLinkFailurePage(state.reason, state.walletId);
           const csrf = anonymousCsrf(services, request);
           const alarm = { wallet_id: state.wallet.wallet_id, wallet_name: state.wallet.name, balance: await balanceOf(services, state.wallet.address), sweep: state.sweep };
@@ -584,10 +585,10 @@ export function webRoutes(services: Services) {
         page(services, async ({ request, params }) => {
           const form = await readForm(request);
           if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
-          const state = sweepLinkInfo(services, params.sweep_id!, params.token!);
+          const state = await sweepLinkInfo(services, params.sweep_id!, params.token!);
           if (!state.ok) return sweepLinkFailurePage(state.reason, state.walletId);
           // The link's token was checked just above: the sweep's owner cancels it, by e-mail (audit).
-          const cancelled = cancelSweep(services, state.ownerId, params.sweep_id!, 'email');
+          const cancelled = await cancelSweep(services, state.ownerId, params.sweep_id!, 'email');
           return pageResponse(200, 'Sweep cancelled', sweepCancelledPage({ wallet_id: state.wallet.wallet_id, wallet_name: state.wallet.name, to_address: cancelled.to_address }));
         }),
         noParse,
@@ -595,15 +596,15 @@ export function webRoutes(services: Services) {
   );
 }
 
-function claimInfoOrNull(services: Services, walletId: string) {
+async function claimInfoOrNull(services: Services, walletId: string) {
   try {
-    return claimInfo(services, walletId);
+    return await claimInfo(services, walletId);
   } catch (err) {
     if (err instanceof AppError && err.errorCode === 'NOT_FOUND') return null;
     throw err;
   }
 }
 
-function approvalViewOf(services: Services, a: ApprovalRow, w: { name: string; username: string }) {
-  return { ...approvalView(a), wallet_name: w.name, wallet_username: w.username, agent_reason: agentReasonOf(services.db, a) };
+async function approvalViewOf(services: Services, a: ApprovalRow, w: { name: string; username: string }) {
+  return { ...approvalView(a), wallet_name: w.name, wallet_username: w.username, agent_reason: await agentReasonOf(services.db, a) };
 }

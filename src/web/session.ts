@@ -61,20 +61,20 @@ export function newSession(services: Services, request: Request): { hash: Uint8A
 }
 
 /** The owner of the request's live session, or null. */
-export function currentOwner(services: Services, request: Request): OwnerSession | null {
+export async function currentOwner(services: Services, request: Request): Promise<OwnerSession | null> {
   const token = cookies(request).get(SESSION_COOKIE);
   if (!token || !TOKEN_PATTERN.test(token)) return null;
   const hash = hashToken(token);
-  const row = findSession(services.db, hash, services.now().getTime());
+  const row = await findSession(services.db, hash, services.now().getTime());
   if (!row || !sameHash(row.session_hash, hash)) return null;
-  const owner = getOwner(services.db, row.owner_id);
+  const owner = await getOwner(services.db, row.owner_id);
   if (!owner) return null;
   return { ownerId: owner.owner_id, email: owner.email, csrf: sessionCsrf(token), sessionHash: hash };
 }
 
 /** Ends the session and returns the cookie that clears it. */
-export function endSession(services: Services, request: Request, session: OwnerSession): string {
-  services.db.transaction(() => deleteSession(services.db, session.sessionHash)).immediate();
+export async function endSession(services: Services, request: Request, session: OwnerSession): Promise<string> {
+  await services.db.transaction(async () => await deleteSession(services.db, session.sessionHash));
   return cookie(SESSION_COOKIE, '', 0, secureContext(services, request));
 }
 

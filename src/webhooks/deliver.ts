@@ -98,19 +98,18 @@ async function attemptDelivery(services: Services, due: DeliveryRow, outbound: O
   const { db } = services;
   const startedAt = services.now().getTime();
   const leaseMs = services.config.outbound.total_timeout_ms + LEASE_MARGIN_MS;
-  const claimed = db
-    .transaction(() => {
-      if (!leaseDelivery(db, due.delivery_id, startedAt, startedAt + leaseMs)) return null;
+  const claimed = await db
+    .transaction(async () => {
+      if (!(await leaseDelivery(db, due.delivery_id, startedAt, startedAt + leaseMs))) return null;
       // Re-read under the lease: set_webhook may have moved the message to a new endpoint.
-      const delivery = getDelivery(db, due.delivery_id)!;
-      const endpoint = getEndpoint(db, delivery.endpoint_id);
+      const delivery = (await getDelivery(db, due.delivery_id))!;
+      const endpoint = await getEndpoint(db, delivery.endpoint_id);
       if (!endpoint || endpoint.status !== 'active') {
-        releaseDeliveryLease(db, delivery.delivery_id);
+        await releaseDeliveryLease(db, delivery.delivery_id);
         return null;
       }
       return { delivery, endpoint };
-    })
-    .immediate();
+    });
   if (!claimed) return null;
   const { delivery, endpoint } = claimed;
 
@@ -169,10 +168,10 @@ async function attemptDelivery(services: Services, due: DeliveryRow, outbound: O
       outcome = 'failed';
       status = 'failed';
   }
-  db.transaction(() => {
-    recordAttempt(db, { delivery, url: endpoint.url, startedAt, durationMs, httpStatus: attempt.httpStatus, error, outcome, status, nextAttemptAt, now });
-    if (outcome === 'disabled') disableEndpoint(db, endpoint.endpoint_id, 'the receiver answered 410 Gone', now);
-  }).immediate();
+  await db.transaction(async () => {
+    await recordAttempt(db, { delivery, url: endpoint.url, startedAt, durationMs, httpStatus: attempt.httpStatus, error, outcome, status, nextAttemptAt, now });
+    if (outcome === 'disabled') await disableEndpoint(db, endpoint.endpoint_id, 'the receiver answered 410 Gone', now);
+  });
 
   const fields = { delivery_id: delivery.delivery_id, merchant_id: delivery.merchant_id, event_type: delivery.event_type, http_status: attempt.httpStatus, error, duration_ms: durationMs };
   if (outcome === 'delivered') {
@@ -202,7 +201,7 @@ export async function deliverDueWebhooks(services: Services, opts: DeliveryOptio
   const rand = opts.rand ?? Math.random;
   const report: WebhookReport = { delivered: 0, retrying: 0, failed: 0, disabled: 0 };
   const queues = new Map<string, DeliveryRow[]>();
-  for (const row of dueDeliveries(services.db, services.now().getTime(), BATCH)) {
+  for (const row of (await dueDeliveries(services.db, services.now().getTime(), BATCH))) {
     const queue = queues.get(row.endpoint_id) ?? [];
     queue.push(row);
     queues.set(row.endpoint_id, queue);

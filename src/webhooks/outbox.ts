@@ -7,7 +7,7 @@
  * Message body (Standard Webhooks' recommended shape):
  * `{"type": "...", "timestamp": "<ISO 8601>", "event_id": "evt_…", "data": {…}}`.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../db/store.ts';
 import { base32 } from '../contract/ids.ts';
 import { MERCHANT_EVENT_TYPES } from '../contract/merchant.ts';
 import { appendEvent } from '../db/events.ts';
@@ -36,13 +36,13 @@ const WEBHOOK_TYPES: ReadonlySet<string> = new Set(MERCHANT_EVENT_TYPES);
  * queues one message for the merchant's active endpoint (none when no webhook is set or it is
  * disabled: the event stays in the feed). Call inside the write transaction of the change.
  */
-export function recordMerchantEvent(db: Database, merchantId: string, type: string, data: Record<string, unknown>, now: number): { eventId: string; deliveryId: string | null } {
-  const eventId = appendEvent(db, { merchantId, type, data, now });
-  const endpoint = WEBHOOK_TYPES.has(type) ? activeEndpoint(db, merchantId) : null;
+export async function recordMerchantEvent(db: Store, merchantId: string, type: string, data: Record<string, unknown>, now: number): Promise<{ eventId: string; deliveryId: string | null }> {
+  const eventId = await appendEvent(db, { merchantId, type, data, now });
+  const endpoint = WEBHOOK_TYPES.has(type) ? await activeEndpoint(db, merchantId) : null;
   if (!endpoint) return { eventId, deliveryId: null };
   const deliveryId = newDeliveryId();
   const payload = jsonText({ type, timestamp: new Date(now).toISOString(), event_id: eventId, data });
-  insertDelivery(db, { delivery_id: deliveryId, endpoint_id: endpoint.endpoint_id, merchant_id: merchantId, event_id: eventId, event_type: type, payload, now });
+  await insertDelivery(db, { delivery_id: deliveryId, endpoint_id: endpoint.endpoint_id, merchant_id: merchantId, event_id: eventId, event_type: type, payload, now });
   return { eventId, deliveryId };
 }
 
@@ -51,10 +51,10 @@ export function recordMerchantEvent(db: Database, merchantId: string, type: stri
  * and its webhook message. Called by `completeTx` inside the transaction that marks the payment
  * completed; does nothing for a transaction that is not to a merchant.
  */
-export function recordMerchantPayment(services: Services, tx: TxRow, now: number): void {
+export async function recordMerchantPayment(services: Services, tx: TxRow, now: number): Promise<void> {
   if (!tx.to_merchant_id) return;
-  const payer = getWallet(services.db, tx.wallet_id);
-  recordMerchantEvent(
+  const payer = await getWallet(services.db, tx.wallet_id);
+  await recordMerchantEvent(
     services.db,
     tx.to_merchant_id,
     'payment.received',

@@ -4,7 +4,7 @@
  * a Solana `exact` USDC option for this service's network), re-verified daily; an entry that stops
  * verifying is hidden, and shown again when it verifies.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../db/store.ts';
 import { AppError } from '../errors.ts';
 import type { Config } from '../config.ts';
 import { newId } from '../contract/ids.ts';
@@ -39,7 +39,7 @@ export function normaliseTags(tags: readonly string[]): string[] {
 /** Probes and stores (or refreshes) an entry; throws AppError when the URL does not verify. */
 export async function addEntry(
   config: ProbeConfig,
-  db: Database,
+  db: Store,
   e: { url: string; method?: string; name: string; description: string; tags: string[] },
   now = Date.now(),
 ): Promise<CatalogRow> {
@@ -47,16 +47,16 @@ export async function addEntry(
   const url = upstreamRequest({ url: e.url, method }).url;
   const checked = await verifyEntry(config, url, method);
   if (!checked.ok) throw new AppError('VALIDATION_ERROR', `${url} does not verify as a paid API: ${checked.error}`, { howToFix: 'Add only URLs that answer 402 with a Solana exact USDC option on this network.' });
-  return db.transaction(() => upsertCatalogEntry(db, { entry_id: newId('catalogEntry'), url, method, name: e.name, description: e.description, tags: e.tags, ...checked.probe, now })).immediate();
+  return await db.transaction(async () => await upsertCatalogEntry(db, { entry_id: newId('catalogEntry'), url, method, name: e.name, description: e.description, tags: e.tags, ...checked.probe, now }));
 }
 
 /** Re-verifies every entry (hidden ones too, so a seller that recovers is shown again). */
-export async function reverifyCatalog(config: ProbeConfig, db: Database, now: () => number = Date.now): Promise<{ verified: number; hidden: number }> {
+export async function reverifyCatalog(config: ProbeConfig, db: Store, now: () => number = Date.now): Promise<{ verified: number; hidden: number }> {
   let verified = 0;
   let hidden = 0;
-  for (const entry of listCatalog(db, { includeHidden: true })) {
+  for (const entry of (await listCatalog(db, { includeHidden: true }))) {
     const outcome = await verifyEntry(config, entry.url, entry.method);
-    db.transaction(() => recordCatalogCheck(db, entry.entry_id, now(), outcome)).immediate();
+    await db.transaction(async () => await recordCatalogCheck(db, entry.entry_id, now(), outcome));
     if (outcome.ok) verified++;
     else hidden++;
   }
@@ -84,10 +84,10 @@ export function catalogView(row: CatalogRow) {
 }
 
 /** The verified entries matching `query` (words in name, description, URL or tags) and `tag`. */
-export function searchCatalog(db: Database, opts: { query?: string; tag?: string }) {
+export async function searchCatalog(db: Store, opts: { query?: string; tag?: string }) {
   const words = (opts.query ?? '').toLowerCase().split(/\s+/).filter((w) => w !== '');
   const tag = opts.tag?.trim().toLowerCase();
-  const items = listCatalog(db)
+  const items = (await listCatalog(db))
     .map(catalogView)
     .filter((e) => (tag ? e.tags.includes(tag) : true))
     .filter((e) => {

@@ -141,7 +141,7 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   const amount = BigInt(amountText);
   // The operator's fee on a merchant's sale is owed by the merchant (src/earning/sale-fees.ts), within its credit.
   const fee = seller.kind === 'merchant' ? saleFee(services, amount) : 0n;
-  const overCredit = seller.kind === 'merchant' ? creditRefusal(services, seller.merchant.merchant_id, fee) : null;
+  const overCredit = seller.kind === 'merchant' ? await creditRefusal(services, seller.merchant.merchant_id, fee) : null;
   if (overCredit) return no(FEE_CREDIT_EXHAUSTED, overCredit);
   // No open relay: only the authenticated seller's own address is settled here.
   if (req.payTo !== seller.payTo) return no('invalid_payment_requirements', `payTo ${String(req.payTo)} is not this ${seller.kind === 'merchant' ? "merchant's payout address" : "wallet's address"} registered here`);
@@ -153,7 +153,7 @@ export async function checkPayment(services: Services, seller: Seller, body: unk
   const { payer } = t;
   // What the fee payer pays when it lands: both signatures and the priority fee (price × limit, rounded up).
   const networkCost = 2n * LAMPORTS_PER_SIGNATURE + (BigInt(t.units) * t.microLamports + 999_999n) / 1_000_000n;
-  const overAllowance = networkRefusal(services, sellerId(seller), networkCost);
+  const overAllowance = await networkRefusal(services, sellerId(seller), networkCost);
   if (overAllowance) return no(refusalReason(overAllowance), overAllowance.message, payer);
   // The chain runs it as it would (its blockhash, the payer's balance, payTo's account) without our signature.
   const simulated = settling && simulatedLately(services, t.messageBytes) ? { err: null } : await inBackground(() => services.chain.simulate(t.wire));
@@ -188,7 +188,7 @@ export async function settle(services: Services, seller: Seller, body: unknown) 
   const network = isObject(body) && isObject(body.paymentRequirements) ? String(body.paymentRequirements.network ?? '') : '';
   if (!c.ok) return { success: false, errorReason: c.reason, errorMessage: c.message, transaction: '', network, ...(c.payer ? { payer: c.payer } : {}) };
   const hash = sha256(c.messageBytes);
-  const known = saleByMessageHash(services.db, hash);
+  const known = await saleByMessageHash(services.db, hash);
   if (known) return { success: false, errorReason: 'duplicate_settlement', errorMessage: `this payment was settled already (sale ${known.sale_id})`, transaction: known.signature, network, payer: c.payer };
   const feeSignature = ed25519Sign(c.messageBytes, services.feePayer.keypairBytes);
   const wire = assembleSignedTransaction(c.messageBytes, { [services.feePayer.address]: feeSignature, ...c.signatures });
@@ -198,22 +198,21 @@ export async function settle(services: Services, seller: Seller, body: unknown) 
   let overCredit: string | null = null;
   let overAllowance: NetworkRefusal | null = null;
   try {
-    services.db
-      .transaction(() => {
+    await services.db
+      .transaction(async () => {
         // Checked again where the fee is recorded: concurrent settles cannot together pass the credit.
-        overCredit = merchantId === null ? null : creditRefusal(services, merchantId, c.fee);
+        overCredit = merchantId === null ? null : await creditRefusal(services, merchantId, c.fee);
         if (overCredit !== null) return;
         // …nor the seller's SOL allowance, which is counted here, before the fee payer signs anything out.
-        overAllowance = networkRefusal(services, sellerId(seller), c.networkCost);
+        overAllowance = await networkRefusal(services, sellerId(seller), c.networkCost);
         if (overAllowance !== null) return;
         const now = services.now().getTime();
-        insertSale(services.db, { sale_id: saleId, merchant_id: merchantId, wallet_id: seller.kind === 'wallet' ? seller.wallet.wallet_id : null, pay_to: c.payTo, payer: c.payer, amount: c.amount, fee: c.fee, network: c.network, resource: c.resource, payment_id: c.paymentId, message_hash: hash, signature, signed_tx: wire, last_valid_block_height: null, now });
-        recordNetworkCost(services.db, { sale_id: saleId, seller_id: sellerId(seller), lamports: c.networkCost, now });
-      })
-      .immediate();
+        await insertSale(services.db, { sale_id: saleId, merchant_id: merchantId, wallet_id: seller.kind === 'wallet' ? seller.wallet.wallet_id : null, pay_to: c.payTo, payer: c.payer, amount: c.amount, fee: c.fee, network: c.network, resource: c.resource, payment_id: c.paymentId, message_hash: hash, signature, signed_tx: wire, last_valid_block_height: null, now });
+        await recordNetworkCost(services.db, { sale_id: saleId, seller_id: sellerId(seller), lamports: c.networkCost, now });
+      });
   } catch (err) {
     // A concurrent settle of the same payload took it first (the message hash is unique).
-    if (saleByMessageHash(services.db, hash)) return { success: false, errorReason: 'duplicate_settlement', errorMessage: 'this payment is being settled already', transaction: signature, network, payer: c.payer };
+    if (await saleByMessageHash(services.db, hash)) return { success: false, errorReason: 'duplicate_settlement', errorMessage: 'this payment is being settled already', transaction: signature, network, payer: c.payer };
     throw err;
   }
   if (overCredit !== null) return { success: false, errorReason: FEE_CREDIT_EXHAUSTED, errorMessage: overCredit, transaction: '', network, payer: c.payer };
@@ -225,23 +224,23 @@ export async function settle(services: Services, seller: Seller, body: unknown) 
   } catch (err) {
     if (err instanceof ChainRejectedError && err.kind === 'blockhash_not_found') {
       // The node refused it before it went anywhere: it can never land.
-      finishSaleAs(services, saleId, 'failed', 'not sent: the node does not know its blockhash', false);
+      await finishSaleAs(services, saleId, 'failed', 'not sent: the node does not know its blockhash', false);
       const errorMessage = "not sent: the chain's node does not know the transaction's blockhash (expired, or newer than the node); nothing moved, sign the payment again with a recent blockhash";
       return { success: false, errorReason: UNKNOWN_BLOCKHASH, errorMessage, transaction: signature, network, payer: c.payer };
     }
     if (err instanceof ChainRejectedError && err.kind !== 'already_processed') {
-      finishSaleAs(services, saleId, 'failed', `Solana refused the transaction: ${err.reason}`, false);
+      await finishSaleAs(services, saleId, 'failed', `Solana refused the transaction: ${err.reason}`, false);
       return { success: false, errorReason: 'transaction_failed', errorMessage: err.reason, transaction: signature, network, payer: c.payer };
     }
     if (!(err instanceof ChainUnavailableError) && !(err instanceof ChainRejectedError)) throw err;
   }
   const outcome = await outcomeOf(services, signature, SETTLE_WAIT_MS);
   if (outcome === 'completed') {
-    finishSaleAs(services, saleId, 'completed');
+    await finishSaleAs(services, saleId, 'completed');
     return { success: true, transaction: signature, network, payer: c.payer, amount: c.amount.toString() };
   }
   if (outcome === 'failed') {
-    finishSaleAs(services, saleId, 'failed', 'the transaction failed on chain');
+    await finishSaleAs(services, saleId, 'failed', 'the transaction failed on chain');
     return { success: false, errorReason: 'transaction_failed', errorMessage: 'the transaction failed on chain', transaction: signature, network, payer: c.payer };
   }
   return { success: false, errorReason: 'settlement_pending', errorMessage: 'sent; the chain has not confirmed it yet', transaction: signature, network, payer: c.payer };
@@ -327,24 +326,23 @@ async function poll(services: Services, state: Waiting): Promise<void> {
  * webhook) and owes its fee, in the same transaction. A failed one owes nothing; one whose
  * transaction never landed was not `charged` to the fee payer either.
  */
-function finishSaleAs(services: Services, saleId: string, status: 'completed' | 'failed', error: string | null = null, charged = true): void {
+async function finishSaleAs(services: Services, saleId: string, status: 'completed' | 'failed', error: string | null = null, charged = true): Promise<void> {
   const now = services.now().getTime();
-  services.db
-    .transaction(() => {
-      if (!finishSale(services.db, saleId, status, now, error)) return;
-      const sale = getSale(services.db, saleId)!;
-      if (!charged) releaseNetworkCost(services.db, saleId);
+  await services.db
+    .transaction(async () => {
+      if (!(await finishSale(services.db, saleId, status, now, error))) return;
+      const sale = (await getSale(services.db, saleId))!;
+      if (!charged) await releaseNetworkCost(services.db, saleId);
       if (status === 'failed') return;
-      if (sale.merchant_id) accrue(services, sale.merchant_id, sale.fee, now);
-      if (sale.merchant_id) recordMerchantEvent(services.db, sale.merchant_id, 'x402.sale', saleEvent(services, sale, now), now);
-      else appendEvent(services.db, { walletId: sale.wallet_id!, type: 'x402.sale', data: saleEvent(services, sale, now), now });
-    })
-    .immediate();
+      if (sale.merchant_id) await accrue(services, sale.merchant_id, sale.fee, now);
+      if (sale.merchant_id) await recordMerchantEvent(services.db, sale.merchant_id, 'x402.sale', await saleEvent(services, sale, now), now);
+      else await appendEvent(services.db, { walletId: sale.wallet_id!, type: 'x402.sale', data: await saleEvent(services, sale, now), now });
+    });
 }
 
-function saleEvent(services: Services, s: SaleRow, now: number) {
-  const merchant = s.merchant_id ? getMerchant(services.db, s.merchant_id) : null;
-  const wallet = s.wallet_id ? getWallet(services.db, s.wallet_id) : null;
+async function saleEvent(services: Services, s: SaleRow, now: number) {
+  const merchant = s.merchant_id ? await getMerchant(services.db, s.merchant_id) : null;
+  const wallet = s.wallet_id ? await getWallet(services.db, s.wallet_id) : null;
   const to = merchant ? { merchant_id: merchant.merchant_id, username: merchant.username, address: s.pay_to } : { wallet_id: wallet?.wallet_id ?? null, username: wallet?.username ?? null, address: s.pay_to };
   return {
     sale_id: s.sale_id,
@@ -364,17 +362,17 @@ function saleEvent(services: Services, s: SaleRow, now: number) {
 
 /** The outcome job's pass over sales still settling: the chain decides; past their lifetime, failed. */
 export async function resolveSales(services: Services): Promise<number> {
-  const sales = settlingSales(services.db, 256);
+  const sales = await settlingSales(services.db, 256);
   if (sales.length === 0) return 0;
   const statuses = await services.chain.getSignatureStatuses(sales.map((s) => s.signature));
   let resolved = 0;
   for (const [i, s] of sales.entries()) {
     const status = statuses[i];
     if (landed(status)) {
-      finishSaleAs(services, s.sale_id, status.err === null ? 'completed' : 'failed', status.err === null ? null : 'the transaction failed on chain');
+      await finishSaleAs(services, s.sale_id, status.err === null ? 'completed' : 'failed', status.err === null ? null : 'the transaction failed on chain');
       resolved++;
     } else if (!status && services.now().getTime() - Number(s.created_at) > SALE_EXPIRY_MS) {
-      finishSaleAs(services, s.sale_id, 'failed', 'never landed; its blockhash has expired', false);
+      await finishSaleAs(services, s.sale_id, 'failed', 'never landed; its blockhash has expired', false);
       resolved++;
     }
   }

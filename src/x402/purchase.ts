@@ -209,8 +209,8 @@ export function purchaseView(p: PurchaseRow, tx: TxRow) {
 }
 
 /** x402_status: the purchase and its stored answer as they stand; nothing is sent or looked up. */
-export function purchaseStatus(services: Services, p: PurchaseRow) {
-  return storedOutcome(p, getTx(services.db, p.transaction_id)!, false);
+export async function purchaseStatus(services: Services, p: PurchaseRow) {
+  return storedOutcome(p, (await getTx(services.db, p.transaction_id))!, false);
 }
 
 /** The stored paid answer as the agent sees it again. */
@@ -259,18 +259,17 @@ export async function prepare(ctx: ActionContext, wallet: WalletRow, p: PrepareP
   // Bought before, and the seller offers a sign-in this wallet may sign: prove it instead of paying.
   let signInDeclined: string | null = null;
   if (p.signIn !== false) {
-    const signIn = services.db
-      .transaction(() => {
-        const opened = openSignIn(ctx, wallet, req, hostOf(req.url), required, payableTarget(config).caip2);
+    const signIn = await services.db
+      .transaction(async () => {
+        const opened = await openSignIn(ctx, wallet, req, hostOf(req.url), required, payableTarget(config).caip2);
         if (opened && 'row' in opened) {
           const view = { payment_required: true, fetch_id: null, url: req.url, status: null, sign_in: signInView(opened.row), response: null };
-          ctx.idempotency?.record(view);
+          await ctx.idempotency?.record(view);
           return view;
         }
         signInDeclined = opened?.declined ?? null;
         return null;
-      })
-      .immediate();
+      });
     if (signIn) return signIn;
   }
   return createPurchase(ctx, wallet, { req, host: hostOf(req.url), required, option, maxAmount: p.maxAmount, signInDeclined });
@@ -302,7 +301,7 @@ async function createPurchase(
   }
   if (option.feePayer === wallet.address) throw invalid('/url', "the seller's extra.feePayer is this wallet; the facilitator must pay the fee");
   // Our own fee payer pays only for our own facilitator's sales: to a merchant or a wallet registered here.
-  if (option.feePayer === services.feePayer.address && !findPayeeByAddress(services.db, option.payTo)) {
+  if (option.feePayer === services.feePayer.address && !(await findPayeeByAddress(services.db, option.payTo))) {
     throw invalid('/url', "the seller's extra.feePayer is this service's own fee payer, but its payTo is no merchant or wallet registered here; refusing to pay fees for another facilitator");
   }
   if (option.payTo === wallet.address) throw invalid('/url', 'the seller asks to be paid by this wallet to itself');
@@ -314,9 +313,9 @@ async function createPurchase(
   if (!payToReady) throw noTokenAccount(option.payTo);
   const fetchId = newId('x402');
   const now = services.now().getTime();
-  return services.db
-    .transaction(() => {
-      const tx = createIntent(services, {
+  return await services.db
+    .transaction(async () => {
+      const tx = await createIntent(services, {
         wallet,
         type: 'x402',
         category: 'x402',
@@ -327,7 +326,7 @@ async function createPurchase(
         hostNamedByAgent: req.method === MCP_METHOD,
         idempotencyKey: ctx.idempotency?.key,
       });
-      insertPurchase(services.db, {
+      await insertPurchase(services.db, {
         fetch_id: fetchId,
         transaction_id: tx.transaction_id,
         wallet_id: wallet.wallet_id,
@@ -345,11 +344,10 @@ async function createPurchase(
         amount,
         now,
       });
-      const view = { payment_required: true, ...purchaseView(getPurchaseById(services.db, fetchId)!, tx), ...(signInDeclined ? { sign_in_declined: signInDeclined } : {}), response: null };
-      ctx.idempotency?.record(view);
+      const view = { payment_required: true, ...purchaseView((await getPurchaseById(services.db, fetchId))!, tx), ...(signInDeclined ? { sign_in_declined: signInDeclined } : {}), response: null };
+      await ctx.idempotency?.record(view);
       return view;
-    })
-    .immediate();
+    });
 }
 
 function noTokenAccount(payTo: string): AppError {
@@ -412,8 +410,8 @@ async function ensureMessage(services: Services, wallet: WalletRow, p: PurchaseR
     if (err instanceof RangeError) throw invalid('/fetch_id', `the seller's requirements cannot be paid: ${err.message}`);
     throw err;
   }
-  services.db.transaction(() => setTxMessage(services.db, tx.transaction_id, built.messageBytes, blockhash.lastValidBlockHeight, services.now().getTime())).immediate();
-  return getTx(services.db, tx.transaction_id)!;
+  await services.db.transaction(async () => await setTxMessage(services.db, tx.transaction_id, built.messageBytes, blockhash.lastValidBlockHeight, services.now().getTime()));
+  return (await getTx(services.db, tx.transaction_id))!;
 }
 
 function paySummary(p: PurchaseRow) {
@@ -432,13 +430,13 @@ function paySummary(p: PurchaseRow) {
 
 /** x402_confirm: the message to sign, with the server's commitments for it. */
 export async function confirm(services: Services, wallet: WalletRow, p: PurchaseRow, commitments: unknown) {
-  let tx = getTx(services.db, p.transaction_id)!;
+  let tx = (await getTx(services.db, p.transaction_id))!;
   if (tx.signed_tx || p.status !== 'open') {
     return { ...purchaseView(p, tx), signed: true, message: tx.message ? Buffer.from(tx.message).toString('base64') : null, summary: paySummary(p) };
   }
   assertPayable(p, tx);
   // Guard rails again before signing, with the host: x402_allowed_hosts needs it.
-  applyRecheck(services, tx, p.host);
+  await applyRecheck(services, tx, p.host);
   tx = await ensureMessage(services, wallet, p, tx);
   const init = await startSigning(services, tx, wallet.server_key, commitments);
   return {
@@ -457,12 +455,12 @@ export async function confirm(services: Services, wallet: WalletRow, p: Purchase
 export async function signComplete(services: Services, wallet: WalletRow, p: PurchaseRow, share: unknown, sessionId?: string) {
   const result = await completeSigning(services, p.transaction_id, wallet.address, wallet.server_key, share, {
     sessionId,
-    recheck: (current) => refuseUnlessRailsAllow(services, current, p.host),
+    recheck: async (current) => await refuseUnlessRailsAllow(services, current, p.host),
   });
   const now = services.now().getTime();
-  services.db.transaction(() => movePurchase(services.db, p.fetch_id, ['open'], 'signed', now)).immediate();
-  const fresh = getPurchaseById(services.db, p.fetch_id)!;
-  return { ...purchaseView(fresh, getTx(services.db, p.transaction_id)!), signature: result.signature };
+  await services.db.transaction(async () => await movePurchase(services.db, p.fetch_id, ['open'], 'signed', now));
+  const fresh = (await getPurchaseById(services.db, p.fetch_id))!;
+  return { ...purchaseView(fresh, (await getTx(services.db, p.transaction_id))!), signature: result.signature };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -472,28 +470,28 @@ function openRequest(services: Services, p: PurchaseRow): UpstreamRequest {
   return JSON.parse(new TextDecoder().decode(open(services.masterKey, p.request_sealed, requestAad(p.fetch_id)))) as UpstreamRequest;
 }
 
-function complete(services: Services, p: PurchaseRow, signature: string, response?: string): void {
+async function complete(services: Services, p: PurchaseRow, signature: string, response?: string): Promise<void> {
   const { db } = services;
   const now = services.now().getTime();
-  db.transaction(() => {
-    const tx = getTx(db, p.transaction_id)!;
-    const landed = completeX402Tx(db, p.transaction_id, signature, now);
-    const from = getWallet(db, p.wallet_id)?.address;
+  await db.transaction(async () => {
+    const tx = (await getTx(db, p.transaction_id))!;
+    const landed = await completeX402Tx(db, p.transaction_id, signature, now);
+    const from = (await getWallet(db, p.wallet_id))?.address;
     forgetBalance(from);
-    if (from) markWatchedMoved(db, from, now);
+    if (from) await markWatchedMoved(db, from, now);
     // From failed too: a purchase released on a view the chain later contradicts is paid after all.
-    movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'pending', 'failed'], 'completed', now, { signature, error: null, ...(response ? { response } : {}) });
+    await movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'pending', 'failed'], 'completed', now, { signature, error: null, ...(response ? { response } : {}) });
     if (!landed) return;
-    recordIncoming(services, tx, signature, now);
+    await recordIncoming(services, tx, signature, now);
     const http = response ? (JSON.parse(response) as StoredResponse).status : null;
-    appendEvent(db, {
+    await appendEvent(db, {
       walletId: p.wallet_id,
       type: 'x402.settled',
       data: { fetch_id: p.fetch_id, transaction_id: p.transaction_id, url: p.url, amount: toUsdcNumber(p.amount), pay_to: p.pay_to, signature, http_status: http },
       now,
     });
-    appendEvent(db, { walletId: p.wallet_id, type: 'payment.completed', data: { transaction_id: p.transaction_id, amount: toUsdcNumber(tx.amount), fee: 0, to: tx.counterparty, signature }, now });
-  }).immediate();
+    await appendEvent(db, { walletId: p.wallet_id, type: 'payment.completed', data: { transaction_id: p.transaction_id, amount: toUsdcNumber(tx.amount), fee: 0, to: tx.counterparty, signature }, now });
+  });
 }
 
 /**
@@ -501,25 +499,25 @@ function complete(services: Services, p: PurchaseRow, signature: string, respons
  * held across the backup): completed as the purchase, with its x402.settled event and the
  * recipient's side, exactly as a settle that saw it land.
  */
-export function completeLandedPurchase(services: Services, fetchId: string, signature: string): void {
-  complete(services, getPurchaseById(services.db, fetchId)!, signature);
+export async function completeLandedPurchase(services: Services, fetchId: string, signature: string): Promise<void> {
+  await complete(services, (await getPurchaseById(services.db, fetchId))!, signature);
 }
 
 /** Releases the purchase: its payment did not happen and can no longer happen. */
-function fail(services: Services, p: PurchaseRow, reason: string, response?: string): void {
+async function fail(services: Services, p: PurchaseRow, reason: string, response?: string): Promise<void> {
   const { db } = services;
   const now = services.now().getTime();
-  db.transaction(() => {
-    movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'pending'], 'failed', now, { error: reason, ...(response ? { response } : {}) });
-    if (moveTx(db, p.transaction_id, ['pending'], 'failed', now, { error: reason })) {
-      appendEvent(db, { walletId: p.wallet_id, type: 'payment.failed', data: { transaction_id: p.transaction_id, fetch_id: p.fetch_id, error: reason }, now });
+  await db.transaction(async () => {
+    await movePurchase(db, p.fetch_id, ['open', 'signed', 'settling', 'pending'], 'failed', now, { error: reason, ...(response ? { response } : {}) });
+    if (await moveTx(db, p.transaction_id, ['pending'], 'failed', now, { error: reason })) {
+      await appendEvent(db, { walletId: p.wallet_id, type: 'payment.failed', data: { transaction_id: p.transaction_id, fetch_id: p.fetch_id, error: reason }, now });
     }
-  }).immediate();
+  });
 }
 
-function markPending(services: Services, p: PurchaseRow, reason: string, set: { response?: string } = {}): void {
+async function markPending(services: Services, p: PurchaseRow, reason: string, set: { response?: string } = {}): Promise<void> {
   const now = services.now().getTime();
-  services.db.transaction(() => movePurchase(services.db, p.fetch_id, ['settling', 'pending'], 'pending', now, { error: reason, ...set })).immediate();
+  await services.db.transaction(async () => await movePurchase(services.db, p.fetch_id, ['settling', 'pending'], 'pending', now, { error: reason, ...set }));
 }
 
 /** Our wallet's signature in the stored bytes (base58): only a transaction carrying it is this purchase's transfer. */
@@ -553,16 +551,16 @@ async function outcomeFromReceipt(services: Services, p: PurchaseRow, tx: TxRow,
   const mine = ourSignature(tx, walletAddress);
   if (!payment?.transaction || !mine) return false;
   const found = await receiptOnChain(services, mine, payment.transaction, payment.errorReason === SETTLEMENT_PENDING ? 0 : RECEIPT_WAIT_MS);
-  if (found === 'yes') complete(services, p, payment.transaction, response);
-  else if (found === 'failed') fail(services, p, `the payment transaction ${payment.transaction} failed on chain`, response);
+  if (found === 'yes') await complete(services, p, payment.transaction, response);
+  else if (found === 'failed') await fail(services, p, `the payment transaction ${payment.transaction} failed on chain`, response);
   return found === 'yes' || found === 'failed';
 }
 
 /** Marks the purchase pending for `reason` and asks the chain at once; a chain that does not answer leaves it to the outcome job. */
 async function pendingUntilTheChainSays(services: Services, p: PurchaseRow, reason: string, response: string): Promise<void> {
-  markPending(services, p, reason, { response });
+  await markPending(services, p, reason, { response });
   try {
-    await resolveOutcome(services, getPurchaseById(services.db, p.fetch_id)!);
+    await resolveOutcome(services, (await getPurchaseById(services.db, p.fetch_id))!);
   } catch (err) {
     if (!(err instanceof ChainUnavailableError)) throw err;
   }
@@ -611,7 +609,7 @@ async function findOnChain(services: Services, p: PurchaseRow, walletAddress: st
   const history = await signaturesSince(services.chain, await usdcAta(walletAddress as Address, mint), undefined, { notBefore: since });
   const notOurs = notOursOf(services, p.fetch_id);
   for (const s of history) {
-    if ((s.blockTime !== null && Number(s.blockTime) < since) || s.signature === named || notOurs.has(s.signature) || isOwnOutgoing(services.db, s.signature)) continue;
+    if ((s.blockTime !== null && Number(s.blockTime) < since) || s.signature === named || notOurs.has(s.signature) || (await isOwnOutgoing(services.db, s.signature))) continue;
     const found = await isOurTransfer(services, mine, s.signature);
     if (found === 'yes' || found === 'failed') return { found, signature: s.signature };
     if (found === 'no') notOurs.add(s.signature);
@@ -641,29 +639,29 @@ function notOursOf(services: Services, fetchId: string): Set<string> {
  * past the blockhash's lastValidBlockHeight by our own view → failed (released). Else pending.
  */
 export async function resolveOutcome(services: Services, p: PurchaseRow, height?: bigint): Promise<'completed' | 'failed' | 'pending'> {
-  const tx = getTx(services.db, p.transaction_id)!;
+  const tx = (await getTx(services.db, p.transaction_id))!;
   if (tx.status === 'completed' && tx.signature) {
-    complete(services, p, tx.signature);
+    await complete(services, p, tx.signature);
     return 'completed';
   }
-  const wallet = getWallet(services.db, p.wallet_id)!;
+  const wallet = (await getWallet(services.db, p.wallet_id))!;
   const mine = ourSignature(tx, wallet.address);
   if ((tx.status !== 'pending' && tx.status !== 'failed') || !mine) {
-    fail(services, p, tx.error ?? `the payment is ${tx.status}`);
+    await fail(services, p, tx.error ?? `the payment is ${tx.status}`);
     return 'failed';
   }
   const tip = height ?? (await services.chain.getBlockHeight());
   const found = await findOnChain(services, p, wallet.address, mine);
   if (found?.found === 'yes') {
-    complete(services, p, found.signature);
+    await complete(services, p, found.signature);
     return 'completed';
   }
   if (found?.found === 'failed') {
-    fail(services, p, `the payment transaction ${found.signature} failed on chain`);
+    await fail(services, p, `the payment transaction ${found.signature} failed on chain`);
     return 'failed';
   }
   if (tx.last_valid_block_height !== null && tip > tx.last_valid_block_height) {
-    fail(services, p, 'the payment never landed and its blockhash expired: nothing was paid');
+    await fail(services, p, 'the payment never landed and its blockhash expired: nothing was paid');
     return 'failed';
   }
   return 'pending';
@@ -683,10 +681,10 @@ function staleSettlingMs(config: Pick<Config, 'outbound'>): number {
 }
 
 /** x402_settle. A repeated settle returns the stored outcome; a pending one is looked up on chain. */
-export async function settle(services: Services, wallet: WalletRow, fetchId: string): Promise<ReturnType<typeof storedOutcome>> {
+export async function settle(services: Services, wallet: WalletRow, fetchId: string): Promise<Awaited<ReturnType<typeof storedOutcome>>> {
   const { db } = services;
-  let p = getPurchaseById(db, fetchId)!;
-  let tx = getTx(db, p.transaction_id)!;
+  let p = (await getPurchaseById(db, fetchId))!;
+  let tx = (await getTx(db, p.transaction_id))!;
   if (p.status === 'completed' && tx.signed_tx && p.method !== MCP_METHOD && paymentExtensions(p) && !holdsAnswer(p)) return fetchAnswer(services, wallet, p, tx);
   if (p.status === 'completed' || p.status === 'failed') return storedOutcome(p, tx, true);
   if (p.status === 'settling' && Number(p.settle_started_at ?? p.updated_at) > services.now().getTime() - staleSettlingMs(services.config)) {
@@ -695,8 +693,8 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
   if (p.status === 'pending' && tx.signed_tx && p.method !== MCP_METHOD && paymentExtensions(p)) {
     // A seller that takes our payment identifier answers the same send again with its first
     // answer (and never settles it twice): the very same signed bytes, so nothing new can land.
-    const reclaimed = db.transaction(() => movePurchase(db, fetchId, ['pending'], 'settling', services.now().getTime(), { settleStarted: true })).immediate();
-    if (reclaimed) return sendPaid(services, wallet, getPurchaseById(db, fetchId)!, tx, true);
+    const reclaimed = await db.transaction(async () => await movePurchase(db, fetchId, ['pending'], 'settling', services.now().getTime(), { settleStarted: true }));
+    if (reclaimed) return sendPaid(services, wallet, (await getPurchaseById(db, fetchId))!, tx, true);
   }
   if (p.status === 'pending' || p.status === 'settling') {
     let outcome: 'completed' | 'failed' | 'pending';
@@ -706,8 +704,8 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
       if (err instanceof ChainUnavailableError) throw pendingError(p, 'The outcome of this purchase is not known yet and Solana is unreachable.', 503);
       throw err;
     }
-    p = getPurchaseById(db, fetchId)!;
-    tx = getTx(db, p.transaction_id)!;
+    p = (await getPurchaseById(db, fetchId))!;
+    tx = (await getTx(db, p.transaction_id))!;
     if (outcome === 'pending') throw pendingError(p, 'The paid request was sent but its outcome is not known yet; the chain shows no payment so far and it can still land.');
     return storedOutcome(p, tx, false);
   }
@@ -720,9 +718,9 @@ export async function settle(services: Services, wallet: WalletRow, fetchId: str
   }
   // Check-and-claim before the first await: one settle at a time sends the payment.
   const started = services.now().getTime();
-  const claimed = db.transaction(() => movePurchase(db, fetchId, ['open', 'signed'], 'settling', started, { settleStarted: true })).immediate();
+  const claimed = await db.transaction(async () => await movePurchase(db, fetchId, ['open', 'signed'], 'settling', started, { settleStarted: true }));
   if (!claimed) return settle(services, wallet, fetchId);
-  return sendPaid(services, wallet, getPurchaseById(db, fetchId)!, tx, false);
+  return sendPaid(services, wallet, (await getPurchaseById(db, fetchId))!, tx, false);
 }
 
 /** The payload extensions of a purchase's payment: our payment identifier when the seller declared the extension. */
@@ -754,7 +752,7 @@ function paidHeader(p: PurchaseRow, tx: TxRow, walletAddress: string): { name: s
  * payment identifier, which the seller answers without charging again (the bytes can land only
  * once). A 2xx answer is kept; anything else leaves the stored outcome as it was, for a later try.
  */
-async function fetchAnswer(services: Services, wallet: WalletRow, p: PurchaseRow, tx: TxRow): Promise<ReturnType<typeof storedOutcome>> {
+async function fetchAnswer(services: Services, wallet: WalletRow, p: PurchaseRow, tx: TxRow): Promise<Awaited<ReturnType<typeof storedOutcome>>> {
   const header = paidHeader(p, tx, wallet.address);
   let res;
   try {
@@ -773,13 +771,12 @@ async function fetchAnswer(services: Services, wallet: WalletRow, p: PurchaseRow
     payment_response: parsePaymentResponse(res.headers),
   } satisfies StoredResponse);
   // A resume running alongside may have kept a 2xx first: that one stays, read again under the write lock.
-  services.db
-    .transaction(() => {
-      if (!holdsAnswer(getPurchaseById(services.db, p.fetch_id)!)) movePurchase(services.db, p.fetch_id, ['completed'], 'completed', services.now().getTime(), { response });
-    })
-    .immediate();
-  const fresh = getPurchaseById(services.db, p.fetch_id)!;
-  return storedOutcome(fresh, getTx(services.db, fresh.transaction_id)!, false);
+  await services.db
+    .transaction(async () => {
+      if (!holdsAnswer((await getPurchaseById(services.db, p.fetch_id))!)) await movePurchase(services.db, p.fetch_id, ['completed'], 'completed', services.now().getTime(), { response });
+    });
+  const fresh = (await getPurchaseById(services.db, p.fetch_id))!;
+  return storedOutcome(fresh, (await getTx(services.db, fresh.transaction_id))!, false);
 }
 
 /**
@@ -787,7 +784,7 @@ async function fetchAnswer(services: Services, wallet: WalletRow, p: PurchaseRow
  * records what the answer proves. `resend`: an earlier send may have reached the seller, so a send
  * that fails leaves the purchase `pending`, never back to `signed`.
  */
-async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, tx: TxRow, resend: boolean): Promise<ReturnType<typeof storedOutcome>> {
+async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, tx: TxRow, resend: boolean): Promise<Awaited<ReturnType<typeof storedOutcome>>> {
   const { db } = services;
   const fetchId = p.fetch_id;
   const request = openRequest(services, p);
@@ -800,13 +797,13 @@ async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, t
   } catch (err) {
     if (err instanceof OutboundError && !err.maybeSent) {
       // Nothing reached the seller this time: the purchase can be settled again with the same bytes.
-      db.transaction(() => movePurchase(db, fetchId, ['settling'], resend ? 'pending' : 'signed', services.now().getTime(), { error: err.message })).immediate();
+      await db.transaction(async () => await movePurchase(db, fetchId, ['settling'], resend ? 'pending' : 'signed', services.now().getTime(), { error: err.message }));
       const e = outboundFailure(err, services.config, `sending the paid request to ${p.host} failed`);
       const what = resend ? 'nothing was sent this time; the earlier send may still have paid' : 'nothing was sent, nothing was paid';
       throw new AppError(e.errorCode, `${e.message}; ${what}`, { status: e.status, details: { ...e.details, fetch_id: p.fetch_id }, howToFix: `Call x402_settle (fetch_id ${p.fetch_id}) again; the same signed payment is sent.` });
     }
     const message = err instanceof Error ? err.message : String(err);
-    markPending(services, p, `sent, then: ${message}`);
+    await markPending(services, p, `sent, then: ${message}`);
     throw pendingError(p, `The paid request to ${p.host} was sent but no complete answer came (${message}); the payment may have gone through.`, err instanceof OutboundError && err.kind === 'timeout' ? 504 : 502);
   }
   const payment = parsePaymentResponse(res.headers) ?? parseMppReceipt(res.headers);
@@ -831,8 +828,8 @@ async function sendPaid(services: Services, wallet: WalletRow, p: PurchaseRow, t
         : `the seller answered HTTP ${res.status} without a payment receipt`;
     await pendingUntilTheChainSays(services, p, reason, response);
   }
-  p = getPurchaseById(db, fetchId)!;
-  return storedOutcome(p, getTx(db, p.transaction_id)!, false);
+  p = (await getPurchaseById(db, fetchId))!;
+  return storedOutcome(p, (await getTx(db, p.transaction_id))!, false);
 }
 
 /** How long a released purchase is looked for again, in case a lagging view took it for absent. */
@@ -845,13 +842,13 @@ const RELOOK_FAILED_MS = 120_000;
  */
 export async function resolvePendingPurchases(services: Services): Promise<number> {
   const now = services.now().getTime();
-  if (!anyUnsettledPurchase(services.db, now - RELOOK_FAILED_MS)) {
+  if (!(await anyUnsettledPurchase(services.db, now - RELOOK_FAILED_MS))) {
     notOursByPurchase.delete(services);
     return 0;
   }
   const height = await services.chain.getBlockHeight();
   let resolved = 0;
-  const unresolved = unresolvedPurchases(services.db, { staleSettlingBefore: now - staleSettlingMs(services.config), height, failedSince: now - RELOOK_FAILED_MS });
+  const unresolved = await unresolvedPurchases(services.db, { staleSettlingBefore: now - staleSettlingMs(services.config), height, failedSince: now - RELOOK_FAILED_MS });
   const swept = new Set(unresolved.map((p) => p.fetch_id));
   const notOurs = notOursByPurchase.get(services);
   for (const id of notOurs?.keys() ?? []) if (!swept.has(id)) notOurs!.delete(id);
@@ -917,18 +914,18 @@ function assertToolPurchase(p: PurchaseRow): void {
  * puts in `_meta["x402/payment"]` — the same bytes on every call. From the first call on the
  * purchase is pending: the payment may be sent; the receipt or the chain decides.
  */
-export function toolPayment(services: Services, wallet: WalletRow, p: PurchaseRow) {
+export async function toolPayment(services: Services, wallet: WalletRow, p: PurchaseRow) {
   assertToolPurchase(p);
-  const tx = getTx(services.db, p.transaction_id)!;
+  const tx = (await getTx(services.db, p.transaction_id))!;
   if (!tx.signed_tx) {
     assertPayable(p, tx);
     throw new AppError('INVALID_STATUS', 'This purchase is not signed yet.', { howToFix: `Call x402_confirm and x402_sign_complete first (fetch_id ${p.fetch_id}); the agent-wallet client does this.` });
   }
-  services.db.transaction(() => movePurchase(services.db, p.fetch_id, ['open', 'signed'], 'pending', services.now().getTime(), { error: 'handed to the agent, who sends it with the tool call' })).immediate();
-  const fresh = getPurchaseById(services.db, p.fetch_id)!;
+  await services.db.transaction(async () => await movePurchase(services.db, p.fetch_id, ['open', 'signed'], 'pending', services.now().getTime(), { error: 'handed to the agent, who sends it with the tool call' }));
+  const fresh = (await getPurchaseById(services.db, p.fetch_id))!;
   const requirements = JSON.parse(fresh.requirements) as Record<string, unknown> & { resource?: unknown };
   const payment = paymentPayloadV2(requirements.resource, JSON.parse(fresh.accepted), Buffer.from(tx.signed_tx).toString('base64'), paymentExtensions(fresh) ?? undefined);
-  return { ...purchaseView(fresh, getTx(services.db, p.transaction_id)!), payment };
+  return { ...purchaseView(fresh, (await getTx(services.db, p.transaction_id))!), payment };
 }
 
 /**
@@ -938,7 +935,7 @@ export function toolPayment(services: Services, wallet: WalletRow, p: PurchaseRo
  */
 export async function toolReceipt(services: Services, wallet: WalletRow, p: PurchaseRow, paymentResponse: unknown, answer: unknown) {
   assertToolPurchase(p);
-  const tx = getTx(services.db, p.transaction_id)!;
+  const tx = (await getTx(services.db, p.transaction_id))!;
   if (p.status === 'completed' || p.status === 'failed') return storedOutcome(p, tx, true);
   if (p.status !== 'pending') throw new AppError('INVALID_STATUS', `The purchase is ${p.status}: its payment was not handed out yet.`, { howToFix: `Call x402_payment (fetch_id ${p.fetch_id}) and send it with the tool call first.` });
   const receipt = readPaymentResponse(paymentResponse);
@@ -952,6 +949,6 @@ export async function toolReceipt(services: Services, wallet: WalletRow, p: Purc
   if (!(await outcomeFromReceipt(services, p, tx, wallet.address, receipt, response))) {
     await pendingUntilTheChainSays(services, p, receipt?.transaction ? `the tool's receipt ${receipt.transaction} is not (yet) our transfer on chain` : 'the tool answered without a payment receipt', response);
   }
-  const fresh = getPurchaseById(services.db, p.fetch_id)!;
-  return storedOutcome(fresh, getTx(services.db, fresh.transaction_id)!, false);
+  const fresh = (await getPurchaseById(services.db, p.fetch_id))!;
+  return storedOutcome(fresh, (await getTx(services.db, fresh.transaction_id))!, false);
 }

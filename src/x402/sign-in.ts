@@ -88,24 +88,24 @@ export function signInView(row: SignInRow) {
  * says why not when it offered one we refuse (the purchase then goes on), null when there is
  * nothing to sign in for. Writes in the caller's SQLite transaction.
  */
-export function openSignIn(
+export async function openSignIn(
   ctx: ActionContext,
   wallet: WalletRow,
   req: UpstreamRequest,
   host: string,
   required: PaymentRequired,
   caip2: string | null,
-): { row: SignInRow } | { declined: string } | null {
+): Promise<{ row: SignInRow } | { declined: string } | null> {
   const { services } = ctx;
   if (caip2 === null || required.version !== 2) return null;
   const fields = offeredFields(required, caip2, wallet.address);
-  if (!fields || !hasPaidFor(services.db, wallet.wallet_id, req.url)) return null;
+  if (!fields || !(await hasPaidFor(services.db, wallet.wallet_id, req.url))) return null;
   const now = services.now();
-  if (loadEffectiveRails(services.db, wallet.wallet_id, now).x402_sign_in_disabled) return { declined: 'the owner switched sign-in off (x402_sign_in_disabled)' };
+  if ((await loadEffectiveRails(services.db, wallet.wallet_id, now)).x402_sign_in_disabled) return { declined: 'the owner switched sign-in off (x402_sign_in_disabled)' };
   const problem = siwsProblem(fields, { url: req.url, address: wallet.address, chainId: caip2, now });
   if (problem) return { declined: problem };
   const id = newId('x402SignIn');
-  insertSignIn(services.db, {
+  await insertSignIn(services.db, {
     sign_in_id: id,
     wallet_id: wallet.wallet_id,
     url: req.url,
@@ -117,7 +117,7 @@ export function openSignIn(
     expires_at: Math.min(Date.parse(fields.expirationTime!), now.getTime() + MAX_SIGN_IN_LIFETIME_MS),
     now: now.getTime(),
   });
-  return { row: getSignIn(services.db, wallet.wallet_id, id)! };
+  return { row: (await getSignIn(services.db, wallet.wallet_id, id))! };
 }
 
 /** The stored sign-in, checked again as it was when opened: still open, unexpired, the same text, still signable. */
@@ -131,25 +131,24 @@ function signable(services: Services, wallet: WalletRow, row: SignInRow, caip2: 
   return fields;
 }
 
-function ownSignIn(services: Services, wallet: WalletRow, id: string): SignInRow {
-  const row = getSignIn(services.db, wallet.wallet_id, id);
+async function ownSignIn(services: Services, wallet: WalletRow, id: string): Promise<SignInRow> {
+  const row = await getSignIn(services.db, wallet.wallet_id, id);
   if (!row) throw new AppError('NOT_FOUND', 'Sign-in not found.', { howToFix: 'Use the sign_in_id x402_prepare returned.' });
   return row;
 }
 
 /** x402_sign_in: the server's round for the agent's commitments. */
 export async function signInRound(services: Services, wallet: WalletRow, id: string, caip2: string, commitments: unknown) {
-  signable(services, wallet, ownSignIn(services, wallet, id), caip2);
+  signable(services, wallet, await ownSignIn(services, wallet, id), caip2);
   const round = await frostPool().run({ kind: 'round', masterKey: services.masterKey, walletId: wallet.wallet_id, serverKey: wallet.server_key, sessionId: id, agent: commitments }, wallet.wallet_id);
   if (!round.ok) throw invalid(round.field, round.message);
-  const row = services.db
-    .transaction(() => {
-      const current = ownSignIn(services, wallet, id);
+  const row = await services.db
+    .transaction(async () => {
+      const current = await ownSignIn(services, wallet, id);
       signable(services, wallet, current, caip2);
-      setSignInRound(services.db, id, { agent: JSON.stringify(round.agent), server: JSON.stringify(round.server), nonces: round.sealedNonces }, services.now().getTime());
-      return ownSignIn(services, wallet, id);
-    })
-    .immediate();
+      await setSignInRound(services.db, id, { agent: JSON.stringify(round.agent), server: JSON.stringify(round.server), nonces: round.sealedNonces }, services.now().getTime());
+      return await ownSignIn(services, wallet, id);
+    });
   return { ...signInView(row), server_commitments: round.server };
 }
 
@@ -162,7 +161,7 @@ export async function signInComplete(services: Services, wallet: WalletRow, id: 
     if (err instanceof FrostWireError) throw invalid(`/${err.field.replaceAll('.', '/')}`, err.message.slice(err.field.length + 2));
     throw err;
   }
-  const before = ownSignIn(services, wallet, id);
+  const before = await ownSignIn(services, wallet, id);
   const fields = signable(services, wallet, before, caip2);
   if (!before.nonces || !before.agent_commitments || !before.server_commitments) {
     throw new AppError('INVALID_STATUS', 'No signing round is open for this sign-in.', { howToFix: 'Call x402_sign_in with your commitments first.' });
@@ -185,15 +184,14 @@ export async function signInComplete(services: Services, wallet: WalletRow, id: 
   );
   const now = services.now().getTime();
   const signature = signed.ok ? getBase58Decoder().decode(signed.signature) : null;
-  const taken = services.db
-    .transaction(() => {
-      const current = ownSignIn(services, wallet, id);
+  const taken = await services.db
+    .transaction(async () => {
+      const current = await ownSignIn(services, wallet, id);
       // The round computed on is the one still open: its nonces are consumed with what they made.
       if (current.status !== 'open' || !current.nonces || Buffer.compare(Buffer.from(current.nonces), Buffer.from(before.nonces!)) !== 0) return false;
-      consumeSignInNonces(services.db, id, signature, signature ? 'signing' : 'failed', now, signed.ok ? null : signed.reason === 'share' ? signed.message : 'the aggregated signature does not verify');
+      await consumeSignInNonces(services.db, id, signature, signature ? 'signing' : 'failed', now, signed.ok ? null : signed.reason === 'share' ? signed.message : 'the aggregated signature does not verify');
       return true;
-    })
-    .immediate();
+    });
   if (!taken) throw new AppError('INVALID_STATUS', 'This sign-in was signed or replaced meanwhile.', { howToFix: 'Read it again, or fetch the URL again with x402_prepare.' });
   if (!signed.ok) {
     if (signed.reason === 'verify') throw new AppError('INTERNAL_ERROR', 'The aggregated signature does not verify.');
@@ -208,21 +206,20 @@ export async function signInComplete(services: Services, wallet: WalletRow, id: 
     res = await sendUpstream(outboundFor(services.config), request, PAID_MAX_BYTES, { 'SIGN-IN-WITH-X': header });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    services.db.transaction(() => finishSignIn(services.db, id, 'refused', JSON.stringify({ status: 0, headers: {}, body_base64: '', truncated: false, error: message }), services.now().getTime())).immediate();
+    await services.db.transaction(async () => await finishSignIn(services.db, id, 'refused', JSON.stringify({ status: 0, headers: {}, body_base64: '', truncated: false, error: message }), services.now().getTime()));
     if (err instanceof OutboundError) throw outboundFailure(err, services.config, `sending the signed-in request to ${before.host} failed`);
     throw err;
   }
   const ok = res.status >= 200 && res.status < 400;
   const view = upstreamView(res);
   const stored = JSON.stringify({ status: res.status, headers: view.headers, body_base64: Buffer.from(res.body).toString('base64'), truncated: res.truncated });
-  services.db
-    .transaction(() => {
+  await services.db
+    .transaction(async () => {
       const at = services.now().getTime();
-      finishSignIn(services.db, id, ok ? 'completed' : 'refused', stored, at);
+      await finishSignIn(services.db, id, ok ? 'completed' : 'refused', stored, at);
       const data = { sign_in_id: id, url: before.url, host: before.host, http_status: res.status, signed_in: ok };
-      appendEvent(services.db, { walletId: wallet.wallet_id, type: 'x402.signed_in', data, now: at });
-      appendAudit(services.db, { walletId: wallet.wallet_id, actor: 'agent', kind: 'x402.sign_in', data: { ...data, domain: fields.domain, nonce: fields.nonce }, now: at });
-    })
-    .immediate();
-  return signInView(ownSignIn(services, wallet, id));
+      await appendEvent(services.db, { walletId: wallet.wallet_id, type: 'x402.signed_in', data, now: at });
+      await appendAudit(services.db, { walletId: wallet.wallet_id, actor: 'agent', kind: 'x402.sign_in', data: { ...data, domain: fields.domain, nonce: fields.nonce }, now: at });
+    });
+  return signInView(await ownSignIn(services, wallet, id));
 }

@@ -10,8 +10,8 @@ const MINUTE = 60_000;
 const claim = (w: OwnerWorld, walletId: string, claim_code: string, email = 'owner@example.com') => call(w.app, '/v1/public', { action: 'claim', wallet_id: walletId, claim_code, email });
 
 /** The newest mail's link with `label`, as a path of the app. */
-function lastLink(w: OwnerWorld, label: string): string {
-  const mail = listMail(w.services.db, 1)[0]!;
+async function lastLink(w: OwnerWorld, label: string): Promise<string> {
+  const mail = (await listMail(w.services.db, 1))[0]!;
   const link = (JSON.parse(mail.links) as MailLink[]).find((l) => l.label === label)!;
   return new URL(link.url).pathname;
 }
@@ -22,7 +22,7 @@ const follow = (w: OwnerWorld, path: string) => followLink((r) => w.app.handle(r
 describe('claim_info', () => {
   test('shows name, username and status, with the pledged e-mail masked (GET, no auth)', async () => {
     const w = ownerWorld();
-    const wallet = addWallet(w.services, { name: 'Helper Bot', ownerEmail: 'alice.smith@example.com' });
+    const wallet = await addWallet(w.services, { name: 'Helper Bot', ownerEmail: 'alice.smith@example.com' });
     const res = await call(w.app, `/v1/public?action=claim_info&wallet_id=${wallet.walletId}`);
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ wallet_id: wallet.walletId, name: 'Helper Bot', username: wallet.username, status: 'unclaimed', owner_email_masked: 'al***@example.com' });
@@ -40,27 +40,27 @@ describe('claim_info', () => {
 describe('claim', () => {
   test('a right code mails a one-time link; following it claims the wallet, creates the owner, starts a session and emits wallet.claimed', async () => {
     const w = ownerWorld();
-    const wallet = addWallet(w.services, { name: 'Helper Bot' });
+    const wallet = await addWallet(w.services, { name: 'Helper Bot' });
     const res = await claim(w, wallet.walletId, wallet.code.toLowerCase().replace('-', ' '), 'Owner@Example.com');
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ wallet_id: wallet.walletId, email: 'owner@example.com', link_expires_at: new Date(w.clock.ms + 15 * MINUTE).toISOString() });
-    const mail = listMail(w.services.db, 10);
+    const mail = await listMail(w.services.db, 10);
     expect(mail).toHaveLength(1);
     expect(mail[0]).toMatchObject({ kind: 'claim', to_addr: 'owner@example.com', status: 'queued' });
-    expect(getWallet(w.services.db, wallet.walletId)?.status).toBe('unclaimed');
+    expect((await getWallet(w.services.db, wallet.walletId))?.status).toBe('unclaimed');
 
-    const landing = await follow(w, lastLink(w, 'claim'));
+    const landing = await follow(w, await lastLink(w, 'claim'));
     expect(landing.status).toBe(303);
     expect(landing.headers.get('location')).toBe(`/dashboard/wallets/${wallet.walletId}?done=claimed`);
     const cookie = landing.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^aw_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=604800$/);
 
-    const claimed = getWallet(w.services.db, wallet.walletId)!;
+    const claimed = (await getWallet(w.services.db, wallet.walletId))!;
     expect(claimed.status).toBe('claimed');
-    const owner = w.services.db.query<{ owner_id: string; email: string }, []>('SELECT owner_id, email FROM owners').get();
+    const owner = await w.services.db.get<{ owner_id: string; email: string }>('SELECT owner_id, email FROM owners');
     expect(owner?.email).toBe('owner@example.com');
     expect(claimed.owner_id).toBe(owner!.owner_id);
-    const ev = w.services.db.query<{ type: string; data: string }, [string]>("SELECT type, data FROM events WHERE wallet_id = ? AND type = 'wallet.claimed'").all(wallet.walletId);
+    const ev = await w.services.db.all<{ type: string; data: string }>("SELECT type, data FROM events WHERE wallet_id = ? AND type = 'wallet.claimed'", wallet.walletId);
     expect(ev).toHaveLength(1);
     expect(JSON.parse(ev[0]!.data)).toMatchObject({ owner_id: owner!.owner_id, owner_email: 'ow***@example.com' });
 
@@ -72,16 +72,16 @@ describe('claim', () => {
 
   test('the session cookie is Secure when the public URL is https', async () => {
     const w = ownerWorld({ env: { AGENT_WALLET_PUBLIC_URL: 'https://wallet.example.com' } });
-    const wallet = addWallet(w.services);
+    const wallet = await addWallet(w.services);
     await claim(w, wallet.walletId, wallet.code);
-    const landing = await follow(w, lastLink(w, 'claim'));
+    const landing = await follow(w, await lastLink(w, 'claim'));
     expect(landing.headers.get('set-cookie')).toContain('; Secure');
-    expect(JSON.parse(listMail(w.services.db, 1)[0]!.links)[0].url).toStartWith('https://wallet.example.com/login/');
+    expect(JSON.parse((await listMail(w.services.db, 1))[0]!.links)[0].url).toStartWith('https://wallet.example.com/login/');
   });
 
   test('five wrong codes lock the claim for 15 minutes; after the lock the right code works', async () => {
     const w = ownerWorld();
-    const wallet = addWallet(w.services);
+    const wallet = await addWallet(w.services);
     for (let i = 1; i <= 4; i++) {
       const res = await claim(w, wallet.walletId, 'WRNG-CODE');
       expect(res.status).toBe(400);
@@ -97,17 +97,17 @@ describe('claim', () => {
     expect(locked.status).toBe(429);
     expect(locked.headers.get('retry-after')).toBe('60');
     expect((await call(w.app, `/v1/public?action=claim_info&wallet_id=${wallet.walletId}`)).body.data.claim_locked_until).toBe(new Date(w.clock.ms + MINUTE).toISOString());
-    expect(listMail(w.services.db, 10)).toHaveLength(0);
+    expect(await listMail(w.services.db, 10)).toHaveLength(0);
 
     w.advance(MINUTE);
     const ok = await claim(w, wallet.walletId, wallet.code);
     expect(ok.status).toBe(200);
-    expect(listMail(w.services.db, 10)).toHaveLength(1);
+    expect(await listMail(w.services.db, 10)).toHaveLength(1);
   });
 
   test('a right code resets the count of wrong ones', async () => {
     const w = ownerWorld();
-    const wallet = addWallet(w.services);
+    const wallet = await addWallet(w.services);
     for (let i = 0; i < 4; i++) await claim(w, wallet.walletId, 'WRNG-CODE');
     expect((await claim(w, wallet.walletId, wallet.code)).status).toBe(200);
     expect((await claim(w, wallet.walletId, 'WRNG-CODE')).body.error.attempts_left).toBe(4);
@@ -115,9 +115,9 @@ describe('claim', () => {
 
   test('a magic link works once', async () => {
     const w = ownerWorld();
-    const wallet = addWallet(w.services);
+    const wallet = await addWallet(w.services);
     await claim(w, wallet.walletId, wallet.code);
-    const path = lastLink(w, 'claim');
+    const path = await lastLink(w, 'claim');
     expect((await follow(w, path)).status).toBe(303);
     const again = await follow(w, path);
     expect(again.status).toBe(410);
@@ -127,17 +127,17 @@ describe('claim', () => {
 
   test('a magic link expires after 15 minutes and then changes nothing', async () => {
     const w = ownerWorld();
-    const wallet = addWallet(w.services);
+    const wallet = await addWallet(w.services);
     await claim(w, wallet.walletId, wallet.code);
-    const path = lastLink(w, 'claim');
+    const path = await lastLink(w, 'claim');
     w.advance(15 * MINUTE);
     const res = await follow(w, path);
     expect(res.status).toBe(410);
     const page = await res.text();
     expect(page).toContain('expired');
     expect(page).toContain(`/claim/${wallet.walletId}`);
-    expect(getWallet(w.services.db, wallet.walletId)?.status).toBe('unclaimed');
-    expect(w.services.db.query('SELECT count(*) AS n FROM owners').get()).toEqual({ n: 0n });
+    expect((await getWallet(w.services.db, wallet.walletId))?.status).toBe('unclaimed');
+    expect(await w.services.db.get('SELECT count(*) AS n FROM owners')).toEqual({ n: 0n });
   });
 
   test('an unknown or malformed link is a friendly 404', async () => {
@@ -152,11 +152,11 @@ describe('claim', () => {
 
   test('claiming twice is refused: the action says INVALID_STATUS and an older link says already claimed', async () => {
     const w = ownerWorld();
-    const wallet = addWallet(w.services);
+    const wallet = await addWallet(w.services);
     await claim(w, wallet.walletId, wallet.code, 'first@example.com');
-    const first = lastLink(w, 'claim');
+    const first = await lastLink(w, 'claim');
     await claim(w, wallet.walletId, wallet.code, 'second@example.com');
-    const second = lastLink(w, 'claim');
+    const second = await lastLink(w, 'claim');
     expect((await follow(w, first)).status).toBe(303);
     const late = await follow(w, second);
     expect(late.status).toBe(410);
@@ -164,25 +164,25 @@ describe('claim', () => {
     const again = await claim(w, wallet.walletId, wallet.code, 'second@example.com');
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('INVALID_STATUS');
-    const owner = w.services.db.query<{ email: string }, [string]>('SELECT o.email FROM owners o JOIN wallets w ON w.owner_id = o.owner_id WHERE w.wallet_id = ?').get(wallet.walletId);
+    const owner = await w.services.db.get<{ email: string }>('SELECT o.email FROM owners o JOIN wallets w ON w.owner_id = o.owner_id WHERE w.wallet_id = ?', wallet.walletId);
     expect(owner?.email).toBe('first@example.com');
   });
 
   test('a second wallet claimed with the same e-mail joins the same owner', async () => {
     const w = ownerWorld();
-    const a = addWallet(w.services);
-    const b = addWallet(w.services);
+    const a = await addWallet(w.services);
+    const b = await addWallet(w.services);
     for (const wallet of [a, b]) {
       await claim(w, wallet.walletId, wallet.code);
-      await follow(w, lastLink(w, 'claim'));
+      await follow(w, await lastLink(w, 'claim'));
     }
-    expect(w.services.db.query('SELECT count(*) AS n FROM owners').get()).toEqual({ n: 1n });
-    expect(getWallet(w.services.db, a.walletId)?.owner_id).toBe(getWallet(w.services.db, b.walletId)!.owner_id);
+    expect(await w.services.db.get('SELECT count(*) AS n FROM owners')).toEqual({ n: 1n });
+    expect((await getWallet(w.services.db, a.walletId))?.owner_id).toBe((await getWallet(w.services.db, b.walletId))!.owner_id);
   });
 
   test('a bad e-mail is a VALIDATION_ERROR naming /email; an unknown wallet is NOT_FOUND', async () => {
     const w = ownerWorld();
-    const wallet = addWallet(w.services);
+    const wallet = await addWallet(w.services);
     const bad = await claim(w, wallet.walletId, wallet.code, 'not-an-email');
     expect(bad.status).toBe(400);
     expect(bad.body.error.field).toBe('/email');

@@ -50,16 +50,16 @@ export interface TestWallet {
 }
 
 /** Inserts an unclaimed wallet as register would (claim code hashed and sealed). */
-export function addWallet(services: Services, o: { name?: string; ownerEmail?: string } = {}): TestWallet {
+export async function addWallet(services: Services, o: { name?: string; ownerEmail?: string } = {}): Promise<TestWallet> {
   const walletId = newId('wallet');
   const key = newApiKey('bot');
   const code = generateClaimCode(crypto.getRandomValues(new Uint8Array(32)));
   const name = o.name ?? 'Test Agent';
   const username = `${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${walletId.slice(-4)}`;
   const address = getBase58Decoder().decode(crypto.getRandomValues(new Uint8Array(32)));
-  services.db
-    .transaction(() =>
-      insertWallet(services.db, {
+  await services.db
+    .transaction(async () =>
+      await insertWallet(services.db, {
         wallet_id: walletId,
         username,
         name,
@@ -75,42 +75,39 @@ export function addWallet(services: Services, o: { name?: string; ownerEmail?: s
         public_package: '{}',
         created_at: services.now().getTime(),
       }),
-    )
-    .immediate();
+    );
   return { walletId, apiKey: key.key, code, username, address, name };
 }
 
 /** Claims `walletId` for `email` directly (as following the claim link does); returns the owner id. */
-export function claimFor(services: Services, walletId: string, email: string): string {
-  return services.db
-    .transaction(() => {
-      const { owner } = ensureOwner(services.db, email, newId('owner'), services.now().getTime());
-      markClaimed(services.db, walletId, owner.owner_id, services.now().getTime());
+export async function claimFor(services: Services, walletId: string, email: string): Promise<string> {
+  return await services.db
+    .transaction(async () => {
+      const { owner } = await ensureOwner(services.db, email, newId('owner'), services.now().getTime());
+      await markClaimed(services.db, walletId, owner.owner_id, services.now().getTime());
       return owner.owner_id;
-    })
-    .immediate();
+    });
 }
 
 /** A fresh owner API token for `email` (owner created if missing). */
-export function tokenFor(services: Services, email: string): string {
+export async function tokenFor(services: Services, email: string): Promise<string> {
   const key = newApiKey('owner');
-  services.db
-    .transaction(() => {
-      const { owner } = ensureOwner(services.db, email, newId('owner'), services.now().getTime());
-      insertOwnerToken(services.db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'test', now: services.now().getTime() });
-    })
-    .immediate();
+  await services.db
+    .transaction(async () => {
+      const { owner } = await ensureOwner(services.db, email, newId('owner'), services.now().getTime());
+      await insertOwnerToken(services.db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'test', now: services.now().getTime() });
+    });
   return key.key;
 }
 
 /** A payment waiting for the owner: an awaiting_approval transaction and its pending approval. */
-export function addPendingPayment(services: Services, walletId: string, o: { amount?: bigint; recipient?: string } = {}): { approvalId: string; transactionId: string } {
+export async function addPendingPayment(services: Services, walletId: string, o: { amount?: bigint; recipient?: string } = {}): Promise<{ approvalId: string; transactionId: string }> {
   const approvalId = newId('approval');
   const transactionId = newId('transaction');
   const now = services.now().getTime();
-  services.db
-    .transaction(() => {
-      insertTx(services.db, {
+  await services.db
+    .transaction(async () => {
+      await insertTx(services.db, {
         transaction_id: transactionId,
         wallet_id: walletId,
         type: 'payment',
@@ -126,7 +123,7 @@ export function addPendingPayment(services: Services, walletId: string, o: { amo
         now,
         expires_at: now + 48 * 3_600_000,
       });
-      insertApproval(services.db, {
+      await insertApproval(services.db, {
         approval_id: approvalId,
         wallet_id: walletId,
         subject_type: 'payment',
@@ -136,8 +133,7 @@ export function addPendingPayment(services: Services, walletId: string, o: { amo
         reason: '25 USDC is above 20 USDC, the amount the owner approves in person.',
         now,
       });
-    })
-    .immediate();
+    });
   return { approvalId, transactionId };
 }
 

@@ -10,8 +10,8 @@ test('balance and pay answer 503 SERVICE_UNAVAILABLE when the RPC is down, and c
   const server = await startTestServer(services);
   try {
     const { profile } = await registerWallet(new ApiClient(server.url), { name: 'Offline' });
-    services.db.run("INSERT INTO owners (owner_id, email, created_at) VALUES ('own_x', 'o@example.com', 1)");
-    services.db.transaction(() => markClaimed(services.db, profile.wallet_id, 'own_x', Date.now())).immediate();
+    await services.db.run("INSERT INTO owners (owner_id, email, created_at) VALUES ('own_x', 'o@example.com', 1)");
+    await services.db.transaction(async () => await markClaimed(services.db, profile.wallet_id, 'own_x', Date.now()));
     const res = await fetch(`${server.url}/bot`, { method: 'POST', headers: { authorization: `Bearer ${profile.api_key}` }, body: '{"action":"balance"}' });
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('5');
@@ -25,7 +25,7 @@ test('balance and pay answer 503 SERVICE_UNAVAILABLE when the RPC is down, and c
       err = e;
     }
     expect((err as ApiError).errorCode).toBe('SERVICE_UNAVAILABLE');
-    expect((services.db.query('SELECT count(*) AS n FROM transactions').get() as { n: bigint }).n).toBe(0n);
+    expect(((await services.db.get('SELECT count(*) AS n FROM transactions')) as { n: bigint }).n).toBe(0n);
   } finally {
     await server.stop();
   }

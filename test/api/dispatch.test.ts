@@ -167,7 +167,7 @@ describe('rate limits', () => {
 
   test('a call without a key is counted per caller address, looked up once a call; a keyed call never looks the address up', async () => {
     const s = testServices({ env: { AGENT_WALLET_RATE_LIMITS_PER_IP_PER_MINUTE: '1' } });
-    const deps: DispatchDeps = { services: s, table: actionTable(), limiter: new RateLimiter(60_000), metrics: new Metrics(), unclaimedDetails: () => ({}), claims: new IdempotencyClaims() };
+    const deps: DispatchDeps = { services: s, table: actionTable(), limiter: new RateLimiter(60_000), metrics: new Metrics(), unclaimedDetails: async () => ({}), claims: new IdempotencyClaims() };
     const lookups: string[] = [];
     const from = (ip: string) => () => {
       lookups.push(ip);
@@ -192,12 +192,12 @@ describe('unexpected errors', () => {
     const crashing = implement(
       { crash: action({ endpoint: 'bot', auth: 'none', params: T.Object({}, { additionalProperties: false }), summary: 'test' }) },
       {
-        crash: ({ services: sv }) => {
-          sv.db.query('SELECT * FROM no_such_table').all();
+        crash: async ({ services: sv }) => {
+          await sv.db.all('SELECT * FROM no_such_table');
         },
       },
     );
-    const deps: DispatchDeps = { services: s, table: buildTable([crashing]), limiter: new RateLimiter(60_000), metrics: new Metrics(), unclaimedDetails: () => ({}), claims: new IdempotencyClaims() };
+    const deps: DispatchDeps = { services: s, table: buildTable([crashing]), limiter: new RateLimiter(60_000), metrics: new Metrics(), unclaimedDetails: async () => ({}), claims: new IdempotencyClaims() };
     const { response } = await dispatch(deps, {
       endpoint: 'bot',
       request: new Request('http://localhost/v1/bot', { method: 'POST', body: '{"action":"crash"}' }),
@@ -226,7 +226,7 @@ describe('unexpected errors', () => {
         },
       },
     );
-    const deps: DispatchDeps = { services: s, table: buildTable([refused]), limiter: new RateLimiter(60_000), metrics: new Metrics(), unclaimedDetails: () => ({}), claims: new IdempotencyClaims() };
+    const deps: DispatchDeps = { services: s, table: buildTable([refused]), limiter: new RateLimiter(60_000), metrics: new Metrics(), unclaimedDetails: async () => ({}), claims: new IdempotencyClaims() };
     const { response } = await dispatch(deps, {
       endpoint: 'bot',
       request: new Request('http://localhost/v1/bot', { method: 'POST', body: '{"action":"refused"}' }),

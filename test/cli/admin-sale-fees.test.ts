@@ -10,15 +10,15 @@ import { tempDir } from '../helpers/services.ts';
 test('lists what each merchant owes, most first, with its open invoice and whether its sales are refused', async () => {
   const dataDir = join(tempDir('aw-admin-fees-'), 'data');
   const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'simnet' });
-  const merchant = (id: string, username: string) =>
-    insertMerchant(db, { merchant_id: id, username, name: username, payout_address: '11111111111111111111111111111112', api_key_hash: new Uint8Array(32).fill(id.length), created_at: 1 });
-  db.transaction(() => {
-    merchant('mer_small', 'small-shop');
-    merchant('mer_big', 'big-shop');
-    accrueSaleFee(db, 'mer_small', 1_500n, 2);
-    accrueSaleFee(db, 'mer_big', 10_000_000n, 3);
-    insertInvoice(db, { invoice_id: 'inv_big', merchant_id: 'mer_big', amount: 10_000_000n, reference_key: '11111111111111111111111111111113', now: 4 });
-  })();
+  const merchant = async (id: string, username: string) =>
+    await insertMerchant(db, { merchant_id: id, username, name: username, payout_address: '11111111111111111111111111111112', api_key_hash: new Uint8Array(32).fill(id.length), created_at: 1 });
+  await db.transaction(async () => {
+    await merchant('mer_small', 'small-shop');
+    await merchant('mer_big', 'big-shop');
+    await accrueSaleFee(db, 'mer_small', 1_500n, 2);
+    await accrueSaleFee(db, 'mer_big', 10_000_000n, 3);
+    await insertInvoice(db, { invoice_id: 'inv_big', merchant_id: 'mer_big', amount: 10_000_000n, reference_key: '11111111111111111111111111111113', now: 4 });
+  });
   db.close();
 
   const res = await runCli(['admin', 'sale-fees', '--json', '--data-dir', dataDir]);

@@ -13,27 +13,27 @@ afterEach(async () => {
   open = null;
 });
 
-function ledger(opts: { checkpointRows?: number; retryMs?: number; starvedTries?: number; holdMs?: number } = {}) {
+async function ledger(opts: { checkpointRows?: number; retryMs?: number; starvedTries?: number; holdMs?: number } = {}) {
   const path = join(tempDir('aw-durable-'), 'wallet.db');
   const db = openDatabase(path, { network: 'simnet' });
   const failures: string[] = [];
   const durability = startDurability(db, path, (m) => failures.push(m), opts);
-  db.run('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+  await db.run('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
   open = { db, durability };
   return { db, durability, path, failures };
 }
 
-test('the event loop commits with synchronous=NORMAL and never checkpoints; syncs and checkpoints are the worker threads’', () => {
-  const { db } = ledger();
-  expect(db.query('PRAGMA synchronous').get()).toEqual({ synchronous: 1n });
-  expect(db.query('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 0n });
+test('the event loop commits with synchronous=NORMAL and never checkpoints; syncs and checkpoints are the worker threads’', async () => {
+  const { db } = await ledger();
+  expect(await db.get('PRAGMA synchronous')).toEqual({ synchronous: 1n });
+  expect(await db.get('PRAGMA wal_autocheckpoint')).toEqual({ wal_autocheckpoint: 0n });
 });
 
 test('an effect after a commit waits for a sync; with nothing new committed it does not wait', async () => {
-  const { db, durability } = ledger();
+  const { db, durability } = await ledger();
   await durability.durable();
   expect(durability.durable()).toBeUndefined();
-  db.transaction(() => db.query('INSERT INTO notes (body) VALUES (?)').run('one')).immediate();
+  await db.transaction(async () => await db.run('INSERT INTO notes (body) VALUES (?)', 'one'));
   const wait = durability.durable();
   expect(wait).toBeInstanceOf(Promise);
   await wait;
@@ -42,12 +42,12 @@ test('an effect after a commit waits for a sync; with nothing new committed it d
 });
 
 test('a hundred effects behind a hundred commits share two syncs (group commit), and all of them resolve', async () => {
-  const { db, durability } = ledger();
+  const { db, durability } = await ledger();
   await durability.durable();
   const before = { syncs: durability.stats.syncs, waits: durability.stats.waits };
   const waits: Promise<void>[] = [];
   for (let i = 0; i < 100; i++) {
-    db.transaction(() => db.query('INSERT INTO notes (body) VALUES (?)').run(`note ${i}`)).immediate();
+    await db.transaction(async () => await db.run('INSERT INTO notes (body) VALUES (?)', `note ${i}`));
     waits.push(durability.durable()!);
   }
   await Promise.all(waits);
@@ -58,13 +58,13 @@ test('a hundred effects behind a hundred commits share two syncs (group commit),
 });
 
 test('the effects one sync lets out go one a turn: a ping that arrives during the first is served before the second', async () => {
-  const { db, durability } = ledger();
+  const { db, durability } = await ledger();
   await durability.durable();
   const order: string[] = [];
   const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: () => void order.push('ping') } });
   const client = await Bun.connect({ hostname: '127.0.0.1', port: server.port, socket: { data: () => {} } });
   try {
-    for (let i = 1; i <= 3; i++) db.transaction(() => db.query('INSERT INTO notes (body) VALUES (?)').run(`note ${i}`)).immediate();
+    for (let i = 1; i <= 3; i++) await db.transaction(async () => await db.run('INSERT INTO notes (body) VALUES (?)', `note ${i}`));
     const before = durability.stats.syncs;
     await Promise.all(
       [1, 2, 3].map((i) =>
@@ -86,34 +86,34 @@ test('the effects one sync lets out go one a turn: a ping that arrives during th
 });
 
 test('two thousand rows written make a checkpoint due; it copies the WAL and starts it over on its thread; the rows stay readable and survive a reopen', async () => {
-  const { db, durability, path } = ledger();
+  const { db, durability, path } = await ledger();
   const body = 'x'.repeat(400);
-  db.transaction(() => {
-    for (let i = 0; i < 1_900; i++) db.query('INSERT INTO notes (body) VALUES (?)').run(body);
-  }).immediate();
+  await db.transaction(async () => {
+    for (let i = 0; i < 1_900; i++) await db.run('INSERT INTO notes (body) VALUES (?)', body);
+  });
   await durability.durable();
-  db.transaction(() => {
-    for (let i = 0; i < 200; i++) db.query('INSERT INTO notes (body) VALUES (?)').run(body);
-  }).immediate();
+  await db.transaction(async () => {
+    for (let i = 0; i < 200; i++) await db.run('INSERT INTO notes (body) VALUES (?)', body);
+  });
   await durability.durable();
   const deadline = Date.now() + 5_000;
   while (durability.stats.checkpoints === 0 && Date.now() < deadline) await Bun.sleep(10);
   expect(durability.stats.checkpoints).toBe(1);
   expect(durability.stats.restarts).toBe(1);
-  expect(db.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: 2_100n });
+  expect(await db.get('SELECT count(*) AS n FROM notes')).toEqual({ n: 2_100n });
   await durability.close();
   db.close();
   open = null;
   const again = openDatabase(path, { network: 'simnet' });
-  expect(again.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: 2_100n });
+  expect(await again.get('SELECT count(*) AS n FROM notes')).toEqual({ n: 2_100n });
   again.close();
 });
 
 test('under a steady stream of commits the WAL starts over again and again, always on the checkpoint thread: the event loop never writes (and syncs) a fresh WAL header', async () => {
   // A try at every sync, and a pause between each two steps of it: commits slip in wherever the
   // event loop could start the WAL over if nothing kept it from doing so.
-  const { db, durability, path } = ledger({ checkpointRows: 100, retryMs: 0, holdMs: 1 });
-  const insert = db.query('INSERT INTO notes (body) VALUES (?)');
+  const { db, durability, path } = await ledger({ checkpointRows: 100, retryMs: 0, holdMs: 1 });
+  const insert = db.db.query('INSERT INTO notes (body) VALUES (?)');
   let rows = 0;
   const deadline = Date.now() + 15_000;
   // Bursts of commits back to back, as the event loop makes them when requests arrive together,
@@ -122,7 +122,7 @@ test('under a steady stream of commits the WAL starts over again and again, alwa
   while (durability.stats.restarts < 20 && Date.now() < deadline) {
     const burstEnd = performance.now() + 1;
     while (performance.now() < burstEnd) {
-      db.transaction(() => insert.run(`note ${rows++}`)).immediate();
+      await db.transaction(async () => insert.run(`note ${rows++}`));
       void durability.durable();
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -131,19 +131,19 @@ test('under a steady stream of commits the WAL starts over again and again, alwa
   expect(durability.stats.foreignRestarts).toBe(0);
   expect(durability.stats.restarts).toBeGreaterThanOrEqual(20);
   expect(durability.stats.checkpointErrors).toBe(0);
-  expect(db.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: BigInt(rows) });
-  expect(db.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
+  expect(await db.get('SELECT count(*) AS n FROM notes')).toEqual({ n: BigInt(rows) });
+  expect(await db.get('PRAGMA integrity_check')).toEqual({ integrity_check: 'ok' });
   await durability.close();
   db.close();
   open = null;
   const again = openDatabase(path, { network: 'simnet' });
-  expect(again.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: BigInt(rows) });
+  expect(await again.get('SELECT count(*) AS n FROM notes')).toEqual({ n: BigInt(rows) });
   again.close();
 }, 30_000);
 
 test('a fresh WAL header written by the event loop after another process truncated the WAL is counted as not the checkpoint thread’s', async () => {
-  const { db, durability, path } = ledger();
-  db.transaction(() => db.query('INSERT INTO notes (body) VALUES (?)').run('one')).immediate();
+  const { db, durability, path } = await ledger();
+  await db.transaction(async () => await db.run('INSERT INTO notes (body) VALUES (?)', 'one'));
   await durability.durable();
   const other = new Database(path);
   // The checkpoint thread may be in a checkpoint of its own (its snapshot pinned): without a busy
@@ -152,7 +152,7 @@ test('a fresh WAL header written by the event loop after another process truncat
   expect(other.query<{ busy: number | bigint }, []>('PRAGMA wal_checkpoint(TRUNCATE)').get()!.busy).toBe(0);
   other.close();
   await durability.durable();
-  db.transaction(() => db.query('INSERT INTO notes (body) VALUES (?)').run('two')).immediate();
+  await db.transaction(async () => await db.run('INSERT INTO notes (body) VALUES (?)', 'two'));
   await durability.durable();
   // The checkpoint thread hears of the sync after it; it looks at the WAL's header then.
   const deadline = Date.now() + 5_000;
@@ -164,16 +164,16 @@ test('a fresh WAL header written by the event loop after another process truncat
 }, { retry: 2 });
 
 test('an effect waits for its sync only, never behind a checkpoint: a checkpoint held up for a second does not hold up the syncs', async () => {
-  const { db, durability } = ledger({ checkpointRows: 10, holdMs: 1_000 });
-  const insert = db.query('INSERT INTO notes (body) VALUES (?)');
-  db.transaction(() => {
+  const { db, durability } = await ledger({ checkpointRows: 10, holdMs: 1_000 });
+  const insert = db.db.query('INSERT INTO notes (body) VALUES (?)');
+  await db.transaction(async () => {
     for (let i = 0; i < 20; i++) insert.run(`note ${i}`);
-  }).immediate();
+  });
   // This sync makes a checkpoint due; the checkpoint thread copies the WAL, then holds for a second.
   await durability.durable();
   await Bun.sleep(50);
   for (let i = 0; i < 3; i++) {
-    db.transaction(() => insert.run(`later ${i}`)).immediate();
+    await db.transaction(async () => insert.run(`later ${i}`));
     await durability.durable();
   }
   // Three syncs answered while the checkpoint was still held up.
@@ -186,12 +186,12 @@ test('an effect waits for its sync only, never behind a checkpoint: a checkpoint
 
 test('when commits never pause long enough for a checkpoint, one is forced after a number of tries, and the WAL starts over all the same', async () => {
   // A slow disk under steady load, played by pauses in each checkpoint while commits keep coming.
-  const { db, durability } = ledger({ checkpointRows: 50, retryMs: 0, holdMs: 3, starvedTries: 5 });
-  const insert = db.query('INSERT INTO notes (body) VALUES (?)');
+  const { db, durability } = await ledger({ checkpointRows: 50, retryMs: 0, holdMs: 3, starvedTries: 5 });
+  const insert = db.db.query('INSERT INTO notes (body) VALUES (?)');
   let rows = 0;
   const deadline = Date.now() + 10_000;
   while ((durability.stats.forcedCheckpoints === 0 || durability.stats.restarts + durability.stats.foreignRestarts === 0) && Date.now() < deadline) {
-    db.transaction(() => insert.run(`note ${rows++}`)).immediate();
+    await db.transaction(async () => insert.run(`note ${rows++}`));
     void durability.durable();
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -201,6 +201,6 @@ test('when commits never pause long enough for a checkpoint, one is forced after
   expect(durability.stats.restarts + durability.stats.foreignRestarts).toBeGreaterThanOrEqual(1);
   expect(durability.stats.checkpointErrors).toBe(0);
   await durability.durable();
-  expect(db.query('SELECT count(*) AS n FROM notes').get()).toEqual({ n: BigInt(rows) });
-  expect(db.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
+  expect(await db.get('SELECT count(*) AS n FROM notes')).toEqual({ n: BigInt(rows) });
+  expect(await db.get('PRAGMA integrity_check')).toEqual({ integrity_check: 'ok' });
 });

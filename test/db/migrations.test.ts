@@ -53,46 +53,46 @@ function writeV1(path: string): void {
 }
 
 describe('migrations', () => {
-  test('a version-1 file with rows opens at the current version, keeping its paylinks, rejections and invitations', () => {
+  test('a version-1 file with rows opens at the current version, keeping its paylinks, rejections and invitations', async () => {
     const path = tempDb();
     writeV1(path);
     const migrated = openDatabase(path, { network: 'simnet' });
     try {
-      expect(migrated.query<{ user_version: bigint }, []>('PRAGMA user_version').get()?.user_version).toBe(BigInt(SCHEMA_VERSION));
+      expect((await migrated.get<{ user_version: bigint }>('PRAGMA user_version'))?.user_version).toBe(BigInt(SCHEMA_VERSION));
       expect(SCHEMA_VERSION).toBe(18);
       // Schema 11: a sent purchase whose outcome is not on chain yet is pending.
-      expect(migrated.query('SELECT fetch_id, status, amount FROM x402_purchases').all()).toEqual([{ fetch_id: 'x402_old', status: 'pending', amount: 10000n }]);
-      const row = migrated.query<Record<string, unknown>, []>('SELECT * FROM payment_requests').get()!;
+      expect(await migrated.all('SELECT fetch_id, status, amount FROM x402_purchases')).toEqual([{ fetch_id: 'x402_old', status: 'pending', amount: 10000n }]);
+      const row = (await migrated.get<Record<string, unknown>>('SELECT * FROM payment_requests'))!;
       expect(row).toMatchObject({ request_id: 'req_old', wallet_id: 'wal_old', merchant_id: null, status: 'paid', paid_amount: 5000000n, reference: 'order-1', paid_at: 2n });
-      expect(migrated.query('SELECT count(*) AS n FROM payment_request_rejections').get()).toEqual({ n: 1n });
-      expect(migrated.query('SELECT count(*) AS n FROM paylink_invitations').get()).toEqual({ n: 1n });
-      expect(migrated.query('PRAGMA foreign_key_check').all()).toEqual([]);
-      expect(migrated.query('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1n });
+      expect(await migrated.get('SELECT count(*) AS n FROM payment_request_rejections')).toEqual({ n: 1n });
+      expect(await migrated.get('SELECT count(*) AS n FROM paylink_invitations')).toEqual({ n: 1n });
+      expect(await migrated.all('PRAGMA foreign_key_check')).toEqual([]);
+      expect(await migrated.get('PRAGMA foreign_keys')).toEqual({ foreign_keys: 1n });
       // merchants.webhook_url (a stale copy of the active endpoint's URL) is gone.
-      expect(migrated.query<{ name: string }, []>('PRAGMA table_info(merchants)').all().map((c) => c.name)).not.toContain('webhook_url');
+      expect((await migrated.all<{ name: string }>('PRAGMA table_info(merchants)')).map((c) => c.name)).not.toContain('webhook_url');
       // Schema 3 filled the lifetime spend from the ledger, and its triggers keep it from here on.
-      const spend = () => migrated.query('SELECT total, outstanding FROM wallet_spend WHERE wallet_id = ?').get('wal_old');
-      const buckets = () => migrated.query("SELECT bucket, category, spend, cost, n FROM wallet_spend_windows WHERE wallet_id = 'wal_old'").all();
-      expect(spend()).toEqual({ total: 4_020_000n, outstanding: 1_010_000n });
-      expect(buckets()).toEqual([{ bucket: 0n, category: 'wallet', spend: 1n, cost: 4_020_000n, n: 2n }]);
-      migrated.run("UPDATE transactions SET status = 'failed' WHERE transaction_id = 'txn_c'");
-      expect(spend()).toEqual({ total: 3_010_000n, outstanding: 0n });
-      expect(buckets()).toEqual([{ bucket: 0n, category: 'wallet', spend: 1n, cost: 3_010_000n, n: 1n }]);
+      const spend = async () => await migrated.get('SELECT total, outstanding FROM wallet_spend WHERE wallet_id = ?', 'wal_old');
+      const buckets = async () => await migrated.all("SELECT bucket, category, spend, cost, n FROM wallet_spend_windows WHERE wallet_id = 'wal_old'");
+      expect(await spend()).toEqual({ total: 4_020_000n, outstanding: 1_010_000n });
+      expect(await buckets()).toEqual([{ bucket: 0n, category: 'wallet', spend: 1n, cost: 4_020_000n, n: 2n }]);
+      await migrated.run("UPDATE transactions SET status = 'failed' WHERE transaction_id = 'txn_c'");
+      expect(await spend()).toEqual({ total: 3_010_000n, outstanding: 0n });
+      expect(await buckets()).toEqual([{ bucket: 0n, category: 'wallet', spend: 1n, cost: 3_010_000n, n: 1n }]);
       // Schema 4: a transaction remembers the priority fee of its last message (escalated on a re-sign).
-      expect(migrated.query<{ name: string }, []>('PRAGMA table_info(transactions)').all().map((c) => c.name)).toContain('priority_fee');
+      expect((await migrated.all<{ name: string }>('PRAGMA table_info(transactions)')).map((c) => c.name)).toContain('priority_fee');
       // Schema 5: the deposit watch's state replaces deposit_cursors; the cursor carries over, the amount is read afresh.
-      const address = migrated.query<{ address: string }, []>("SELECT address FROM wallets WHERE wallet_id = 'wal_old'").get()!.address;
-      expect(migrated.query('SELECT owner, amount, checked_at, last_signature FROM token_watch').all()).toEqual([{ owner: address, amount: null, checked_at: null, last_signature: 'sigCursor' }]);
-      expect(migrated.query("SELECT name FROM sqlite_master WHERE name = 'deposit_cursors'").all()).toEqual([]);
+      const address = (await migrated.get<{ address: string }>("SELECT address FROM wallets WHERE wallet_id = 'wal_old'"))!.address;
+      expect(await migrated.all('SELECT owner, amount, checked_at, last_signature FROM token_watch')).toEqual([{ owner: address, amount: null, checked_at: null, last_signature: 'sigCursor' }]);
+      expect(await migrated.all("SELECT name FROM sqlite_master WHERE name = 'deposit_cursors'")).toEqual([]);
       // Schema 6: the in-flight holder of a recipient's setup fee, or of a paylink, is found by index, not by walking every open intent.
-      const plan = (sql: string) => migrated.query<{ detail: string }, []>(`EXPLAIN QUERY PLAN ${sql}`).all().map((r) => r.detail).join('; ');
-      expect(plan("SELECT transaction_id FROM transactions WHERE to_address = 'a' AND transaction_id != 'b' AND setup_fee > 0 AND direction = 'out' AND status IN ('pre_approved', 'pending') LIMIT 1")).toContain(
+      const plan = async (sql: string) => (await migrated.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)).map((r) => r.detail).join('; ');
+      expect(await plan("SELECT transaction_id FROM transactions WHERE to_address = 'a' AND transaction_id != 'b' AND setup_fee > 0 AND direction = 'out' AND status IN ('pre_approved', 'pending') LIMIT 1")).toContain(
         'USING INDEX transactions_setup_fee_holder (to_address=?)',
       );
-      expect(plan("SELECT transaction_id FROM transactions WHERE payment_request_id = 'r' AND direction = 'out' AND status IN ('pre_approved', 'pending') LIMIT 1")).toContain('USING INDEX transactions_paylink (payment_request_id=?)');
+      expect(await plan("SELECT transaction_id FROM transactions WHERE payment_request_id = 'r' AND direction = 'out' AND status IN ('pre_approved', 'pending') LIMIT 1")).toContain('USING INDEX transactions_paylink (payment_request_id=?)');
       // The new rule holds: a paylink names exactly one payee.
-      expect(() =>
-        migrated.run(
+      expect(async () =>
+        await migrated.run(
           "INSERT INTO payment_requests (request_id, short_code, description, reference_key, status, next_scan_at, created_at, updated_at, expires_at) VALUES ('req_x', 'X', 'x', 'k', 'open', 0, 0, 0, 0)",
         ),
       ).toThrow(/CHECK constraint failed/);

@@ -5,22 +5,22 @@ import { DatabaseOpenError, SCHEMA_VERSION, openDatabase } from '../../src/db/op
 import { tempDir } from '../helpers/services.ts';
 
 describe('openDatabase', () => {
-  test('pragmas read back as DESIGN §5 says', () => {
+  test('pragmas read back as DESIGN §5 says', async () => {
     const db = openDatabase(join(tempDir(), 'wallet.db'), { network: 'simnet' });
-    const pragma = (name: string) => Object.values(db.query(`PRAGMA ${name}`).get() as object)[0];
-    expect(pragma('journal_mode')).toBe('wal');
-    expect(pragma('synchronous')).toBe(2n); // FULL
-    expect(pragma('foreign_keys')).toBe(1n);
-    expect(pragma('busy_timeout')).toBe(5000n);
-    expect(pragma('user_version')).toBe(BigInt(SCHEMA_VERSION));
-    expect(db.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
+    const pragma = async (name: string) => Object.values((await db.get(`PRAGMA ${name}`)) as object)[0];
+    expect(await pragma('journal_mode')).toBe('wal');
+    expect(await pragma('synchronous')).toBe(2n); // FULL
+    expect(await pragma('foreign_keys')).toBe(1n);
+    expect(await pragma('busy_timeout')).toBe(5000n);
+    expect(await pragma('user_version')).toBe(BigInt(SCHEMA_VERSION));
+    expect(await db.get('PRAGMA integrity_check')).toEqual({ integrity_check: 'ok' });
     db.close();
   });
 
-  test('integers come back as bigint (safeIntegers) and tables are STRICT', () => {
+  test('integers come back as bigint (safeIntegers) and tables are STRICT', async () => {
     const db = openDatabase(':memory:', { network: 'simnet' });
-    expect(typeof (db.query('SELECT 1 AS n').get() as { n: unknown }).n).toBe('bigint');
-    expect(() => db.run("INSERT INTO owners (owner_id, email, created_at) VALUES ('own_x', 'a@b.c', 'not a number')")).toThrow();
+    expect(typeof ((await db.get('SELECT 1 AS n')) as { n: unknown }).n).toBe('bigint');
+    expect(async () => await db.run("INSERT INTO owners (owner_id, email, created_at) VALUES ('own_x', 'a@b.c', 'not a number')")).toThrow();
     db.close();
   });
 
@@ -40,13 +40,13 @@ describe('openDatabase', () => {
     expect(() => openDatabase(path, { network: 'mainnet' })).toThrow(/belongs to network "simnet"/);
   });
 
-  test('reopening keeps data and schema version', () => {
+  test('reopening keeps data and schema version', async () => {
     const path = join(tempDir(), 'wallet.db');
     const db = openDatabase(path, { network: 'simnet' });
-    db.run("INSERT INTO owners (owner_id, email, created_at) VALUES ('own_1', 'a@b.c', 1)");
+    await db.run("INSERT INTO owners (owner_id, email, created_at) VALUES ('own_1', 'a@b.c', 1)");
     db.close();
     const again = openDatabase(path, { network: 'simnet' });
-    expect(again.query('SELECT email FROM owners').get()).toEqual({ email: 'a@b.c' });
+    expect(await again.get('SELECT email FROM owners')).toEqual({ email: 'a@b.c' });
     again.close();
   });
 });

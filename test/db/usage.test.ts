@@ -21,19 +21,19 @@ const MOVES: [TxStatus[], TxStatus][] = [
 ];
 
 describe('computeUsage', () => {
-  test('trigger-kept totals, reservations and 15-minute buckets agree with a model of a random life of payments, withdrawals and deposits (status moves and amount changes)', () => {
+  test('trigger-kept totals, reservations and 15-minute buckets agree with a model of a random life of payments, withdrawals and deposits (status moves and amount changes)', async () => {
     const seed = 20261122;
     const random = rng(seed);
     const services = testServices();
-    const wallets = [addWallet(services, { name: 'Spender One' }), addWallet(services, { name: 'Spender Two' })];
+    const wallets = [await addWallet(services, { name: 'Spender One' }), await addWallet(services, { name: 'Spender Two' })];
     const DAY = 86_400_000;
     const T0 = Date.parse('2030-03-01T00:00:00Z');
     const pick = <T,>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
     interface ModelRow { wallet: string; type: string; out: boolean; status: TxStatus; cost: bigint; fees: bigint; category: Category | null; at: number }
     const model = new Map<string, ModelRow>();
     for (let step = 0; step < 1_500; step++) {
-      services.db
-        .transaction(() => {
+      await services.db
+        .transaction(async () => {
           if (model.size === 0 || random() < 0.4) {
             const id = newId('transaction');
             const type = pick(['payment', 'payment', 'x402', 'withdrawal', 'deposit'] as const);
@@ -54,7 +54,7 @@ describe('computeUsage', () => {
             const setupFee = random() < 0.2 ? 2_000n : 0n;
             row.fees = fee + setupFee;
             row.cost = amount + row.fees;
-            insertTx(services.db, {
+            await insertTx(services.db, {
               transaction_id: id,
               wallet_id: row.wallet,
               type,
@@ -71,21 +71,20 @@ describe('computeUsage', () => {
             // A message built again over a changed balance (a sweep's): the amount moves, the status does not.
             const id = pick([...model.keys()]);
             const amount = BigInt(1 + Math.floor(random() * 5_000_000));
-            setUnsignedTxAmount(services.db, id, amount, T0);
+            await setUnsignedTxAmount(services.db, id, amount, T0);
             model.get(id)!.cost = amount + model.get(id)!.fees;
           } else {
             const [from, to] = pick(MOVES);
             const id = pick([...model.keys()]);
-            if (moveTx(services.db, id, from, to, T0)) model.get(id)!.status = to;
+            if (await moveTx(services.db, id, from, to, T0)) model.get(id)!.status = to;
           }
-        })
-        .immediate();
+        });
     }
     const counts = (r: ModelRow) => r.out && COUNTING.includes(r.status);
     const sum = (rows: ModelRow[]) => rows.reduce((a, r) => a + r.cost, 0n);
     for (const w of wallets) {
       const mine = [...model.values()].filter((r) => r.wallet === w.walletId);
-      expect({ seed, outstanding: outstandingOut(services.db, w.walletId) }).toEqual({ seed, outstanding: sum(mine.filter((r) => r.out && r.status !== 'completed' && COUNTING.includes(r.status))) });
+      expect({ seed, outstanding: await outstandingOut(services.db, w.walletId) }).toEqual({ seed, outstanding: sum(mine.filter((r) => r.out && r.status !== 'completed' && COUNTING.includes(r.status))) });
       for (let k = 0; k < 40; k++) {
         // Half the window starts on the 15-minute grid (bucket path), half anywhere (row path).
         const start = () => {
@@ -93,7 +92,7 @@ describe('computeUsage', () => {
           return k % 2 === 0 ? t - (t % 900_000) : t;
         };
         const [daily, weekly, monthly] = [start(), start(), start()];
-        const usage = computeUsage(services.db, w.walletId, { daily: new Date(daily), weekly: new Date(weekly), monthly: new Date(monthly) }, { address: '' });
+        const usage = await computeUsage(services.db, w.walletId, { daily: new Date(daily), weekly: new Date(weekly), monthly: new Date(monthly) }, { address: '' });
         const spend = mine.filter((r) => counts(r) && r.type !== 'withdrawal');
         const expected = {
           daily: sum(spend.filter((r) => r.at >= daily)),
@@ -114,22 +113,21 @@ describe('computeUsage', () => {
     }
   });
 
-  test('windows count only rows since their start; a recipient is known after a completed payment to its address', () => {
+  test('windows count only rows since their start; a recipient is known after a completed payment to its address', async () => {
     const services = testServices();
-    const w = addWallet(services);
-    const add = (status: TxStatus, amount: bigint, at: number, to = 'Addr1') =>
-      services.db
-        .transaction(() =>
-          insertTx(services.db, { transaction_id: newId('transaction'), wallet_id: w.walletId, type: 'payment', direction: 'out', category: 'wallet', status, amount, to_address: to, now: at }),
-        )
-        .immediate();
-    add('completed', 1_000_000n, 100);
-    add('pre_approved', 2_000_000n, 200, 'Addr2');
-    add('cancelled', 4_000_000n, 300);
-    const usage = computeUsage(services.db, w.walletId, { daily: new Date(150), weekly: new Date(50), monthly: new Date(120) }, { address: 'Addr1' });
+    const w = await addWallet(services);
+    const add = async (status: TxStatus, amount: bigint, at: number, to = 'Addr1') =>
+      await services.db
+        .transaction(async () =>
+          await insertTx(services.db, { transaction_id: newId('transaction'), wallet_id: w.walletId, type: 'payment', direction: 'out', category: 'wallet', status, amount, to_address: to, now: at }),
+        );
+    await add('completed', 1_000_000n, 100);
+    await add('pre_approved', 2_000_000n, 200, 'Addr2');
+    await add('cancelled', 4_000_000n, 300);
+    const usage = await computeUsage(services.db, w.walletId, { daily: new Date(150), weekly: new Date(50), monthly: new Date(120) }, { address: 'Addr1' });
     expect(usage).toMatchObject({ daily: 2_000_000n, weekly: 3_000_000n, monthly: 2_000_000n, total: 3_000_000n, payments_today: 1, recipient_known: true });
     expect(usage.by_category.wallet).toEqual({ daily: 2_000_000n, monthly: 2_000_000n });
     // Addr2's payment is not completed yet: not known.
-    expect(computeUsage(services.db, w.walletId, { daily: new Date(0), weekly: new Date(0), monthly: new Date(0) }, { address: 'Addr2' }).recipient_known).toBe(false);
+    expect((await computeUsage(services.db, w.walletId, { daily: new Date(0), weekly: new Date(0), monthly: new Date(0) }, { address: 'Addr2' })).recipient_known).toBe(false);
   });
 });

@@ -7,6 +7,8 @@ import { commitsOf } from '../../src/db/commit-count.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { BATCH_MS, batchedWrite, savepointSlice } from '../../src/db/write-batch.ts';
 import { Turns } from '../../src/api/turns.ts';
+import { SqliteStore } from '../../src/db/sqlite-store.ts';
+import type { Store } from '../../src/db/store.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -14,20 +16,20 @@ afterEach(() => {
 });
 
 /** A ledger file with a table of rows and one whose foreign key is checked at commit. */
-function ledger(): { db: Database; path: string } {
+async function ledger(): Promise<{ db: Store; path: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'aw-batch-'));
   dirs.push(dir);
   const path = join(dir, 'wallet.db');
   const db = openDatabase(path, { network: 'simnet' });
-  db.run('CREATE TABLE t (x INTEGER NOT NULL) STRICT');
-  db.run('CREATE TABLE blobs (b BLOB NOT NULL) STRICT');
-  db.run('CREATE TABLE parent (id INTEGER PRIMARY KEY) STRICT');
-  db.run('CREATE TABLE child (parent INTEGER NOT NULL REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED) STRICT');
+  await db.run('CREATE TABLE t (x INTEGER NOT NULL) STRICT');
+  await db.run('CREATE TABLE blobs (b BLOB NOT NULL) STRICT');
+  await db.run('CREATE TABLE parent (id INTEGER PRIMARY KEY) STRICT');
+  await db.run('CREATE TABLE child (parent INTEGER NOT NULL REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED) STRICT');
   return { db, path };
 }
 
-const count = (db: Database) => Number(db.query<{ n: bigint }, []>('SELECT count(*) AS n FROM t').get()!.n);
-const insert = (db: Database, x: number) => db.query('INSERT INTO t (x) VALUES (?)').run(x);
+const count = async (db: Store) => Number((await db.get<{ n: bigint }>('SELECT count(*) AS n FROM t'))!.n);
+const insert = async (db: Store, x: number) => await db.run('INSERT INTO t (x) VALUES (?)', x);
 
 function busy(ms: number): void {
   const until = performance.now() + ms;
@@ -36,19 +38,19 @@ function busy(ms: number): void {
 
 test('writes due together commit as one transaction, in the order asked, each seeing the ones before it', async () => {
   // A write preempted past BATCH_MS on a loaded machine legitimately splits the batch: retried.
-  let { db, path } = ledger();
+  let { db, path } = await ledger();
   let commits = 0;
   for (let attempt = 0; attempt < 5; attempt++) {
     if (attempt > 0) {
       db.close();
-      ({ db, path } = ledger());
+      ({ db, path } = await ledger());
     }
     const before = commitsOf(db);
     const results = await Promise.all(
       [1, 2, 3].map((x) =>
-        batchedWrite(db, () => {
-          const seen = count(db);
-          insert(db, x);
+        batchedWrite(db, async () => {
+          const seen = await count(db);
+          await insert(db, x);
           return seen;
         }),
       ),
@@ -60,23 +62,23 @@ test('writes due together commit as one transaction, in the order asked, each se
   expect(commits).toBe(1);
   // Committed when answered: another connection reads all three.
   const other = new Database(path, { readonly: true });
-  expect(count(other)).toBe(3);
+  expect(await count(new SqliteStore(other))).toBe(3);
   other.close();
   db.close();
 });
 
 test('calls admitted one a turn, as the API admits pays, still write in one commit: the batch waits behind the calls admitted before it', async () => {
-  const { db } = ledger();
+  const { db } = await ledger();
   const turns = new Turns(100);
   const before = commitsOf(db);
   const order: string[] = [];
   await Promise.all(
     [1, 2, 3].map((x) =>
-      turns.take().then(() => {
+      turns.take().then(async () => {
         order.push(`admitted ${x}`);
-        return batchedWrite(db, () => {
+        return await batchedWrite(db, async () => {
           order.push(`wrote ${x}`);
-          insert(db, x);
+          await insert(db, x);
         });
       }),
     ),
@@ -87,89 +89,89 @@ test('calls admitted one a turn, as the API admits pays, still write in one comm
 });
 
 test('a write that throws is rolled back alone: it rejects with its own error, the others commit', async () => {
-  const { db } = ledger();
+  const { db } = await ledger();
   const outcomes = await Promise.allSettled([
-    batchedWrite(db, () => insert(db, 1)),
-    batchedWrite(db, () => {
-      insert(db, 2);
+    batchedWrite(db, async () => await insert(db, 1)),
+    batchedWrite(db, async () => {
+      await insert(db, 2);
       throw new Error('over the daily budget');
     }),
-    batchedWrite(db, () => insert(db, 3)),
+    batchedWrite(db, async () => await insert(db, 3)),
   ]);
   expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
   expect(((outcomes[1] as PromiseRejectedResult).reason as Error).message).toBe('over the daily budget');
-  expect(db.query('SELECT x FROM t ORDER BY x').all()).toEqual([{ x: 1n }, { x: 3n }]);
+  expect(await db.all('SELECT x FROM t ORDER BY x')).toEqual([{ x: 1n }, { x: 3n }]);
   db.close();
 });
 
 test('a batch whose commit fails answers none of its writes as done, and keeps none of them', async () => {
-  const { db } = ledger();
+  const { db } = await ledger();
   // The second write breaks a foreign key that SQLite checks only at COMMIT.
   const outcomes = await Promise.allSettled([
-    batchedWrite(db, () => insert(db, 1)),
-    batchedWrite(db, () => db.query('INSERT INTO child (parent) VALUES (999)').run()),
-    batchedWrite(db, () => insert(db, 3)),
+    batchedWrite(db, async () => await insert(db, 1)),
+    batchedWrite(db, async () => await db.run('INSERT INTO child (parent) VALUES (999)')),
+    batchedWrite(db, async () => await insert(db, 3)),
   ]);
   expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
   for (const o of outcomes) expect(String((o as PromiseRejectedResult).reason)).toContain('FOREIGN KEY');
-  expect(count(db)).toBe(0);
+  expect(await count(db)).toBe(0);
   expect(db.inTransaction).toBe(false);
   // The next write commits as usual.
-  await batchedWrite(db, () => insert(db, 4));
-  expect(count(db)).toBe(1);
+  await batchedWrite(db, async () => await insert(db, 4));
+  expect(await count(db)).toBe(1);
   db.close();
 });
 
 /** Lets the ledger grow by a few pages only: a large row then fails with SQLITE_FULL, and SQLite rolls the whole transaction back. */
-function nearlyFull(db: Database): void {
-  const pages = Number(db.query<{ page_count: bigint }, []>('PRAGMA page_count').get()!.page_count);
-  db.run(`PRAGMA max_page_count = ${pages + 4}`);
+async function nearlyFull(db: Store): Promise<void> {
+  const pages = Number((await db.get<{ page_count: bigint }>('PRAGMA page_count'))!.page_count);
+  await db.run(`PRAGMA max_page_count = ${pages + 4}`);
 }
-const fillDisk = (db: Database) => db.query('INSERT INTO blobs (b) VALUES (zeroblob(200000))').run();
+const fillDisk = async (db: Store) => await db.run('INSERT INTO blobs (b) VALUES (zeroblob(200000))');
 
 test('a write that fills the disk undoes its whole batch: the writes that ran in it are refused with that error and kept nowhere; the next write commits in a batch of its own', async () => {
   // On a loaded machine the first write can outlast BATCH_MS and commit in a batch of its own
   // before the full write runs: a legitimate split, not the case under test, so that run is retried.
-  let { db } = ledger();
+  let { db } = await ledger();
   let outcomes: PromiseSettledResult<unknown>[] = [];
   for (let attempt = 0; attempt < 5; attempt++) {
-    if (attempt > 0) ({ db } = ledger());
-    nearlyFull(db);
-    outcomes = await Promise.allSettled([batchedWrite(db, () => insert(db, 1)), batchedWrite(db, () => fillDisk(db)), batchedWrite(db, () => insert(db, 3))]);
+    if (attempt > 0) ({ db } = await ledger());
+    await nearlyFull(db);
+    outcomes = await Promise.allSettled([batchedWrite(db, async () => await insert(db, 1)), batchedWrite(db, async () => await fillDisk(db)), batchedWrite(db, async () => await insert(db, 3))]);
     if (outcomes[0]!.status === 'rejected') break;
-    expect(db.query('SELECT x FROM t ORDER BY x').all()).toEqual([{ x: 1n }, { x: 3n }]);
+    expect(await db.all('SELECT x FROM t ORDER BY x')).toEqual([{ x: 1n }, { x: 3n }]);
     db.close();
   }
   expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
   for (const o of outcomes.slice(0, 2)) expect(String((o as PromiseRejectedResult).reason)).toContain('full');
-  expect(db.query('SELECT x FROM t').all()).toEqual([{ x: 3n }]);
+  expect(await db.all('SELECT x FROM t')).toEqual([{ x: 3n }]);
   db.close();
 });
 
-test('a slice stops at the write SQLite rolled back whole: nothing after it runs outside the transaction', () => {
-  const { db } = ledger();
-  nearlyFull(db);
-  const units = [() => insert(db, 1), () => fillDisk(db), () => insert(db, 3)];
-  const slice = savepointSlice(db, 1_000, () => units.shift());
+test('a slice stops at the write SQLite rolled back whole: nothing after it runs outside the transaction', async () => {
+  const { db } = await ledger();
+  await nearlyFull(db);
+  const units = [async () => await insert(db, 1), async () => await fillDisk(db), async () => await insert(db, 3)];
+  const slice = await savepointSlice(db, 1_000, () => units.shift());
   expect(slice.results.map((r) => r.ok)).toEqual([true, false]);
   expect(String(slice.failed?.err)).toContain('full');
   expect(units).toHaveLength(1);
-  expect(count(db)).toBe(0);
+  expect(await count(db)).toBe(0);
   expect(db.inTransaction).toBe(false);
   db.close();
 });
 
 test('a batch stops after BATCH_MS and the rest commits on a later turn, after a ping that arrived meanwhile', async () => {
-  const { db } = ledger();
+  const { db } = await ledger();
   const order: string[] = [];
   const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: () => void order.push('ping') } });
   const client = await Bun.connect({ hostname: '127.0.0.1', port: server.port, socket: { data: () => {} } });
   try {
     const before = commitsOf(db);
-    const writes = Array.from({ length: 6 }, (_, i) =>
-      batchedWrite(db, () => {
+    const writes = Array.from({ length: 6 }, async (_, i) =>
+      await batchedWrite(db, async () => {
         order.push(`write ${i}`);
-        insert(db, i);
+        await insert(db, i);
         if (i === 0) client.write('ping');
         busy(BATCH_MS * 0.6);
       }),
@@ -183,7 +185,7 @@ test('a batch stops after BATCH_MS and the rest commits on a later turn, after a
     // Served between the first batch and the next, not after all six.
     expect(order.indexOf('ping')).toBeGreaterThanOrEqual(1);
     expect(order.indexOf('ping')).toBeLessThanOrEqual(2);
-    expect(count(db)).toBe(6);
+    expect(await count(db)).toBe(6);
   } finally {
     client.end();
     server.stop(true);
@@ -192,19 +194,19 @@ test('a batch stops after BATCH_MS and the rest commits on a later turn, after a
 });
 
 test('when the write lock stays busy the first write in line fails as its own transaction would, and the next one commits on a later turn', async () => {
-  const { db, path } = ledger();
-  db.run('PRAGMA busy_timeout = 0');
+  const { db, path } = await ledger();
+  await db.run('PRAGMA busy_timeout = 0');
   const holder = new Database(path);
   holder.run('BEGIN IMMEDIATE');
-  const first = batchedWrite(db, () => insert(db, 1)).catch((err: Error) => {
+  const first = batchedWrite(db, async () => await insert(db, 1)).catch((err: Error) => {
     // The lock is let go before the next turn.
     holder.run('COMMIT');
     return err;
   });
-  const second = batchedWrite(db, () => insert(db, 2));
+  const second = batchedWrite(db, async () => await insert(db, 2));
   expect(String(await first)).toContain('locked');
   await second;
-  expect(db.query('SELECT x FROM t').all()).toEqual([{ x: 2n }]);
+  expect(await db.all('SELECT x FROM t')).toEqual([{ x: 2n }]);
   holder.close();
   db.close();
 });

@@ -17,8 +17,8 @@ beforeAll(async () => {
   world = await startWorld();
   alice = await world.agent('Alice');
   bob = await world.agent('Bob');
-  owner = world.claim(alice.walletId, 'owner@example.com');
-  world.claim(bob.walletId, 'other@example.com');
+  owner = await world.claim(alice.walletId, 'owner@example.com');
+  await world.claim(bob.walletId, 'other@example.com');
   await world.fund(alice.address, 1_000_000_000n);
   await world.fund(bob.address, 1_000_000n);
 });
@@ -111,7 +111,7 @@ describe('approvals', () => {
 
   test("a loosening the owner scheduled does not lift the agent's freeze when it comes due", async () => {
     const carol = await world.agent('Carol');
-    const carolsOwner = world.claim(carol.walletId, 'carol@example.com');
+    const carolsOwner = await world.claim(carol.walletId, 'carol@example.com');
     await world.fund(carol.address, 10_000_000n);
     const rails = (r: Record<string, unknown>) => carolsOwner.call('owner', 'set_guard_rails', { wallet_id: carol.walletId, rails: r });
     await rails({ loosen_delay_hours: 1, max_per_payment: '5' });
@@ -153,7 +153,7 @@ describe('budget concurrency', () => {
   test('20 concurrent intents against a remaining budget for 10: exactly 10 pre_approved, never more reserved than the budget, also where they share commits', async () => {
     // Each intent costs 1 + 0.01 fee = 1.01; a daily budget of 10.10 holds exactly 10 of them.
     const carol = await world.agent('Carol');
-    const carolOwner = world.claim(carol.walletId, 'carol@example.com');
+    const carolOwner = await world.claim(carol.walletId, 'carol@example.com');
     await world.fund(carol.address, 100_000_000n);
     await world.fund(bob.address, 0n);
     await carolOwner.call('owner', 'set_guard_rails', { wallet_id: carol.walletId, rails: { budgets: { daily: '10.10' }, on_budget_exceeded: 'reject' } });
@@ -170,7 +170,7 @@ describe('budget concurrency', () => {
 
   test('with on_budget_exceeded require_approval the overflow waits for the owner instead', async () => {
     const dave = await world.agent('Dave');
-    const daveOwner = world.claim(dave.walletId, 'dave@example.com');
+    const daveOwner = await world.claim(dave.walletId, 'dave@example.com');
     await world.fund(dave.address, 100_000_000n);
     await daveOwner.call('owner', 'set_guard_rails', { wallet_id: dave.walletId, rails: { budgets: { daily: '5.05' } } });
     const results = await Promise.all(Array.from({ length: 8 }, () => dave.api.call<any>('bot', 'pay', { to: bob.username, amount: 1 })));
@@ -182,17 +182,17 @@ describe('budget concurrency', () => {
 describe('expiry', () => {
   test('at 48 h an unconfirmed intent expires once: reservation released, one event even when the job runs twice', async () => {
     const eve = await world.agent('Eve');
-    world.claim(eve.walletId, 'eve@example.com');
+    await world.claim(eve.walletId, 'eve@example.com');
     await world.fund(eve.address, 10_000_000n);
     const intent = await eve.api.call<any>('bot', 'pay', { to: bob.username, amount: 5 });
     // Intents of this file's earlier tests may be older than 48 h by then (the count is theirs):
     // what this proves is that this intent is not expired a second before its 48 h.
     world.clock.offsetMs = 48 * 60 * 60 * 1000 - 1000;
-    expireIntents(world.services);
+    await expireIntents(world.services);
     expect((await eve.api.call<any>('bot', 'list_payments', {})).items[0]).toMatchObject({ transaction_id: intent.transaction_id, status: intent.status });
     world.clock.offsetMs = 48 * 60 * 60 * 1000 + 1;
-    expireIntents(world.services);
-    expireIntents(world.services);
+    await expireIntents(world.services);
+    await expireIntents(world.services);
     world.clock.offsetMs = 0;
     const list = await eve.api.call<any>('bot', 'list_payments', {});
     expect(list.items[0]).toMatchObject({ transaction_id: intent.transaction_id, status: 'expired' });

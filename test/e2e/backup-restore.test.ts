@@ -24,6 +24,8 @@ import { runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemo
 import { tempDir } from '../helpers/services.ts';
 import { agentKey } from '../helpers/signing.ts';
 import { randomAddress } from '../solana/helpers.ts';
+import { SqliteStore } from '../../src/db/sqlite-store.ts';
+import type { Store } from '../../src/db/store.ts';
 
 let simnet: Simnet;
 let daemon: DaemonProcess;
@@ -45,18 +47,18 @@ afterAll(async () => {
   await simnet.stop();
 });
 
-function ledger(dataDir: string, readonly = false): Database {
+function ledger(dataDir: string, readonly = false): Store {
   const db = new Database(join(dataDir, 'wallet.db'), { readonly, safeIntegers: true });
   db.run('PRAGMA busy_timeout = 5000');
-  return db;
+  return new SqliteStore(db);
 }
 
-function claim(walletId: string): void {
+async function claim(walletId: string): Promise<void> {
   const db = ledger(firstDir);
-  db.transaction(() => {
-    db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_restore', 'owner@example.com', 1)");
-    db.query("UPDATE wallets SET status = 'claimed', owner_id = 'own_restore', claimed_at = 1 WHERE wallet_id = ?").run(walletId);
-  }).immediate();
+  await db.transaction(async () => {
+    await db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_restore', 'owner@example.com', 1)");
+    await db.run("UPDATE wallets SET status = 'claimed', owner_id = 'own_restore', claimed_at = 1 WHERE wallet_id = ?", walletId);
+  });
   db.close();
 }
 
@@ -66,11 +68,10 @@ async function pay(api: ApiClient, profile: ProfileData, to: string, amount: str
 }
 
 /** Sums the ledger's completed rows of a wallet as the chain would see them. */
-function ledgerBalance(dataDir: string, walletId: string): bigint {
+async function ledgerBalance(dataDir: string, walletId: string): Promise<bigint> {
   const db = ledger(dataDir, true);
-  const row = db
-    .query<{ net: bigint }, [string]>("SELECT coalesce(sum(CASE direction WHEN 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS net FROM transactions WHERE wallet_id = ? AND status = 'completed'")
-    .get(walletId);
+  const row = await db
+    .get<{ net: bigint }>("SELECT coalesce(sum(CASE direction WHEN 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS net FROM transactions WHERE wallet_id = ? AND status = 'completed'", walletId);
   db.close();
   return row!.net;
 }
@@ -88,8 +89,8 @@ async function until<T>(what: string, probe: () => Promise<T | null> | T | null,
 test('restore after a crash: post-backup payments back from the chain, ledger = chain, a new payment completes, a pre-backup sign session never completes', async () => {
   const a = (await registerWallet(new ApiClient(daemon.url), { name: 'Restore A' })).profile;
   const b = (await registerWallet(new ApiClient(daemon.url), { name: 'Restore B' })).profile;
-  claim(a.wallet_id);
-  claim(b.wallet_id);
+  await claim(a.wallet_id);
+  await claim(b.wallet_id);
   await simnet.faucet(a.address as Address, 100_000_000n);
   const apiA = new ApiClient(daemon.url, a.api_key);
   const shop = await new ApiClient(daemon.url).call<{ api_key: string }>('merchant', 'register', { name: 'Restore Shop', username: 'restore-shop', payout_address: randomAddress() });
@@ -166,7 +167,7 @@ test('restore after a crash: post-backup payments back from the chain, ledger = 
     .then(() => null, (err: Error) => err);
   expect(refused?.message).toContain('closed or expired');
   const db = ledger(restoredDir, true);
-  expect(db.query<{ status: string; nonces: Uint8Array | null }, [string]>('SELECT status, nonces FROM sign_sessions WHERE sign_session_id = ?').get(init.sign_session_id)).toEqual({ status: 'failed', nonces: null });
+  expect(await db.get<{ status: string; nonces: Uint8Array | null }>('SELECT status, nonces FROM sign_sessions WHERE sign_session_id = ?', init.sign_session_id)).toEqual({ status: 'failed', nonces: null });
   db.close();
 
   // Every payment made after the backup is in the history again, completed with its landed signature, on both sides.
@@ -186,11 +187,11 @@ test('restore after a crash: post-backup payments back from the chain, ledger = 
   // The deposit made after the backup is found by the deposit watcher; then the ledger equals the chain.
   const chain = createRpcChainPort(simnet.url);
   const onChain = await chain.getTokenBalance(a.address as Address, simnet.mint);
-  await until('the ledger to match the chain', () => (ledgerBalance(restoredDir, a.wallet_id) === onChain ? true : null));
-  expect(ledgerBalance(restoredDir, b.wallet_id)).toBe(await chain.getTokenBalance(b.address as Address, simnet.mint));
+  await until('the ledger to match the chain', async () => ((await ledgerBalance(restoredDir, a.wallet_id)) === onChain ? true : null));
+  expect(await ledgerBalance(restoredDir, b.wallet_id)).toBe(await chain.getTokenBalance(b.address as Address, simnet.mint));
   // Budgets: what the guard rails count as spent and settled equals what left the wallet on chain.
   const spendDb = ledger(restoredDir, true);
-  const spend = spendDb.query<{ total: bigint; outstanding: bigint }, [string]>('SELECT total, outstanding FROM wallet_spend WHERE wallet_id = ?').get(a.wallet_id)!;
+  const spend = (await spendDb.get<{ total: bigint; outstanding: bigint }>('SELECT total, outstanding FROM wallet_spend WHERE wallet_id = ?', a.wallet_id))!;
   spendDb.close();
   expect(spend.total - spend.outstanding).toBe(107_000_000n - onChain);
   const balance = await api.call<{ balance: number }>('bot', 'balance', {});

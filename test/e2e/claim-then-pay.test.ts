@@ -32,7 +32,7 @@ afterAll(() => world.stop());
 /** Claims the wallet as its owner does: the claim code on the public endpoint, then the mailed link's button. */
 async function claimThroughLink(walletId: string, claimCode: string, email: string): Promise<void> {
   await new ApiClient(world.url).call('public', 'claim', { wallet_id: walletId, claim_code: claimCode, email });
-  const mail = listMail(world.services.db, 500).find((m) => m.kind === 'claim' && m.to_addr === email)!;
+  const mail = (await listMail(world.services.db, 500)).find((m) => m.kind === 'claim' && m.to_addr === email)!;
   const landing = await followLink(fetch, new URL(new URL(JSON.parse(mail.links)[0].url).pathname, world.url).href);
   expect(landing.status).toBe(303);
 }
@@ -66,7 +66,7 @@ test("a payee whose token account has a low bump seed (the program searches it o
   const { owner, bump } = DEEP_BUMP_OWNERS[1];
   const [, ataBump] = await findAssociatedTokenPda({ owner, mint: world.simnet.mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
   expect(ataBump as number).toBe(bump);
-  const payee = insertPayeeWallet(world.services.db, owner, 'DEEP-BUMP');
+  const payee = await insertPayeeWallet(world.services.db, owner, 'DEEP-BUMP');
   await claimThroughLink(payee.walletId, 'DEEP-BUMP', 'deep-bump@example.com');
   const outcomes = [await payOnce(payee.username), await payOnce(payee.username), await payOnce(payee.username)];
   expect(outcomes).toEqual(['completed', 'completed', 'completed']);

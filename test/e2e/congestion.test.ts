@@ -20,12 +20,12 @@ let bob: Agent;
 beforeAll(async () => {
   world = await startWorld();
   bob = await world.agent('Bob');
-  world.claim(bob.walletId, 'owner@example.com');
+  await world.claim(bob.walletId, 'owner@example.com');
   await world.fund(bob.address, 0n);
   payers = [];
   for (let i = 0; i < PAYMENTS; i++) {
     const agent = await world.agent(`Payer ${i}`);
-    world.claim(agent.walletId, 'owner@example.com');
+    await world.claim(agent.walletId, 'owner@example.com');
     await world.fund(agent.address, 10_000_000n);
     payers.push(agent);
   }
@@ -47,7 +47,7 @@ test(`with unpriced transactions dropped, ${PAYMENTS} of ${PAYMENTS} concurrent 
     const stats = world.simnet.stats();
     expect(results.map((r) => r.done.status)).toEqual(Array(PAYMENTS).fill('completed'));
     for (const { id } of results) {
-      const price = decodeMessage(getTx(world.services.db, id)!.message!).instructions.find((i) => i.kind === 'computeUnitPrice');
+      const price = decodeMessage((await getTx(world.services.db, id))!.message!).instructions.find((i) => i.kind === 'computeUnitPrice');
       expect(price).toMatchObject({ kind: 'computeUnitPrice' });
       expect((price as { microLamports: bigint }).microLamports).toBeGreaterThanOrEqual(FLOOR);
     }

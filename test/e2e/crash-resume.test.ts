@@ -36,13 +36,13 @@ afterAll(async () => {
   await simnet.stop();
 });
 
-const claim = (walletId: string): void => claimInLedger(dataDir, [walletId]);
+const claim = async (walletId: string): Promise<void> => await claimInLedger(dataDir, [walletId]);
 
 test('kill -9 after signing and before submitting, restart, submit: exactly one landed transfer', async () => {
   const a = await registerWallet(new ApiClient(daemon.url), { name: 'Crash A' });
   const b = await registerWallet(new ApiClient(daemon.url), { name: 'Crash B' });
-  claim(a.profile.wallet_id);
-  claim(b.profile.wallet_id);
+  await claim(a.profile.wallet_id);
+  await claim(b.profile.wallet_id);
   await simnet.faucet(a.profile.address as Address, 50_000_000n);
   const api = new ApiClient(daemon.url, a.profile.api_key);
   const intent = await api.call<any>('bot', 'pay', { to: b.profile.username, amount: 4 });

@@ -29,8 +29,8 @@ beforeAll(async () => {
   alice = await world.agent('Alice');
   bob = await world.agent('Bob');
   mallory = await world.agent('Mallory');
-  world.claim(alice.walletId, 'alice-owner@example.com');
-  world.claim(bob.walletId, 'bob-owner@example.com');
+  await world.claim(alice.walletId, 'alice-owner@example.com');
+  await world.claim(bob.walletId, 'bob-owner@example.com');
   await world.fund(alice.address, 100_000_000n);
   proxy = startLyingProxy(world.url);
 });

@@ -32,8 +32,8 @@ beforeAll(async () => {
   world = await startWorld();
   alice = await world.agent('Alice');
   bob = await world.agent('Bob');
-  owner = world.claim(alice.walletId, 'alice-owner@example.com');
-  world.claim(bob.walletId, 'bob-owner@example.com');
+  owner = await world.claim(alice.walletId, 'alice-owner@example.com');
+  await world.claim(bob.walletId, 'bob-owner@example.com');
   await world.fund(alice.address, 200_000_000n);
   const payout = (await generateKeyPairSigner()).address;
   const data = await new ApiClient(world.url).call<any>('merchant', 'register', { name: 'Pin Shop', username: 'pin-shop', payout_address: payout });
@@ -91,7 +91,7 @@ describe('payee pins', () => {
     expect((await cli(alice.home, 'pay', merchant.username, '1')).json.status).toBe('completed');
     const moved = (await generateKeyPairSigner()).address;
     // The operator changes the payout address (the API has no such action; the ledger does).
-    world.services.db.query('UPDATE merchants SET payout_address = ? WHERE username = ?').run(moved, merchant.username);
+    await world.services.db.run('UPDATE merchants SET payout_address = ? WHERE username = ?', moved, merchant.username);
     const completes = proxy.count('frost_sign_complete');
     const refused = await cli(alice.home, 'pay', merchant.username, '1');
     expect(refused.code).toBe(1);
@@ -229,7 +229,7 @@ describe('withdraw confirm WD_ID is held to what this profile recorded for that 
 describe('profiles made before pins', () => {
   test('get them on first use from what the server answers then (source first_use), and pay', async () => {
     const old = await world.agent('Old Timer');
-    world.claim(old.walletId, 'old-owner@example.com');
+    await world.claim(old.walletId, 'old-owner@example.com');
     await world.fund(old.address, 10_000_000n);
     const path = join(old.home, 'default.json');
     const { custody: _pins, ...before } = JSON.parse(readFileSync(path, 'utf8'));
@@ -244,7 +244,7 @@ describe('profiles made before pins', () => {
 describe('a refused key, said as a CLI user fixes it (issue 26)', () => {
   test("after the owner rotated the bot key, the CLI names set-api-key; a refused owner token names where to mint one", async () => {
     const carol = await world.agent('Rotated Carol');
-    const owner = world.claim(carol.walletId, 'carol-owner@example.com');
+    const owner = await world.claim(carol.walletId, 'carol-owner@example.com');
     await owner.call('owner', 'rotate_api_key', { wallet_id: carol.walletId });
     const refused = await cli(carol.home, 'balance');
     expect(refused.code).toBe(4);
@@ -267,7 +267,7 @@ describe('the CLI names the next command, not the API action (issue 26)', () => 
     const unclaimed = await cli(dave.home, 'balance');
     expect(unclaimed.json.error).toMatchObject({ code: 'WALLET_NOT_CLAIMED', how_to_fix: expect.stringContaining('agent-wallet info') });
 
-    const owner = world.claim(dave.walletId, 'dave-owner@example.com');
+    const owner = await world.claim(dave.walletId, 'dave-owner@example.com');
     await world.fund(dave.address, 20_000_000n);
     await owner.call('owner', 'set_guard_rails', { wallet_id: dave.walletId, rails: { approval_above: '1' } });
     const waiting = await cli(dave.home, 'pay', bob.username, '5');

@@ -30,7 +30,7 @@ let front: ReturnType<typeof Bun.serve>;
 beforeAll(async () => {
   world = await startWorld({ env: { AGENT_WALLET_OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost' } });
   alice = await world.agent('Alice');
-  world.claim(alice.walletId, 'alice-owner@example.com');
+  await world.claim(alice.walletId, 'alice-owner@example.com');
   await world.fund(alice.address, 20_000_000n);
   facilitator = await startFacilitator(world);
   [payA, payB] = await Promise.all([sellerAddress(world), sellerAddress(world)]);
@@ -87,7 +87,7 @@ describe('x402 payTo pinned per host', () => {
 
   test('a purchase resumed after approval is held to the host and ceiling recorded at fetch: a payTo rewritten at confirm gets no share', async () => {
     const appie = await world.agent('Appie');
-    const owner = world.claim(appie.walletId, 'appie-owner@example.com');
+    const owner = await world.claim(appie.walletId, 'appie-owner@example.com');
     await world.fund(appie.address, 1_000_000n);
     const run = (...args: string[]) => runCli([...args, '--server', proxy.url, '--home', appie.home, '--json']);
     behind = sellerA.url;
@@ -114,7 +114,7 @@ describe('x402 payTo pinned per host', () => {
 
   test('a first purchase from a host, resumed after approval, is held to the payTo and price prepare described (no pin yet to hold it); a purchase this profile never fetched gets no share on resume', async () => {
     const newbie = await world.agent('Newbie');
-    const owner = world.claim(newbie.walletId, 'newbie-owner@example.com');
+    const owner = await world.claim(newbie.walletId, 'newbie-owner@example.com');
     await world.fund(newbie.address, 1_000_000n);
     await owner.call('owner', 'set_guard_rails', { wallet_id: newbie.walletId, rails: { approval_above: '0.005' } });
     const run = (...args: string[]) => runCli([...args, '--server', proxy.url, '--home', newbie.home, '--json']);

@@ -22,11 +22,11 @@ afterAll(async () => {
 });
 
 /** Stands in for the owner's claim (issue 5 adds the real flow): the operator's view of the same DB file. */
-function claim(walletId: string): void {
+async function claim(walletId: string): Promise<void> {
   const db = openDatabase(join(daemon.dataDir, 'wallet.db'), { network: 'simnet' });
   try {
-    db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_test', 'owner@example.com', 1)");
-    db.transaction(() => markClaimed(db, walletId, 'own_test', Date.now())).immediate();
+    await db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_test', 'owner@example.com', 1)");
+    await db.transaction(async () => await markClaimed(db, walletId, 'own_test', Date.now()));
   } finally {
     db.close();
   }
@@ -96,7 +96,7 @@ describe('agent CLI against a running daemon', () => {
   test('export from one home and import into a fresh one; the 6th key release in 24 h is refused; a tampered header is refused', async () => {
     const homeA = join(tempDir('aw-home-'), 'a');
     const reg = await runCli(['register', '--name', 'Exporter', '--server', daemon.url, '--home', homeA, '--json']);
-    claim(reg.json.wallet_id);
+    await claim(reg.json.wallet_id);
     const file = join(tempDir('aw-wlt-'), 'wallet.wlt');
     const exp = await runCli(['export', file, '--server', daemon.url, '--home', homeA, '--json']);
     expect(exp.code).toBe(0);

@@ -151,7 +151,7 @@ describe('invitations', () => {
     const other = await seller.api.call<any>('bot', 'create_payment_request', { description: 'Cake for 12', amount: '30' });
     const mailed = await seller.api.call<any>('bot', 'send_paylink_invitation', { request_id: other.request_id, to_email: 'Guest@Example.com', message: 'see you soon' });
     expect(mailed).toMatchObject({ channel: 'email', to: 'guest@example.com' });
-    const mail = listMail(world.services.db, 20).find((m) => m.kind === 'paylink' && m.to_addr === 'guest@example.com');
+    const mail = (await listMail(world.services.db, 20)).find((m) => m.kind === 'paylink' && m.to_addr === 'guest@example.com');
     expect(mail).toBeDefined();
     expect(mail!.subject).toContain('30 USDC');
     expect(mail!.body).toContain(other.url);

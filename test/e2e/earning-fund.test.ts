@@ -24,7 +24,7 @@ beforeAll(async () => {
   world.services.publicUrl = () => origin;
   world.services.simnetRpcUrl = world.simnet.url;
   agent = await world.agent('Research Agent');
-  owner = world.claim(agent.walletId, 'researcher@example.com');
+  owner = await world.claim(agent.walletId, 'researcher@example.com');
 });
 afterAll(async () => {
   await world.stop();
@@ -42,7 +42,7 @@ describe('fund requests', () => {
     expect(retry.fund_request_id).toBe(first.fund_request_id);
     expect((await agent.api.call<any>('bot', 'list_fund_requests', {})).total).toBe(1);
 
-    const mail = listMail(world.services.db, 20).find((m) => m.kind === 'fund_request');
+    const mail = (await listMail(world.services.db, 20)).find((m) => m.kind === 'fund_request');
     expect(mail).toMatchObject({ to_addr: 'researcher@example.com' });
     expect(mail!.subject).toContain('12.5 USDC');
     expect(JSON.parse(mail!.links)).toEqual([{ label: 'fund page', url: first.fund_url }]);
@@ -141,7 +141,7 @@ describe('fund requests', () => {
     expect(listed.items.map((r: any) => r.fund_request_id)).toContain(req.fund_request_id);
     expect(listed.items.find((r: any) => r.fund_request_id === req.fund_request_id)).toMatchObject({ amount: 99, wallet_name: 'Research Agent', fund_url: req.fund_url });
 
-    const stranger = world.ownerClient('stranger@example.com');
+    const stranger = await world.ownerClient('stranger@example.com');
     expect((await errorOf(stranger.call('owner', 'resolve_fund_request', { fund_request_id: req.fund_request_id, decision: 'declined' }))).errorCode).toBe('NOT_FOUND');
     expect((await stranger.call<any>('owner', 'fund_requests', {})).total).toBe(0);
 

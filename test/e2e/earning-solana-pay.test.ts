@@ -105,7 +105,7 @@ describe('Solana Pay payments of a paylink', () => {
   test('a payment after expiry is not paid: the paylink is expired and the late payment recorded', async () => {
     const link = await create({ description: 'Orchid', amount: '7', expires_in: 1 });
     await Bun.sleep(2100);
-    expect(expirePaylinks(world.services)).toBeGreaterThanOrEqual(1);
+    expect(await expirePaylinks(world.services)).toBeGreaterThanOrEqual(1);
     const public_ = await fetch(`${world.url}/public?action=pay_status&short_code=${link.short_code}`).then((r) => r.json() as Promise<any>);
     expect(public_.data).toMatchObject({ status: 'expired', paid: false });
     const signature = await human.payUrl(link.solana_pay_url);

@@ -17,31 +17,31 @@ let daemon: DaemonProcess;
 let owner: ApiClient;
 
 /** The operator's view of the daemon's ledger file, opened for one read or write. */
-function withDb<T>(fn: (db: ReturnType<typeof openDatabase>) => T): T {
+async function withDb<T>(fn: (db: ReturnType<typeof openDatabase>) => Promise<T>): Promise<T> {
   const db = openDatabase(join(daemon.dataDir, 'wallet.db'), { network: 'simnet' });
   try {
-    return fn(db);
+    return await fn(db);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
 /** Stands in for the claim flow (owner-browser.test.ts drives the real one): the wallet becomes OWNER's. */
-function claim(walletId: string): void {
-  withDb((db) => {
-    const { owner_id } = db.query<{ owner_id: string }, [string]>('SELECT owner_id FROM owners WHERE email = ?').get(OWNER)!;
-    db.transaction(() => markClaimed(db, walletId, owner_id, Date.now())).immediate();
+async function claim(walletId: string): Promise<void> {
+  await withDb(async (db) => {
+    const { owner_id } = (await db.get<{ owner_id: string }>('SELECT owner_id FROM owners WHERE email = ?', OWNER))!;
+    await db.transaction(async () => await markClaimed(db, walletId, owner_id, Date.now()));
   });
 }
 
-const releases = (exportId: string) => withDb((db) => Number(db.query<{ n: bigint }, [string]>('SELECT count(*) AS n FROM wallet_import_calls WHERE export_id = ?').get(exportId)!.n));
+const releases = async (exportId: string) => await withDb(async (db) => Number((await db.get<{ n: bigint }>('SELECT count(*) AS n FROM wallet_import_calls WHERE export_id = ?', exportId))!.n));
 
 /** A registered, claimed wallet with its profile in a fresh home. */
 async function agentHome(name: string): Promise<{ home: string; walletId: string; address: string }> {
   const home = join(tempDir('aw-keys-'), 'agent');
   const reg = await runCli(['register', '--name', name, '--server', daemon.url, '--home', home, '--json']);
   expect(reg.code).toBe(0);
-  claim(reg.json.wallet_id);
+  await claim(reg.json.wallet_id);
   return { home, walletId: reg.json.wallet_id, address: reg.json.address };
 }
 
@@ -91,7 +91,7 @@ test('an export the agent revoked is refused at import with a clear error: no ke
   expect(res.json.error.message).toContain('revoked');
   expect(res.json.error.how_to_fix).toContain('new export');
   expect(existsSync(join(home, 'default.json'))).toBe(false);
-  expect(releases(exportId)).toBe(0);
+  expect(await releases(exportId)).toBe(0);
 
   const again = await cli(a.home, 'export', 'revoke', exportId);
   expect(again.code).toBe(1);
@@ -124,7 +124,7 @@ test('the owner lists and revokes exports and rotates the bot key: the old key i
   expect(revoked).toMatchObject({ export_id: early.exportId, wallet_id: a.walletId });
   const refused = await importInto(early.file);
   expect(refused.res.json.error.code).toBe('INVALID_STATUS');
-  expect(releases(early.exportId)).toBe(0);
+  expect(await releases(early.exportId)).toBe(0);
 
   const oldKey = JSON.parse(readFileSync(join(a.home, 'default.json'), 'utf8')).api_key as string;
   const rotated = await owner.call<any>('owner', 'rotate_api_key', { wallet_id: a.walletId });
@@ -143,7 +143,7 @@ test('the owner lists and revokes exports and rotates the bot key: the old key i
   expect(stale.res.code).toBe(1);
   expect(stale.res.json.error.code).toBe('INVALID_STATUS');
   expect(stale.res.json.error.message).toContain("rotated the wallet's API key");
-  expect(releases(imported.exportId)).toBe(1);
+  expect(await releases(imported.exportId)).toBe(1);
 
   // A key of another wallet is not stored; the rotated key is, and it pays through the FROST round.
   const bob = await registerWallet(new ApiClient(daemon.url), { name: 'Bob' });

@@ -48,16 +48,16 @@ let n = 0;
 /** A claimed agent with its own owner, funded with `usdc` (deposit recorded). */
 async function freshAgent(usdc = 5_000_000n): Promise<{ agent: Agent; owner: ApiClient }> {
   const agent = await world.agent(`Truth ${++n}`);
-  const owner = world.claim(agent.walletId, `truth-${n}@example.com`);
+  const owner = await world.claim(agent.walletId, `truth-${n}@example.com`);
   await world.fund(agent.address, usdc);
   await scanDeposits(world.services);
   return { agent, owner };
 }
 
-const ledgerOf = (walletId: string): bigint => ledgerBalance(world.services.db, walletId);
+const ledgerOf = async (walletId: string): Promise<bigint> => await ledgerBalance(world.services.db, walletId);
 
 async function expectLedgerIsChain(a: Agent): Promise<void> {
-  expect({ wallet: a.username, ledger: ledgerOf(a.walletId) }).toEqual({ wallet: a.username, ledger: await world.balance(a.address) });
+  expect({ wallet: a.username, ledger: await ledgerOf(a.walletId) }).toEqual({ wallet: a.username, ledger: await world.balance(a.address) });
 }
 
 /** Polls until the chain's block height is past `height`. */
@@ -71,8 +71,8 @@ async function heightPast(height: bigint): Promise<void> {
 
 /** Sends the stored partially signed bytes of a purchase to the facilitator, as a seller holding them would. */
 async function sellerSettlesStoredBytes(fetchId: string): Promise<string> {
-  const p = getPurchaseById(world.services.db, fetchId)!;
-  const tx = getTx(world.services.db, p.transaction_id)!;
+  const p = (await getPurchaseById(world.services.db, fetchId))!;
+  const tx = (await getTx(world.services.db, p.transaction_id))!;
   const header = paymentHeader(2, (JSON.parse(p.requirements) as { resource?: unknown }).resource, JSON.parse(p.accepted), Buffer.from(tx.signed_tx!).toString('base64'));
   const payload = JSON.parse(Buffer.from(header.value, 'base64').toString('utf8'));
   return hostile.settleHeld({ payload, accepted: payload.accepted });
@@ -83,19 +83,19 @@ describe('x402 outcome from the chain only', () => {
     const { agent } = await freshAgent();
     const r = await x402Fetch(agent.api, agent.profile, { url: `${hostile.url}/short-claim` });
     expect(r.outcome).toBe('pending');
-    const claimed = BigInt((JSON.parse(getPurchaseById(world.services.db, r.fetch_id!)!.accepted) as { extra: { lastValidBlockHeight: string } }).extra.lastValidBlockHeight);
+    const claimed = BigInt((JSON.parse((await getPurchaseById(world.services.db, r.fetch_id!))!.accepted) as { extra: { lastValidBlockHeight: string } }).extra.lastValidBlockHeight);
     await heightPast(claimed);
     // Past the seller's word, before our own expiry: still pending, the money still reserved.
     const early = await errorOf(agent.api.call('bot', 'x402_settle', { fetch_id: r.fetch_id }));
     expect(early.errorCode).toBe('SERVICE_UNAVAILABLE');
-    expect(getTx(world.services.db, r.prepared.transaction_id as string)!.status).toBe('pending');
+    expect((await getTx(world.services.db, r.prepared.transaction_id as string))!.status).toBe('pending');
 
     const landed = await hostile.settleHeld(hostile.held.at(-1)!);
     await resolvePendingPurchases(world.services);
     const settled = await agent.api.call<any>('bot', 'x402_settle', { fetch_id: r.fetch_id });
     expect(settled).toMatchObject({ purchase_status: 'completed', status: 'completed', signature: landed });
     expect(await world.balance(agent.address)).toBe(5_000_000n - 10_000n);
-    expect(outstandingOut(world.services.db, agent.walletId)).toBe(0n);
+    expect(await outstandingOut(world.services.db, agent.walletId)).toBe(0n);
     await expectLedgerIsChain(agent);
   }, 60_000);
 
@@ -106,14 +106,14 @@ describe('x402 outcome from the chain only', () => {
     expect(first.outcome).toBe('completed');
     expect(second.outcome).toBe('pending');
     expect(second.settled!.payment_response.transaction).toBe(first.settled!.signature);
-    const tx = getTx(world.services.db, second.prepared.transaction_id as string)!;
+    const tx = (await getTx(world.services.db, second.prepared.transaction_id as string))!;
     expect(tx).toMatchObject({ status: 'pending', signature: null });
 
     await heightPast(tx.last_valid_block_height!);
     await resolvePendingPurchases(world.services);
-    expect(getTx(world.services.db, tx.transaction_id)!.status).toBe('failed');
-    expect(getPurchaseById(world.services.db, second.fetch_id!)!.status).toBe('failed');
-    expect(outstandingOut(world.services.db, agent.walletId)).toBe(0n);
+    expect((await getTx(world.services.db, tx.transaction_id))!.status).toBe('failed');
+    expect((await getPurchaseById(world.services.db, second.fetch_id!))!.status).toBe('failed');
+    expect(await outstandingOut(world.services.db, agent.walletId)).toBe(0n);
     expect(await world.balance(agent.address)).toBe(5_000_000n - 10_000n);
     await expectLedgerIsChain(agent);
   }, 60_000);
@@ -122,10 +122,10 @@ describe('x402 outcome from the chain only', () => {
     hostile.fakeReceipt = await failedTransactionListing(world, agent.address);
     const r = await x402Fetch(agent.api, agent.profile, { url: `${hostile.url}/fake-receipt` });
     expect(r.outcome).toBe('pending');
-    expect(getTx(world.services.db, r.prepared.transaction_id as string)!.status).toBe('pending');
+    expect((await getTx(world.services.db, r.prepared.transaction_id as string))!.status).toBe('pending');
     const landed = await hostile.settleHeld(hostile.held.at(-1)!);
     await resolvePendingPurchases(world.services);
-    expect(getPurchaseById(world.services.db, r.fetch_id!)).toMatchObject({ status: 'completed', signature: landed });
+    expect(await getPurchaseById(world.services.db, r.fetch_id!)).toMatchObject({ status: 'completed', signature: landed });
     expect(await world.balance(agent.address)).toBe(5_000_000n - 10_000n);
     await expectLedgerIsChain(agent);
   }, 60_000);
@@ -136,7 +136,7 @@ describe('the height is read before the look (issue 21)', () => {
     const { agent } = await freshAgent();
     const r = await x402Fetch(agent.api, agent.profile, { url: `${hostile.url}/short-claim` });
     expect(r.outcome).toBe('pending');
-    const tx = getTx(world.services.db, r.prepared.transaction_id as string)!;
+    const tx = (await getTx(world.services.db, r.prepared.transaction_id as string))!;
     const chain = world.services.chain;
     const realHeight = chain.getBlockHeight;
     // The height comes from a node past the expiry; the seller lands the bytes just as it is read.
@@ -149,8 +149,8 @@ describe('the height is read before the look (issue 21)', () => {
     } finally {
       chain.getBlockHeight = realHeight;
     }
-    expect(getPurchaseById(world.services.db, r.fetch_id!)!.status).toBe('completed');
-    expect(getTx(world.services.db, tx.transaction_id)!.status).toBe('completed');
+    expect((await getPurchaseById(world.services.db, r.fetch_id!))!.status).toBe('completed');
+    expect((await getTx(world.services.db, tx.transaction_id))!.status).toBe('completed');
     await expectLedgerIsChain(agent);
   }, 60_000);
 });
@@ -172,25 +172,25 @@ describe('nothing reserved forever: a signed, never settled x402 purchase ends w
   });
 
   test('absent from the chain → released', async () => {
-    const tx = getTx(world.services.db, absent.txId)!;
+    const tx = (await getTx(world.services.db, absent.txId))!;
     expect(tx.status).toBe('pending');
-    expect(outstandingOut(world.services.db, absent.agent.walletId)).toBe(10_000n);
+    expect(await outstandingOut(world.services.db, absent.agent.walletId)).toBe(10_000n);
 
-    await heightPast(getTx(world.services.db, landed.txId)!.last_valid_block_height!);
+    await heightPast((await getTx(world.services.db, landed.txId))!.last_valid_block_height!);
     await heightPast(tx.last_valid_block_height!);
     expect(await resolvePendingPurchases(world.services)).toBeGreaterThanOrEqual(1);
-    expect(getPurchaseById(world.services.db, absent.fetchId)!.status).toBe('failed');
-    expect(getTx(world.services.db, tx.transaction_id)!.status).toBe('failed');
-    expect(outstandingOut(world.services.db, absent.agent.walletId)).toBe(0n);
+    expect((await getPurchaseById(world.services.db, absent.fetchId))!.status).toBe('failed');
+    expect((await getTx(world.services.db, tx.transaction_id))!.status).toBe('failed');
+    expect(await outstandingOut(world.services.db, absent.agent.walletId)).toBe(0n);
     await expectLedgerIsChain(absent.agent);
   }, 60_000);
 
   test('landed by whoever held the bytes → completed', async () => {
-    await heightPast(getTx(world.services.db, landed.txId)!.last_valid_block_height!);
+    await heightPast((await getTx(world.services.db, landed.txId))!.last_valid_block_height!);
     await resolvePendingPurchases(world.services);
-    expect(getPurchaseById(world.services.db, landed.fetchId)).toMatchObject({ status: 'completed', signature: landed.signature });
-    expect(getTx(world.services.db, landed.txId)).toMatchObject({ status: 'completed', signature: landed.signature });
-    expect(outstandingOut(world.services.db, landed.agent.walletId)).toBe(0n);
+    expect(await getPurchaseById(world.services.db, landed.fetchId)).toMatchObject({ status: 'completed', signature: landed.signature });
+    expect(await getTx(world.services.db, landed.txId)).toMatchObject({ status: 'completed', signature: landed.signature });
+    expect(await outstandingOut(world.services.db, landed.agent.walletId)).toBe(0n);
     await expectLedgerIsChain(landed.agent);
   }, 60_000);
 
@@ -202,15 +202,15 @@ describe('nothing reserved forever: a signed, never settled x402 purchase ends w
     const reserved = (await agent.api.call<any>('bot', 'my_limits')).remaining;
     // Released (as a lagging node's view would have it) while the seller still holds the bytes.
     const now = Date.now();
-    world.services.db.transaction(() => {
-      world.services.db.query("UPDATE transactions SET status = 'failed', error = 'released', updated_at = ? WHERE transaction_id = ?").run(now, prepared.transaction_id);
-      world.services.db.query("UPDATE x402_purchases SET status = 'failed', updated_at = ? WHERE fetch_id = ?").run(now, prepared.fetch_id);
-    }).immediate();
+    await world.services.db.transaction(async () => {
+      await world.services.db.run("UPDATE transactions SET status = 'failed', error = 'released', updated_at = ? WHERE transaction_id = ?", now, prepared.transaction_id);
+      await world.services.db.run("UPDATE x402_purchases SET status = 'failed', updated_at = ? WHERE fetch_id = ?", now, prepared.fetch_id);
+    });
     expect((await agent.api.call<any>('bot', 'my_limits')).remaining).not.toEqual(reserved);
     const landed = await sellerSettlesStoredBytes(prepared.fetch_id);
     await resolvePendingPurchases(world.services);
-    expect(getTx(world.services.db, prepared.transaction_id)).toMatchObject({ status: 'completed', signature: landed });
-    expect(getPurchaseById(world.services.db, prepared.fetch_id)!.status).toBe('completed');
+    expect(await getTx(world.services.db, prepared.transaction_id)).toMatchObject({ status: 'completed', signature: landed });
+    expect((await getPurchaseById(world.services.db, prepared.fetch_id))!.status).toBe('completed');
     expect((await agent.api.call<any>('bot', 'my_limits')).remaining).toEqual(reserved);
     await expectLedgerIsChain(agent);
   }, 60_000);
@@ -237,7 +237,7 @@ describe('rules at signing time are the rules', () => {
     const refused = await errorOf(confirmSignSubmit(agent.api, agent.profile, intent.transaction_id));
     expect(refused.errorCode).toBe('INVALID_STATUS');
     expect(refused.details).toMatchObject({ rule: 'blocked_recipients' });
-    expect(getTx(world.services.db, intent.transaction_id)!.status).toBe('rejected');
+    expect((await getTx(world.services.db, intent.transaction_id))!.status).toBe('rejected');
     expect(await world.balance(bob.address)).toBe(0n);
   }, 30_000);
 
@@ -257,15 +257,15 @@ describe('rules at signing time are the rules', () => {
     const { agent: bob } = await freshAgent(0n);
     const intent = await agent.api.call<any>('bot', 'pay', { to: bob.username, amount: 2 });
     await agent.api.call('bot', 'confirm_payment', { transaction_id: intent.transaction_id });
-    const mails = () => (world.services.db.query("SELECT count(*) AS n FROM mail_outbox WHERE kind = 'approval' AND to_addr = ?").get(`truth-${n - 1}@example.com`) as { n: bigint }).n;
-    const mails0 = mails();
+    const mails = async () => ((await world.services.db.get("SELECT count(*) AS n FROM mail_outbox WHERE kind = 'approval' AND to_addr = ?", `truth-${n - 1}@example.com`)) as { n: bigint }).n;
+    const mails0 = await mails();
     await owner.call('owner', 'set_guard_rails', { wallet_id: agent.walletId, rails: { approval_above: '1' } });
     const held = await errorOf(agent.api.call('bot', 'frost_sign_init', { transaction_id: intent.transaction_id, commitments: encodeCommitments(commit(agentKey(agent.profile)).commitments) }));
     expect(held.errorCode).toBe('AWAITING_APPROVAL');
-    const tx = getTx(world.services.db, intent.transaction_id)!;
+    const tx = (await getTx(world.services.db, intent.transaction_id))!;
     expect(tx).toMatchObject({ status: 'awaiting_approval', signed_tx: null });
     expect(held.details.approval_id).toBe(tx.approval_id!);
-    expect(mails()).toBe(mails0 + 1n);
+    expect(await mails()).toBe(mails0 + 1n);
     expect(await world.balance(bob.address)).toBe(0n);
 
     await owner.call('owner', 'approve', { approval_id: tx.approval_id });
@@ -282,7 +282,7 @@ describe('rules at signing time are the rules', () => {
     await owner.call('owner', 'set_guard_rails', { wallet_id: agent.walletId, rails: { approval_above: '1' } });
     const held = await errorOf(agent.api.call('bot', 'frost_sign_complete', { transaction_id: intent.transaction_id, ...share }));
     expect(held.errorCode).toBe('AWAITING_APPROVAL');
-    expect(getTx(world.services.db, intent.transaction_id)).toMatchObject({ status: 'awaiting_approval', signed_tx: null, signature: null });
+    expect(await getTx(world.services.db, intent.transaction_id)).toMatchObject({ status: 'awaiting_approval', signed_tx: null, signature: null });
     expect(await world.balance(bob.address)).toBe(0n);
   }, 30_000);
 });

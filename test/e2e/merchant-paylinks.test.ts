@@ -235,7 +235,7 @@ describe('merchant paylinks and events are the merchant\'s own', () => {
 
 describe('guard rails on a merchant paid by its address', () => {
   test('blocked_recipients naming the merchant also refuses a payment to its payout address', async () => {
-    const owner = world.ownerClient('alice-owner@example.com');
+    const owner = await world.ownerClient('alice-owner@example.com');
     await owner.call('owner', 'set_guard_rails', { wallet_id: alice.walletId, rails: { blocked_recipients: ['other-shop'] } });
     const payout = (await alice.api.call<any>('bot', 'lookup', { username: 'other-shop' })).address;
     expect((await alice.api.call<any>('bot', 'pay', { to: 'other-shop', amount: '1' })).status).toBe('rejected');

@@ -279,7 +279,7 @@ describe('order references cannot be squatted (issue 24.9)', () => {
     const refused = await errorOf(confirmSignSubmit(bob.api, bob.profile, second.transaction_id));
     expect(refused.errorCode).toBe('INVALID_STATUS');
     expect(refused.message).toContain('under way');
-    expect(world.services.db.query('SELECT signed_tx FROM transactions WHERE transaction_id = ?').get(second.transaction_id)).toEqual({ signed_tx: null });
+    expect(await world.services.db.get('SELECT signed_tx FROM transactions WHERE transaction_id = ?', second.transaction_id)).toEqual({ signed_tx: null });
     expect((await alice.api.call<any>('bot', 'submit_signed_tx', { transaction_id: first, wait: true })).status).toBe('completed');
     expect(await merchant.api.call<any>('merchant', 'verify', { reference: 'order-signed' })).toMatchObject({ paid: true, amount: 2, transaction_id: first });
     expect((await errorOf(confirmSignSubmit(bob.api, bob.profile, second.transaction_id))).message).toContain('already paid');

@@ -40,15 +40,14 @@ afterAll(async () => {
 /** What the ledger says a wallet holds (deposits recorded first): completed incoming minus completed outgoing with fees. */
 async function ledgerBalance(walletId: string): Promise<bigint> {
   await scanDeposits(world.services);
-  const row = world.services.db
-    .query(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b FROM transactions WHERE wallet_id = ? AND status = 'completed'`)
-    .get(walletId) as { b: bigint };
+  const row = (await world.services.db
+    .get(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b FROM transactions WHERE wallet_id = ? AND status = 'completed'`, walletId)) as { b: bigint };
   return row.b;
 }
 
 /** Setup fees in the ledger of completed outgoing payments to `address`. */
-function setupFeesCharged(address: string): bigint {
-  const row = world.services.db.query("SELECT coalesce(sum(setup_fee), 0) AS s FROM transactions WHERE to_address = ? AND direction = 'out' AND status = 'completed'").get(address) as { s: bigint };
+async function setupFeesCharged(address: string): Promise<bigint> {
+  const row = (await world.services.db.get("SELECT coalesce(sum(setup_fee), 0) AS s FROM transactions WHERE to_address = ? AND direction = 'out' AND status = 'completed'", address)) as { s: bigint };
   return row.s;
 }
 
@@ -90,7 +89,7 @@ describe('racing payments to a recipient without a USDC token account', () => {
     expect(payerChain).toBe(10n * USDC - 9n * (USDC + PLATFORM_FEE));
     expect(await ledgerBalance(payer.walletId)).toBe(payerChain);
     expect(await ledgerBalance(payee.walletId)).toBe(payeeChain);
-    expect(setupFeesCharged(payee.address)).toBe(0n);
+    expect(await setupFeesCharged(payee.address)).toBe(0n);
   }, 90_000);
 
   test('the same race to a raw address with no token account: 9 complete, exactly one setup fee, charged once on chain', async () => {
@@ -110,7 +109,7 @@ describe('racing payments to a recipient without a USDC token account', () => {
     expect(t1 - t0).toBe(9n * PLATFORM_FEE + SETUP_FEE);
     expect(payerChain).toBe(10n * USDC - 9n * (USDC + PLATFORM_FEE) - SETUP_FEE);
     expect(await ledgerBalance(payer.walletId)).toBe(payerChain);
-    expect(setupFeesCharged(outside)).toBe(SETUP_FEE);
+    expect(await setupFeesCharged(outside)).toBe(SETUP_FEE);
   }, 90_000);
 
   test('a setup fee reserved for an account that exists by confirm is released, never charged', async () => {
@@ -129,7 +128,7 @@ describe('racing payments to a recipient without a USDC token account', () => {
     const { response } = await registerWallet(new ApiClient(world.url), { name: 'Claimed By Link' });
     const address = response.address as Address;
     await new ApiClient(world.url).call('public', 'claim', { wallet_id: response.wallet_id, claim_code: response.claim_code, email: 'linked@example.com' });
-    const mail = listMail(world.services.db, 50).find((m) => m.kind === 'claim' && m.to_addr === 'linked@example.com');
+    const mail = (await listMail(world.services.db, 50)).find((m) => m.kind === 'claim' && m.to_addr === 'linked@example.com');
     const link = new URL(JSON.parse(mail!.links)[0].url);
     const landing = await followLink(fetch, new URL(link.pathname, world.url).href);
     expect(landing.status).toBe(303);
@@ -206,7 +205,7 @@ describe('racing payers of one paylink', () => {
     const refused = await errorOf(confirmSignSubmit(d.api, d.profile, second.transaction_id));
     expect(refused.errorCode).toBe('INVALID_STATUS');
     expect(refused.details).toMatchObject({ payment_request_id: link.request_id });
-    expect(world.services.db.query('SELECT signed_tx FROM transactions WHERE transaction_id = ?').get(second.transaction_id)).toEqual({ signed_tx: null });
+    expect(await world.services.db.get('SELECT signed_tx FROM transactions WHERE transaction_id = ?', second.transaction_id)).toEqual({ signed_tx: null });
     expect((await c.api.call<any>('bot', 'submit_signed_tx', { transaction_id: first, wait: true })).status).toBe('completed');
   }, 60_000);
 

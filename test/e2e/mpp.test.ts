@@ -30,7 +30,7 @@ afterAll(async () => {
 
 async function buyer(name: string, rails?: Record<string, unknown>): Promise<Agent> {
   const agent = await world.agent(name);
-  const owner = world.claim(agent.walletId, `${name.toLowerCase()}-owner@example.com`);
+  const owner = await world.claim(agent.walletId, `${name.toLowerCase()}-owner@example.com`);
   await world.fund(agent.address, 5_000_000n);
   if (rails) await owner.call('owner', 'set_guard_rails', { wallet_id: agent.walletId, rails });
   return agent;
@@ -48,7 +48,7 @@ test('a Solana charge: paid with the seller as fee payer, verified by the seller
   expect((await world.balance(payTo)) - seller0).toBe(10_000n);
   expect(alice0 - (await world.balance(alice.address))).toBe(10_000n);
   // The transfer the agent checked and signed: the x402 layout, the seller's fee payer, its externalId as the memo.
-  const msg = decodeMessage(getTx(world.services.db, r.settled!.transaction_id)!.message!);
+  const msg = decodeMessage((await getTx(world.services.db, r.settled!.transaction_id))!.message!);
   expect(msg.feePayer).toBe(seller.feePayer);
   expect(msg.instructions.map((i) => i.kind)).toEqual(['computeUnitLimit', 'computeUnitPrice', 'transferChecked', 'memo']);
   expect(msg.instructions[3]).toMatchObject({ kind: 'memo', text: 'order-mpp-1' });

@@ -36,7 +36,7 @@ afterAll(async () => {
   await world?.stop();
 });
 
-const csv = async (query: string, token = world.ownerToken(OWNER)) => fetch(`${world.url}/owner/transactions.csv?${query}`, { headers: { authorization: `Bearer ${token}` } });
+const csv = async (query: string, token?: string) => fetch(`${world.url}/owner/transactions.csv?${query}`, { headers: { authorization: `Bearer ${token ?? (await world.ownerToken(OWNER))}` } });
 
 test('the CSV holds every transaction with exact amounts, quoted cells and formulas defused; the period filters', async () => {
   const res = await csv(`wallet_id=${alice.profile.wallet_id}`);
@@ -56,7 +56,7 @@ test('the CSV holds every transaction with exact amounts, quoted cells and formu
 });
 
 test("another owner's token gets nothing", async () => {
-  expect((await csv(`wallet_id=${alice.profile.wallet_id}`, world.ownerToken('stranger@example.com'))).status).toBe(404);
+  expect((await csv(`wallet_id=${alice.profile.wallet_id}`, await world.ownerToken('stranger@example.com'))).status).toBe(404);
   expect((await fetch(`${world.url}/owner/transactions.csv?wallet_id=${alice.profile.wallet_id}`)).status).toBe(401);
 });
 
@@ -70,7 +70,7 @@ test('csvCell quotes what needs quoting and defuses formula starts', () => {
 
 test("the dashboard, under the owner's session, serves both exports and a completed transaction's receipt", async () => {
   const origin = new URL(world.url).origin;
-  const cookie = sessionCookie();
+  const cookie = await sessionCookie();
   const page = await (await fetch(`${origin}/dashboard/wallets/${alice.profile.wallet_id}`, { headers: { cookie } })).text();
   expect(page).toContain(`/dashboard/wallets/${alice.profile.wallet_id}/transactions.csv`);
   expect(page).toContain(`/dashboard/wallets/${alice.profile.wallet_id}/decision-log.jsonl`);
@@ -90,9 +90,9 @@ test("the dashboard, under the owner's session, serves both exports and a comple
 });
 
 /** An owner session cookie, stored as the sign-in link stores one (its hash). */
-function sessionCookie(): string {
+async function sessionCookie(): Promise<string> {
   const { token, hash } = newToken();
-  const owner = findOwnerByEmail(world.services.db, OWNER)!;
-  world.services.db.transaction(() => insertSession(world.services.db, { session_hash: hash, owner_id: owner.owner_id, now: Date.now(), expires_at: Date.now() + 3_600_000 })).immediate();
+  const owner = (await findOwnerByEmail(world.services.db, OWNER))!;
+  await world.services.db.transaction(async () => await insertSession(world.services.db, { session_hash: hash, owner_id: owner.owner_id, now: Date.now(), expires_at: Date.now() + 3_600_000 }));
   return `${SESSION_COOKIE}=${token}`;
 }

@@ -47,8 +47,8 @@ afterAll(async () => {
 });
 
 /** The newest outbox mail to `to` of `kind`: its links, pointed at this world. */
-function mailLinks(to: string, kind: string): Record<string, string> {
-  const mail = listMail(world.services.db, 200).find((m) => m.to_addr === to && m.kind === kind);
+async function mailLinks(to: string, kind: string): Promise<Record<string, string>> {
+  const mail = (await listMail(world.services.db, 200)).find((m) => m.to_addr === to && m.kind === kind);
   if (!mail) throw new Error(`no ${kind} mail to ${to}`);
   return Object.fromEntries((JSON.parse(mail.links) as MailLink[]).map((l) => [l.label, `${origin}${new URL(l.url).pathname}`]));
 }
@@ -72,7 +72,7 @@ async function signIn(page: Page, email: string): Promise<void> {
   await page.getByLabel('E-mail address').fill(email);
   await page.getByRole('button', { name: 'Send me a sign-in link' }).click();
   await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
-  await page.goto(mailLinks(email, 'login')['sign in']!);
+  await page.goto((await mailLinks(email, 'login'))['sign in']!);
   await page.getByRole('button', { name: /^Sign in/ }).click();
   await page.waitForURL((u) => u.pathname === '/dashboard');
 }
@@ -82,7 +82,7 @@ test.skipIf(!haveChromium)(
   async () => {
     const agent = await world.agent('Research Agent', { claimBy: OWNER });
     const shop = await world.agent('Corner Cafe', { claimBy: OWNER });
-    const owner = world.claim(agent.walletId, OWNER);
+    const owner = await world.claim(agent.walletId, OWNER);
     await world.fund(agent.address, 120_000_000n);
     await world.fund(shop.address, 0n);
     const paid = await agent.api.call<any>('bot', 'pay', { to: shop.username, amount: '12.5', note: 'API credits' });
@@ -91,7 +91,7 @@ test.skipIf(!haveChromium)(
     await owner.call('owner', 'set_guard_rails', { wallet_id: agent.walletId, rails: { approval_above: '20', budgets: { daily: '100' } } });
     const waiting = await agent.api.call<any>('bot', 'pay', { to: shop.username, amount: '45', note: 'Annual plan' });
     expect(waiting.status).toBe('awaiting_approval');
-    const approvalLinks = mailLinks(OWNER, 'approval');
+    const approvalLinks = await mailLinks(OWNER, 'approval');
     const withdrawal = await agent.api.call<any>('bot', 'withdraw', { amount: '30', to_address: shop.address, reason: 'Move the monthly surplus to the cold wallet' });
     expect(withdrawal.status).toBe('awaiting_approval');
 
@@ -115,7 +115,7 @@ test.skipIf(!haveChromium)(
     expect(await page.locator('main').innerText()).toContain('45');
     await shootAndCheck(page, 'approval-payment');
 
-    await page.goto(mailLinks(OWNER, 'approval').approve!);
+    await page.goto((await mailLinks(OWNER, 'approval')).approve!);
     expect(await page.locator('main').innerText()).toContain('Move the monthly surplus to the cold wallet');
     await shootAndCheck(page, 'approval-withdrawal');
     await page.close();

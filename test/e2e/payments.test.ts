@@ -19,8 +19,8 @@ beforeAll(async () => {
   world = await startWorld();
   alice = await world.agent('Alice');
   bob = await world.agent('Bob');
-  owner = world.claim(alice.walletId, 'owner@example.com');
-  world.claim(bob.walletId, 'bob-owner@example.com');
+  owner = await world.claim(alice.walletId, 'owner@example.com');
+  await world.claim(bob.walletId, 'bob-owner@example.com');
   await world.fund(alice.address, 1_000_000_000n);
 });
 afterAll(async () => {

@@ -35,7 +35,7 @@ async function registerAgent(name: string): Promise<Agent> {
   const home = join(tempDir('aw-provider-agent-'), 'home');
   const reg = await runCli(['register', '--name', name, '--server', daemon.url, '--home', home, '--json']);
   expect(reg.code).toBe(0);
-  claimInLedger(dataDir, [reg.json.wallet_id]);
+  await claimInLedger(dataDir, [reg.json.wallet_id]);
   const profile = JSON.parse(await Bun.file(join(home, 'default.json')).text());
   return { home, walletId: reg.json.wallet_id, address: reg.json.address, username: reg.json.username, api: new ApiClient(daemon.url, profile.api_key) };
 }

@@ -51,7 +51,7 @@ beforeAll(async () => {
   const reg = await runCli(['register', '--name', 'Orphan', '--server', daemon.url, '--home', agentHome, '--json']);
   expect(reg.code).toBe(0);
   wallet = { address: reg.json.address, walletId: reg.json.wallet_id };
-  claimInLedger(dataDir, [wallet.walletId]);
+  await claimInLedger(dataDir, [wallet.walletId]);
   await simnet.faucet(wallet.address, 42_500_000n);
   const token = (await runCli(['admin', 'owner-token', 'owner@example.com', '--data-dir', dataDir, '--json'], customChainEnv(simnet.url))).json.token as string;
   const owner = { AGENT_WALLET_URL: daemon.url, AGENT_WALLET_OWNER_TOKEN: token, AGENT_WALLET_HOME: ownerHome, AGENT_WALLET_KIT_PASSPHRASE: PASSPHRASE };

@@ -50,7 +50,7 @@ async function enrolledAgent(usdc: bigint): Promise<{ agent: Agent; owner: ApiCl
   const agent = await world.agent(`Sweepable ${n}`, { claimBy: email });
   await world.fund(agent.address, usdc);
   await scanDeposits(world.services);
-  const token = world.ownerToken(email);
+  const token = await world.ownerToken(email);
   const owner = new ApiClient(world.url, token);
   const started = await ownerStartEnrollment(owner, store, agent.walletId);
   await agentEnroll(agent.api, agent.profile, started.code);
@@ -62,7 +62,7 @@ async function enrolledAgent(usdc: bigint): Promise<{ agent: Agent; owner: ApiCl
 const ownerCli = (token: string, ...args: string[]) =>
   runCli(['owner', 'recover', ...args, '--server', world.url, '--json'], { AGENT_WALLET_OWNER_TOKEN: token, AGENT_WALLET_KIT_PASSPHRASE: PASSPHRASE });
 
-const ledgerOf = (walletId: string): bigint => ledgerBalance(world.services.db, walletId);
+const ledgerOf = async (walletId: string): Promise<bigint> => await ledgerBalance(world.services.db, walletId);
 
 /** Runs `fn` with the clock past an announced sweep's delay. */
 async function afterDelay<T>(fn: () => Promise<T>): Promise<T> {
@@ -86,7 +86,7 @@ describe('the owner + daemon sweep', () => {
     const announced = await ownerCli(token, 'sweep', '--kit', kitPath, '--to', to);
     expect(announced.code).toBe(5);
     expect((await errorOf(agent.api.call('bot', 'info'))).errorCode).toBe('UNAUTHORIZED');
-    expect(listMail(world.services.db, 200).some((m) => m.kind === 'recovery' && m.to_addr === email)).toBe(true);
+    expect((await listMail(world.services.db, 200)).some((m) => m.kind === 'recovery' && m.to_addr === email)).toBe(true);
     const audit = await owner.call<any>('owner', 'audit_log', { wallet_id: agent.walletId });
     expect(audit.items.map((e: any) => e.kind)).toContain('recovery.sweep_announced');
     // Too early, from the CLI (exit 5) and the API (INVALID_STATUS).
@@ -104,7 +104,7 @@ describe('the owner + daemon sweep', () => {
     }
     expect(await world.balance(to)).toBe(30_000_000n);
     expect(await world.balance(agent.address)).toBe(0n);
-    expect(ledgerChainViolations('an owner + daemon sweep', [{ account: agent.username, ledger: ledgerOf(agent.walletId), chain: await world.balance(agent.address) }])).toEqual([]);
+    expect(ledgerChainViolations('an owner + daemon sweep', [{ account: agent.username, ledger: await ledgerOf(agent.walletId), chain: await world.balance(agent.address) }])).toEqual([]);
     const [status] = (await owner.call<any>('owner', 'recovery_sweeps', { wallet_id: agent.walletId })).items;
     expect(status.transaction).toMatchObject({ status: 'completed', amount: 30 });
   }, 60_000);
@@ -199,11 +199,11 @@ describe('the owner + daemon sweep', () => {
     const sweep = (await liveSweepOf(owner, agent.walletId))!;
     await afterDelay(async () => {
       await Promise.all([1, 2, 3].map(() => openRound(owner, kit, sweep.sweep_id)));
-      expect(outstandingOut(world.services.db, agent.walletId)).toBe(6_000_000n);
+      expect(await outstandingOut(world.services.db, agent.walletId)).toBe(6_000_000n);
       expect((await signSweep(owner, kit, PASSPHRASE, sweep)).status).toBe('completed');
     });
     expect(await world.balance(to)).toBe(6_000_000n);
-    expect(outstandingOut(world.services.db, agent.walletId)).toBe(0n);
+    expect(await outstandingOut(world.services.db, agent.walletId)).toBe(0n);
   }, 60_000);
 
   test("a sweep whose transaction failed (the operator's fee payer out of SOL) is signed again once it is topped up, or cancelled; nothing moved meanwhile", async () => {
@@ -229,7 +229,7 @@ describe('the owner + daemon sweep', () => {
     expect((await b.owner.call<{ status: string }>('owner', 'recovery_sweep_cancel', { sweep_id: sweepB.sweep_id })).status).toBe('cancelled');
     expect(await world.balance(to)).toBe(2_000_000n);
     expect(await world.balance(b.agent.address)).toBe(3_000_000n);
-    expect(ledgerChainViolations('a sweep signed again after a failure', [{ account: a.agent.username, ledger: ledgerOf(a.agent.walletId), chain: await world.balance(a.agent.address) }])).toEqual([]);
+    expect(ledgerChainViolations('a sweep signed again after a failure', [{ account: a.agent.username, ledger: await ledgerOf(a.agent.walletId), chain: await world.balance(a.agent.address) }])).toEqual([]);
   }, 60_000);
 
   test('after a completed sweep, a later deposit is swept by a new announcement', async () => {
@@ -282,7 +282,7 @@ describe('the owner + daemon sweep', () => {
       expect(await owner.call<any>('owner', 'recovery_sweep_complete', body)).toMatchObject({ status: 'completed', amount: 2.5 });
       expect((await errorOf(owner.call('owner', 'recovery_sweep_complete', body))).errorCode).toBe('INVALID_STATUS');
     });
-    const rows = world.services.db.query("SELECT status FROM transactions WHERE wallet_id = ? AND decision_rule = 'recovery_sweep'").all(agent.walletId);
+    const rows = await world.services.db.all("SELECT status FROM transactions WHERE wallet_id = ? AND decision_rule = 'recovery_sweep'", agent.walletId);
     expect(rows).toEqual([{ status: 'completed' }]);
     expect(await world.balance(to)).toBe(2_500_000n);
   }, 60_000);

@@ -68,14 +68,14 @@ let n = 0;
 async function setup(): Promise<{ agent: Agent; agentApi: ApiClient; ownerApi: ApiClient; ownerToken: string; store: OwnerEnrollmentStore; home: string }> {
   const agent = await world.agent(`Enrolled ${++n}`);
   const email = `recovery-${n}@example.com`;
-  world.claim(agent.walletId, email);
-  const token = world.ownerToken(email);
+  await world.claim(agent.walletId, email);
+  const token = await world.ownerToken(email);
   const home = tempDir('aw-owner-');
   return { agent, agentApi: new ApiClient(proxyUrl, agent.profile.api_key), ownerApi: new ApiClient(proxyUrl, token), ownerToken: token, store: new OwnerEnrollmentStore(home), home };
 }
 
 const agentShare = (a: Agent) => Fn.fromBytes((decodeSecretState(Buffer.from(a.profile.key_package, 'base64')) as KeyPackage).secret.signingShare);
-const serverShare = (a: Agent) => Fn.fromBytes(walletKeyPackage(world.services.masterKey, a.walletId, getWallet(world.services.db, a.walletId)!.server_key).reveal().secret.signingShare);
+const serverShare = async (a: Agent) => Fn.fromBytes(walletKeyPackage(world.services.masterKey, a.walletId, (await getWallet(world.services.db, a.walletId))!.server_key).reveal().secret.signingShare);
 
 /** Every 32-byte hex value in some text, as a scalar mod L (points too): what a party could try to combine. */
 function scalarsIn(texts: string[]): bigint[] {
@@ -100,7 +100,7 @@ describe('enrollment through a daemon that records everything', () => {
   test("the kit verifies (f(3)·G = verifying share 3) and signs; the address and agent payments are unchanged; the owner's record is the fingerprint only", async () => {
     const { agent, agentApi, ownerApi, store, home } = await setup();
     await world.fund(agent.address, 10_000_000n);
-    const before = getWallet(world.services.db, agent.walletId)!;
+    const before = (await getWallet(world.services.db, agent.walletId))!;
     transcript.length = 0;
     const started = await ownerStartEnrollment(ownerApi, store, agent.walletId);
     expect(started.code.startsWith('awr1-')).toBe(true);
@@ -115,7 +115,7 @@ describe('enrollment through a daemon that records everything', () => {
     const f3 = Fn.fromBytes(owner.secret.signingShare);
     expect(ed25519.Point.BASE.multiply(f3).toBytes()).toEqual(ownerVerifyingShare(pub));
     // f(3) is the degree-1 key's value at 3: −f(1) + 2·f(2); with the daemon's share it signs for the address.
-    expect(f3).toBe(Fn.add(Fn.neg(agentShare(agent)), Fn.mul(2n, serverShare(agent))));
+    expect(f3).toBe(Fn.add(Fn.neg(agentShare(agent)), Fn.mul(2n, await serverShare(agent))));
     const ownerKey = openKit(readKit(out), PASSPHRASE);
     const serverKey = walletKeyPackage(world.services.masterKey, agent.walletId, before.server_key);
     const message = new TextEncoder().encode('a sweep message');
@@ -124,12 +124,12 @@ describe('enrollment through a daemon that records everything', () => {
     const shares = Object.fromEntries(rounds.map((r) => [r.k.reveal().secret.identifier, recoverySignShare(r.k, r.nonces, list, message)]));
     expect(ed25519Verifies(recoveryAggregate(pub, list, message, shares), message, pub.commitments[0]!)).toBe(true);
 
-    const after = getWallet(world.services.db, agent.walletId)!;
+    const after = (await getWallet(world.services.db, agent.walletId))!;
     expect({ address: after.address, public_package: after.public_package, server_key: bytesToHex(after.server_key) }).toEqual({ address: before.address, public_package: before.public_package, server_key: bytesToHex(before.server_key) });
     const status = await ownerApi.call<any>('owner', 'recovery_status', { wallet_id: agent.walletId });
     expect(status).toMatchObject({ enrolled: true, fingerprint: finished.fingerprint, in_progress: null });
     // The daemon keeps neither report once enrolled.
-    expect(world.services.db.query('SELECT daemon_report, agent_box FROM recovery_enrollments WHERE enrollment_id = ?').get(started.enrollment_id)).toEqual({ daemon_report: null, agent_box: null });
+    expect(await world.services.db.get('SELECT daemon_report, agent_box FROM recovery_enrollments WHERE enrollment_id = ?', started.enrollment_id)).toEqual({ daemon_report: null, agent_box: null });
 
     const bob = await world.agent(`Payee ${n}`, { claimBy: `recovery-${n}@example.com` });
     await world.fund(bob.address, 0n);
@@ -139,7 +139,7 @@ describe('enrollment through a daemon that records everything', () => {
 
     // What the daemon saw: everything relayed, plus its own share f(2). No combination is f(3).
     const daemonView = scalarsIn(transcript.flatMap((t) => [t.request, t.response]));
-    expect(formable([serverShare(agent), ...daemonView], f3)).toBe(false);
+    expect(formable([await serverShare(agent), ...daemonView], f3)).toBe(false);
     // The agent's report never crossed it in the clear: σ1 appears nowhere in the transcript.
     const box = JSON.parse(transcript.find((t) => t.action === 'recovery_enroll_deliver')!.request).box as string;
     const collected = JSON.parse(transcript.find((t) => t.action === 'recovery_enroll_collect')!.response).data;
@@ -175,7 +175,7 @@ describe('enrollment through a daemon that records everything', () => {
     const other = await setup();
     const started = await ownerStartEnrollment(ownerApi, store, agent.walletId);
     await agentEnroll(agentApi, agent.profile, started.code);
-    const otherPub = decodePublicPackage(JSON.parse(getWallet(world.services.db, other.agent.walletId)!.public_package));
+    const otherPub = decodePublicPackage(JSON.parse((await getWallet(world.services.db, other.agent.walletId))!.public_package));
     rewrite = (action, data) => (action === 'recovery_enroll_collect' ? { ...data, commitments: otherPub.commitments.map((c) => bytesToHex(c)) } : data);
     try {
       await expect(ownerFinishEnrollment(ownerApi, store, started.enrollment_id, { passphrase: PASSPHRASE, out: join(home, 'a.json') })).rejects.toMatchObject({ culprit: 'daemon' });

@@ -46,7 +46,7 @@ const ownerStore = new OwnerEnrollmentStore(tempDir('aw-refresh-owner-'));
 beforeAll(async () => {
   world = await startWorld();
   ({ alice, bob } = await world.payerAndPayee(50_000_000n));
-  owner = world.ownerClient('owner@example.com');
+  owner = await world.ownerClient('owner@example.com');
   proxy = startLyingProxy(world.url);
 });
 afterAll(async () => {
@@ -73,7 +73,7 @@ function pairSignature(keys: [Secret<KeyPackage>, Secret<KeyPackage>], message: 
 /** The owner lets the next refresh supersede the enrolled kit (none is needed while no kit is enrolled). */
 const allowRefresh = (a: Agent) => owner.call('owner', 'recovery_refresh_allow', { wallet_id: a.walletId });
 
-const daemonKey = (a: Agent) => walletKeyPackage(world.services.masterKey, a.walletId, getWallet(world.services.db, a.walletId)!.server_key);
+const daemonKey = async (a: Agent) => walletKeyPackage(world.services.masterKey, a.walletId, (await getWallet(world.services.db, a.walletId))!.server_key);
 const agentKey = (a: Agent) => new Secret(decodeSecretState(Buffer.from(fromDisk(a).key_package, 'base64')) as KeyPackage);
 
 async function enroll(a: Agent, name: string): Promise<string> {
@@ -88,15 +88,15 @@ describe('a refresh', () => {
   test('keeps the address and payments (client and CLI); the old kit signs with neither refreshed share, the owner is mailed to enroll again, and a new enrollment works', async () => {
     const kit = await enroll(alice, 'old.json');
     expect(await pay(alice, 1)).toBe('completed');
-    const before = getWallet(world.services.db, alice.walletId)!;
+    const before = (await getWallet(world.services.db, alice.walletId))!;
     const oldShare = openKit(readKit(kit), PASSPHRASE);
     const message = new TextEncoder().encode('a sweep message');
-    expect(pairSignature([daemonKey(alice), oldShare], message)).toHaveLength(64);
+    expect(pairSignature([await daemonKey(alice), oldShare], message)).toHaveLength(64);
 
     await allowRefresh(alice);
     const done = await refreshKey(alice.api, alice.profile, save(alice));
     expect(done).toMatchObject({ status: 'committed', address: alice.address, finished_pending: null });
-    const after = getWallet(world.services.db, alice.walletId)!;
+    const after = (await getWallet(world.services.db, alice.walletId))!;
     expect(after.address).toBe(before.address);
     expect(after.public_package).not.toBe(before.public_package);
     expect(fromDisk(alice).key_package).toBe(alice.profile.key_package);
@@ -112,7 +112,7 @@ describe('a refresh', () => {
     expect(() => recoveryPair(fromDisk(alice), readKit(kit), PASSPHRASE)).toThrow(/refreshed/);
     // Signing anyway, with the daemon's ({2, 3}) or the agent's ({1, 3}) refreshed share: no signature verifies under the group key.
     const stale = new Secret<KeyPackage>({ public: pub, secret: oldShare.reveal().secret });
-    for (const helper of [daemonKey(alice), agentKey(alice)]) {
+    for (const helper of [await daemonKey(alice), agentKey(alice)]) {
       const err = (() => {
         try {
           pairSignature([helper, stale], message);
@@ -124,12 +124,12 @@ describe('a refresh', () => {
       expect((err as AggregateError).cheaters).toEqual([OWNER_ID]);
     }
     // The owner is told the kit no longer works.
-    const mail = listMail(world.services.db, 200).filter((m) => m.kind === 'recovery' && m.to_addr === 'owner@example.com');
+    const mail = (await listMail(world.services.db, 200)).filter((m) => m.kind === 'recovery' && m.to_addr === 'owner@example.com');
     expect(mail).toHaveLength(1);
     expect(mail[0]!.subject).toContain('no longer works');
     expect(mail[0]!.body).toContain(readKit(kit).fingerprint);
     expect(await owner.call<any>('owner', 'recovery_status', { wallet_id: alice.walletId })).toMatchObject({ enrolled: false });
-    const statuses = world.services.db.query('SELECT status FROM recovery_enrollments WHERE wallet_id = ?').all(alice.walletId) as { status: string }[];
+    const statuses = (await world.services.db.all('SELECT status FROM recovery_enrollments WHERE wallet_id = ?', alice.walletId)) as { status: string }[];
     expect(statuses.map((s) => s.status)).toContain('superseded');
 
     const fresh = await enroll(alice, 'new.json');
@@ -152,7 +152,7 @@ describe('a refresh', () => {
     const started = await ownerStartEnrollment(owner, ownerStore, alice.walletId);
     await agentEnroll(alice.api, alice.profile, started.code);
     await refreshKey(alice.api, alice.profile, save(alice));
-    const row = world.services.db.query('SELECT status, daemon_report, agent_box FROM recovery_enrollments WHERE enrollment_id = ?').get(started.enrollment_id);
+    const row = await world.services.db.get('SELECT status, daemon_report, agent_box FROM recovery_enrollments WHERE enrollment_id = ?', started.enrollment_id);
     expect(row).toEqual({ status: 'superseded', daemon_report: null, agent_box: null });
     const refused = await errorOf(ownerFinishEnrollment(owner, ownerStore, started.enrollment_id, { passphrase: PASSPHRASE, out: join(tempDir('aw-refresh-kit-'), 'k.json') }));
     expect({ code: refused.errorCode, message: refused.message }).toEqual({ code: 'INVALID_STATUS', message: 'This enrollment is superseded.' });
@@ -163,7 +163,7 @@ describe('a refresh', () => {
   test('a daemon that answers another key is refused: nothing is stored, the key is unchanged, payments go on', async () => {
     await allowRefresh(alice);
     const profileBefore = fromDisk(alice);
-    const walletBefore = getWallet(world.services.db, alice.walletId)!;
+    const walletBefore = (await getWallet(world.services.db, alice.walletId))!;
     const lying = { ...alice, api: new ApiClient(proxy.url, alice.profile.api_key) };
     proxy.lie = (action, _p, data) => (action === 'recovery_refresh_init' ? { ...data, contribution: '07'.padEnd(64, '0') } : data);
     try {
@@ -173,14 +173,14 @@ describe('a refresh', () => {
       proxy.lie = null;
     }
     expect(fromDisk(alice)).toEqual(profileBefore);
-    expect(getWallet(world.services.db, alice.walletId)!.public_package).toBe(walletBefore.public_package);
+    expect((await getWallet(world.services.db, alice.walletId))!.public_package).toBe(walletBefore.public_package);
     expect(await pay(alice, 1)).toBe('completed');
   }, 60_000);
 
   test("a daemon whose init answers no new bot API key is refused: nothing is stored, the key and the API key are unchanged, payments go on", async () => {
     await allowRefresh(alice);
     const profileBefore = fromDisk(alice);
-    const walletBefore = getWallet(world.services.db, alice.walletId)!;
+    const walletBefore = (await getWallet(world.services.db, alice.walletId))!;
     const lying = new ApiClient(proxy.url, alice.profile.api_key);
     proxy.lie = (action, _p, data) => (action === 'recovery_refresh_init' ? { ...data, api_key: 'not-a-bot-key' } : data);
     try {
@@ -191,7 +191,7 @@ describe('a refresh', () => {
       proxy.lie = null;
     }
     expect(fromDisk(alice)).toEqual(profileBefore);
-    expect(getWallet(world.services.db, alice.walletId)!.public_package).toBe(walletBefore.public_package);
+    expect((await getWallet(world.services.db, alice.walletId))!.public_package).toBe(walletBefore.public_package);
     expect(await pay(alice, 1)).toBe('completed');
   }, 60_000);
 
@@ -215,10 +215,10 @@ describe('a refresh', () => {
     expect((await errorOf(alice.api.call('bot', 'recovery_refresh_commit', { refresh_id: init.refresh_id, public_package: init.public_package, share_proof: proof }))).errorCode).toBe('INVALID_STATUS');
     expect(await pay(alice, 1)).toBe('completed');
     // A replayed commit of the committed refresh answers the same and changes nothing.
-    const pub = getWallet(world.services.db, alice.walletId)!.public_package;
+    const pub = (await getWallet(world.services.db, alice.walletId))!.public_package;
     const replayProof = bytesToHex(proveShare(agentKey(alice), { walletId: alice.walletId, refreshId: done.refresh_id }));
     expect(await alice.api.call<any>('bot', 'recovery_refresh_commit', { refresh_id: done.refresh_id, public_package: JSON.parse(pub), share_proof: replayProof })).toMatchObject({ status: 'committed' });
-    expect(getWallet(world.services.db, alice.walletId)!.public_package).toBe(pub);
+    expect((await getWallet(world.services.db, alice.walletId))!.public_package).toBe(pub);
   }, 60_000);
 
   test('a crash after the daemon committed: the pending share beside the old one is made active by the next signing run', async () => {

@@ -53,7 +53,7 @@ const KIT_PASSPHRASE = 'a long enough kit passphrase';
 
 /** The owner enrolls a recovery kit for `a` (owner's CLI and agent's half, real); the kit file. */
 async function enrollKit(a: Agent, ownerEmail: string): Promise<string> {
-  const owner = world.ownerClient(ownerEmail);
+  const owner = await world.ownerClient(ownerEmail);
   const ownerStore = new OwnerEnrollmentStore(tempDir('aw-refresh-owner-'));
   const started = await ownerStartEnrollment(owner, ownerStore, a.walletId);
   await agentEnroll(new ApiClient(a.api.baseUrl, profileOnDisk(a).api_key), profileOnDisk(a), started.code);
@@ -125,7 +125,7 @@ describe('two refresh runs on one profile (item 2)', () => {
     expect(a.value?.status).toBe('committed');
     const disk = profileOnDisk(carol);
     expect(disk.pending_refresh).toBeUndefined();
-    expect(disk.public_package).toEqual(JSON.parse(getWallet(world.services.db, carol.walletId)!.public_package));
+    expect(disk.public_package).toEqual(JSON.parse((await getWallet(world.services.db, carol.walletId))!.public_package));
     expect(await payFromDisk(carol, bob.username)).toBe('completed');
   }, 60_000);
 
@@ -150,7 +150,7 @@ describe('two refresh runs on one profile (item 2)', () => {
     for (const o of [a, b]) if (o.error) expect(o.error.name).toBe('CustodyCheckError');
     const disk = profileOnDisk(erin);
     expect(disk.pending_refresh).toBeUndefined();
-    expect(disk.public_package).toEqual(JSON.parse(getWallet(world.services.db, erin.walletId)!.public_package));
+    expect(disk.public_package).toEqual(JSON.parse((await getWallet(world.services.db, erin.walletId))!.public_package));
     expect(await payFromDisk(erin, bob.username)).toBe('completed');
   }, 60_000);
 
@@ -174,7 +174,7 @@ describe('two refresh runs on one profile (item 2)', () => {
     expect((await signed!).value).toBe('completed');
     const disk = profileOnDisk(dave);
     expect(disk.pending_refresh).toBeUndefined();
-    expect(disk.public_package).toEqual(JSON.parse(getWallet(world.services.db, dave.walletId)!.public_package));
+    expect(disk.public_package).toEqual(JSON.parse((await getWallet(world.services.db, dave.walletId))!.public_package));
     expect(await payFromDisk(dave, bob.username)).toBe('completed');
   }, 60_000);
 });
@@ -189,7 +189,7 @@ describe('a refresh after a kit leaked (item 3)', () => {
     const oldKey = profileOnDisk(frank).api_key;
 
     // The owner learns the kit leaked and lets the agent refresh (item 9: an enrolled kit is superseded only so).
-    await world.ownerClient('frank-owner@example.com').call('owner', 'recovery_refresh_allow', { wallet_id: frank.walletId });
+    await (await world.ownerClient('frank-owner@example.com')).call('owner', 'recovery_refresh_allow', { wallet_id: frank.walletId });
     const refreshed = await runCli(['recovery', 'refresh', '--server', world.url, '--home', frank.home, '--json']);
     expect(refreshed.code).toBe(0);
     expect(refreshed.json).toMatchObject({ status: 'committed', api_key_rotated: true, revoked_exports: [exported.json.export_id] });
@@ -203,7 +203,7 @@ describe('a refresh after a kit leaked (item 3)', () => {
     expect(imported.json.error.code).toBe('INVALID_STATUS');
     expect(existsSync(join(thief, 'default.json'))).toBe(false);
     expect(existsSync(kit)).toBe(true);
-    const releases = world.services.db.query('SELECT count(*) AS n FROM wallet_import_calls WHERE export_id = ?').get(exported.json.export_id) as { n: bigint };
+    const releases = (await world.services.db.get('SELECT count(*) AS n FROM wallet_import_calls WHERE export_id = ?', exported.json.export_id)) as { n: bigint };
     expect(Number(releases.n)).toBe(0);
 
     // The old bot key is refused; the profile holds the new one and pays.
@@ -211,7 +211,7 @@ describe('a refresh after a kit leaked (item 3)', () => {
     expect(newKey).not.toBe(oldKey);
     expect((await errorOf(new ApiClient(frank.api.baseUrl, oldKey).call('bot', 'balance'))).errorCode).toBe('UNAUTHORIZED');
     expect(await payFromDisk(frank, bob.username)).toBe('completed');
-    const audit = await world.ownerClient('frank-owner@example.com').call<any>('owner', 'audit_log', { wallet_id: frank.walletId });
+    const audit = await (await world.ownerClient('frank-owner@example.com')).call<any>('owner', 'audit_log', { wallet_id: frank.walletId });
     // Newest first: the second refresh had nothing left to revoke.
     const refreshes = audit.items.filter((i: any) => i.kind === 'key.refreshed').map((i: any) => [i.data.api_key_rotated, i.data.revoked_exports]);
     expect(refreshes).toEqual([
@@ -244,9 +244,9 @@ describe('a refresh after a kit leaked (item 3)', () => {
 describe("the owner's kit and a misbehaving agent (item 9)", () => {
   test('a refresh that would supersede an enrolled kit is refused until the owner approves it (the kit still signs); the approval lets one refresh through within the hour', async () => {
     const hank = await fundedAgent('Hank', 'hank-owner@example.com');
-    const owner = world.ownerClient('hank-owner@example.com');
+    const owner = await world.ownerClient('hank-owner@example.com');
     const kit = await enrollKit(hank, 'hank-owner@example.com');
-    const before = getWallet(world.services.db, hank.walletId)!.public_package;
+    const before = (await getWallet(world.services.db, hank.walletId))!.public_package;
 
     // The agent (or an operator steering it) tries to take the kit away: by the client, by the CLI, by hand.
     const refused = await refreshKey(hank.api, profileOnDisk(hank), saveTo(hank)).catch((e: unknown) => e);
@@ -256,13 +256,13 @@ describe("the owner's kit and a misbehaving agent (item 9)", () => {
     expect(cli.code).toBe(5);
     expect(cli.json.error.code).toBe('AWAITING_APPROVAL');
     expect((await errorOf(hank.api.call('bot', 'recovery_refresh_init', { contribution: '05'.padEnd(64, '0') }))).errorCode).toBe('AWAITING_APPROVAL');
-    expect(getWallet(world.services.db, hank.walletId)!.public_package).toBe(before);
+    expect((await getWallet(world.services.db, hank.walletId))!.public_package).toBe(before);
     expect(profileOnDisk(hank).pending_refresh).toBeUndefined();
     expect(await owner.call<any>('owner', 'recovery_status', { wallet_id: hank.walletId })).toMatchObject({ enrolled: true, fingerprint: readKit(kit).fingerprint });
     expect(() => recoveryPair(profileOnDisk(hank), readKit(kit), KIT_PASSPHRASE)).not.toThrow();
 
     // The owner approves on their machine (the CLI); the agent's next refresh goes through, and only that one.
-    const allowed = await runCli(['owner', 'recovery', 'allow-refresh', hank.walletId, '--server', world.url, '--json'], { AGENT_WALLET_OWNER_TOKEN: world.ownerToken('hank-owner@example.com') });
+    const allowed = await runCli(['owner', 'recovery', 'allow-refresh', hank.walletId, '--server', world.url, '--json'], { AGENT_WALLET_OWNER_TOKEN: await world.ownerToken('hank-owner@example.com') });
     expect(allowed.code).toBe(0);
     expect(allowed.json).toMatchObject({ wallet_id: hank.walletId, fingerprint: readKit(kit).fingerprint, allowed_until: expect.any(String) });
     expect((await refreshKey(hank.api, profileOnDisk(hank), saveTo(hank))).status).toBe('committed');
@@ -279,7 +279,7 @@ describe("the owner's kit and a misbehaving agent (item 9)", () => {
 
   test('a frozen wallet is never refreshed: the init and a commit begun before the freeze are refused, the key and the API key stay', async () => {
     const ivy = await fundedAgent('Ivy', 'ivy-owner@example.com');
-    const before = getWallet(world.services.db, ivy.walletId)!.public_package;
+    const before = (await getWallet(world.services.db, ivy.walletId))!.public_package;
     // Begun before the freeze, committed after it.
     const contribution = '05'.padEnd(64, '0');
     const init = await ivy.api.call<any>('bot', 'recovery_refresh_init', { contribution });
@@ -291,7 +291,7 @@ describe("the owner's kit and a misbehaving agent (item 9)", () => {
     const fresh = await errorOf(ivy.api.call('bot', 'recovery_refresh_init', { contribution: '05'.padEnd(64, '0') }));
     expect(fresh.errorCode).toBe('INVALID_STATUS');
     expect(fresh.howToFix).toContain('unfreeze');
-    expect(getWallet(world.services.db, ivy.walletId)!.public_package).toBe(before);
+    expect((await getWallet(world.services.db, ivy.walletId))!.public_package).toBe(before);
     // The old API key still works (nothing rotated).
     expect(await ivy.api.call<any>('bot', 'balance')).toBeDefined();
   }, 90_000);

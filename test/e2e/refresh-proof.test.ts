@@ -43,7 +43,7 @@ describe('a refresh commit without the agent share (the bot API key alone)', () 
   test('init then a commit with the matching public package and a forged proof, or none, is refused: the daemon keeps its key, the agent pays with its old share and API key and refreshes afterwards', async () => {
     const kate = await world.agent('Kate', { claimBy: 'kate-owner@example.com' });
     await world.fund(kate.address, 20_000_000n);
-    const walletBefore = getWallet(world.services.db, kate.walletId)!;
+    const walletBefore = (await getWallet(world.services.db, kate.walletId))!;
     const profileBefore = profileOnDisk(kate);
 
     // The thief has the bot API key only: the init's answer gives the refreshed public package.
@@ -59,11 +59,11 @@ describe('a refresh commit without the agent share (the bot API key alone)', () 
     expect(forged.howToFix).toBeTruthy();
 
     // Nothing changed: the daemon's key and API key, and the key the init offered never works.
-    const walletAfter = getWallet(world.services.db, kate.walletId)!;
+    const walletAfter = (await getWallet(world.services.db, kate.walletId))!;
     expect(walletAfter.public_package).toBe(walletBefore.public_package);
     expect(walletAfter.server_key).toEqual(walletBefore.server_key);
     expect((await errorOf(new ApiClient(kate.api.baseUrl, init.api_key).call('bot', 'balance'))).errorCode).toBe('UNAUTHORIZED');
-    const audit = await world.ownerClient('kate-owner@example.com').call<any>('owner', 'audit_log', { wallet_id: kate.walletId });
+    const audit = await (await world.ownerClient('kate-owner@example.com')).call<any>('owner', 'audit_log', { wallet_id: kate.walletId });
     expect(audit.items.map((i: any) => i.kind)).not.toContain('key.refreshed');
 
     // The real agent, old share and old API key, pays on chain; then its own refresh goes through.
@@ -71,7 +71,7 @@ describe('a refresh commit without the agent share (the bot API key alone)', () 
     expect(profileOnDisk(kate).api_key).toBe(profileBefore.api_key);
     const done = await refreshKey(new ApiClient(kate.api.baseUrl, profileBefore.api_key), profileOnDisk(kate), saveTo(kate));
     expect(done).toMatchObject({ status: 'committed', api_key_rotated: true });
-    expect(profileOnDisk(kate).public_package).toEqual(JSON.parse(getWallet(world.services.db, kate.walletId)!.public_package));
+    expect(profileOnDisk(kate).public_package).toEqual(JSON.parse((await getWallet(world.services.db, kate.walletId))!.public_package));
     expect(await payFromDisk(kate, bob.username)).toBe('completed');
   }, 90_000);
 

@@ -36,15 +36,15 @@ afterAll(async () => {
   await simnet.stop();
 });
 
-const claim = (walletId: string): void => claimInLedger(dataDir, [walletId]);
+const claim = async (walletId: string): Promise<void> => await claimInLedger(dataDir, [walletId]);
 
 const calls = (method: string): number => simnet.stats().calls[method] ?? 0;
 
 test('a restart with pending transactions resumes the cadence without a burst', async () => {
   const a = await registerWallet(new ApiClient(daemon.url), { name: 'Restart A' });
   const b = await registerWallet(new ApiClient(daemon.url), { name: 'Restart B' });
-  claim(a.profile.wallet_id);
-  claim(b.profile.wallet_id);
+  await claim(a.profile.wallet_id);
+  await claim(b.profile.wallet_id);
   await simnet.faucet(a.profile.address as Address, 50_000_000n);
   await simnet.faucet(b.profile.address as Address, 0n);
   // Every message is priced below this floor, so the signed bytes stay pending however often they are sent.

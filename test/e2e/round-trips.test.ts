@@ -33,8 +33,8 @@ beforeAll(async () => {
   world = await startWorld();
   alice = await world.agent('Alice');
   bob = await world.agent('Bob');
-  owner = world.claim(alice.walletId, 'owner@example.com');
-  world.claim(bob.walletId, 'other@example.com');
+  owner = await world.claim(alice.walletId, 'owner@example.com');
+  await world.claim(bob.walletId, 'other@example.com');
   await world.fund(alice.address, 1_000_000_000n);
 });
 afterAll(() => world.stop());
@@ -59,7 +59,7 @@ async function requestsDuring(run: () => Promise<unknown>): Promise<Record<strin
   return delta;
 }
 
-const sessionsOf = (txId: string) => (world.services.db.query('SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ?').get(txId) as { n: bigint }).n;
+const sessionsOf = async (txId: string) => ((await world.services.db.get('SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ?', txId)) as { n: bigint }).n;
 const cli = (agent: Agent, ...args: string[]) => runCli([...args, '--server', world.url, '--home', agent.home, '--json']);
 const setRails = (rails: Record<string, unknown>) => owner.call('owner', 'set_guard_rails', { wallet_id: alice.walletId, rails });
 
@@ -74,7 +74,7 @@ describe('the server side of the fast path', () => {
     expect(answer.sign_session_id).toMatch(/^sig_/);
     expect(Object.keys(answer.server_commitments as object).sort()).toEqual(['binding', 'hiding', 'identifier']);
     expect(Date.parse(answer.sign_expires_at)).toBeGreaterThan(Date.now());
-    expect(sessionsOf(answer.transaction_id)).toBe(1n);
+    expect(await sessionsOf(answer.transaction_id)).toBe(1n);
     const share = round.share(answer.server_commitments, new Uint8Array(Buffer.from(answer.message, 'base64')));
     // The nonces signed once; they never sign again.
     expect(() => round.share(answer.server_commitments, new Uint8Array(8))).toThrow('used once');
@@ -86,7 +86,7 @@ describe('the server side of the fast path', () => {
     expect(await complete()).toMatchObject({ status: 'completed', signature: done.signature });
     const again = await errorOf(alice.api.call('bot', 'confirm_payment', { transaction_id: answer.transaction_id, commitments: new AgentRound(alice.profile).commitments }));
     expect(again.errorCode).toBe('ALREADY_COMPLETED');
-    expect(sessionsOf(answer.transaction_id)).toBe(1n);
+    expect(await sessionsOf(answer.transaction_id)).toBe(1n);
   });
 
   test('the fast path commits twice: pay (intent, its idempotent answer, message and round) once, frost_sign_complete once; the completion is its look’s one commit', async () => {
@@ -95,7 +95,7 @@ describe('the server side of the fast path', () => {
     let before = commitsOf(db);
     const answer = await alice.api.call<RoundAnswer & { transaction_id: string }>('bot', 'pay', { to: bob.username, amount: '0.5', commitments: round.commitments }, { idempotencyKey: randomUUID() });
     expect(commitsOf(db) - before).toBe(1);
-    expect(sessionsOf(answer.transaction_id)).toBe(1n);
+    expect(await sessionsOf(answer.transaction_id)).toBe(1n);
     const share = round.share(answer.server_commitments, new Uint8Array(Buffer.from(answer.message, 'base64')));
     before = commitsOf(db);
     const sent = await alice.api.call<Record<string, unknown>>('bot', 'frost_sign_complete', { transaction_id: answer.transaction_id, sign_session_id: answer.sign_session_id, signature_share: share, submit: true });
@@ -122,11 +122,11 @@ describe('the server side of the fast path', () => {
     expect(replay).toMatchObject({ transaction_id: first.transaction_id, status: 'pre_approved' });
     expect(replay.sign_session_id).toBeUndefined();
     expect(replay.server_commitments).toBeUndefined();
-    expect(sessionsOf(first.transaction_id)).toBe(1n);
+    expect(await sessionsOf(first.transaction_id)).toBe(1n);
     // The client finishes a replayed answer with confirm + fresh nonces: one payment, signed once.
     const done = await completePay(alice.api, alice.profile, replay, new AgentRound(alice.profile), { expect: { amount: 1_500_000n, username: bob.username } });
     expect(done.status).toBe('completed');
-    const used = world.services.db.query("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status = 'used'").get(first.transaction_id) as { n: bigint };
+    const used = (await world.services.db.get("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status = 'used'", first.transaction_id)) as { n: bigint };
     expect(used.n).toBe(1n);
   });
 
@@ -137,10 +137,10 @@ describe('the server side of the fast path', () => {
       expect(answer.status).toBe('awaiting_approval');
       expect(answer.sign_session_id).toBeUndefined();
       expect(answer.message).toBeUndefined();
-      expect(sessionsOf(answer.transaction_id)).toBe(0n);
+      expect(await sessionsOf(answer.transaction_id)).toBe(0n);
       const early = await errorOf(alice.api.call('bot', 'confirm_payment', { transaction_id: answer.transaction_id, commitments: new AgentRound(alice.profile).commitments }));
       expect(early.errorCode).toBe('AWAITING_APPROVAL');
-      expect(sessionsOf(answer.transaction_id)).toBe(0n);
+      expect(await sessionsOf(answer.transaction_id)).toBe(0n);
       await alice.api.call('bot', 'cancel_payment', { transaction_id: answer.transaction_id });
     } finally {
       await setRails({});
@@ -169,7 +169,7 @@ describe('the server side of the fast path', () => {
     const lie = { ...answer, server_commitments: { ...(answer.server_commitments as Record<string, string>), hiding: withTorsion((answer.server_commitments as Record<string, string>).hiding!) } };
     const refused = await completePay(alice.api, alice.profile, lie, round).then(() => null, (e: Error) => e);
     expect(refused?.message).toContain('prime-order subgroup');
-    const tx = getTx(world.services.db, answer.transaction_id)!;
+    const tx = (await getTx(world.services.db, answer.transaction_id))!;
     expect(tx.status).toBe('pre_approved');
     expect(tx.signed_tx).toBeNull();
   });
@@ -204,7 +204,7 @@ describe('round trips counted by /metrics', () => {
         expect(confirmed.json.status).toBe('completed');
       });
       expect(counted).toEqual({ pay: 1, confirm_payment: 1, frost_sign_complete: 1 });
-      expect(sessionsOf(txId)).toBe(1n);
+      expect(await sessionsOf(txId)).toBe(1n);
     } finally {
       await setRails({});
     }

@@ -44,7 +44,7 @@ async function agent(name: string) {
   const home = join(tempDir('aw-429-agent-'), 'home');
   const reg = await runCli(['register', '--name', name, '--server', daemon.url, '--home', home, '--json']);
   expect(reg.code).toBe(0);
-  claimInLedger(dataDir, [reg.json.wallet_id]);
+  await claimInLedger(dataDir, [reg.json.wallet_id]);
   return { home, address: reg.json.address, username: reg.json.username as string, walletId: reg.json.wallet_id as string };
 }
 

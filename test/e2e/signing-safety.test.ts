@@ -83,7 +83,7 @@ describe('idempotency', () => {
     );
     for (const r of concurrent) expect(r.text).toBe(first.text);
     const txId = JSON.parse(first.text).data.transaction_id;
-    const rows = world.services.db.query("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND direction = 'out' AND amount = 3250000").get(alice.walletId) as { n: bigint };
+    const rows = (await world.services.db.get("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND direction = 'out' AND amount = 3250000", alice.walletId)) as { n: bigint };
     expect(rows.n).toBe(1n);
     const before = await landedTransfersTo(bob.address);
     await confirmSignSubmit(alice.api, alice.profile, txId);
@@ -95,7 +95,7 @@ describe('idempotency', () => {
     const ok = results.filter((r) => r.status === 200);
     expect(new Set(ok.map((r) => JSON.parse(r.text).data.transaction_id)).size).toBe(1);
     expect(results.every((r) => r.status === 200 || r.status === 409)).toBe(true);
-    const rows = world.services.db.query("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND amount = 770000").get(alice.walletId) as { n: bigint };
+    const rows = (await world.services.db.get("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND amount = 770000", alice.walletId)) as { n: bigint };
     expect(rows.n).toBe(1n);
   });
 
@@ -130,7 +130,7 @@ describe('signing safety', () => {
     const other = { ...share, share: share.share.replace(/^../, (h: string) => ((parseInt(h, 16) + 1) % 256).toString(16).padStart(2, '0')) };
     const err = (await errorOf(alice.api.call('bot', 'frost_sign_complete', { transaction_id: intent.transaction_id, sign_session_id: init.sign_session_id, signature_share: other }))) as ApiError;
     expect(err.errorCode).toBe('INVALID_STATUS');
-    const sessions = world.services.db.query("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status = 'used'").get(intent.transaction_id) as { n: bigint };
+    const sessions = (await world.services.db.get("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status = 'used'", intent.transaction_id)) as { n: bigint };
     expect(sessions.n).toBe(1n);
     const done = await alice.api.call<any>('bot', 'submit_signed_tx', { transaction_id: intent.transaction_id, wait: true });
     expect(done.status).toBe('completed');
@@ -145,7 +145,7 @@ describe('signing safety', () => {
       Array.from({ length: 8 }, () => alice.api.call<any>('bot', 'frost_sign_complete', { transaction_id: intent.transaction_id, sign_session_id: init.sign_session_id, signature_share: share })),
     );
     expect(new Set(results.map((r) => r.signature)).size).toBe(1);
-    const used = world.services.db.query("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status = 'used'").get(intent.transaction_id) as { n: bigint };
+    const used = (await world.services.db.get("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status = 'used'", intent.transaction_id)) as { n: bigint };
     expect(used.n).toBe(1n);
     const done = await alice.api.call<any>('bot', 'submit_signed_tx', { transaction_id: intent.transaction_id, wait: true });
     expect(done.status).toBe('completed');
@@ -160,9 +160,9 @@ describe('signing safety', () => {
     const err = (await errorOf(alice.api.call('bot', 'frost_sign_complete', { transaction_id: intent.transaction_id, sign_session_id: init.sign_session_id, signature_share: share }))) as ApiError;
     expect(err.errorCode).toBe('VALIDATION_ERROR');
     expect(err.message).toContain('does not verify');
-    const row = world.services.db.query('SELECT status, nonces FROM sign_sessions WHERE sign_session_id = ?').get(init.sign_session_id) as { status: string; nonces: unknown };
+    const row = (await world.services.db.get('SELECT status, nonces FROM sign_sessions WHERE sign_session_id = ?', init.sign_session_id)) as { status: string; nonces: unknown };
     expect(row).toEqual({ status: 'failed', nonces: null });
-    const tx = world.services.db.query('SELECT signed_tx FROM transactions WHERE transaction_id = ?').get(intent.transaction_id) as { signed_tx: unknown };
+    const tx = (await world.services.db.get('SELECT signed_tx FROM transactions WHERE transaction_id = ?', intent.transaction_id)) as { signed_tx: unknown };
     expect(tx.signed_tx).toBeNull();
     await alice.api.call('bot', 'cancel_payment', { transaction_id: intent.transaction_id });
   });
@@ -188,7 +188,7 @@ describe('signing safety', () => {
     const again = await alice.api.call<any>('bot', 'submit_signed_tx', { transaction_id: intent.transaction_id });
     expect(again.status).toBe('completed');
     expect(again.signature).toBe([...signatures][0]);
-    const used = world.services.db.query("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status = 'used'").get(intent.transaction_id) as { n: bigint };
+    const used = (await world.services.db.get("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status = 'used'", intent.transaction_id)) as { n: bigint };
     expect(used.n).toBe(1n);
     expect(await landedTransfersTo(bob.address)).toBe(before + 1);
   });
@@ -235,14 +235,14 @@ describe('signing safety', () => {
             blockhash: await s.chain.getLatestBlockhash(),
           })
         ).messageBytes;
-    s.db.query('UPDATE transactions SET message = ? WHERE transaction_id = ?').run(tampered, intent.transaction_id);
+    await s.db.run('UPDATE transactions SET message = ? WHERE transaction_id = ?', tampered, intent.transaction_id);
     // The confirm answer opens the round (fast path); the refusal comes before the agent's share exists.
-    const released = () => (s.db.query('SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND (agent_share IS NOT NULL OR status != ?)').get(intent.transaction_id, 'open') as { n: bigint }).n;
+    const released = async () => ((await s.db.get('SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND (agent_share IS NOT NULL OR status != ?)', intent.transaction_id, 'open')) as { n: bigint }).n;
     const err = await errorOf(confirmSignSubmit(alice.api, alice.profile, intent.transaction_id, { expect: { recipientAddress: bob.address, amount: 1_000_000n } }));
     expect(err).toBeInstanceOf(CustodyCheckError);
     expect(err.message).toContain('refusing to sign');
-    expect(released()).toBe(0n);
-    expect(s.db.query('SELECT signed_tx FROM transactions WHERE transaction_id = ?').get(intent.transaction_id)).toEqual({ signed_tx: null });
+    expect(await released()).toBe(0n);
+    expect(await s.db.get('SELECT signed_tx FROM transactions WHERE transaction_id = ?', intent.transaction_id)).toEqual({ signed_tx: null });
     await alice.api.call('bot', 'cancel_payment', { transaction_id: intent.transaction_id });
   });
 });

@@ -63,7 +63,7 @@ async function walletWithKit(name: string, usdc: bigint) {
   const reg = await runCli(['register', '--name', name, '--server', daemon.url, '--home', home, '--json']);
   expect(reg.code).toBe(0);
   const { wallet_id: walletId, address } = reg.json as any;
-  claimInLedger(daemon.dataDir, [walletId], 'simnet');
+  await claimInLedger(daemon.dataDir, [walletId], 'simnet');
   const token = (await runCli(['admin', 'owner-token', EMAIL, '--data-dir', daemon.dataDir, '--json'])).json as any;
   const ownerHome = tempDir('aw-alarm-owner-');
   const ownerEnv = { AGENT_WALLET_URL: daemon.url, AGENT_WALLET_OWNER_TOKEN: token.token, AGENT_WALLET_HOME: ownerHome, AGENT_WALLET_KIT_PASSPHRASE: PASSPHRASE };

@@ -14,7 +14,7 @@ let external: Address;
 beforeAll(async () => {
   world = await startWorld();
   alice = await world.agent('Alice');
-  owner = world.claim(alice.walletId, 'owner@example.com');
+  owner = await world.claim(alice.walletId, 'owner@example.com');
   await world.fund(alice.address, 100_000_000n);
   external = (await generateKeyPairSigner()).address;
 });

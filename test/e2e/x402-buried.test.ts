@@ -50,7 +50,7 @@ async function bury(address: Address): Promise<void> {
 }
 
 async function pastBlockhash(transactionId: string): Promise<void> {
-  const lastValid = getTx(world.services.db, transactionId)!.last_valid_block_height!;
+  const lastValid = (await getTx(world.services.db, transactionId))!.last_valid_block_height!;
   const height = BigInt(world.simnet.blockHeight());
   if (height <= lastValid + 2n) world.simnet.skipBlocks(Number(lastValid + 3n - height));
 }

@@ -56,7 +56,7 @@ describe('public catalog', () => {
     seller.state.closed = true;
     expect(await reverifyCatalogJob(world.services)).toEqual({ verified: 0, hidden: 1 });
     expect((await publicCatalog()).total).toBe(0);
-    expect(listCatalog(world.services.db, { includeHidden: true })[0]).toMatchObject({ status: 'hidden', last_error: 'answered HTTP 200, not 402 Payment Required' });
+    expect((await listCatalog(world.services.db, { includeHidden: true }))[0]).toMatchObject({ status: 'hidden', last_error: 'answered HTTP 200, not 402 Payment Required' });
     seller.state.closed = false;
     expect(await reverifyCatalogJob(world.services)).toEqual({ verified: 1, hidden: 0 });
     expect((await publicCatalog()).total).toBe(1);

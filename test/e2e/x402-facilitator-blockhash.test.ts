@@ -65,7 +65,7 @@ const facilitate = async (path: 'verify' | 'settle', body: unknown): Promise<any
 const merchantCall = async (action: string): Promise<any> =>
   ((await (await fetch(`${world.url}/merchant`, { method: 'POST', headers: { authorization: `Bearer ${merchantKey}` }, body: JSON.stringify({ action }) })).json()) as any).data;
 const owed = async () => (await merchantCall('sale_fees')).owed as number;
-const sales = () => world.services.db.query('SELECT status, fee, error FROM x402_sales ORDER BY created_at').all() as { status: string; fee: bigint; error: string | null }[];
+const sales = async () => (await world.services.db.all('SELECT status, fee, error FROM x402_sales ORDER BY created_at')) as { status: string; fee: bigint; error: string | null }[];
 
 /** The attacker's payment of PRICE to the merchant, under the chain's blockhash or `blockhash`. */
 const payment = (memo: string, blockhash?: string) => exactPayment(world, { payer: attacker, payTo: payout, amount: PRICE, memo, blockhash });
@@ -93,7 +93,7 @@ test("20 settles under unknown blockhashes at rpc_max_rps 8 are refused at once,
   );
   expect(await facilitate('verify', await payment('verify', unknownBlockhash()))).toMatchObject({ isValid: false, invalidReason: UNKNOWN_BLOCKHASH });
   for (const { r } of answers) expect(r).toMatchObject({ success: false, errorReason: UNKNOWN_BLOCKHASH });
-  expect(sales()).toEqual([]);
+  expect(await sales()).toEqual([]);
   expect(await owed()).toBe(0);
 
   // The honest sale the attack used to block: 100 USDC, its fee owed once it completed.
@@ -116,8 +116,8 @@ test('a send the node answers BlockhashNotFound is a payment not sent: refused a
   }
   expect(answer).toMatchObject({ success: false, errorReason: UNKNOWN_BLOCKHASH });
   expect(answer.errorMessage).toContain('not sent');
-  expect(sales().at(-1)).toMatchObject({ status: 'failed', fee: 500_000n });
+  expect((await sales()).at(-1)).toMatchObject({ status: 'failed', fee: 500_000n });
   expect(await owed()).toBe(owed0);
   expect(await world.services.chain.getSolBalance(world.services.feePayer.address)).toBe(feePayer0);
-  expect(world.services.db.query('SELECT count(*) AS n FROM sale_network_costs s JOIN x402_sales x USING (sale_id) WHERE x.status = ?').get('failed')).toEqual({ n: 0n });
+  expect(await world.services.db.get('SELECT count(*) AS n FROM sale_network_costs s JOIN x402_sales x USING (sale_id) WHERE x.status = ?', 'failed')).toEqual({ n: 0n });
 });

@@ -78,7 +78,7 @@ test("an unclaimed wallet's bot key sells nothing: verify and settle answer WALL
     expect(r.json.error.how_to_fix).toContain('claim');
   }
   expect(await feePayerLamports()).toBe(before);
-  expect(world.services.db.query('SELECT count(*) AS n FROM x402_sales WHERE wallet_id = ?').get(stray.walletId)).toEqual({ n: 0n });
+  expect(await world.services.db.get('SELECT count(*) AS n FROM x402_sales WHERE wallet_id = ?', stray.walletId)).toEqual({ n: 0n });
 });
 
 test("the SOL a seller's sales cost is counted against it, a wallet seller too: past its daily allowance its next sale is refused and the fee payer pays nothing more", async () => {
@@ -114,5 +114,5 @@ test("registering more merchants buys no more SOL: all sellers' sales together s
   expect(verdict.json.invalidMessage).toContain('fees.sale_network_lamports_per_day_total');
   expect((await facilitate('settle', await sale(second.payTo, 'sybil two'), second.key)).json).toMatchObject({ success: false, errorReason: 'network_allowance_exhausted' });
   expect(await feePayerLamports()).toBe(before);
-  expect(world.services.db.query("SELECT count(*) AS n FROM x402_sales WHERE pay_to = ?").get(second.payTo)).toEqual({ n: 0n });
+  expect(await world.services.db.get("SELECT count(*) AS n FROM x402_sales WHERE pay_to = ?", second.payTo)).toEqual({ n: 0n });
 });

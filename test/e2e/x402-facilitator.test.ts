@@ -81,7 +81,7 @@ afterAll(async () => {
   await world?.stop();
 });
 
-const sales = () => world.services.db.query('SELECT status, amount, payer, signature FROM x402_sales ORDER BY created_at').all() as any[];
+const sales = async () => (await world.services.db.all('SELECT status, amount, payer, signature FROM x402_sales ORDER BY created_at')) as any[];
 
 
 test("our agent buys from the merchant's @x402/hono seller: 200, the payout credited exactly, one sale, one x402.sale event and webhook", async () => {
@@ -91,7 +91,7 @@ test("our agent buys from the merchant's @x402/hono seller: 200, the payout cred
   expect(JSON.parse(r.response!.body)).toEqual({ data: 42 });
   expect(r.settled).toMatchObject({ fee_payer: feePayer });
   expect((await world.balance(payout)) - payout0).toBe(10_000n);
-  expect(sales()).toEqual([{ status: 'completed', amount: 10_000n, payer: alice.address, signature: r.settled!.signature }]);
+  expect(await sales()).toEqual([{ status: 'completed', amount: 10_000n, payer: alice.address, signature: r.settled!.signature }]);
   const events = (await (await fetch(`${world.url}/merchant`, { method: 'POST', headers: { authorization: `Bearer ${merchant.api_key}` }, body: JSON.stringify({ action: 'events', types: ['x402.sale'] }) })).json()) as any;
   expect(events.data.items).toHaveLength(1);
   expect(events.data.items[0].data).toMatchObject({ amount: 0.01, payer_address: alice.address, pay_to: payout, signature: r.settled!.signature });
@@ -113,7 +113,7 @@ test('the official client with a plain keypair pays through it; the same payload
   expect(paid.status).toBe(200);
   expect(await paid.json()).toEqual({ data: 42 });
   expect((await world.balance(payout)) - payout0).toBe(10_000n);
-  expect(sales().at(-1)).toMatchObject({ status: 'completed', payer: buyer.address });
+  expect((await sales()).at(-1)).toMatchObject({ status: 'completed', payer: buyer.address });
   const again = await facilitate('settle', { x402Version: 2, paymentPayload: payload, paymentRequirements: required.accepts[0] });
   expect(again).toMatchObject({ success: false, errorReason: 'duplicate_settlement' });
   expect((await world.balance(payout)) - payout0).toBe(10_000n);
@@ -130,7 +130,7 @@ test("the official @x402/fetch with a plain keypair, and our agent's CLI, each p
   expect(cli.json.outcome).toBe('completed');
   expect((await world.balance(payout)) - payout0).toBe(20_000n);
   const history = (await (await fetch(`${world.url}/merchant`, { method: 'POST', headers: { authorization: `Bearer ${merchant.api_key}` }, body: JSON.stringify({ action: 'history', limit: 100 }) })).json()) as any;
-  const signatures = (sales() as { signature: string }[]).slice(-2).map((s) => s.signature);
+  const signatures = ((await sales()) as { signature: string }[]).slice(-2).map((s) => s.signature);
   for (const signature of signatures) expect(history.data.items.filter((i: any) => i.signature === signature && i.via === 'x402')).toHaveLength(1);
 });
 
@@ -207,7 +207,7 @@ test("a wallet sells with its bot key: paid by the official client and by anothe
     const r = await x402Fetch(alice.api, alice.profile, { url });
     expect(r.outcome).toBe('completed');
     expect((await world.balance(bob.address)) - bob0).toBe(40_000n);
-    const rows = world.services.db.query('SELECT wallet_id, merchant_id, status FROM x402_sales WHERE pay_to = ?').all(bob.address);
+    const rows = await world.services.db.all('SELECT wallet_id, merchant_id, status FROM x402_sales WHERE pay_to = ?', bob.address);
     expect(rows).toEqual([
       { wallet_id: bob.profile.wallet_id, merchant_id: null, status: 'completed' },
       { wallet_id: bob.profile.wallet_id, merchant_id: null, status: 'completed' },

@@ -25,7 +25,7 @@ let seller: Awaited<ReturnType<typeof startIdentifierSeller>>;
 beforeAll(async () => {
   world = await startWorld({ env });
   alice = await world.agent('Alice');
-  world.claim(alice.walletId, 'alice-owner@example.com');
+  await world.claim(alice.walletId, 'alice-owner@example.com');
   await world.fund(alice.address, 10_000_000n);
   facilitator = await startFacilitator(world);
   payTo = await sellerAddress(world);

@@ -86,8 +86,8 @@ describe('with small deadlines (total 500 ms, connect 300 ms)', () => {
     expect(err.howToFix).toContain('Do not pay again');
     expect(err.details).toMatchObject({ purchase_status: 'pending' });
     const fetchId = err.details.fetch_id as string;
-    const p = getPurchaseById(world.services.db, fetchId)!;
-    expect(getTx(world.services.db, p.transaction_id)!.status).toBe('pending');
+    const p = (await getPurchaseById(world.services.db, fetchId))!;
+    expect((await getTx(world.services.db, p.transaction_id))!.status).toBe('pending');
 
     // A repeated x402_settle looks the payment up on chain (the facilitator's signature is found
     // among the wallet's transactions) instead of sending anything again.
@@ -112,14 +112,14 @@ describe('with small deadlines (total 500 ms, connect 300 ms)', () => {
     const err = await errorOf(x402Fetch(alice.api, alice.profile, { url: `${seller.url}/black-hole` }));
     expect(err.details).toMatchObject({ purchase_status: 'pending' });
     const fetchId = err.details.fetch_id as string;
-    const txId = getPurchaseById(world.services.db, fetchId)!.transaction_id;
+    const txId = (await getPurchaseById(world.services.db, fetchId))!.transaction_id;
     const still = await errorOf(alice.api.call('bot', 'x402_settle', { fetch_id: fetchId }));
     expect(still.details).toMatchObject({ purchase_status: 'pending' });
 
-    const lastValid = getTx(world.services.db, txId)!.last_valid_block_height!;
+    const lastValid = (await getTx(world.services.db, txId))!.last_valid_block_height!;
     while (BigInt(world.simnet.blockHeight()) <= lastValid + 2n) await Bun.sleep(100);
     expect(await resolvePendingPurchases(world.services)).toBe(1);
-    expect(getTx(world.services.db, txId)!.status).toBe('failed');
+    expect((await getTx(world.services.db, txId))!.status).toBe('failed');
     const final = await alice.api.call<any>('bot', 'x402_settle', { fetch_id: fetchId });
     expect(final).toMatchObject({ purchase_status: 'failed', status: 'failed', replayed: true });
     expect(final.error).toContain('blockhash expired');
@@ -136,7 +136,7 @@ describe('with small deadlines (total 500 ms, connect 300 ms)', () => {
     expect(r.settled).toMatchObject({ purchase_status: 'pending', status: 'pending' });
     expect(r.settled!.error).toContain('invalid_exact_svm_payload_amount_mismatch');
     const txId = r.settled!.transaction_id as string;
-    const lastValid = getTx(world.services.db, txId)!.last_valid_block_height!;
+    const lastValid = (await getTx(world.services.db, txId))!.last_valid_block_height!;
     while (BigInt(world.simnet.blockHeight()) <= lastValid + 2n) await Bun.sleep(100);
     const final = await alice.api.call<any>('bot', 'x402_settle', { fetch_id: r.fetch_id });
     expect(final).toMatchObject({ purchase_status: 'failed', status: 'failed' });
@@ -146,6 +146,6 @@ describe('with small deadlines (total 500 ms, connect 300 ms)', () => {
 
   test('the catalog refuses a seller that stalls: the probe times out and nothing is stored', async () => {
     await expect(addEntry(world.services.config, world.services.db, { url: `${seller.url}/stall`, name: 'Stall', description: 'never answers', tags: [] })).rejects.toThrow('500 ms');
-    expect(listCatalog(world.services.db, { includeHidden: true })).toEqual([]);
+    expect(await listCatalog(world.services.db, { includeHidden: true })).toEqual([]);
   });
 });

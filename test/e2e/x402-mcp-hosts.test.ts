@@ -30,7 +30,7 @@ let attacker: Awaited<ReturnType<typeof startPaidMcpServer>>;
 beforeAll(async () => {
   world = await startWorld();
   alice = await world.agent('Alice');
-  owner = world.claim(alice.walletId, 'alice@example.com');
+  owner = await world.claim(alice.walletId, 'alice@example.com');
   await world.fund(alice.address, 20_000_000n);
   facilitator = await startFacilitator(world);
   honestPayTo = await sellerAddress(world);
@@ -97,13 +97,13 @@ test("the honest server's payee: approved once by the owner, then paid without a
 
 test("names an agent makes up for one tool payee share that payee's x402_daily_per_host: the purchase under a second name waits for the owner, nothing reaches the payee", async () => {
   const carol = await world.agent('Carol');
-  const carolOwner = world.claim(carol.walletId, 'carol@example.com');
+  const carolOwner = await world.claim(carol.walletId, 'carol@example.com');
   await world.fund(carol.address, 20_000_000n);
   const challenge = await attackerChallenge();
   const first = await carol.api.call<any>('bot', 'x402_prepare_tool', { server: 'tools-a', tool: 'analyze', payment_required: challenge });
   expect(first).toMatchObject({ status: 'pre_approved', pay_to: attackerPayTo, host: 'tools-a' });
   // A day's limit at that payee that one purchase fits and two do not.
-  const one = world.services.db.query<{ total: bigint }, [string]>('SELECT t.amount + t.fee + t.setup_fee AS total FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id WHERE p.fetch_id = ?').get(first.fetch_id)!.total;
+  const one = (await world.services.db.get<{ total: bigint }>('SELECT t.amount + t.fee + t.setup_fee AS total FROM x402_purchases p JOIN transactions t ON t.transaction_id = p.transaction_id WHERE p.fetch_id = ?', first.fetch_id))!.total;
   await carolOwner.call('owner', 'set_guard_rails', { wallet_id: carol.walletId, rails: { x402_daily_per_host: Number(one + one / 2n) / 1e6 } });
   const attacker0 = await world.balance(attackerPayTo);
   const second = await carol.api.call<any>('bot', 'x402_prepare_tool', { server: 'tools-b', tool: 'analyze', payment_required: challenge });

@@ -238,7 +238,7 @@ test("our agent's CLI pays it: completed, once in the agent's history and once i
   expect(r.json.outcome).toBe('completed');
   expect((await world.balance(payout)) - payout0).toBe(10_000n);
   expect(alice0 - (await world.balance(alice.address))).toBe(10_000n);
-  const sale = world.services.db.query("SELECT payment_id, signature FROM x402_sales WHERE payer = ? AND status = 'completed'").all(alice.address) as { payment_id: string; signature: string }[];
+  const sale = (await world.services.db.all("SELECT payment_id, signature FROM x402_sales WHERE payer = ? AND status = 'completed'", alice.address)) as { payment_id: string; signature: string }[];
   expect(sale).toHaveLength(1);
   expect(sale[0]!.payment_id).toMatch(/^[A-Za-z0-9_-]{16,128}$/);
   const sold = (await history()).filter((i) => i.signature === sale[0]!.signature);

@@ -75,7 +75,7 @@ test('settlement_pending that never lands: pending until the blockhash expired, 
   const r = await x402Fetch(alice.api, alice.profile, { url: `${seller.url}/paid` });
   expect(r.outcome).toBe('pending');
   const txId = r.settled!.transaction_id as string;
-  const lastValid = getTx(world.services.db, txId)!.last_valid_block_height!;
+  const lastValid = (await getTx(world.services.db, txId))!.last_valid_block_height!;
   while (BigInt(world.simnet.blockHeight()) <= lastValid + 2n) await Bun.sleep(50);
   expect(await resolvePendingPurchases(world.services)).toBe(1);
   expect(await alice.api.call<any>('bot', 'x402_status', { fetch_id: r.fetch_id })).toMatchObject({ purchase_status: 'failed', status: 'failed' });

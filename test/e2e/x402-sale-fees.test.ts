@@ -122,7 +122,7 @@ test('each sale pays the merchant its full price on chain and owes the fee; past
     body: JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, payload: {} }, paymentRequirements: { scheme: 'exact', network: DEVNET_CAIP2, asset: world.simnet.mint, amount: '10000', payTo: shop.address } }),
   });
   expect(await direct.json()).toMatchObject({ isValid: false, invalidReason: 'merchant_fee_credit_exhausted' });
-  expect(world.services.db.query('SELECT count(*) AS n FROM x402_sales').get()).toEqual({ n: 2n });
+  expect(await world.services.db.get('SELECT count(*) AS n FROM x402_sales')).toEqual({ n: 2n });
 });
 
 test('the merchant pays its invoice with Solana Pay from its own wallet: pretended payments credit nothing, the treasury gains exactly what was owed, the debt is cleared once, and sales settle again', async () => {
@@ -155,7 +155,7 @@ test('the merchant pays its invoice with Solana Pay from its own wallet: pretend
   expect(paid).toMatchObject({ accrued: 0.0002, paid: 0.0002, owed: 0, sales_refused: false, next_step: null });
   expect(paid.invoice).toMatchObject({ status: 'paid', received: 0.0002, solana_pay_url: null, payments: [{ signature, amount: 0.0002, payer: shop.address }] });
   await scanInvoices(world.services);
-  expect(world.services.db.query('SELECT count(*) AS n FROM sale_fee_payments').get()).toEqual({ n: 1n });
+  expect(await world.services.db.get('SELECT count(*) AS n FROM sale_fee_payments')).toEqual({ n: 1n });
   expect((await merchantCall('events', { types: ['sale_fees.paid'] })).items.map((e: any) => e.data.signature)).toEqual([signature]);
 
   const payout0 = await world.balance(shop.address);
@@ -171,9 +171,9 @@ test('a sale owes its fee once it completes: one whose transaction never landed 
   const before = await owed();
   const now = world.services.now().getTime();
   // The state a settle leaves when its send was dropped: the sale recorded as settling, nothing owed yet.
-  world.services.db
-    .transaction(() => {
-      insertSale(world.services.db, {
+  await world.services.db
+    .transaction(async () => {
+      await insertSale(world.services.db, {
         sale_id: 'sale_dropped',
         merchant_id: merchant.merchant_id,
         wallet_id: null,
@@ -190,8 +190,7 @@ test('a sale owes its fee once it completes: one whose transaction never landed 
         last_valid_block_height: null,
         now,
       });
-    })
-    .immediate();
+    });
   expect(await owed()).toBe(before);
   // The merchant's invoice asks only for what completed sales owe.
   expect((await merchantCall('pay_sale_fees')).invoice).toMatchObject({ status: 'open', amount: 0.0001, due: 0.0001 });
@@ -201,7 +200,7 @@ test('a sale owes its fee once it completes: one whose transaction never landed 
   } finally {
     world.clock.offsetMs -= 10 * 60_000;
   }
-  expect(world.services.db.query("SELECT status FROM x402_sales WHERE sale_id = 'sale_dropped'").get()).toEqual({ status: 'failed' });
+  expect(await world.services.db.get("SELECT status FROM x402_sales WHERE sale_id = 'sale_dropped'")).toEqual({ status: 'failed' });
   expect(await owed()).toBe(before);
   const invoice = (await merchantCall('sale_fees')).invoice;
   expect(invoice.solana_pay_url).toContain('amount=0.0001&');
@@ -220,7 +219,7 @@ test('a merchant that owes nothing gets a clear refusal for an invoice, and the 
   expect(answer.error.how_to_fix).toContain('agent-wallet merchant fees');
   const none = (await (await fetch(`${world.url}/merchant`, { method: 'POST', headers: { authorization: `Bearer ${idle.api_key}` }, body: JSON.stringify({ action: 'sale_fees' }) })).json()) as any;
   expect(none.data).toMatchObject({ accrued: 0, paid: 0, owed: 0, sales_refused: false, invoice: null, next_step: null });
-  expect(world.services.db.query('SELECT count(*) AS n FROM sale_fee_invoices WHERE merchant_id = ?').get(idle.merchant_id)).toEqual({ n: 0n });
+  expect(await world.services.db.get('SELECT count(*) AS n FROM sale_fee_invoices WHERE merchant_id = ?', idle.merchant_id)).toEqual({ n: 0n });
 });
 
 test("a merchant's look while the chain does not answer is answered from the ledger within seconds", async () => {
@@ -244,10 +243,10 @@ test("sales still settling count against the credit: with two settles in flight 
   expect((await merchantCall('sale_fees')).owed).toBe(0);
   const now = world.services.now().getTime();
   // Two settles sent and not confirmed yet, as concurrent settles leave each other: nothing accrued, both owe once they complete.
-  world.services.db
-    .transaction(() => {
+  await world.services.db
+    .transaction(async () => {
       for (const n of [1, 2]) {
-        insertSale(world.services.db, {
+        await insertSale(world.services.db, {
           sale_id: `sale_in_flight_${n}`,
           merchant_id: merchant.merchant_id,
           wallet_id: null,
@@ -265,14 +264,13 @@ test("sales still settling count against the credit: with two settles in flight 
           now,
         });
       }
-    })
-    .immediate();
+    });
   try {
     const paid0 = await world.balance(shop.address);
     const res = await buy();
     expect(res.status).toBe(402);
     expect(await world.balance(shop.address)).toBe(paid0);
-    expect(world.services.db.query("SELECT count(*) AS n FROM x402_sales WHERE merchant_id = ? AND sale_id NOT LIKE 'sale_in_flight_%' AND created_at >= ?").get(merchant.merchant_id, now)).toEqual({ n: 0n });
+    expect(await world.services.db.get("SELECT count(*) AS n FROM x402_sales WHERE merchant_id = ? AND sale_id NOT LIKE 'sale_in_flight_%' AND created_at >= ?", merchant.merchant_id, now)).toEqual({ n: 0n });
   } finally {
     world.clock.offsetMs += 10 * 60_000;
     try {

@@ -37,7 +37,7 @@ afterAll(async () => {
 
 async function buyer(name: string): Promise<{ agent: Agent; owner: ApiClient }> {
   const agent = await world.agent(name);
-  const owner = world.claim(agent.walletId, `${name.toLowerCase()}-owner@example.com`);
+  const owner = await world.claim(agent.walletId, `${name.toLowerCase()}-owner@example.com`);
   await world.fund(agent.address, 5_000_000n);
   return { agent, owner };
 }
@@ -61,7 +61,7 @@ test('bought once, then signed in: the second fetch returns 200 and costs nothin
   const audit = await owner.call<any>('owner', 'audit_log', { wallet_id: agent.walletId });
   expect(audit.items.find((a: any) => a.kind === 'x402.sign_in')).toMatchObject({ actor: 'agent', data: { url } });
   // The nonces of the round were used once, for the signature the seller verified.
-  const row = world.services.db.query('SELECT status, nonces, signature FROM x402_sign_ins WHERE sign_in_id = ?').get(again.settled!.sign_in_id) as any;
+  const row = (await world.services.db.get('SELECT status, nonces, signature FROM x402_sign_ins WHERE sign_in_id = ?', again.settled!.sign_in_id)) as any;
   expect(row).toMatchObject({ status: 'completed', nonces: null, signature: again.settled!.signature });
 });
 
@@ -86,7 +86,7 @@ test('a seller whose sign-in names another host gets no share: no sign-in is ope
     const again = await x402Fetch(agent.api, agent.profile, { url });
     expect(again.outcome).toBe('completed');
     expect(again.prepared.sign_in_declined).toContain('evil.example:8080');
-    expect(world.services.db.query('SELECT count(*) AS n FROM x402_sign_ins WHERE wallet_id = ?').get(agent.walletId)).toEqual({ n: 0n });
+    expect(await world.services.db.get('SELECT count(*) AS n FROM x402_sign_ins WHERE wallet_id = ?', agent.walletId)).toEqual({ n: 0n });
   } finally {
     await evil.stop();
   }
@@ -117,7 +117,7 @@ test('a sign-in past its time gets no share: the round and the completion are re
   } finally {
     world.clock.offsetMs = 0;
   }
-  expect(world.services.db.query('SELECT signature FROM x402_sign_ins WHERE sign_in_id = ?').get(id)).toEqual({ signature: null });
+  expect(await world.services.db.get('SELECT signature FROM x402_sign_ins WHERE sign_in_id = ?', id)).toEqual({ signature: null });
 });
 
 test('a daemon that changes the sign-in text (another host) gets no share from the client', async () => {

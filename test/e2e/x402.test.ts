@@ -25,7 +25,7 @@ let v1: Server;
 beforeAll(async () => {
   world = await startWorld({ env: { AGENT_WALLET_OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost' } });
   alice = await world.agent('Alice');
-  world.claim(alice.walletId, 'alice-owner@example.com');
+  await world.claim(alice.walletId, 'alice-owner@example.com');
   await world.fund(alice.address, 50_000_000n);
   facilitator = await startFacilitator(world);
   payTo = await sellerAddress(world);
@@ -42,7 +42,7 @@ afterAll(async () => {
 /** A claimed, funded agent with its own owner (rails of one test never touch another's). */
 async function freshAgent(name: string): Promise<{ agent: Agent; owner: ApiClient }> {
   const agent = await world.agent(name);
-  const owner = world.claim(agent.walletId, `${name.toLowerCase()}-owner@example.com`);
+  const owner = await world.claim(agent.walletId, `${name.toLowerCase()}-owner@example.com`);
   await world.fund(agent.address, 5_000_000n);
   return { agent, owner };
 }
@@ -65,7 +65,7 @@ describe('v2 seller (@x402/hono)', () => {
     expect(r.settled!.payment_response).toMatchObject({ success: true, transaction: r.settled!.signature });
 
     // The signed message was the x402 exact layout with the facilitator as fee payer.
-    const tx = getTx(world.services.db, r.settled!.transaction_id)!;
+    const tx = (await getTx(world.services.db, r.settled!.transaction_id))!;
     const msg = decodeMessage(tx.message!);
     expect(msg.feePayer).toBe(facilitator.feePayer);
     expect(msg.instructions.map((i) => i.kind)).toEqual(['computeUnitLimit', 'computeUnitPrice', 'transferChecked', 'memo']);
@@ -101,7 +101,7 @@ describe('v2 seller (@x402/hono)', () => {
     try {
       const r = await x402Fetch(alice.api, alice.profile, { url: `${memoSeller.url}/paid` });
       expect(r.outcome).toBe('completed');
-      const msg = decodeMessage(getTx(world.services.db, r.settled!.transaction_id)!.message!);
+      const msg = decodeMessage((await getTx(world.services.db, r.settled!.transaction_id))!.message!);
       expect(msg.instructions[3]).toEqual({ kind: 'memo', text: 'order-42' });
     } finally {
       await memoSeller.stop();
@@ -159,7 +159,7 @@ describe('guard rails', () => {
     const r = await x402Fetch(agent.api, agent.profile, { url: `${v2.url}/paid` });
     expect(r.outcome).toBe('rejected');
     expect(r.prepared).toMatchObject({ status: 'rejected', decision: { rule: 'x402_max_per_request' } });
-    expect(getTx(world.services.db, r.prepared.transaction_id as string)!.message).toBeNull();
+    expect((await getTx(world.services.db, r.prepared.transaction_id as string))!.message).toBeNull();
     const refused = await errorOf(agent.api.call('bot', 'x402_settle', { fetch_id: r.fetch_id }));
     expect(refused.errorCode).toBe('INVALID_STATUS');
     expect(await world.balance(agent.address)).toBe(5_000_000n);
@@ -187,7 +187,7 @@ describe('guard rails', () => {
     const res = await runCli(['x402', 'fetch', `${v2.url}/paid`, '--json', '--server', world.url, '--home', agent.home]);
     expect(res.code).toBe(5);
     expect(res.json).toMatchObject({ outcome: 'awaiting_approval', status: 'awaiting_approval', decision: { rule: 'approval_above' } });
-    expect(getTx(world.services.db, res.json.transaction_id)!.message).toBeNull();
+    expect((await getTx(world.services.db, res.json.transaction_id))!.message).toBeNull();
     const early = await errorOf(agent.api.call('bot', 'x402_settle', { fetch_id: res.json.fetch_id }));
     expect(early.errorCode).toBe('AWAITING_APPROVAL');
     await owner.call('owner', 'approve', { approval_id: res.json.approval_id });
@@ -205,7 +205,7 @@ describe('guard rails', () => {
     const err = await errorOf(payPurchase(agent.api, agent.profile, prepared.fetch_id, prepared));
     expect(err.errorCode).toBe('INVALID_STATUS');
     expect(err.details).toMatchObject({ rule: 'x402_max_per_request' });
-    const tx = getTx(world.services.db, prepared.transaction_id)!;
+    const tx = (await getTx(world.services.db, prepared.transaction_id))!;
     expect(tx.status).toBe('rejected');
     expect(tx.signed_tx).toBeNull();
     expect(await world.balance(agent.address)).toBe(5_000_000n);

@@ -57,13 +57,13 @@ let chain: ScriptedChain;
 let w: OwnerWorld;
 let shop: TestWallet;
 
-beforeEach(() => {
+beforeEach(async () => {
   chain = new ScriptedChain();
   const clock = { ms: START };
   const services = testServices({ now: () => new Date(clock.ms), chain: chain.port() });
   w = { services, app: createApp(services), clock, advance: (ms) => (clock.ms += ms) };
-  shop = addWallet(services, { name: 'Night Market' });
-  claimFor(services, shop.walletId, 'market@example.com');
+  shop = await addWallet(services, { name: 'Night Market' });
+  await claimFor(services, shop.walletId, 'market@example.com');
 });
 
 const create = async (params: Record<string, unknown>) => {
@@ -124,8 +124,8 @@ describe('expiry', () => {
     expect((await status()).body.data).toMatchObject({ status: 'open', paid: false });
     w.advance(60_001);
     expect((await status()).body.data.status).toBe('expired');
-    expect(expirePaylinks(w.services)).toBe(1);
-    expect(expirePaylinks(w.services)).toBe(0);
+    expect(await expirePaylinks(w.services)).toBe(1);
+    expect(await expirePaylinks(w.services)).toBe(0);
     const events = await botCall(w, shop.apiKey, 'events', { types: ['payment_request.expired'] });
     expect(events.body.data.items).toHaveLength(1);
     expect((await botCall(w, shop.apiKey, 'get_payment_request', { request_id: link.request_id })).body.data.status).toBe('expired');

@@ -46,13 +46,13 @@ async function underNode(body: string): Promise<any> {
 beforeAll(async () => {
   world = await startWorld();
   const { alice, bob } = await world.payerAndPayee(1_000_000n);
-  await world.ownerClient('owner@example.com').call('owner', 'set_guard_rails', { wallet_id: bob.profile.wallet_id, rails: { approval_above: '20' } });
+  await (await world.ownerClient('owner@example.com')).call('owner', 'set_guard_rails', { wallet_id: bob.profile.wallet_id, rails: { approval_above: '20' } });
   const intent = await alice.api.call<{ transaction_id: string }>('bot', 'pay', { to: bob.username, amount: 0.01, note: 'café ☕ "quoted"' });
   expect((await confirmSignSubmit(alice.api, alice.profile, intent.transaction_id)).status).toBe('completed');
   dir = mkdtempSync(join(tmpdir(), 'aw-formats-'));
   writeFileSync(join(dir, 'check.mjs'), readmeBlock());
   // The payee's log: rails set (nested data), the payment received with its note (text outside ASCII), the export.
-  const res = await fetch(`${world.url}/owner/decision-log?wallet_id=${bob.profile.wallet_id}`, { headers: { authorization: `Bearer ${world.ownerToken('owner@example.com')}` } });
+  const res = await fetch(`${world.url}/owner/decision-log?wallet_id=${bob.profile.wallet_id}`, { headers: { authorization: `Bearer ${await world.ownerToken('owner@example.com')}` } });
   expect(res.status).toBe(200);
   writeFileSync((logFile = join(dir, 'log.jsonl')), await res.text());
   writeFileSync((jwksFile = join(dir, 'log-key.json')), await (await fetch(`${new URL(world.url).origin}/.well-known/agent-wallet/log-key`)).text());

@@ -50,8 +50,8 @@ async function agentRegistration(app: App, tamper: { round1?: (w: any) => any; r
   return { failedAt: reg.body.success ? null : 'register', res: reg, init: init.body.data, complete: d, message, signature, registerBody: { action: 'register', dkg_session_id: init.body.data.dkg_session_id, proof_signature: bytesToHex(signature), name: 'Again' } } as const;
 }
 
-function count(services: ReturnType<typeof testServices>, table: string): number {
-  return Number((services.db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: bigint }).n);
+async function count(services: ReturnType<typeof testServices>, table: string): Promise<number> {
+  return Number(((await services.db.get(`SELECT count(*) AS n FROM ${table}`)) as { n: bigint }).n);
 }
 
 describe('DKG registration', () => {
@@ -78,7 +78,7 @@ describe('DKG registration', () => {
     expect(again.status).toBe(400);
     expect(again.body.error.code).toBe('VALIDATION_ERROR');
     expect(again.body.error.message).toContain('already used');
-    expect(count(services, 'dkg_sessions')).toBe(1);
+    expect(await count(services, 'dkg_sessions')).toBe(1);
   });
 
   test('a round-1 package with a bad proof of knowledge is refused and nothing is created', async () => {
@@ -88,7 +88,7 @@ describe('DKG registration', () => {
     });
     expect(r.failedAt).toBe('dkg_init');
     expect(r.res.body.error.code).toBe('VALIDATION_ERROR');
-    expect(count(services, 'dkg_sessions')).toBe(0);
+    expect(await count(services, 'dkg_sessions')).toBe(0);
   });
 
   test('a round-1 package claiming the server identity is refused', async () => {
@@ -106,9 +106,9 @@ describe('DKG registration', () => {
     expect(r.failedAt).toBe('dkg_complete');
     expect(r.res.body.error.code).toBe('VALIDATION_ERROR');
     expect(r.res.body.error.message).toContain('round-2');
-    const row = services.db.query("SELECT status, result FROM dkg_sessions").get() as { status: string; result: unknown };
+    const row = (await services.db.get("SELECT status, result FROM dkg_sessions")) as { status: string; result: unknown };
     expect(row).toEqual({ status: 'started', result: null });
-    expect(count(services, 'wallets')).toBe(0);
+    expect(await count(services, 'wallets')).toBe(0);
   });
 
   test('a proof signature that does not verify is refused and no wallet is created', async () => {
@@ -122,7 +122,7 @@ describe('DKG registration', () => {
     });
     expect(r.failedAt).toBe('register');
     expect(r.res.body.error.message).toContain('/proof_signature');
-    expect(count(services, 'wallets')).toBe(0);
+    expect(await count(services, 'wallets')).toBe(0);
   });
 
   test('a DKG session is single use: a second register or dkg_complete is refused', async () => {
@@ -137,11 +137,11 @@ describe('DKG registration', () => {
       action: 'dkg_complete',
       dkg_session_id: r.init.dkg_session_id,
       round2: { identifier: AGENT_ID, signing_share: '01'.padEnd(64, '0') },
-      commitments: encodeCommitments(commit(walletKey(services, r.res.body.data.wallet_id)).commitments),
+      commitments: encodeCommitments(commit(await walletKey(services, r.res.body.data.wallet_id)).commitments),
     });
     expect(complete.body.error.code).toBe('VALIDATION_ERROR');
     expect(complete.body.error.message).toContain('single use');
-    expect(count(services, 'wallets')).toBe(1);
+    expect(await count(services, 'wallets')).toBe(1);
   });
 
   test('an expired DKG session is NOT_FOUND', async () => {
@@ -161,8 +161,8 @@ describe('DKG registration', () => {
   });
 });
 
-function walletKey(services: ReturnType<typeof testServices>, walletId: string) {
-  const row = services.db.query('SELECT server_key FROM wallets WHERE wallet_id = ?').get(walletId) as { server_key: Uint8Array };
+async function walletKey(services: ReturnType<typeof testServices>, walletId: string) {
+  const row = (await services.db.get('SELECT server_key FROM wallets WHERE wallet_id = ?', walletId)) as { server_key: Uint8Array };
   return walletKeyPackage(services.masterKey, walletId, row.server_key);
 }
 
@@ -177,9 +177,9 @@ describe('secrets at rest', () => {
     const r = await agentRegistration(app);
     if (r.failedAt !== null) throw new Error('registration failed');
     const { api_key: apiKey, claim_code: claimCode, wallet_id: walletId } = r.res.body.data;
-    const key = walletKey(services, walletId).reveal() as KeyPackage;
+    const key = (await walletKey(services, walletId)).reveal() as KeyPackage;
     const serverShare = key.secret.signingShare as Uint8Array;
-    db.run('PRAGMA wal_checkpoint(FULL)');
+    await db.run('PRAGMA wal_checkpoint(FULL)');
     const files = ['wallet.db', 'wallet.db-wal'].map((f) => join(dataDir, f)).filter(existsSync);
     const haystacks = [...files.map((f) => readFileSync(f)), Buffer.from(lines.join('\n'))];
     const needles: [string, Buffer][] = [
@@ -202,12 +202,12 @@ describe('secrets at rest', () => {
     if (a.failedAt !== null || b.failedAt !== null) throw new Error('registration failed');
     const idA = a.res.body.data.wallet_id;
     const idB = b.res.body.data.wallet_id;
-    const sealedOf = (id: string) => (services.db.query('SELECT server_key FROM wallets WHERE wallet_id = ?').get(id) as { server_key: Uint8Array }).server_key;
-    const [sa, sb] = [sealedOf(idA), sealedOf(idB)];
-    services.db.query('UPDATE wallets SET server_key = ? WHERE wallet_id = ?').run(sb, idA);
-    services.db.query('UPDATE wallets SET server_key = ? WHERE wallet_id = ?').run(sa, idB);
-    expect(() => walletKey(services, idA)).toThrow(SealError);
-    expect(() => walletKey(services, idB)).toThrow(SealError);
+    const sealedOf = async (id: string) => ((await services.db.get('SELECT server_key FROM wallets WHERE wallet_id = ?', id)) as { server_key: Uint8Array }).server_key;
+    const [sa, sb] = [await sealedOf(idA), await sealedOf(idB)];
+    await services.db.run('UPDATE wallets SET server_key = ? WHERE wallet_id = ?', sb, idA);
+    await services.db.run('UPDATE wallets SET server_key = ? WHERE wallet_id = ?', sa, idB);
+    expect(async () => await walletKey(services, idA)).toThrow(SealError);
+    expect(async () => await walletKey(services, idB)).toThrow(SealError);
     // Under their own ids the shares still open.
     expect(decodeSecretState(open(services.masterKey, sa, AAD.walletKey(idA)))).toBeTruthy();
   });

@@ -3,15 +3,15 @@
  * address each, no usable key share (they can never sign, only be paid). For measuring what
  * watching many of them costs, and for a payee at an address a test needs.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../../src/db/store.ts';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { generateKeyPairSigner } from '@solana/kit';
 import { insertWallet } from '../../src/db/wallets.ts';
 import { newId } from '../../src/contract/ids.ts';
 import { normalizeClaimCode } from '../../src/domain/identity.ts';
 
-function insertAt(db: Database, p: { walletId: string; address: string; username: string; name: string; claimCodeHash: Uint8Array; now: number }): void {
-  insertWallet(db, {
+async function insertAt(db: Store, p: { walletId: string; address: string; username: string; name: string; claimCodeHash: Uint8Array; now: number }): Promise<void> {
+  await insertWallet(db, {
     wallet_id: p.walletId,
     username: p.username,
     name: p.name,
@@ -29,22 +29,22 @@ function insertAt(db: Database, p: { walletId: string; address: string; username
   });
 }
 
-export async function insertBulkWallets(db: Database, count: number, now = Date.now()): Promise<string[]> {
+export async function insertBulkWallets(db: Store, count: number, now = Date.now()): Promise<string[]> {
   const addresses = await Promise.all(Array.from({ length: count }, async () => (await generateKeyPairSigner()).address as string));
-  db.transaction(() => {
+  await db.transaction(async () => {
     for (const [i, address] of addresses.entries()) {
       const walletId = newId('wallet');
-      insertAt(db, { walletId, address, username: `bulk-${i}-${walletId.slice(-6).toLowerCase()}`, name: `Bulk ${i}`, claimCodeHash: crypto.getRandomValues(new Uint8Array(32)), now });
+      await insertAt(db, { walletId, address, username: `bulk-${i}-${walletId.slice(-6).toLowerCase()}`, name: `Bulk ${i}`, claimCodeHash: crypto.getRandomValues(new Uint8Array(32)), now });
     }
-  }).immediate();
+  });
   return addresses;
 }
 
 /** One unclaimed wallet at `address` that its owner claims with `claimCode`, as a registered one is. */
-export function insertPayeeWallet(db: Database, address: string, claimCode: string, now = Date.now()): { walletId: string; username: string } {
+export async function insertPayeeWallet(db: Store, address: string, claimCode: string, now = Date.now()): Promise<{ walletId: string; username: string }> {
   const walletId = newId('wallet');
   const username = `payee-${walletId.slice(-6).toLowerCase()}`;
   const claimCodeHash = sha256(new TextEncoder().encode(normalizeClaimCode(claimCode)));
-  db.transaction(() => insertAt(db, { walletId, address, username, name: 'Payee', claimCodeHash, now })).immediate();
+  await db.transaction(async () => await insertAt(db, { walletId, address, username, name: 'Payee', claimCodeHash, now }));
   return { walletId, username };
 }

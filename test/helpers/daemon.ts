@@ -1,10 +1,12 @@
 /** A real daemon in a child process (port 0, temp data dir, simnet on a free port) and a CLI runner. */
 import { join } from 'node:path';
 import type { Address } from '@solana/kit';
-import { openDatabase } from '../../src/db/open.ts';
 import { markClaimed } from '../../src/db/wallets.ts';
 import { DEVNET_USDC, type NetworkName } from '../../src/solana/networks.ts';
 import { tempDir } from './services.ts';
+import { prepareDataDir } from './ledger.ts';
+import { loadConfig } from '../../src/config.ts';
+import { openLedger } from '../../src/db/ledger.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
 /**
@@ -32,6 +34,7 @@ export interface DaemonProcess {
 /** Starts `agent-wallet serve` and resolves once it logged its API URL. */
 export async function startDaemonProcess(opts: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<DaemonProcess> {
   const dataDir = opts.dataDir ?? join(tempDir('aw-daemon-'), 'data');
+  await prepareDataDir(dataDir, opts.env?.AGENT_WALLET_SOLANA_NETWORK ?? 'simnet');
   const proc = Bun.spawn([process.execPath, MAIN, 'serve', '--data-dir', dataDir, '--port', '0'], {
     env: { ...process.env, AGENT_WALLET_SIMNET_RPC_PORT: '0', AGENT_WALLET_LOG_LEVEL: 'info', ...opts.env },
     stdout: 'pipe',
@@ -116,15 +119,16 @@ export function customChainEnv(rpcUrl: string, extra: Record<string, string> = {
 }
 
 /** Stands in for the claim flow (owner-browser.test.ts drives the real one): the wallets become owner@example.com's, in the data dir's ledger. */
-export function claimInLedger(dataDir: string, walletIds: string[], network: NetworkName = 'custom'): void {
-  const db = openDatabase(join(dataDir, 'wallet.db'), { network });
+export async function claimInLedger(dataDir: string, walletIds: string[], network: NetworkName = 'custom'): Promise<void> {
+  const ledger = await openLedger({ ...loadConfig({ dataDir }, {}), solana: { network } });
+  const db = ledger.store;
   try {
-    db.transaction(() => {
-      db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_test', 'owner@example.com', 1)");
-      for (const id of walletIds) markClaimed(db, id, 'own_test', Date.now());
-    }).immediate();
+    await db.transaction(async () => {
+      await db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_test', 'owner@example.com', 1)");
+      for (const id of walletIds) await markClaimed(db, id, 'own_test', Date.now());
+    });
   } finally {
-    db.close();
+    await ledger.close();
   }
 }
 

@@ -19,6 +19,9 @@ export interface PgCluster {
 
 const MIN_VERSION = 15;
 
+/** Not the run's TMPDIR: the suite makes that 0700 for root, and the cluster runs as `postgres`, which must reach its dir. */
+const PG_TMP = '/tmp';
+
 /** No PostgreSQL ≥ 15 here: the one failure a test may answer by skipping. */
 export class PgNotInstalledError extends Error {
   constructor() {
@@ -75,7 +78,7 @@ function ownerIds(): { uid: number; gid: number } {
  */
 export async function startPgCluster(opts: { port?: number } = {}): Promise<PgCluster> {
   const bin = pgBinDir();
-  const dir = mkdtempSync(join(tmpdir(), 'aw-pg-'));
+  const dir = mkdtempSync(join(PG_TMP, 'aw-pg-'));
   try {
     if (asRoot) {
       const { uid, gid } = ownerIds();

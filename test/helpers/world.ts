@@ -36,10 +36,10 @@ export interface World {
   clock: { offsetMs: number };
   agent(name: string, opts?: { claimBy?: string }): Promise<Agent>;
   /** Claims a wallet for `email` (as the claim flow would) and returns an owner API client. */
-  claim(walletId: string, email: string): ApiClient;
-  ownerClient(email: string): ApiClient;
+  claim(walletId: string, email: string):  Promise<ApiClient>;
+  ownerClient(email: string):  Promise<ApiClient>;
   /** The owner API token ownerClient uses (minted once per e-mail), for a client of the test's own (a proxy, the CLI). */
-  ownerToken(email: string): string;
+  ownerToken(email: string):  Promise<string>;
   fund(address: Address, usdc: bigint): Promise<string>;
   /** Alice pays Bob: two agents claimed by owner@example.com, Alice funded with `usdc`, Bob's token account made. */
   payerAndPayee(usdc: bigint): Promise<{ alice: Agent; bob: Agent }>;
@@ -68,31 +68,29 @@ export async function startWorld(
   const server = await startTestServer(services);
   const tokens = new Map<string, string>();
 
-  const ownerToken = (email: string): string => {
+  const ownerToken = async (email: string): Promise<string> => {
     let token = tokens.get(email);
     if (!token) {
       const key = newApiKey('owner');
-      services.db
-        .transaction(() => {
-          const { owner } = ensureOwner(services.db, email, newId('owner'), Date.now());
-          insertOwnerToken(services.db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'test', now: Date.now() });
-        })
-        .immediate();
+      await services.db
+        .transaction(async () => {
+          const { owner } = await ensureOwner(services.db, email, newId('owner'), Date.now());
+          await insertOwnerToken(services.db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'test', now: Date.now() });
+        });
       token = key.key;
       tokens.set(email, token);
     }
     return token;
   };
-  const ownerClient = (email: string): ApiClient => new ApiClient(server.url, ownerToken(email));
+  const ownerClient = async (email: string): Promise<ApiClient> => new ApiClient(server.url, await ownerToken(email));
 
-  const claim = (walletId: string, email: string): ApiClient => {
-    const api = ownerClient(email);
-    services.db
-      .transaction(() => {
-        const { owner } = ensureOwner(services.db, email, newId('owner'), Date.now());
-        markClaimed(services.db, walletId, owner.owner_id, Date.now());
-      })
-      .immediate();
+  const claim = async (walletId: string, email: string): Promise<ApiClient> => {
+    const api = await ownerClient(email);
+    await services.db
+      .transaction(async () => {
+        const { owner } = await ensureOwner(services.db, email, newId('owner'), Date.now());
+        await markClaimed(services.db, walletId, owner.owner_id, Date.now());
+      });
     return api;
   };
 
@@ -105,7 +103,7 @@ export async function startWorld(
       const { profile } = await registerWallet(new ApiClient(server.url), { name });
       const home = join(tempDir('aw-agent-'), 'home');
       new ProfileStore(home).save('default', profile);
-      if (o.claimBy) claim(profile.wallet_id, o.claimBy);
+      if (o.claimBy) await claim(profile.wallet_id, o.claimBy);
       return { name, profile, api: new ApiClient(server.url, profile.api_key), walletId: profile.wallet_id, address: profile.address as Address, username: profile.username, home };
     },
     claim,

@@ -25,6 +25,6 @@ describe('job runner', () => {
     expect(await runner.runOnce(job)).toBe(true);
     expect(runner.isBackingOff('flaky')).toBe(false);
     expect(lines.some((l) => l.includes('"job recovered"'))).toBe(true);
-    expect(metrics.render()).toContain('agent_wallet_job_failures_total{job="flaky"} 8');
+    expect(await metrics.render()).toContain('agent_wallet_job_failures_total{job="flaky"} 8');
   });
 });

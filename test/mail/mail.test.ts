@@ -61,9 +61,9 @@ describe('mail over SMTP', () => {
     const peer = await smtpPeer();
     peers.push(peer);
     const w = ownerWorld({ env: { AGENT_WALLET_MAIL_SMTP_URL: peer.url, AGENT_WALLET_MAIL_FROM: 'Wallet <wallet@test.example>' } });
-    const wallet = addWallet(w.services, { name: 'Smtp Agent' });
-    startClaim(w.services, wallet.walletId, wallet.code, 'owner@example.com');
-    const queued = listMail(w.services.db, 1)[0]!;
+    const wallet = await addWallet(w.services, { name: 'Smtp Agent' });
+    await startClaim(w.services, wallet.walletId, wallet.code, 'owner@example.com');
+    const queued = (await listMail(w.services.db, 1))[0]!;
     const link = JSON.parse(queued.links)[0].url as string;
 
     const report = await deliverDueMail(w.services, transportFor(w.services));
@@ -75,7 +75,7 @@ describe('mail over SMTP', () => {
     // Quoted-printable may wrap long lines with "=\r\n": unwrap before looking for the link.
     expect(peer.received[0]!.raw.replace(/=\r\n/g, '')).toContain(link);
 
-    const row = getMail(w.services.db, queued.mail_id)!;
+    const row = (await getMail(w.services.db, queued.mail_id))!;
     expect(row).toMatchObject({ status: 'sent', channel: 'smtp', attempts: 1n, links: '[]' });
     expect(row.body).not.toContain(link);
     expect((await deliverDueMail(w.services, transportFor(w.services))).sent).toBe(0);
@@ -87,11 +87,11 @@ describe('mail over SMTP', () => {
     const { log, lines } = memoryLogger();
     const clock = { ms: Date.parse('2030-01-01T00:00:00Z') };
     const services = testServices({ log, now: () => new Date(clock.ms), env: { AGENT_WALLET_MAIL_SMTP_URL: peer.url } });
-    const id = services.db.transaction(() => queueMail(services, { kind: 'test', to: 'x@example.com', subject: 'Hello', body: 'hi', links: [] })).immediate();
+    const id = await services.db.transaction(async () => await queueMail(services, { kind: 'test', to: 'x@example.com', subject: 'Hello', body: 'hi', links: [] }));
     const transport = transportFor(services);
 
     expect(await deliverDueMail(services, transport)).toEqual({ sent: 0, retrying: 1, failed: 0 });
-    const failed = getMail(services.db, id)!;
+    const failed = (await getMail(services.db, id))!;
     expect(failed).toMatchObject({ status: 'queued', attempts: 1n, next_attempt_at: BigInt(clock.ms + RETRY_DELAYS_MS[0]!) });
     expect(failed.last_error).toContain('451');
     expect(lines.some((l) => l.includes('mail attempt failed; will retry'))).toBe(true);
@@ -101,7 +101,7 @@ describe('mail over SMTP', () => {
     clock.ms += 1;
     expect(await deliverDueMail(services, transport)).toEqual({ sent: 1, retrying: 0, failed: 0 });
     expect(peer.received).toHaveLength(1);
-    expect(getMail(services.db, id)).toMatchObject({ status: 'sent', attempts: 2n, last_error: null });
+    expect(await getMail(services.db, id)).toMatchObject({ status: 'sent', attempts: 2n, last_error: null });
   });
 
   test('a mail that keeps failing is given up after the last retry', async () => {
@@ -109,14 +109,14 @@ describe('mail over SMTP', () => {
     peers.push(peer);
     const clock = { ms: Date.parse('2030-01-01T00:00:00Z') };
     const services = testServices({ now: () => new Date(clock.ms), env: { AGENT_WALLET_MAIL_SMTP_URL: peer.url } });
-    const id = services.db.transaction(() => queueMail(services, { kind: 'test', to: 'x@example.com', subject: 'Hello', body: 'hi', links: [] })).immediate();
+    const id = await services.db.transaction(async () => await queueMail(services, { kind: 'test', to: 'x@example.com', subject: 'Hello', body: 'hi', links: [] }));
     const transport = transportFor(services);
     for (const delay of RETRY_DELAYS_MS) {
       expect((await deliverDueMail(services, transport)).retrying).toBe(1);
       clock.ms += delay;
     }
     expect((await deliverDueMail(services, transport)).failed).toBe(1);
-    expect(getMail(services.db, id)).toMatchObject({ status: 'failed', attempts: BigInt(RETRY_DELAYS_MS.length + 1) });
+    expect(await getMail(services.db, id)).toMatchObject({ status: 'failed', attempts: BigInt(RETRY_DELAYS_MS.length + 1) });
   });
 });
 
@@ -127,14 +127,14 @@ describe('mail without SMTP', () => {
     const base = testServices({ log, env: { AGENT_WALLET_DATA_DIR: dataDir } });
     const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'simnet' });
     const services = { ...base, db };
-    const wallet = addWallet(services, { name: 'Outbox Agent' });
-    startClaim(services, wallet.walletId, wallet.code, 'owner@example.com');
-    const link = JSON.parse(listMail(db, 1)[0]!.links)[0].url as string;
+    const wallet = await addWallet(services, { name: 'Outbox Agent' });
+    await startClaim(services, wallet.walletId, wallet.code, 'owner@example.com');
+    const link = JSON.parse((await listMail(db, 1))[0]!.links)[0].url as string;
 
     expect(await deliverDueMail(services, transportFor(services))).toEqual({ sent: 1, retrying: 0, failed: 0 });
     const logged = lines.find((l) => l.includes('mail kept in the outbox'));
     expect(logged).toContain(link);
-    expect(listMail(db, 1)[0]).toMatchObject({ status: 'sent', channel: 'log' });
+    expect((await listMail(db, 1))[0]).toMatchObject({ status: 'sent', channel: 'log' });
     db.close();
 
     const res = await runCli(['admin', 'mail', '--json', '--data-dir', dataDir]);
@@ -172,17 +172,17 @@ describe('mail without SMTP', () => {
 describe('housekeeping', () => {
   test('drops expired sessions and magic links and delivered mail past its retention, keeps the rest', async () => {
     const w = ownerWorld();
-    const wallet = addWallet(w.services);
-    startClaim(w.services, wallet.walletId, wallet.code, 'owner@example.com');
+    const wallet = await addWallet(w.services);
+    await startClaim(w.services, wallet.walletId, wallet.code, 'owner@example.com');
     await deliverDueMail(w.services, transportFor(w.services));
-    const link = new URL(JSON.parse(listMail(w.services.db, 1)[0]!.links)[0].url).pathname;
+    const link = new URL(JSON.parse((await listMail(w.services.db, 1))[0]!.links)[0].url).pathname;
     expect((await followLink((r) => w.app.handle(r), `http://localhost${link}`)).status).toBe(303);
-    const count = (table: string) => Number((w.services.db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: bigint }).n);
+    const count = async (table: string) => Number(((await w.services.db.get(`SELECT count(*) AS n FROM ${table}`)) as { n: bigint }).n);
     const tables = ['owner_sessions', 'magic_links', 'mail_outbox'];
-    expect(ownerHousekeeping(w.services)).toBe(0);
-    expect(tables.map(count)).toEqual([1, 1, 1]);
+    expect(await ownerHousekeeping(w.services)).toBe(0);
+    expect(await Promise.all(tables.map(count))).toEqual([1, 1, 1]);
     w.advance(MAIL_RETENTION_MS + 1);
-    expect(ownerHousekeeping(w.services)).toBe(3);
-    expect(tables.map(count)).toEqual([0, 0, 0]);
+    expect(await ownerHousekeeping(w.services)).toBe(3);
+    expect(await Promise.all(tables.map(count))).toEqual([0, 0, 0]);
   });
 });

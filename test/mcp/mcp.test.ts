@@ -62,7 +62,7 @@ function text(r: CallToolResult): string {
 beforeAll(async () => {
   world = await startWorld();
   bob = await world.agent('Bob');
-  world.claim(bob.walletId, 'bob-owner@example.com');
+  await world.claim(bob.walletId, 'bob-owner@example.com');
   home = join(tempDir('aw-mcp-'), 'home');
   mcp = await connect(process.execPath, [MAIN, 'mcp'], { AGENT_WALLET_URL: world.url, AGENT_WALLET_HOME: home });
   tools = (await mcp.client.listTools()).tools;
@@ -176,7 +176,7 @@ describe('a wallet through MCP', () => {
   });
 
   test('pay confirms, signs and submits: completed, balances move on chain; a retry with the returned idempotency key pays nothing more', async () => {
-    world.claim(aliceWalletId, 'alice-owner@example.com');
+    await world.claim(aliceWalletId, 'alice-owner@example.com');
     await world.fund(aliceAddress, 20_000_000n);
     const [a0, b0] = await Promise.all([world.balance(aliceAddress), world.balance(bob.address)]);
     const paid = await call('pay', { to: bob.username, amount: '2.5', note: 'via mcp' });

@@ -26,7 +26,7 @@ describe('register', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ username: 'new-shop', name: 'Café Ünïcode', webhook: null });
     expect(res.body.data.next_step).toContain('shown once');
-    const row = services.db.query('SELECT api_key_hash FROM merchants WHERE merchant_id = ?').get(res.body.data.merchant_id) as { api_key_hash: Uint8Array };
+    const row = (await services.db.get('SELECT api_key_hash FROM merchants WHERE merchant_id = ?', res.body.data.merchant_id)) as { api_key_hash: Uint8Array };
     expect(row.api_key_hash.length).toBe(32);
     const info = await call(app, '/v1/merchant', { action: 'info' }, { headers: { authorization: `Bearer ${res.body.data.api_key}` } });
     expect(JSON.stringify(info.body)).not.toContain(res.body.data.api_key);
@@ -119,7 +119,7 @@ describe('public stats', () => {
     clock.t += 120_000;
     const first = await call(app, '/v1/public?action=stats');
     expect(first.status).toBe(200);
-    const merchants = Number((services.db.query('SELECT count(*) AS n FROM merchants').get() as { n: bigint }).n);
+    const merchants = Number(((await services.db.get('SELECT count(*) AS n FROM merchants')) as { n: bigint }).n);
     expect(first.body.data).toMatchObject({ wallets: 0, claimed_wallets: 0, merchants, payments_completed: 0, volume_usdc: 0, network: 'simnet' });
     await register({ username: 'late-shop' });
     clock.t += 59_999;

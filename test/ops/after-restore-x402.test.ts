@@ -33,7 +33,7 @@ beforeAll(async () => {
   hostile = await startHostileSeller(world, facilitator, { payTo, amount: '10000' });
   honest = await startV2Seller(world, facilitator, { payTo });
   agent = await world.agent('Buyer');
-  world.claim(agent.walletId, 'buyer@example.com');
+  await world.claim(agent.walletId, 'buyer@example.com');
   await world.fund(agent.address, 5_000_000n);
   await scanDeposits(world.services);
 });
@@ -43,36 +43,36 @@ afterAll(async () => {
   await world?.stop();
 });
 
-const ledgerOf = (walletId: string): bigint => ledgerBalance(world.services.db, walletId);
+const ledgerOf = async (walletId: string): Promise<bigint> => await ledgerBalance(world.services.db, walletId);
 
 test('a purchase signed before the backup and landed by the seller after it is completed as the purchase, not recovered as a plain payment', async () => {
   const { db } = world.services;
   const sellerBefore = await world.balance(payTo);
   const prepared = await agent.api.call<any>('bot', 'x402_prepare', { url: `${honest.url}/paid` });
   await payPurchase(signOnly(agent.api), agent.profile, prepared.fetch_id, prepared);
-  expect(getPurchaseById(db, prepared.fetch_id)!.status).toBe('signed');
+  expect((await getPurchaseById(db, prepared.fetch_id))!.status).toBe('signed');
 
   // The seller holds the bytes and lands them after the backup (this ledger stays as the backup has it).
-  const p = getPurchaseById(db, prepared.fetch_id)!;
-  const header = paymentHeader(2, (JSON.parse(p.requirements) as { resource?: unknown }).resource, JSON.parse(p.accepted), Buffer.from(getTx(db, p.transaction_id)!.signed_tx!).toString('base64'));
+  const p = (await getPurchaseById(db, prepared.fetch_id))!;
+  const header = paymentHeader(2, (JSON.parse(p.requirements) as { resource?: unknown }).resource, JSON.parse(p.accepted), Buffer.from((await getTx(db, p.transaction_id))!.signed_tx!).toString('base64'));
   const payload = JSON.parse(Buffer.from(header.value, 'base64').toString('utf8'));
   const landed = await hostile.settleHeld({ payload, accepted: payload.accepted });
 
-  db.query("INSERT INTO meta (key, value) VALUES ('restored_from_backup', ?)").run(JSON.stringify({ backup_created_at: '2026-01-01T00:00:00.000Z', restored_at: new Date().toISOString() }));
+  await db.run("INSERT INTO meta (key, value) VALUES ('restored_from_backup', ?)", JSON.stringify({ backup_created_at: '2026-01-01T00:00:00.000Z', restored_at: new Date().toISOString() }));
   const { log } = memoryLogger();
   const summary = await reconcileAfterRestore({ ...world.services, log });
   expect(summary).toMatchObject({ settledFromChain: [prepared.transaction_id], recoveredFromChain: [] });
-  expect(getPurchaseById(db, prepared.fetch_id)).toMatchObject({ status: 'completed', signature: landed });
-  expect(getTx(db, prepared.transaction_id)).toMatchObject({ status: 'completed', signature: landed });
-  const settled = db.query("SELECT count(*) AS n FROM events WHERE type = 'x402.settled' AND data LIKE ?").get(`%${prepared.fetch_id}%`) as { n: number };
+  expect(await getPurchaseById(db, prepared.fetch_id)).toMatchObject({ status: 'completed', signature: landed });
+  expect(await getTx(db, prepared.transaction_id)).toMatchObject({ status: 'completed', signature: landed });
+  const settled = (await db.get("SELECT count(*) AS n FROM events WHERE type = 'x402.settled' AND data LIKE ?", `%${prepared.fetch_id}%`)) as { n: number };
   expect(Number(settled.n)).toBe(1);
   // The sweep that runs next finds nothing to release; the ledger is the chain for the buyer and the seller.
   await resolvePendingPurchases(world.services);
-  expect(getPurchaseById(db, prepared.fetch_id)!.status).toBe('completed');
-  const sold = db.query("SELECT coalesce(sum(amount), 0) AS s FROM transactions WHERE type = 'x402' AND status = 'completed' AND to_address = ?").get(payTo) as { s: bigint };
+  expect((await getPurchaseById(db, prepared.fetch_id))!.status).toBe('completed');
+  const sold = (await db.get("SELECT coalesce(sum(amount), 0) AS s FROM transactions WHERE type = 'x402' AND status = 'completed' AND to_address = ?", payTo)) as { s: bigint };
   expect(
     ledgerChainViolations('an x402 purchase landed across a restore', [
-      { account: agent.username, ledger: ledgerOf(agent.walletId), chain: await world.balance(agent.address) },
+      { account: agent.username, ledger: await ledgerOf(agent.walletId), chain: await world.balance(agent.address) },
       { account: `seller ${payTo}`, ledger: BigInt(sold.s), chain: (await world.balance(payTo)) - sellerBefore },
     ]),
   ).toEqual([]);

@@ -25,14 +25,14 @@ beforeAll(async () => {
   world = await startWorld({ slotMs: 50 });
   alice = await world.agent('Alice');
   bob = await world.agent('Bob');
-  owner = world.claim(alice.walletId, 'owner@example.com');
-  world.claim(bob.walletId, 'bob@example.com');
+  owner = await world.claim(alice.walletId, 'owner@example.com');
+  await world.claim(bob.walletId, 'bob@example.com');
   await world.fund(alice.address, 100_000_000n);
 });
 afterAll(() => world.stop());
 
-function markRestored(): void {
-  world.services.db.query("INSERT INTO meta (key, value) VALUES ('restored_from_backup', ?)").run(JSON.stringify({ backup_created_at: '2026-01-01T00:00:00.000Z', restored_at: new Date().toISOString() }));
+async function markRestored(): Promise<void> {
+  await world.services.db.run("INSERT INTO meta (key, value) VALUES ('restored_from_backup', ?)", JSON.stringify({ backup_created_at: '2026-01-01T00:00:00.000Z', restored_at: new Date().toISOString() }));
 }
 
 test('memo parsing: the transaction id last, a reference before it', () => {
@@ -46,14 +46,14 @@ test('sessions closed; landed payments settled once from their memo (one confirm
   const { db } = world.services;
   // Landed on chain, but the ledger still holds it confirmable: as a backup taken between confirm and sign would.
   const landedId = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: '2' });
-  const landed = db.query<{ signed_tx: Uint8Array; signature: string }, [string]>('SELECT signed_tx, signature FROM transactions WHERE transaction_id = ?').get(landedId)!;
+  const landed = (await db.get<{ signed_tx: Uint8Array; signature: string }>('SELECT signed_tx, signature FROM transactions WHERE transaction_id = ?', landedId))!;
   await world.services.chain.sendRawTransaction(landed.signed_tx);
   const deadline = Date.now() + 20_000;
   while ((await world.services.chain.getSignatureStatuses([landed.signature]))[0] === null) {
     if (Date.now() > deadline) throw new Error('the transfer did not land');
     await Bun.sleep(100);
   }
-  db.query("UPDATE transactions SET status = 'pre_approved', signed_tx = NULL, signature = NULL WHERE transaction_id = ?").run(landedId);
+  await db.run("UPDATE transactions SET status = 'pre_approved', signed_tx = NULL, signature = NULL WHERE transaction_id = ?", landedId);
 
   // An open signing round and an approval waiting for the owner.
   const open = await alice.api.call<{ transaction_id: string }>('bot', 'pay', { to: bob.username, amount: '1' });
@@ -65,23 +65,23 @@ test('sessions closed; landed payments settled once from their memo (one confirm
   const approvedLater = await alice.api.call<{ transaction_id: string; approval_id: string }>('bot', 'pay', { to: bob.username, amount: '30' });
   await owner.call('owner', 'approve', { approval_id: approvedLater.approval_id });
   expect((await confirmSignSubmit(alice.api, alice.profile, approvedLater.transaction_id)).status).toBe('completed');
-  db.query("UPDATE transactions SET status = 'awaiting_approval', message = NULL, signed_tx = NULL, signature = NULL, completed_at = NULL WHERE transaction_id = ?").run(approvedLater.transaction_id);
-  db.query("UPDATE approvals SET status = 'pending', decided_at = NULL, decided_by = NULL WHERE approval_id = ?").run(approvedLater.approval_id);
-  db.query('DELETE FROM transactions WHERE wallet_id = ? AND amount = 30000000').run(bob.walletId);
+  await db.run("UPDATE transactions SET status = 'awaiting_approval', message = NULL, signed_tx = NULL, signature = NULL, completed_at = NULL WHERE transaction_id = ?", approvedLater.transaction_id);
+  await db.run("UPDATE approvals SET status = 'pending', decided_at = NULL, decided_by = NULL WHERE approval_id = ?", approvedLater.approval_id);
+  await db.run('DELETE FROM transactions WHERE wallet_id = ? AND amount = 30000000', bob.walletId);
 
-  markRestored();
+  await markRestored();
   const { log, lines } = memoryLogger();
   const summary = await reconcileAfterRestore({ ...world.services, log });
   expect(summary).toMatchObject({ settledFromChain: [landedId, approvedLater.transaction_id], recoveredFromChain: [], unrecoverableApprovals: [waiting.approval_id] });
-  expect(db.query<{ status: string; decided_by: string }, [string]>('SELECT status, decided_by FROM approvals WHERE approval_id = ?').get(approvedLater.approval_id)).toEqual({ status: 'approved', decided_by: 'system:restore' });
-  expect(db.query<{ status: string }, [string]>('SELECT status FROM transactions WHERE transaction_id = ?').get(approvedLater.transaction_id)?.status).toBe('completed');
+  expect(await db.get<{ status: string; decided_by: string }>('SELECT status, decided_by FROM approvals WHERE approval_id = ?', approvedLater.approval_id)).toEqual({ status: 'approved', decided_by: 'system:restore' });
+  expect((await db.get<{ status: string }>('SELECT status FROM transactions WHERE transaction_id = ?', approvedLater.transaction_id))?.status).toBe('completed');
   expect(summary!.signSessionsClosed).toBeGreaterThanOrEqual(1);
 
-  expect(db.query<{ status: string }, [string]>('SELECT status FROM sign_sessions WHERE sign_session_id = ?').get(init.sign_session_id)?.status).toBe('failed');
-  expect(db.query<{ status: string; signature: string }, [string]>('SELECT status, signature FROM transactions WHERE transaction_id = ?').get(landedId)).toEqual({ status: 'completed', signature: landed.signature });
-  const bobRows = db.query<{ n: bigint }, [string, string]>('SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND signature = ?').get(bob.walletId, landed.signature);
+  expect((await db.get<{ status: string }>('SELECT status FROM sign_sessions WHERE sign_session_id = ?', init.sign_session_id))?.status).toBe('failed');
+  expect(await db.get<{ status: string; signature: string }>('SELECT status, signature FROM transactions WHERE transaction_id = ?', landedId)).toEqual({ status: 'completed', signature: landed.signature });
+  const bobRows = await db.get<{ n: bigint }>('SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND signature = ?', bob.walletId, landed.signature);
   expect(bobRows?.n).toBe(1n);
-  const audit = db.query<{ data: string }, [string]>("SELECT data FROM audit_log WHERE wallet_id = ? AND kind = 'restore.approval_unrecoverable'").all(alice.walletId);
+  const audit = await db.all<{ data: string }>("SELECT data FROM audit_log WHERE wallet_id = ? AND kind = 'restore.approval_unrecoverable'", alice.walletId);
   expect(audit.map((a) => JSON.parse(a.data).approval_id)).toEqual([waiting.approval_id]);
   expect(lines.some((l) => l.includes('the owner must decide it again') && l.includes(waiting.approval_id))).toBe(true);
 
@@ -91,9 +91,9 @@ test('sessions closed; landed payments settled once from their memo (one confirm
 test('bytes signed before the restore that land while it starts are still found: the scan waits until they can no longer land', async () => {
   const { db } = world.services;
   const id = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: '4' });
-  const signed = db.query<{ signed_tx: Uint8Array; signature: string }, [string]>('SELECT signed_tx, signature FROM transactions WHERE transaction_id = ?').get(id)!;
-  db.query("UPDATE transactions SET status = 'pre_approved', signed_tx = NULL, signature = NULL WHERE transaction_id = ?").run(id);
-  markRestored();
+  const signed = (await db.get<{ signed_tx: Uint8Array; signature: string }>('SELECT signed_tx, signature FROM transactions WHERE transaction_id = ?', id))!;
+  await db.run("UPDATE transactions SET status = 'pre_approved', signed_tx = NULL, signature = NULL WHERE transaction_id = ?", id);
+  await markRestored();
   const { log, lines } = memoryLogger();
   const reconciling = reconcileAfterRestore({ ...world.services, log });
   // Broadcast (as the crashed daemon's last send might) once the reconciliation is waiting.
@@ -105,7 +105,7 @@ test('bytes signed before the restore that land while it starts are still found:
   await world.services.chain.sendRawTransaction(signed.signed_tx);
   const summary = await reconciling;
   expect(summary?.settledFromChain).toEqual([id]);
-  expect(db.query<{ status: string; signature: string }, [string]>('SELECT status, signature FROM transactions WHERE transaction_id = ?').get(id)).toEqual({ status: 'completed', signature: signed.signature });
+  expect(await db.get<{ status: string; signature: string }>('SELECT status, signature FROM transactions WHERE transaction_id = ?', id)).toEqual({ status: 'completed', signature: signed.signature });
 });
 
 test('a paylink paid by one of our agents after the backup is paid again after the restore, and cannot be paid twice', async () => {
@@ -114,11 +114,11 @@ test('a paylink paid by one of our agents after the backup is paid again after t
   const paid = await alice.api.call<{ transaction_id: string }>('bot', 'pay', { payment_request_id: link.request_id });
   expect((await confirmSignSubmit(alice.api, alice.profile, paid.transaction_id)).status).toBe('completed');
   // The backup knows neither the payment nor its outcome: the paylink was still open then.
-  db.query("UPDATE payment_requests SET status = 'open', paid_amount = NULL, payer = NULL, paid_via = NULL, signature = NULL, transaction_id = NULL, paid_at = NULL WHERE request_id = ?").run(link.request_id);
-  db.query('DELETE FROM events WHERE data LIKE ?').run(`%${paid.transaction_id}%`);
-  db.query('DELETE FROM sign_sessions WHERE transaction_id = ?').run(paid.transaction_id);
-  db.query('DELETE FROM transactions WHERE transaction_id = ? OR (wallet_id = ? AND payment_request_id = ?)').run(paid.transaction_id, bob.walletId, link.request_id);
-  markRestored();
+  await db.run("UPDATE payment_requests SET status = 'open', paid_amount = NULL, payer = NULL, paid_via = NULL, signature = NULL, transaction_id = NULL, paid_at = NULL WHERE request_id = ?", link.request_id);
+  await db.run('DELETE FROM events WHERE data LIKE ?', `%${paid.transaction_id}%`);
+  await db.run('DELETE FROM sign_sessions WHERE transaction_id = ?', paid.transaction_id);
+  await db.run('DELETE FROM transactions WHERE transaction_id = ? OR (wallet_id = ? AND payment_request_id = ?)', paid.transaction_id, bob.walletId, link.request_id);
+  await markRestored();
   const summary = await reconcileAfterRestore(world.services);
   expect(summary?.recoveredFromChain).toEqual([paid.transaction_id]);
   const row = await bob.api.call<{ status: string; paid_via: string }>('bot', 'get_payment_request', { request_id: link.request_id });

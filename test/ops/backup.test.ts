@@ -11,9 +11,10 @@ import { BackupError, createBackup, restoreBackup } from '../../src/ops/backup.t
 import { loadFeePayer, loadMasterKey } from '../../src/secret-files.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
+import type { Store } from '../../src/db/store.ts';
 
 /** A data directory as the daemon leaves it, with a ledger connection kept open (as a running daemon would). */
-function dataDir(): { dir: string; db: Database } {
+function dataDir(): { dir: string; db: Store } {
   const dir = join(tempDir('aw-bk-'), 'data');
   mkdirSync(dir, { mode: 0o700 });
   loadMasterKey(dir);
@@ -27,10 +28,10 @@ const mode = (path: string) => statSync(path).mode & 0o777;
 const sha = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
 describe('admin backup', () => {
-  test('while the ledger is open and written: a consistent copy with every file, a manifest of sums, dir 0700 and files 0600', () => {
+  test('while the ledger is open and written: a consistent copy with every file, a manifest of sums, dir 0700 and files 0600', async () => {
     const { dir, db } = dataDir();
     // A write still in the WAL (not checkpointed): a file copy of wallet.db alone would miss it.
-    db.query("INSERT INTO meta (key, value) VALUES ('probe', 'in-the-wal')").run();
+    await db.run("INSERT INTO meta (key, value) VALUES ('probe', 'in-the-wal')");
     const out = join(tempDir('aw-bk-out-'), 'backup');
     const manifest = createBackup(loadConfig({ dataDir: dir }, {}), out);
     db.close();
@@ -67,7 +68,7 @@ describe('admin restore', () => {
     return { source: dir, out };
   }
 
-  test('into a fresh dir: every file back with mode 0600 in a 0700 dir, the ledger passes integrity_check and is marked restored', () => {
+  test('into a fresh dir: every file back with mode 0600 in a 0700 dir, the ledger passes integrity_check and is marked restored', async () => {
     const { source, out } = backup();
     const target = join(tempDir('aw-rs-'), 'data');
     const manifest = restoreBackup(out, target);
@@ -75,7 +76,7 @@ describe('admin restore', () => {
     for (const name of ['master.key', 'fee-payer.json', 'config.toml', 'wallet.db']) expect(mode(join(target, name))).toBe(0o600);
     expect(readFileSync(join(target, 'master.key'))).toEqual(readFileSync(join(source, 'master.key')));
     const db = openDatabase(join(target, 'wallet.db'), { network: 'simnet' });
-    expect(restoredMarker(db)?.backup_created_at).toBe(manifest.created_at);
+    expect((await restoredMarker(db))?.backup_created_at).toBe(manifest.created_at);
     db.close();
   });
 

@@ -8,13 +8,13 @@ import { ledgerMetricsSource } from '../../src/ops/ledger-metrics.ts';
 
 const deploy = (name: string) => readFileSync(join(import.meta.dir, '..', '..', 'deploy', name), 'utf8');
 
-test('every agent_wallet_ metric an alert rule reads is exposed on /metrics', () => {
+test('every agent_wallet_ metric an alert rule reads is exposed on /metrics', async () => {
   const metrics = new Metrics();
   metrics.request('bot', 'pay', 200, 0.01);
   metrics.job('confirmations', false);
   metrics.setFeePayerLamports(1n);
   metrics.addSource(ledgerMetricsSource(openDatabase(':memory:', { network: 'simnet' })));
-  const exposed = new Set([...metrics.render().matchAll(/^# TYPE (\w+) (\w+)/gm)].flatMap(([, name, type]) => (type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name!])));
+  const exposed = new Set([...(await metrics.render()).matchAll(/^# TYPE (\w+) (\w+)/gm)].flatMap(([, name, type]) => (type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name!])));
   const used = new Set([...deploy('alerts.yml').matchAll(/\b(agent_wallet_\w+)/g)].map(([, name]) => name!));
   expect(used.size).toBeGreaterThanOrEqual(8);
   expect([...used].filter((name) => !exposed.has(name))).toEqual([]);

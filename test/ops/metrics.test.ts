@@ -72,10 +72,10 @@ test('ledger gauges, fee payer SOL, signing histogram and completed payments: pr
   const a = (await registerWallet(new ApiClient(daemon.url), { name: 'Metrics A' })).profile;
   const b = (await registerWallet(new ApiClient(daemon.url), { name: 'Metrics B' })).profile;
   const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'custom' });
-  db.transaction(() => {
-    db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_metrics', 'owner@example.com', 1)");
-    db.query("UPDATE wallets SET status = 'claimed', owner_id = 'own_metrics', claimed_at = 1 WHERE wallet_id IN (?, ?)").run(a.wallet_id, b.wallet_id);
-  }).immediate();
+  await db.transaction(async () => {
+    await db.run("INSERT OR IGNORE INTO owners (owner_id, email, created_at) VALUES ('own_metrics', 'owner@example.com', 1)");
+    await db.run("UPDATE wallets SET status = 'claimed', owner_id = 'own_metrics', claimed_at = 1 WHERE wallet_id IN (?, ?)", a.wallet_id, b.wallet_id);
+  });
   db.close();
   await simnet.faucet(a.address as Address, 50_000_000n);
   const api = new ApiClient(daemon.url, a.api_key);
@@ -106,12 +106,12 @@ test('the fee payer watch: the gauge shows the balance, and a fee payer without 
   const metrics = new Metrics();
   const watch = feePayerWatch(services, metrics);
   await watch.tick();
-  expect(metrics.render()).toContain('agent_wallet_fee_payer_lamports 0\n');
+  expect(await metrics.render()).toContain('agent_wallet_fee_payer_lamports 0\n');
   expect(lines.some((l) => l.includes('the fee payer is running low on SOL') && l.includes(services.feePayer.address))).toBe(true);
 
   await simnet.airdrop(services.feePayer.address, 2_000_000_000n);
   lines.length = 0;
   await watch.tick();
-  expect(metrics.render()).toContain('agent_wallet_fee_payer_lamports 2000000000\n');
+  expect(await metrics.render()).toContain('agent_wallet_fee_payer_lamports 2000000000\n');
   expect(lines.some((l) => l.includes('running low'))).toBe(false);
 });

@@ -47,13 +47,13 @@ describe('the confirmation job', () => {
 
     let passes = 1;
     const deadline = Date.now() + 20_000;
-    while (ids.some((id) => getTx(world.services.db, id)!.status === 'pending') && Date.now() < deadline) {
+    while ((await Promise.all(ids.map((id) => getTx(world.services.db, id)))).some((t) => t!.status === 'pending') && Date.now() < deadline) {
       await Bun.sleep(50);
       await confirmPending(world.services);
       passes++;
       if (calls('sendTransaction') === 0) expect(Date.now() - firstSeen).toBeLessThan(REBROADCAST_MS + 1_000);
     }
-    for (const id of ids) expect(getTx(world.services.db, id)!.status).toBe('completed');
+    for (const id of ids) expect((await getTx(world.services.db, id))!.status).toBe('completed');
     const stats = world.simnet.stats();
     expect(stats.calls.getEpochInfo).toBe(passes);
     expect(stats.calls.getSignatureStatuses).toBe(passes);
@@ -81,13 +81,13 @@ describe('a send that cannot get through', () => {
     // First sight: looked at, nothing re-sent yet. One interval later the oldest is due a re-send.
     await confirmPending(services);
     await Bun.sleep(REBROADCAST_MS + 100);
-    await world.services.chain.sendRawTransaction(getTx(world.services.db, landing)!.signed_tx!);
+    await world.services.chain.sendRawTransaction((await getTx(world.services.db, landing))!.signed_tx!);
     await confirmPending(services);
-    expect(getTx(world.services.db, landing)!.status).toBe('completed');
-    expect(getTx(world.services.db, stuck)!.status).toBe('pending');
-    await world.services.chain.sendRawTransaction(getTx(world.services.db, stuck)!.signed_tx!);
+    expect((await getTx(world.services.db, landing))!.status).toBe('completed');
+    expect((await getTx(world.services.db, stuck))!.status).toBe('pending');
+    await world.services.chain.sendRawTransaction((await getTx(world.services.db, stuck))!.signed_tx!);
     await confirmPending(world.services);
-    expect(getTx(world.services.db, stuck)!.status).toBe('completed');
+    expect((await getTx(world.services.db, stuck))!.status).toBe('completed');
   });
 });
 
@@ -101,7 +101,7 @@ describe('a re-send whose preflight fails', () => {
     await confirmPending(world.services);
     await Bun.sleep(REBROADCAST_MS + 100);
     await confirmPending(world.services);
-    expect(getTx(world.services.db, signed)!.status).toBe('pending');
+    expect((await getTx(world.services.db, signed))!.status).toBe('pending');
     await world.fund(alice.address, 100_000_000n);
   });
 
@@ -134,7 +134,7 @@ describe('agents waiting in submit_signed_tx', () => {
 describe('completion at the configured commitment', () => {
   test('a processed status is not completion; a signature that disappears after processed is re-sent, not recorded', async () => {
     const [id] = await signedPayments(1);
-    const tx = getTx(world.services.db, id!)!;
+    const tx = (await getTx(world.services.db, id!))!;
     const real = world.services.chain;
     // A node view that reports the landed signature as `processed` only, then forgets it (a dropped fork).
     let view: 'processed' | 'dropped' = 'processed';
@@ -153,7 +153,7 @@ describe('completion at the configured commitment', () => {
       while ((await real.getSignatureStatuses([tx.signature!]))[0] === null && Date.now() < landedDeadline) await Bun.sleep(50);
       await confirmPending(world.services);
       await confirmPending(world.services);
-      expect(getTx(world.services.db, id!)!.status).toBe('pending');
+      expect((await getTx(world.services.db, id!))!.status).toBe('pending');
 
       view = 'dropped';
       world.simnet.resetStats();
@@ -163,14 +163,14 @@ describe('completion at the configured commitment', () => {
         await confirmPending(world.services);
       }
       expect(calls('sendTransaction')).toBe(1);
-      const after = getTx(world.services.db, id!)!;
+      const after = (await getTx(world.services.db, id!))!;
       expect(after.status).toBe('pending');
       expect(after.signature).toBe(tx.signature);
     } finally {
       world.services.chain = real;
     }
     await confirmPending(world.services);
-    const done = getTx(world.services.db, id!)!;
+    const done = (await getTx(world.services.db, id!))!;
     expect(done.status).toBe('completed');
     expect(done.signature).toBe(tx.signature);
   });
@@ -185,7 +185,7 @@ describe('a repeated submit (issue 24.3)', () => {
     world.simnet.setCongestion(floor);
     const first = await confirmSignSubmit(alice.api, alice.profile, intent.transaction_id, { wait: false });
     expect(first.status).toBe('pending');
-    const bytes = getTx(world.services.db, intent.transaction_id)!.signed_tx!;
+    const bytes = (await getTx(world.services.db, intent.transaction_id))!.signed_tx!;
     // The fee payer is briefly without SOL: every preflight of the payment now fails.
     await drainFeePayer(world, 0n, floor);
     world.simnet.setCongestion(null);
@@ -193,21 +193,21 @@ describe('a repeated submit (issue 24.3)', () => {
     const again = await alice.api.call<{ status: string }>('bot', 'submit_signed_tx', { transaction_id: intent.transaction_id });
     expect(again.status).toBe('pending');
     await confirmPending(world.services);
-    expect(getTx(world.services.db, intent.transaction_id)!.status).toBe('pending');
+    expect((await getTx(world.services.db, intent.transaction_id))!.status).toBe('pending');
     // Topped up, the earlier bytes land (here sent by whoever still held them).
     await world.simnet.airdrop(world.services.feePayer.address, 100_000_000_000n);
     await world.services.chain.sendRawTransaction(bytes).catch(() => {});
     const deadline = Date.now() + 15_000;
-    while (getTx(world.services.db, intent.transaction_id)!.status === 'pending' && Date.now() < deadline) {
+    while ((await getTx(world.services.db, intent.transaction_id))!.status === 'pending' && Date.now() < deadline) {
       await confirmPending(world.services);
       await Bun.sleep(50);
     }
-    const tx = getTx(world.services.db, intent.transaction_id)!;
+    const tx = (await getTx(world.services.db, intent.transaction_id))!;
     const chainBob = (await world.balance(bob.address)) - before.bob;
     const chainAlice = before.alice - (await world.balance(alice.address));
     expect({ status: tx.status, chainBob }).toEqual({ status: 'completed', chainBob: 1_000_000n });
     // Ledger = chain for both accounts: Alice's outgoing row (amount and fees) and Bob's incoming row.
-    const incoming = world.services.db.query("SELECT amount FROM transactions WHERE wallet_id = ? AND direction = 'in' AND signature = ?").get(bob.walletId, tx.signature) as { amount: bigint } | null;
+    const incoming = (await world.services.db.get("SELECT amount FROM transactions WHERE wallet_id = ? AND direction = 'in' AND signature = ?", bob.walletId, tx.signature)) as { amount: bigint } | null;
     expect(ledgerChainViolations('a re-submit during a fee payer outage', [
       { account: alice.username, ledger: tx.amount + tx.fee + tx.setup_fee, chain: chainAlice },
       { account: bob.username, ledger: incoming ? BigInt(incoming.amount) : 0n, chain: chainBob },
@@ -219,27 +219,27 @@ describe('outcomes of one look are recorded together', () => {
   test('of three landed payments, one whose row fails to record stays pending without rolling back the others, and the next pass records it; ledger = chain', async () => {
     const ids = await signedPayments(3);
     const before = { alice: await world.balance(alice.address), bob: await world.balance(bob.address) };
-    for (const id of ids) await world.services.chain.sendRawTransaction(getTx(world.services.db, id)!.signed_tx!);
+    for (const id of ids) await world.services.chain.sendRawTransaction((await getTx(world.services.db, id))!.signed_tx!);
     const bad = ids[1]!;
     // A real fault in the ledger for that one row: its completion is refused by SQLite.
-    world.services.db.run(`CREATE TEMP TRIGGER refuse_one BEFORE UPDATE OF status ON transactions WHEN OLD.transaction_id = '${bad}' BEGIN SELECT RAISE(ABORT, 'disk says no'); END`);
+    await world.services.db.run(`CREATE TEMP TRIGGER refuse_one BEFORE UPDATE OF status ON transactions WHEN OLD.transaction_id = '${bad}' BEGIN SELECT RAISE(ABORT, 'disk says no'); END`);
     try {
       const deadline = Date.now() + 10_000;
-      while ([ids[0]!, ids[2]!].some((id) => getTx(world.services.db, id)!.status === 'pending') && Date.now() < deadline) {
+      while ((await Promise.all([ids[0]!, ids[2]!].map((id) => getTx(world.services.db, id)))).some((t) => t!.status === 'pending') && Date.now() < deadline) {
         await confirmPending(world.services);
         await Bun.sleep(20);
       }
-      expect(getTx(world.services.db, ids[0]!)!.status).toBe('completed');
-      expect(getTx(world.services.db, ids[2]!)!.status).toBe('completed');
-      expect(getTx(world.services.db, bad)!.status).toBe('pending');
+      expect((await getTx(world.services.db, ids[0]!))!.status).toBe('completed');
+      expect((await getTx(world.services.db, ids[2]!))!.status).toBe('completed');
+      expect((await getTx(world.services.db, bad))!.status).toBe('pending');
     } finally {
-      world.services.db.run('DROP TRIGGER refuse_one');
+      await world.services.db.run('DROP TRIGGER refuse_one');
     }
     await confirmPending(world.services);
-    expect(getTx(world.services.db, bad)!.status).toBe('completed');
+    expect((await getTx(world.services.db, bad))!.status).toBe('completed');
     // Ledger = chain for the three: Alice's outgoing rows (amount and fees) and Bob's incoming rows.
-    const rows = ids.map((id) => getTx(world.services.db, id)!);
-    const incoming = rows.map((t) => world.services.db.query("SELECT amount FROM transactions WHERE wallet_id = ? AND direction = 'in' AND signature = ?").get(bob.walletId, t.signature) as { amount: bigint } | null);
+    const rows = (await Promise.all(ids.map((id) => getTx(world.services.db, id)))).map((t) => t!);
+    const incoming = await Promise.all(rows.map((t) => world.services.db.get<{ amount: bigint }>("SELECT amount FROM transactions WHERE wallet_id = ? AND direction = 'in' AND signature = ?", bob.walletId, t.signature)));
     expect(ledgerChainViolations('a batch with one bad row', [
       { account: alice.username, ledger: rows.reduce((n, t) => n + t.amount + t.fee + t.setup_fee, 0n), chain: before.alice - (await world.balance(alice.address)) },
       { account: bob.username, ledger: incoming.reduce((n, r) => n + (r ? BigInt(r.amount) : 0n), 0n), chain: (await world.balance(bob.address)) - before.bob },
@@ -252,20 +252,20 @@ describe('many outcomes of one look', () => {
     const n = 40;
     const ids = await signedPayments(n);
     const before = { alice: await world.balance(alice.address), bob: await world.balance(bob.address) };
-    for (const id of ids) await world.services.chain.sendRawTransaction(getTx(world.services.db, id)!.signed_tx!);
-    const completed = () => ids.filter((id) => getTx(world.services.db, id)!.status === 'completed').length;
+    for (const id of ids) await world.services.chain.sendRawTransaction((await getTx(world.services.db, id))!.signed_tx!);
+    const completed = async () => (await Promise.all(ids.map((id) => getTx(world.services.db, id)))).filter((t) => t!.status === 'completed').length;
     // What other work sees, one turn of the event loop at a time, while the pass records.
     const seen: number[] = [];
     let passing = true;
-    const observe = () => {
+    const observe = async () => {
       if (!passing) return;
-      seen.push(completed());
+      seen.push(await completed());
       setImmediate(observe);
     };
     setImmediate(observe);
     const commits = { all: commitsOf(world.services.db), outcomes: commitsFrom(world.services.db, OUTCOME_COMMITS) };
     await confirmPending(world.services).finally(() => (passing = false));
-    expect(completed()).toBe(n);
+    expect(await completed()).toBe(n);
     // Every commit of the pass recorded outcomes, several payments each.
     const outcomeCommits = commitsFrom(world.services.db, OUTCOME_COMMITS) - commits.outcomes;
     expect(outcomeCommits).toBe(commitsOf(world.services.db) - commits.all);
@@ -273,8 +273,8 @@ describe('many outcomes of one look', () => {
     expect(outcomeCommits).toBeLessThan(n);
     // Recorded in one go, no turn would see a part of them.
     expect(seen.some((k) => k > 0 && k < n)).toBe(true);
-    const rows = ids.map((id) => getTx(world.services.db, id)!);
-    const incoming = rows.map((t) => world.services.db.query("SELECT amount FROM transactions WHERE wallet_id = ? AND direction = 'in' AND signature = ?").all(bob.walletId, t.signature) as { amount: bigint }[]);
+    const rows = (await Promise.all(ids.map((id) => getTx(world.services.db, id)))).map((t) => t!);
+    const incoming = await Promise.all(rows.map((t) => world.services.db.all<{ amount: bigint }>("SELECT amount FROM transactions WHERE wallet_id = ? AND direction = 'in' AND signature = ?", bob.walletId, t.signature)));
     expect(incoming.every((r) => r.length === 1)).toBe(true);
     expect(ledgerChainViolations('a look with 40 outcomes', [
       { account: alice.username, ledger: rows.reduce((s, t) => s + t.amount + t.fee + t.setup_fee, 0n), chain: before.alice - (await world.balance(alice.address)) },

@@ -48,15 +48,15 @@ async function untilHeightPast(height: bigint): Promise<void> {
   }
 }
 
-function resignEvents(txId: string): number {
-  const row = world.services.db.query("SELECT count(*) AS n FROM events WHERE type = 'payment.resign_required' AND data LIKE ?").get(`%${txId}%`) as { n: bigint };
+async function resignEvents(txId: string): Promise<number> {
+  const row = (await world.services.db.get("SELECT count(*) AS n FROM events WHERE type = 'payment.resign_required' AND data LIKE ?", `%${txId}%`)) as { n: bigint };
   return Number(row.n);
 }
 
 describe('a re-sign after expiry', () => {
   test('pays a higher price: a payment a congested leader dropped for its price is re-signed above the floor and lands once', async () => {
     const txId = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: 1 });
-    const first = getTx(world.services.db, txId)!;
+    const first = (await getTx(world.services.db, txId))!;
     const firstPrice = priceOf(first.message!);
     expect(first.priority_fee).toBe(firstPrice);
     const before = await landedToBob();
@@ -67,12 +67,12 @@ describe('a re-sign after expiry', () => {
       const waited = await alice.api.call<{ status: string }>('bot', 'submit_signed_tx', { transaction_id: txId, wait: true });
       // The shared look saw the blockhash expire with the signature absent: back for a new signing round.
       expect(waited.status).toBe('pre_approved');
-      expect(resignEvents(txId)).toBe(1);
+      expect(await resignEvents(txId)).toBe(1);
       expect(world.simnet.stats().dropped).toBeGreaterThanOrEqual(1);
 
       const done = await confirmSignSubmit(alice.api, alice.profile, txId);
       expect(done.status).toBe('completed');
-      const second = getTx(world.services.db, txId)!;
+      const second = (await getTx(world.services.db, txId))!;
       const secondPrice = priceOf(second.message!);
       expect(secondPrice).toBeGreaterThanOrEqual(floor);
       expect(secondPrice).toBeGreaterThanOrEqual(firstPrice * 2n);
@@ -92,7 +92,7 @@ describe('a re-sign after expiry', () => {
 describe('the height race (issue 21.1)', () => {
   test('a payment that landed while the status view lags behind expiry is never signed twice', async () => {
     const txId = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: 2 });
-    const signed = getTx(world.services.db, txId)!;
+    const signed = (await getTx(world.services.db, txId))!;
     const before = await landedToBob();
     // Status queries now answer from a node far behind: it does not see the transfer land.
     world.simnet.setStatusLag(1_000_000);
@@ -102,10 +102,10 @@ describe('the height race (issue 21.1)', () => {
       // The height read first is past expiry, and the status view answers "absent" — from a view
       // older than expiry, which proves nothing: the payment stays pending with its one signature.
       for (let i = 0; i < 3; i++) await confirmPending(world.services);
-      const during = getTx(world.services.db, txId)!;
+      const during = (await getTx(world.services.db, txId))!;
       expect(during.status).toBe('pending');
       expect(during.signature).toBe(signed.signature);
-      expect(resignEvents(txId)).toBe(0);
+      expect(await resignEvents(txId)).toBe(0);
       let refused: unknown;
       try {
         await alice.api.call('bot', 'frost_sign_init', { transaction_id: txId, commitments: encodeCommitments(commit(agentKey(alice.profile)).commitments) });
@@ -117,31 +117,31 @@ describe('the height race (issue 21.1)', () => {
       world.simnet.setStatusLag(null);
     }
     await confirmPending(world.services);
-    const done = getTx(world.services.db, txId)!;
+    const done = (await getTx(world.services.db, txId))!;
     expect(done.status).toBe('completed');
     expect(done.signature).toBe(signed.signature);
     const after = await landedToBob();
     expect(after.length).toBe(before.length + 1);
     expect(after).toContain(signed.signature!);
-    expect(resignEvents(txId)).toBe(0);
+    expect(await resignEvents(txId)).toBe(0);
   });
 
   test('a lasting lag delays the re-sign of a truly absent payment until the lagging view has seen the expiry, but does not stall it', async () => {
     const txId = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: 3 });
-    const signed = getTx(world.services.db, txId)!;
+    const signed = (await getTx(world.services.db, txId))!;
     world.simnet.setStatusLag(20);
     try {
       await untilHeightPast(signed.last_valid_block_height!);
       // The first look past expiry asks a view 20 slots behind it: not proof of absence yet.
       await confirmPending(world.services);
-      expect(getTx(world.services.db, txId)!.status).toBe('pending');
+      expect((await getTx(world.services.db, txId))!.status).toBe('pending');
       const deadline = Date.now() + 10_000;
-      while (getTx(world.services.db, txId)!.status === 'pending' && Date.now() < deadline) {
+      while ((await getTx(world.services.db, txId))!.status === 'pending' && Date.now() < deadline) {
         await Bun.sleep(20);
         await confirmPending(world.services);
       }
-      expect(getTx(world.services.db, txId)!.status).toBe('pre_approved');
-      expect(resignEvents(txId)).toBe(1);
+      expect((await getTx(world.services.db, txId))!.status).toBe('pre_approved');
+      expect(await resignEvents(txId)).toBe(1);
     } finally {
       world.simnet.setStatusLag(null);
     }

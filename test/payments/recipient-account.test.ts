@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 const pay = (to: string, amount = '1') => payer.api.call<any>('bot', 'pay', { to, amount });
-const row = (id: string) => getTx(world.services.db, id)!;
+const row = async (id: string) => (await getTx(world.services.db, id))!;
 
 async function refusal(p: Promise<unknown>): Promise<any> {
   try {
@@ -40,8 +40,8 @@ test('the first payment to a new address holds the setup fee and creates the acc
   const rider = await pay(outside);
   expect([holder.fee_breakdown.account_setup_fee, rider.fee_breakdown.account_setup_fee]).toEqual([0.25, 0]);
   expect((await payer.api.call<any>('bot', 'can_i_afford', { to: outside, amount: '1' })).fee_breakdown.account_setup_fee).toBe(0);
-  expect(outstandingOut(world.services.db, payer.walletId)).toBe(1_260_000n + 1_010_000n);
-  const plan = await planRecipientAccount(world.services, row(holder.transaction_id));
+  expect(await outstandingOut(world.services.db, payer.walletId)).toBe(1_260_000n + 1_010_000n);
+  const plan = await planRecipientAccount(world.services, await row(holder.transaction_id));
   expect(plan.createAccount).toBe(true);
   expect(plan.tx.setup_fee).toBe(250_000n);
   await payer.api.call('bot', 'cancel_payment', { transaction_id: rider.transaction_id });
@@ -51,12 +51,12 @@ test('the first payment to a new address holds the setup fee and creates the acc
 test("a holder whose recipient's account exists by confirm is released of its fee: the reservation drops, nothing is created", async () => {
   const outside = (await generateKeyPairSigner()).address;
   const holder = await pay(outside);
-  const reserved = outstandingOut(world.services.db, payer.walletId);
+  const reserved = await outstandingOut(world.services.db, payer.walletId);
   await world.fund(outside, 0n);
-  const plan = await planRecipientAccount(world.services, row(holder.transaction_id));
+  const plan = await planRecipientAccount(world.services, await row(holder.transaction_id));
   expect(plan.createAccount).toBe(false);
   expect(plan.tx.setup_fee).toBe(0n);
-  expect(outstandingOut(world.services.db, payer.walletId)).toBe(reserved - 250_000n);
+  expect(await outstandingOut(world.services.db, payer.walletId)).toBe(reserved - 250_000n);
   await payer.api.call('bot', 'cancel_payment', { transaction_id: holder.transaction_id });
 });
 
@@ -65,7 +65,7 @@ test('a payment quoted without the fee whose holder ended (cancelled) is refused
   const holder = await pay(outside);
   const rider = await pay(outside);
   await payer.api.call('bot', 'cancel_payment', { transaction_id: holder.transaction_id });
-  const err = await refusal(planRecipientAccount(world.services, row(rider.transaction_id)));
+  const err = await refusal(planRecipientAccount(world.services, await row(rider.transaction_id)));
   expect(err.errorCode).toBe('INVALID_STATUS');
   expect(err.howToFix).toContain('pay again');
   // Paying again now: this payment holds the fee.
@@ -76,13 +76,13 @@ test('a payment quoted without the fee whose holder ended (cancelled) is refused
 
 test("a payment behind a holder waiting for the owner's approval is refused at once, naming it", async () => {
   const outside = (await generateKeyPairSigner()).address;
-  const owner = world.ownerClient('planner@example.com');
+  const owner = await world.ownerClient('planner@example.com');
   await owner.call('owner', 'set_guard_rails', { wallet_id: payer.walletId, rails: { approval_above: '3' } });
   const holder = await pay(outside, '5');
   expect(holder.status).toBe('awaiting_approval');
   const rider = await pay(outside, '1');
   const started = Date.now();
-  const err = await refusal(planRecipientAccount(world.services, row(rider.transaction_id)));
+  const err = await refusal(planRecipientAccount(world.services, await row(rider.transaction_id)));
   expect(Date.now() - started).toBeLessThan(5_000);
   expect(err.errorCode).toBe('INVALID_STATUS');
   expect(err.details.waiting_for).toEqual({ transaction_id: holder.transaction_id, status: 'awaiting_approval' });
@@ -94,7 +94,7 @@ test('a claimed wallet without a token account (claimed before accounts were mad
   expect(await world.services.chain.tokenAccountExists(payee.address as Address, world.simnet.mint)).toBe(false);
   const intent = await pay(payee.username);
   expect(intent.fee_breakdown.account_setup_fee).toBe(0);
-  const plan = await planRecipientAccount(world.services, row(intent.transaction_id));
+  const plan = await planRecipientAccount(world.services, await row(intent.transaction_id));
   expect(plan.createAccount).toBe(false);
   expect(await world.services.chain.tokenAccountExists(payee.address as Address, world.simnet.mint)).toBe(true);
   await payer.api.call('bot', 'cancel_payment', { transaction_id: intent.transaction_id });

@@ -38,29 +38,29 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000
 describe('confirmation job', () => {
   test('a transaction withheld and landed later (sent by someone else) is recorded once', async () => {
     const txId = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: 1 });
-    const tx = getTx(world.services.db, txId)!;
+    const tx = (await getTx(world.services.db, txId))!;
     const before = await landed();
     await world.services.chain.sendRawTransaction(tx.signed_tx!);
     await confirmPending(world.services);
     await confirmPending(world.services);
-    expect(getTx(world.services.db, txId)!.status).toBe('completed');
+    expect((await getTx(world.services.db, txId))!.status).toBe('completed');
     expect(await landed()).toBe(before + 1);
-    const completedEvents = world.services.db.query("SELECT count(*) AS n FROM events WHERE type = 'payment.completed' AND data LIKE ?").get(`%${txId}%`) as { n: bigint };
+    const completedEvents = (await world.services.db.get("SELECT count(*) AS n FROM events WHERE type = 'payment.completed' AND data LIKE ?", `%${txId}%`)) as { n: bigint };
     expect(completedEvents.n).toBe(1n);
-    const inRows = world.services.db.query("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND signature = ?").get(bob.walletId, tx.signature) as { n: bigint };
+    const inRows = (await world.services.db.get("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND signature = ?", bob.walletId, tx.signature)) as { n: bigint };
     expect(inRows.n).toBe(1n);
     // The deposit watcher sees the same signature on Bob's account and does not count it again.
     await scanDeposits(world.services);
-    expect((world.services.db.query("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND signature = ?").get(bob.walletId, tx.signature) as { n: bigint }).n).toBe(1n);
+    expect(((await world.services.db.get("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND signature = ?", bob.walletId, tx.signature)) as { n: bigint }).n).toBe(1n);
   });
 
   test('an unlanded signed transaction is never re-signed while valid; after expiry AND absence it is re-signed once and lands once', async () => {
     const txId = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: 2 });
-    const signed = getTx(world.services.db, txId)!;
+    const signed = (await getTx(world.services.db, txId))!;
     const before = await landed();
     // While its blockhash is valid: still pending, and a new signing round is refused.
     await confirmPending(world.services);
-    expect(getTx(world.services.db, txId)!.status).toBe('pending');
+    expect((await getTx(world.services.db, txId))!.status).toBe('pending');
     const key = agentKey(alice.profile);
     let refused: unknown;
     try {
@@ -73,7 +73,7 @@ describe('confirmation job', () => {
     // Let the blockhash expire without sending: back to confirmable, with an event.
     await until(() => world.services.chain.getBlockHeight(), (h) => h > signed.last_valid_block_height!);
     await confirmPending(world.services);
-    const reset = getTx(world.services.db, txId);
+    const reset = await getTx(world.services.db, txId);
     expect(reset!.status).toBe('pre_approved');
     expect(reset!.signature).toBeNull();
     // The old bytes can no longer land.

@@ -176,15 +176,14 @@ const keys = {} as Record<Who, string | undefined>;
 
 const key = (a: Agent) => new Secret(decodeSecretState(Buffer.from(a.profile.key_package, 'base64')) as KeyPackage);
 
-function ownerToken(email: string): { key: string; tokenId: string } {
+async function ownerToken(email: string): Promise<{ key: string; tokenId: string }> {
   const key = newApiKey('owner');
   const tokenId = newId('ownerToken');
-  world.services.db
-    .transaction(() => {
-      const { owner } = ensureOwner(world.services.db, email, newId('owner'), Date.now());
-      insertOwnerToken(world.services.db, { token_id: tokenId, owner_id: owner.owner_id, token_hash: key.hash, label: 'matrix', now: Date.now() });
-    })
-    .immediate();
+  await world.services.db
+    .transaction(async () => {
+      const { owner } = await ensureOwner(world.services.db, email, newId('owner'), Date.now());
+      await insertOwnerToken(world.services.db, { token_id: tokenId, owner_id: owner.owner_id, token_hash: key.hash, label: 'matrix', now: Date.now() });
+    });
   return { key: key.key, tokenId };
 }
 
@@ -196,7 +195,7 @@ beforeAll(async () => {
   const spare: Agent = await world.agent('A2', { claimBy: 'a@example.com' });
   await world.fund(a.address, 100_000_000n);
   await world.fund(b.address, 100_000_000n);
-  const ownerA = world.ownerClient('a@example.com');
+  const ownerA = await world.ownerClient('a@example.com');
   await ownerA.call('owner', 'set_guard_rails', { wallet_id: a.walletId, rails: { approval_above: '1' } });
   const enrollment = await ownerA.call<any>('owner', 'recovery_enroll_start', { wallet_id: a.walletId });
   const external = (await generateKeyPairSigner()).address;
@@ -221,9 +220,9 @@ beforeAll(async () => {
   const merchantReq = await merchantCall('create_payment_request', { description: 'matrix', amount: 2 });
   const merchantEvents = await merchantCall('events', {});
   await a.api.call('bot', 'pay', { to: 'matrix-shop-a', amount: 0.5, reference: 'order-matrix' });
-  const deliveries = world.services.db.query('SELECT delivery_id FROM webhook_deliveries LIMIT 1').get() as { delivery_id: string } | null;
-  keys.ownerA = ownerToken('a@example.com').key;
-  keys.ownerB = ownerToken('b@example.com').key;
+  const deliveries = (await world.services.db.get('SELECT delivery_id FROM webhook_deliveries LIMIT 1')) as { delivery_id: string } | null;
+  keys.ownerA = (await ownerToken('a@example.com')).key;
+  keys.ownerB = (await ownerToken('b@example.com')).key;
   keys.botA = a.profile.api_key;
   keys.botB = b.profile.api_key;
   keys.none = undefined;
@@ -244,7 +243,7 @@ beforeAll(async () => {
     fundRequestA: fr.fund_request_id,
     enrollmentA: enrollment.enrollment_id,
     // Another token of owner A: revoking the one the matrix calls with would 401 every later owner row.
-    tokenA: ownerToken('a@example.com').tokenId,
+    tokenA: (await ownerToken('a@example.com')).tokenId,
     usernameB: b.username,
     external,
   };

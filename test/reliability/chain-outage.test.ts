@@ -39,7 +39,7 @@ async function landed(): Promise<string[]> {
 describe.each(['error', 'hang'] as const)('RPC %s', (mode) => {
   test('pay and submit answer SERVICE_UNAVAILABLE; the intent keeps its state; after recovery the same bytes land once', async () => {
     const txId = await signWithoutSubmit(alice.api, alice.profile, { to: bob.username, amount: 1 });
-    const before = getTx(world.services.db, txId)!;
+    const before = (await getTx(world.services.db, txId))!;
     const landedBefore = await landed();
     world.simnet.setFault(mode);
     try {
@@ -50,7 +50,7 @@ describe.each(['error', 'hang'] as const)('RPC %s', (mode) => {
       expect(pay.errorCode).toBe('SERVICE_UNAVAILABLE');
       // An unreachable chain ends the pass with the error, so the job runner backs off.
       await expect(confirmPending(world.services)).rejects.toBeInstanceOf(ChainUnavailableError);
-      const during = getTx(world.services.db, txId)!;
+      const during = (await getTx(world.services.db, txId))!;
       expect(during.status).toBe('pending');
       expect(during.signature).toBe(before.signature);
       // Nothing is re-signed while the signed bytes may still land.
@@ -61,17 +61,17 @@ describe.each(['error', 'hang'] as const)('RPC %s', (mode) => {
     }
     await confirmPending(world.services);
     const deadline = Date.now() + 20_000;
-    while (getTx(world.services.db, txId)!.status === 'pending' && Date.now() < deadline) {
+    while ((await getTx(world.services.db, txId))!.status === 'pending' && Date.now() < deadline) {
       await confirmPending(world.services);
       await Bun.sleep(50);
     }
-    const after = getTx(world.services.db, txId)!;
+    const after = (await getTx(world.services.db, txId))!;
     expect(after.status).toBe('completed');
     expect(after.signature).toBe(before.signature);
     const now = await landed();
     expect(now.length).toBe(landedBefore.length + 1);
     expect(now).toContain(before.signature!);
-    const creates = world.services.db.query("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND direction = 'out'").get(alice.walletId) as { n: bigint };
+    const creates = (await world.services.db.get("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND direction = 'out'", alice.walletId)) as { n: bigint };
     expect(Number(creates.n)).toBe(mode === 'error' ? 1 : 2); // one signed payment per run; the refused pays created nothing
   });
 });

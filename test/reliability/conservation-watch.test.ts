@@ -34,10 +34,10 @@ beforeAll(async () => {
 });
 afterAll(() => world.stop());
 
-const ledgerOf = (walletId: string): bigint => ledgerBalance(world.services.db, walletId);
+const ledgerOf = async (walletId: string): Promise<bigint> => await ledgerBalance(world.services.db, walletId);
 
 async function books(...agents: Agent[]) {
-  return Promise.all(agents.map(async (a) => ({ account: a.username, ledger: ledgerOf(a.walletId), chain: await world.balance(a.address) })));
+  return Promise.all(agents.map(async (a) => ({ account: a.username, ledger: await ledgerOf(a.walletId), chain: await world.balance(a.address) })));
 }
 
 describe('a deposit spent before the next pass (24.4)', () => {
@@ -56,7 +56,7 @@ describe('a deposit spent before the next pass (24.4)', () => {
     expect(await world.balance(alice.address)).toBe(5_000_000n);
 
     await scanDeposits(world.services);
-    const row = world.services.db.query("SELECT amount FROM transactions WHERE wallet_id = ? AND type = 'deposit' AND signature = ?").get(alice.walletId, deposit) as { amount: bigint } | null;
+    const row = (await world.services.db.get("SELECT amount FROM transactions WHERE wallet_id = ? AND type = 'deposit' AND signature = ?", alice.walletId, deposit)) as { amount: bigint } | null;
     expect(row?.amount).toBe(debit);
     const received = await alice.api.call<any>('bot', 'events', { types: ['payment.received'], limit: 50 });
     expect(received.items.some((e: any) => e.data.signature === deposit)).toBe(true);
@@ -126,11 +126,11 @@ describe('a backlog beyond 2,000 signatures (24.5)', () => {
     const total = await depositMany(carol.address, n);
     expect(await world.balance(carol.address)).toBe(total);
     // A few passes, SIGNATURES_PER_PASS each; each moves the cursor only past what it handled.
-    for (let pass = 0; pass < Math.ceil(n / SIGNATURES_PER_PASS) && ledgerOf(carol.walletId) !== total; pass++) await scanDeposits(world.services);
-    const deposits = world.services.db.query("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND type = 'deposit'").get(carol.walletId) as { n: bigint };
+    for (let pass = 0; pass < Math.ceil(n / SIGNATURES_PER_PASS) && (await ledgerOf(carol.walletId)) !== total; pass++) await scanDeposits(world.services);
+    const deposits = (await world.services.db.get("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND type = 'deposit'", carol.walletId)) as { n: bigint };
     expect(Number(deposits.n)).toBe(n);
     expect(ledgerChainViolations('2,050 deposits while the watch was down', await books(carol))).toEqual([]);
-    expect(ledgerOf(carol.walletId)).toBe(total);
+    expect(await ledgerOf(carol.walletId)).toBe(total);
   }, 120_000);
 });
 
@@ -148,27 +148,27 @@ describe('a backlog is handled a bounded part a pass (24.5)', () => {
     const n = SIGNATURES_PER_PASS * 2 + 100;
     const total = await depositMany(erin.address, n);
     const behind = await world.fund(dave.address, 3_000_000n);
-    const count = () => Number((world.services.db.query("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND type = 'deposit'").get(erin.walletId) as { n: bigint }).n);
+    const count = async () => Number(((await world.services.db.get("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND type = 'deposit'", erin.walletId)) as { n: bigint }).n);
 
     await scanDeposits(watched);
-    const daves = world.services.db.query("SELECT amount FROM transactions WHERE wallet_id = ? AND type = 'deposit' AND signature = ?").get(dave.walletId, behind) as { amount: bigint } | null;
+    const daves = (await world.services.db.get("SELECT amount FROM transactions WHERE wallet_id = ? AND type = 'deposit' AND signature = ?", dave.walletId, behind)) as { amount: bigint } | null;
     expect(daves?.amount).toBe(3_000_000n);
-    expect(count()).toBe(SIGNATURES_PER_PASS);
+    expect(await count()).toBe(SIGNATURES_PER_PASS);
     // The oldest: the chain's history of the account, newest first, ends with the ones recorded.
     const history = (await signaturesSince(world.services.chain, erinAccount, undefined)).map((s) => s.signature);
-    const recorded = new Set((world.services.db.query("SELECT signature FROM transactions WHERE wallet_id = ? AND type = 'deposit'").all(erin.walletId) as { signature: string }[]).map((r) => r.signature));
+    const recorded = new Set(((await world.services.db.all("SELECT signature FROM transactions WHERE wallet_id = ? AND type = 'deposit'", erin.walletId)) as { signature: string }[]).map((r) => r.signature));
     expect(history.slice(-SIGNATURES_PER_PASS - 1, -1).every((s) => recorded.has(s))).toBe(true);
     expect(history.slice(0, -SIGNATURES_PER_PASS - 1).some((s) => recorded.has(s))).toBe(false);
 
     // The next passes go on from what is left: one listing of what is newer, not the backlog again.
     listings.length = 0;
     await scanDeposits(watched);
-    expect(count()).toBe(SIGNATURES_PER_PASS * 2);
+    expect(await count()).toBe(SIGNATURES_PER_PASS * 2);
     expect(listings.filter((a) => a === erinAccount)).toHaveLength(1);
     // A restarted daemon holds no backlog in memory: it lists again from the cursor, and finishes.
     await scanDeposits({ ...world.services });
-    expect(count()).toBe(n);
-    expect(ledgerOf(erin.walletId)).toBe(total);
+    expect(await count()).toBe(n);
+    expect(await ledgerOf(erin.walletId)).toBe(total);
     expect(ledgerChainViolations('a backlog handled over passes', await books(erin, dave))).toEqual([]);
   }, 120_000);
 });

@@ -52,7 +52,7 @@ beforeAll(async () => {
   world = await startWorld({ env: { AGENT_WALLET_OUTBOUND_ALLOW_HOSTS: '127.0.0.1,localhost', AGENT_WALLET_OUTBOUND_CONNECT_TIMEOUT_MS: '1000', AGENT_WALLET_OUTBOUND_TOTAL_TIMEOUT_MS: '2000' } });
   agents = [];
   for (let i = 0; i < 6; i++) agents.push(await world.agent(`Agent ${i}`));
-  for (const a of agents) owner = world.claim(a.walletId, 'owner@example.com');
+  for (const a of agents) owner = await world.claim(a.walletId, 'owner@example.com');
   externals = [(await generateKeyPairSigner()).address, (await generateKeyPairSigner()).address];
   // Every recipient account exists up front, so the model need not predict setup fees.
   for (const a of agents) await world.fund(a.address, 0n);
@@ -160,7 +160,7 @@ test('2,000+ random operations at concurrency 1, 4 and 16 conserve money; ledger
   async function quietPoint(label: string): Promise<void> {
     // Intents left pending age out: 48 h later they expire and release everything.
     world.clock.offsetMs += 49 * 60 * 60 * 1000;
-    const expired = expireIntents(world.services);
+    const expired = await expireIntents(world.services);
     for (let i = 0; i < expired; i++) count('expiry');
     await scanDeposits(world.services);
     const chainTotal = { wallets: 0n };
@@ -169,14 +169,11 @@ test('2,000+ random operations at concurrency 1, 4 and 16 conserve money; ledger
       chainTotal.wallets += chain;
       const context = `seed ${seed} at ${label}: ${a.username}`;
       if (chain !== m.get(a.address)) throw new Error(`${context}: chain ${chain} ≠ model ${m.get(a.address)}`);
-      const ledger = world.services.db
-        .query(
-          `SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b
-           FROM transactions WHERE wallet_id = ? AND status = 'completed'`,
-        )
-        .get(a.walletId) as { b: bigint };
+      const ledger = (await world.services.db
+        .get(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b
+           FROM transactions WHERE wallet_id = ? AND status = 'completed'`, a.walletId)) as { b: bigint };
       if (ledger.b !== chain) throw new Error(`${context}: ledger ${ledger.b} ≠ chain ${chain}`);
-      const outstanding = world.services.db.query("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND status IN ('pre_approved', 'approved', 'awaiting_approval', 'pending')").get(a.walletId) as { n: bigint };
+      const outstanding = (await world.services.db.get("SELECT count(*) AS n FROM transactions WHERE wallet_id = ? AND status IN ('pre_approved', 'approved', 'awaiting_approval', 'pending')", a.walletId)) as { n: bigint };
       if (outstanding.n !== 0n) throw new Error(`${context}: ${outstanding.n} intents still open at a quiet point`);
     }
     const treasury = await world.balance(world.services.feePayer.address);
@@ -202,7 +199,7 @@ test('2,000+ random operations at concurrency 1, 4 and 16 conserve money; ledger
 const SETUP_FEE = 250_000n;
 const RULES: Rules = { setupFee: SETUP_FEE, platformFee: fee };
 
-const ledgerOf = (walletId: string): bigint => ledgerBalance(world.services.db, walletId);
+const ledgerOf = async (walletId: string): Promise<bigint> => await ledgerBalance(world.services.db, walletId);
 
 test('racing payments to new recipients (a claimed wallet, a raw address) and racing payers of one paylink: one setup fee per account created, one payment per paylink, on chain', async () => {
   const seed = Number(process.env.CONSERVATION_SEED ?? Date.now() % 1_000_000);
@@ -269,8 +266,8 @@ test('racing payments to new recipients (a claimed wallet, a raw address) and ra
       const delta = (await world.balance(a)) - before.get(a)!;
       expect({ context, account: a, delta }).toEqual({ context, account: a, delta: expected.get(a) ?? 0n });
     }
-    for (const w of wallets) expect({ context, wallet: w.username, ledger: ledgerOf(w.walletId) }).toEqual({ context, wallet: w.username, ledger: await world.balance(w.address) });
-    const open = world.services.db.query("SELECT count(*) AS n FROM transactions WHERE status IN ('pre_approved', 'approved', 'awaiting_approval', 'pending')").get() as { n: bigint };
+    for (const w of wallets) expect({ context, wallet: w.username, ledger: await ledgerOf(w.walletId) }).toEqual({ context, wallet: w.username, ledger: await world.balance(w.address) });
+    const open = (await world.services.db.get("SELECT count(*) AS n FROM transactions WHERE status IN ('pre_approved', 'approved', 'awaiting_approval', 'pending')")) as { n: bigint };
     expect({ context, open: open.n }).toEqual({ context, open: 0n });
   }
 }, 120_000);
@@ -398,7 +395,7 @@ test('issue-20, issue-28 and issue-40 steps, each once then at random (hostile x
           await owner.call('owner', 'set_guard_rails', { wallet_id: a.walletId, rails: {} });
           if (err.errorCode === 'AWAITING_APPROVAL') {
             await owner.call('owner', r() < 0.5 ? 'approve' : 'reject', { approval_id: err.details.approval_id });
-            if (getTxStatus(intent.transaction_id) === 'approved') return confirmSignSubmit(a.api, a.profile, intent.transaction_id);
+            if ((await getTxStatus(intent.transaction_id)) === 'approved') return confirmSignSubmit(a.api, a.profile, intent.transaction_id);
           }
         }
       },
@@ -420,8 +417,8 @@ test('issue-20, issue-28 and issue-40 steps, each once then at random (hostile x
       await resolvePendingPurchases(world.services);
       await scanDeposits(world.services);
       const books: Books[] = [];
-      for (const c of crew) books.push({ account: c.username, ledger: ledgerOf(c.walletId), chain: await world.balance(c.address) });
-      const sold = world.services.db.query("SELECT coalesce(sum(amount), 0) AS s FROM transactions WHERE type = 'x402' AND status = 'completed' AND to_address = ?").get(payTo) as { s: bigint };
+      for (const c of crew) books.push({ account: c.username, ledger: await ledgerOf(c.walletId), chain: await world.balance(c.address) });
+      const sold = (await world.services.db.get("SELECT coalesce(sum(amount), 0) AS s FROM transactions WHERE type = 'x402' AND status = 'completed' AND to_address = ?", payTo)) as { s: bigint };
       books.push({ account: `seller ${payTo}`, ledger: sold.s, chain: (await world.balance(payTo)) - payTo0 });
       expect({ seed, step: i, violations: ledgerChainViolations(`${name} by ${a.username}`, books) }).toEqual({ seed, step: i, violations: [] });
     }
@@ -436,6 +433,6 @@ test('issue-20, issue-28 and issue-40 steps, each once then at random (hostile x
   }
 }, 180_000);
 
-function getTxStatus(id: string): string {
-  return (world.services.db.query('SELECT status FROM transactions WHERE transaction_id = ?').get(id) as { status: string }).status;
+async function getTxStatus(id: string): Promise<string> {
+  return ((await world.services.db.get('SELECT status FROM transactions WHERE transaction_id = ?', id)) as { status: string }).status;
 }

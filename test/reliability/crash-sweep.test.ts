@@ -44,15 +44,15 @@ function env(crashAt?: string): Record<string, string> {
 }
 
 /** Claims the wallet for an owner and returns that owner's API token (what `admin owner-token` does). */
-function claimWithToken(dataDir: string, walletId: string): string {
+async function claimWithToken(dataDir: string, walletId: string): Promise<string> {
   const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'custom' });
   const key = newApiKey('owner');
   try {
-    db.transaction(() => {
-      const { owner } = ensureOwner(db, 'owner@example.com', newId('owner'), Date.now());
-      markClaimed(db, walletId, owner.owner_id, Date.now());
-      insertOwnerToken(db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'sweep', now: Date.now() });
-    }).immediate();
+    await db.transaction(async () => {
+      const { owner } = await ensureOwner(db, 'owner@example.com', newId('owner'), Date.now());
+      await markClaimed(db, walletId, owner.owner_id, Date.now());
+      await insertOwnerToken(db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'sweep', now: Date.now() });
+    });
   } finally {
     db.close();
   }
@@ -105,13 +105,13 @@ async function landedTo(owner: Address): Promise<number> {
   return credits;
 }
 
-function checkLedger(dataDir: string, txId: string) {
+async function checkLedger(dataDir: string, txId: string) {
   const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'custom' });
   try {
-    expect(db.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
-    const tx = db.query('SELECT status, signature FROM transactions WHERE transaction_id = ?').get(txId) as { status: string; signature: string };
-    const used = db.query("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status = 'used'").get(txId) as { n: bigint };
-    const live = db.query("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status != 'open' AND nonces IS NOT NULL").get(txId) as { n: bigint };
+    expect(await db.get('PRAGMA integrity_check')).toEqual({ integrity_check: 'ok' });
+    const tx = (await db.get('SELECT status, signature FROM transactions WHERE transaction_id = ?', txId)) as { status: string; signature: string };
+    const used = (await db.get("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status = 'used'", txId)) as { n: bigint };
+    const live = (await db.get("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status != 'open' AND nonces IS NOT NULL", txId)) as { n: bigint };
     return { tx, usedSessions: Number(used.n), closedWithNonces: Number(live.n) };
   } finally {
     db.close();
@@ -126,8 +126,8 @@ describe.each(['pay', 'withdraw'] as const)('%s', (flow) => {
     await simnet.faucet(daemon.started.fee_payer as Address, 0n);
     const a = await registerWallet(new ApiClient(daemon.url), { name: 'Payer' });
     const recipient = flow === 'pay' ? (await registerWallet(new ApiClient(daemon.url), { name: 'Payee' })).profile : null;
-    const token = claimWithToken(dataDir, a.profile.wallet_id);
-    if (recipient) claimWithToken(dataDir, recipient.wallet_id);
+    const token = await claimWithToken(dataDir, a.profile.wallet_id);
+    if (recipient) await claimWithToken(dataDir, recipient.wallet_id);
     const destination = recipient ? (recipient.address as Address) : (await generateKeyPairSigner()).address;
     await simnet.faucet(a.profile.address as Address, 20_000_000n);
     const key = `sweep-${flow}-${point}`;
@@ -156,7 +156,7 @@ describe.each(['pay', 'withdraw'] as const)('%s', (flow) => {
 
     expect(await landedTo(destination)).toBe(1);
     expect(await chain.getTokenBalance(destination, simnet.mint)).toBe(3_000_000n);
-    const ledger = checkLedger(dataDir, String(done.transaction_id));
+    const ledger = await checkLedger(dataDir, String(done.transaction_id));
     expect(ledger.tx.status).toBe('completed');
     expect(ledger.usedSessions).toBe(1);
     expect(ledger.closedWithNonces).toBe(0);

@@ -26,16 +26,15 @@ beforeAll(async () => {
   bob = await world.agent('Bob', { claimBy: 'owner@example.com' });
   await world.fund(alice.address, 50_000_000n);
   const key = newApiKey('owner');
-  world.services.db
-    .transaction(() => {
-      const { owner } = ensureOwner(world.services.db, 'owner@example.com', newId('owner'), Date.now());
-      insertOwnerToken(world.services.db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'fuzz', now: Date.now() });
-    })
-    .immediate();
+  await world.services.db
+    .transaction(async () => {
+      const { owner } = await ensureOwner(world.services.db, 'owner@example.com', newId('owner'), Date.now());
+      await insertOwnerToken(world.services.db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'fuzz', now: Date.now() });
+    });
   ownerToken = key.key;
   const merchant = newApiKey('merchant');
-  world.services.db.run("INSERT INTO usernames VALUES ('fuzz-shop', 'merchant', 'mer_fuzz')");
-  world.services.db.query("INSERT INTO merchants (merchant_id, username, name, payout_address, api_key_hash, created_at) VALUES ('mer_fuzz', 'fuzz-shop', 'Fuzz Shop', ?, ?, 1)").run(bob.address, merchant.hash);
+  await world.services.db.run("INSERT INTO usernames VALUES ('fuzz-shop', 'merchant', 'mer_fuzz')");
+  await world.services.db.run("INSERT INTO merchants (merchant_id, username, name, payout_address, api_key_hash, created_at) VALUES ('mer_fuzz', 'fuzz-shop', 'Fuzz Shop', ?, ?, 1)", bob.address, merchant.hash);
   merchantKey = merchant.key;
 });
 afterAll(() => world.stop());
@@ -83,7 +82,7 @@ test('every action × 25 generated bodies: valid envelopes, no 5xx, no state cha
   const r = rng(seed);
   const app = createApp(world.services);
   const table = actionTable();
-  const changes = () => Number((world.services.db.query('SELECT total_changes() AS n').get() as { n: bigint }).n);
+  const changes = async () => Number(((await world.services.db.get('SELECT total_changes() AS n')) as { n: bigint }).n);
   const keys: Record<string, string | undefined> = { none: undefined, bot: alice.profile.api_key, merchant: merchantKey, owner: ownerToken };
   let calls = 0;
   for (const [endpoint, actions] of Object.entries(table)) {
@@ -95,7 +94,7 @@ test('every action × 25 generated bodies: valid envelopes, no 5xx, no state cha
         if (name === 'x402_prepare' || name === 'set_webhook' || name === 'register') delete params.url;
         const raw = r() < 0.1 ? JSON.stringify({ action: name, ...params }).slice(0, -3) : JSON.stringify({ ...params, action: name });
         const key = r() < 0.9 ? keys[entry.contract.auth] : keys[['bot', 'merchant', 'owner'][Math.floor(r() * 3)]!];
-        const before = changes();
+        const before = await changes();
         const res = await app.handle(
           new Request(`http://localhost/v1/${endpoint}`, { method: 'POST', body: raw, headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) } }),
         );
@@ -107,7 +106,7 @@ test('every action × 25 generated bodies: valid envelopes, no 5xx, no state cha
         if (parsed.success === true) continue;
         if (!ERROR_CODES.includes(parsed.error?.code) || !parsed.error.how_to_fix) throw new Error(`bad envelope for ${where}`);
         // Rate-limit windows and idempotency claims are bookkeeping, not state: none are touched by a refused body.
-        if (changes() !== before) throw new Error(`an error changed state for ${where}`);
+        if ((await changes()) !== before) throw new Error(`an error changed state for ${where}`);
       }
     }
   }

@@ -7,7 +7,7 @@
  *   (none for our claimed wallets: the operator creates theirs);
  * - a paylink's reference key is carried by at most one landed payment that paid its payee.
  */
-import type { Database } from 'bun:sqlite';
+import type { Store } from '../../src/db/store.ts';
 import type { Address } from '@solana/kit';
 import { usdcAta } from '../../src/solana/ata.ts';
 import type { ChainPort } from '../../src/solana/port.ts';
@@ -109,10 +109,9 @@ export function ledgerChainViolations(step: string, books: Books[]): string[] {
 }
 
 /** What the ledger says a wallet holds: completed incoming minus completed outgoing with its fees. */
-export function ledgerBalance(db: Database, walletId: string): bigint {
+export async function ledgerBalance(db: Store, walletId: string): Promise<bigint> {
   return (
-    db
-      .query(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b FROM transactions WHERE wallet_id = ? AND status = 'completed'`)
-      .get(walletId) as { b: bigint }
+    (await db
+      .get(`SELECT coalesce(sum(CASE WHEN direction = 'in' THEN amount ELSE -(amount + fee + setup_fee) END), 0) AS b FROM transactions WHERE wallet_id = ? AND status = 'completed'`, walletId)) as { b: bigint }
   ).b;
 }

@@ -140,10 +140,10 @@ test('killed and cut back to its last sync after an answer, a broadcast and a we
   });
   expect(await daemon.stop()).toBe(0);
   const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'custom' });
-  db.transaction(() => {
-    const { owner } = ensureOwner(db, 'owner@example.com', newId('owner'), Date.now());
-    markClaimed(db, payer.wallet_id, owner.owner_id, Date.now());
-  }).immediate();
+  await db.transaction(async () => {
+    const { owner } = await ensureOwner(db, 'owner@example.com', newId('owner'), Date.now());
+    await markClaimed(db, payer.wallet_id, owner.owner_id, Date.now());
+  });
   db.close();
   await simnet.faucet(payer.address as Address, 20_000_000n);
 

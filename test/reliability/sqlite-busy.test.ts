@@ -55,7 +55,7 @@ async function rename(name: string) {
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as any };
 }
 
-const currentName = () => (services.db.query('SELECT name FROM wallets').get() as { name: string }).name;
+const currentName = async () => ((await services.db.get('SELECT name FROM wallets')) as { name: string }).name;
 
 test('a 2 s lock held by another process: the request succeeds late', async () => {
   const { released } = await holdWriteLock(2000);
@@ -63,7 +63,7 @@ test('a 2 s lock held by another process: the request succeeds late', async () =
   const res = await rename('After Wait');
   expect(res.status).toBe(200);
   expect(performance.now() - started).toBeGreaterThan(1000);
-  expect(currentName()).toBe('After Wait');
+  expect(await currentName()).toBe('After Wait');
   await released;
 });
 
@@ -74,5 +74,5 @@ test('a 10 s lock: 503 SERVICE_UNAVAILABLE with Retry-After, and no partial writ
   expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');
   expect(Number(res.retryAfter)).toBeGreaterThan(0);
   await released;
-  expect(currentName()).toBe('After Wait');
+  expect(await currentName()).toBe('After Wait');
 }, 20_000);

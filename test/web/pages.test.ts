@@ -35,12 +35,12 @@ class Browser {
 
 /** An owner signed in through the real claim flow; returns the browser with its session. */
 async function claimedInBrowser(w: OwnerWorld, email: string, name = 'Helper Bot') {
-  const wallet = addWallet(w.services, { name });
+  const wallet = await addWallet(w.services, { name });
   const b = new Browser(w);
   const page = await b.request(`/claim/${wallet.walletId}`);
   const sent = await b.request(`/claim/${wallet.walletId}`, { csrf: Browser.csrf(page.text), claim_code: wallet.code, email });
   expect(sent.status).toBe(200);
-  const link = new URL((JSON.parse(listMail(w.services.db, 1)[0]!.links) as MailLink[])[0]!.url).pathname;
+  const link = new URL((JSON.parse((await listMail(w.services.db, 1))[0]!.links) as MailLink[])[0]!.url).pathname;
   const confirm = await b.request(link);
   const landing = await b.request(link, { csrf: Browser.csrf(confirm.text) });
   expect(landing.status).toBe(303);
@@ -50,7 +50,7 @@ async function claimedInBrowser(w: OwnerWorld, email: string, name = 'Helper Bot
 describe('claim page', () => {
   test('renders the wallet with escaped values, labels, a viewport meta and a CSRF field', async () => {
     const w = ownerWorld();
-    const wallet = addWallet(w.services, { name: '<script>alert("x")</script>', ownerEmail: 'pledged@example.com' });
+    const wallet = await addWallet(w.services, { name: '<script>alert("x")</script>', ownerEmail: 'pledged@example.com' });
     const res = await new Browser(w).request(`/claim/${wallet.walletId}`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -72,19 +72,19 @@ describe('claim page', () => {
 
   test('a claim form without the CSRF token is refused with 403 and sends nothing', async () => {
     const w = ownerWorld();
-    const wallet = addWallet(w.services);
+    const wallet = await addWallet(w.services);
     const b = new Browser(w);
     await b.request(`/claim/${wallet.walletId}`);
     const res = await b.request(`/claim/${wallet.walletId}`, { claim_code: wallet.code, email: 'o@example.com' });
     expect(res.status).toBe(403);
     const forged = await b.request(`/claim/${wallet.walletId}`, { csrf: 'A'.repeat(43), claim_code: wallet.code, email: 'o@example.com' });
     expect(forged.status).toBe(403);
-    expect(listMail(w.services.db, 10)).toHaveLength(0);
+    expect(await listMail(w.services.db, 10)).toHaveLength(0);
   });
 
   test('a wrong code shows the form again with the error and the attempts left', async () => {
     const w = ownerWorld();
-    const wallet = addWallet(w.services);
+    const wallet = await addWallet(w.services);
     const b = new Browser(w);
     const page = await b.request(`/claim/${wallet.walletId}`);
     const res = await b.request(`/claim/${wallet.walletId}`, { csrf: Browser.csrf(page.text), claim_code: 'NOPE-NOPE', email: 'o@example.com' });
@@ -105,9 +105,9 @@ describe('dashboard', () => {
   test('the wallet page shows balance, rails editor, approvals and history newest first', async () => {
     const w = ownerWorld();
     const { b, wallet } = await claimedInBrowser(w, 'o@example.com');
-    addPendingPayment(w.services, wallet.walletId, { amount: 25_000_000n, recipient: 'older-1' });
+    await addPendingPayment(w.services, wallet.walletId, { amount: 25_000_000n, recipient: 'older-1' });
     w.advance(60_000);
-    addPendingPayment(w.services, wallet.walletId, { amount: 7_000_000n, recipient: 'newer-2' });
+    await addPendingPayment(w.services, wallet.walletId, { amount: 7_000_000n, recipient: 'newer-2' });
     const res = await b.request(`/dashboard/wallets/${wallet.walletId}`);
     expect(res.status).toBe(200);
     expect(res.text).toContain('<p class="amount">12.5 <span class="unit">USDC</span></p>');
@@ -129,12 +129,12 @@ describe('dashboard', () => {
     const before = await b.request(`/dashboard/wallets/${wallet.walletId}`);
     expect(before.text).toContain('No kit enrolled');
     expect(before.text).toContain(`agent-wallet owner recovery start ${wallet.walletId}`);
-    const ownerId = (w.services.db.query('SELECT owner_id FROM wallets WHERE wallet_id = ?').get(wallet.walletId) as { owner_id: string }).owner_id;
+    const ownerId = ((await w.services.db.get('SELECT owner_id FROM wallets WHERE wallet_id = ?', wallet.walletId)) as { owner_id: string }).owner_id;
     const now = Date.now();
-    w.services.db.transaction(() => {
-      insertEnrollment(w.services.db, { enrollment_id: 'rce_0000000000000000000000000a', wallet_id: wallet.walletId, owner_id: ownerId, now, expires_at: now + 60_000 });
-      moveEnrollment(w.services.db, 'rce_0000000000000000000000000a', ['open'], 'enrolled', now, { fingerprint: 'ABCD-EF01-2345-6789-ABCD', enrolled_at: now });
-    }).immediate();
+    await w.services.db.transaction(async () => {
+      await insertEnrollment(w.services.db, { enrollment_id: 'rce_0000000000000000000000000a', wallet_id: wallet.walletId, owner_id: ownerId, now, expires_at: now + 60_000 });
+      await moveEnrollment(w.services.db, 'rce_0000000000000000000000000a', ['open'], 'enrolled', now, { fingerprint: 'ABCD-EF01-2345-6789-ABCD', enrolled_at: now });
+    });
     const after = await b.request(`/dashboard/wallets/${wallet.walletId}`);
     expect(after.text).toContain('<code class="mono" id="recovery-fingerprint">ABCD-EF01-2345-6789-ABCD</code>');
     expect(after.text).not.toContain('No kit enrolled');
@@ -143,14 +143,14 @@ describe('dashboard', () => {
   test('an announced sweep shows where the balance goes and when; its Cancel button (CSRF) cancels it and the page says so', async () => {
     const w = ownerWorld();
     const { b, wallet } = await claimedInBrowser(w, 'sweep@example.com');
-    const ownerId = (w.services.db.query('SELECT owner_id FROM wallets WHERE wallet_id = ?').get(wallet.walletId) as { owner_id: string }).owner_id;
+    const ownerId = ((await w.services.db.get('SELECT owner_id FROM wallets WHERE wallet_id = ?', wallet.walletId)) as { owner_id: string }).owner_id;
     const now = Date.now();
-    w.services.db.transaction(() => {
-      insertEnrollment(w.services.db, { enrollment_id: 'rce_0000000000000000000000000b', wallet_id: wallet.walletId, owner_id: ownerId, now, expires_at: now + 60_000 });
-      moveEnrollment(w.services.db, 'rce_0000000000000000000000000b', ['open'], 'enrolled', now, { fingerprint: 'ABCD-EF01-2345-6789-ABCD', enrolled_at: now });
-    }).immediate();
+    await w.services.db.transaction(async () => {
+      await insertEnrollment(w.services.db, { enrollment_id: 'rce_0000000000000000000000000b', wallet_id: wallet.walletId, owner_id: ownerId, now, expires_at: now + 60_000 });
+      await moveEnrollment(w.services.db, 'rce_0000000000000000000000000b', ['open'], 'enrolled', now, { fingerprint: 'ABCD-EF01-2345-6789-ABCD', enrolled_at: now });
+    });
     const to = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
-    const sweep = startSweep(w.services, ownerId, wallet.walletId, to);
+    const sweep = await startSweep(w.services, ownerId, wallet.walletId, to);
     const page = await b.request(`/dashboard/wallets/${wallet.walletId}`);
     expect(page.text).toContain(`was announced`);
     expect(page.text).toContain(to);
@@ -159,7 +159,7 @@ describe('dashboard', () => {
     expect(forged.status).toBe(403);
     const done = await b.request(`/dashboard/sweeps/${sweep.sweep_id}/cancel`, { csrf: Browser.csrf(page.text) });
     expect(done.status).toBe(303);
-    expect(w.services.db.query('SELECT status FROM recovery_sweeps WHERE sweep_id = ?').get(sweep.sweep_id)).toEqual({ status: 'cancelled' });
+    expect(await w.services.db.get('SELECT status FROM recovery_sweeps WHERE sweep_id = ?', sweep.sweep_id)).toEqual({ status: 'cancelled' });
     const after = await b.request(done.location!);
     expect(after.text).toContain('Sweep cancelled');
     expect(after.text).not.toContain('was announced');
@@ -172,7 +172,7 @@ describe('dashboard', () => {
     const csrf = Browser.csrf(page.text);
     const saved = await b.request(`/dashboard/wallets/${wallet.walletId}/rails`, { csrf, daily: '50', approval_above: '20', allowed_recipients: 'Bob-1\nalice-2', frozen: '' });
     expect(saved.status).toBe(303);
-    expect(loadEffectiveRails(w.services.db, wallet.walletId, w.services.now())).toEqual({
+    expect(await loadEffectiveRails(w.services.db, wallet.walletId, w.services.now())).toEqual({
       approval_above: 20_000_000n,
       budgets: { daily: 50_000_000n },
       allowed_recipients: ['bob-1', 'alice-2'],
@@ -185,7 +185,7 @@ describe('dashboard', () => {
     expect(bad.text).toContain('budgets.daily');
     expect(bad.text).toContain('value="12.3456789"');
     expect(bad.text).toContain('aria-invalid="true"');
-    expect(loadEffectiveRails(w.services.db, wallet.walletId, w.services.now()).budgets).toEqual({ daily: 50_000_000n });
+    expect((await loadEffectiveRails(w.services.db, wallet.walletId, w.services.now())).budgets).toEqual({ daily: 50_000_000n });
   });
 
   test('the JSON editor keeps rules the simple form does not show', async () => {
@@ -195,7 +195,7 @@ describe('dashboard', () => {
     const doc = { x402_allowed_hosts: ['api.example.com'], category_caps: { x402: { daily: 3 } } };
     expect((await b.request(`/dashboard/wallets/${wallet.walletId}/rails-json`, { csrf, rails_json: JSON.stringify(doc) })).status).toBe(303);
     expect((await b.request(`/dashboard/wallets/${wallet.walletId}/rails`, { csrf, daily: '5' })).status).toBe(303);
-    const rails = loadEffectiveRails(w.services.db, wallet.walletId, w.services.now());
+    const rails = await loadEffectiveRails(w.services.db, wallet.walletId, w.services.now());
     expect(rails).toEqual({ budgets: { daily: 5_000_000n }, x402_allowed_hosts: ['api.example.com'], category_caps: { x402: { daily: 3_000_000n } } });
     const broken = await b.request(`/dashboard/wallets/${wallet.walletId}/rails-json`, { csrf, rails_json: '{"frozen": ' });
     expect(broken.status).toBe(400);
@@ -205,12 +205,12 @@ describe('dashboard', () => {
   test('approve from the page decides through the same rules as the API', async () => {
     const w = ownerWorld();
     const { b, wallet } = await claimedInBrowser(w, 'o@example.com');
-    const p = addPendingPayment(w.services, wallet.walletId);
+    const p = await addPendingPayment(w.services, wallet.walletId);
     const csrf = Browser.csrf((await b.request('/dashboard')).text);
     const res = await b.request(`/dashboard/approvals/${p.approvalId}/approve`, { csrf });
     expect(res.status).toBe(303);
     expect(res.location).toBe(`/dashboard/wallets/${wallet.walletId}?done=approved#approvals`);
-    expect(getApproval(w.services.db, p.approvalId)).toMatchObject({ status: 'approved', decided_by: expect.stringContaining('via dashboard') });
+    expect(await getApproval(w.services.db, p.approvalId)).toMatchObject({ status: 'approved', decided_by: expect.stringContaining('via dashboard') });
     const twice = await b.request(`/dashboard/approvals/${p.approvalId}/reject`, { csrf });
     expect(twice.status).toBe(409);
   });
@@ -218,19 +218,19 @@ describe('dashboard', () => {
   test('a dashboard form without the CSRF token is refused with a 403 page and changes nothing', async () => {
     const w = ownerWorld();
     const { b, wallet } = await claimedInBrowser(w, 'o@example.com');
-    const p = addPendingPayment(w.services, wallet.walletId);
+    const p = await addPendingPayment(w.services, wallet.walletId);
     const res = await b.request(`/dashboard/approvals/${p.approvalId}/approve`, {});
     expect(res.status).toBe(403);
     expect(res.text).toContain('security token');
     expect((await b.request(`/dashboard/wallets/${wallet.walletId}/rails`, { daily: '1' })).status).toBe(403);
-    expect(getApproval(w.services.db, p.approvalId)?.status).toBe('pending');
-    expect(loadEffectiveRails(w.services.db, wallet.walletId, w.services.now())).toEqual({});
+    expect((await getApproval(w.services.db, p.approvalId))?.status).toBe('pending');
+    expect(await loadEffectiveRails(w.services.db, wallet.walletId, w.services.now())).toEqual({});
   });
 
   test('the wallet list shows each wallet with its balance on chain and what waits for the owner', async () => {
     const w = ownerWorld();
     const { b, wallet } = await claimedInBrowser(w, 'list@example.com', 'Listed Agent');
-    addPendingPayment(w.services, wallet.walletId);
+    await addPendingPayment(w.services, wallet.walletId);
     const list = await b.request('/dashboard');
     const row = list.text.slice(list.text.indexOf('Listed Agent'));
     expect(row).toContain('<td data-label="Balance" class="num"><strong>12.5</strong> USDC</td>');
@@ -240,7 +240,7 @@ describe('dashboard', () => {
   test('a history row opens the transaction detail: amounts, fee, recipient, status, the rule that decided it and the approval; no explorer link on simnet', async () => {
     const w = ownerWorld();
     const { b, wallet } = await claimedInBrowser(w, 'detail@example.com');
-    const p = addPendingPayment(w.services, wallet.walletId, { amount: 30_000_000n, recipient: 'shop-9' });
+    const p = await addPendingPayment(w.services, wallet.walletId, { amount: 30_000_000n, recipient: 'shop-9' });
     const page = await b.request(`/dashboard/wallets/${wallet.walletId}`);
     expect(page.text).toContain(`href="/dashboard/transactions/${p.transactionId}"`);
     const detail = await b.request(`/dashboard/transactions/${p.transactionId}`);
@@ -261,7 +261,7 @@ describe('dashboard', () => {
   test("another owner's transaction, and an unknown one, is a 404 page that names nothing of it", async () => {
     const w = ownerWorld();
     const a = await claimedInBrowser(w, 'a2@example.com', 'Alpha Agent');
-    const p = addPendingPayment(w.services, a.wallet.walletId, { recipient: 'secret-shop' });
+    const p = await addPendingPayment(w.services, a.wallet.walletId, { recipient: 'secret-shop' });
     const bob = await claimedInBrowser(w, 'b2@example.com', 'Beta Agent');
     const view = await bob.b.request(`/dashboard/transactions/${p.transactionId}`);
     expect(view.status).toBe(404);
@@ -284,7 +284,7 @@ describe('dashboard', () => {
   test('owner B cannot see or act on owner A’s wallet or approvals through the pages (404)', async () => {
     const w = ownerWorld();
     const a = await claimedInBrowser(w, 'a@example.com', 'Alpha Agent');
-    const p = addPendingPayment(w.services, a.wallet.walletId);
+    const p = await addPendingPayment(w.services, a.wallet.walletId);
     const bob = await claimedInBrowser(w, 'b@example.com', 'Beta Agent');
     const csrf = Browser.csrf((await bob.b.request('/dashboard')).text);
 
@@ -296,8 +296,8 @@ describe('dashboard', () => {
     expect(list.text).not.toContain(p.approvalId);
     expect((await bob.b.request(`/dashboard/approvals/${p.approvalId}/approve`, { csrf })).status).toBe(404);
     expect((await bob.b.request(`/dashboard/wallets/${a.wallet.walletId}/rails`, { csrf, frozen: '1' })).status).toBe(404);
-    expect(getApproval(w.services.db, p.approvalId)?.status).toBe('pending');
-    expect(loadEffectiveRails(w.services.db, a.wallet.walletId, w.services.now())).toEqual({});
+    expect((await getApproval(w.services.db, p.approvalId))?.status).toBe('pending');
+    expect(await loadEffectiveRails(w.services.db, a.wallet.walletId, w.services.now())).toEqual({});
   });
 
   test('tokens: minted on the page, shown once, usable on /v1/owner, revocable', async () => {
@@ -327,7 +327,7 @@ describe('dashboard', () => {
     expect(login.text).toContain('You are signed in as alpha@example.com. Sign in with another e-mail to switch this browser to that owner');
     const loginCsrf = /action="\/login" class="stack" novalidate>\s*<input type="hidden" name="csrf" value="([^"]+)"/.exec(login.text)![1]!;
     expect((await b.request('/login', { csrf: loginCsrf, email: 'beta@example.com' })).status).toBe(200);
-    const link = new URL((JSON.parse(listMail(w.services.db, 1)[0]!.links) as MailLink[])[0]!.url).pathname;
+    const link = new URL((JSON.parse((await listMail(w.services.db, 1))[0]!.links) as MailLink[])[0]!.url).pathname;
     const confirm = await b.request(link);
     const landing = await b.request(link, { csrf: Browser.csrf(confirm.text) });
     expect(landing.location).toBe('/dashboard');
@@ -350,7 +350,7 @@ describe('dashboard', () => {
     const login = await b.request('/login');
     const sent = await b.request('/login', { csrf: Browser.csrf(login.text), email: 'o@example.com' });
     expect(sent.status).toBe(200);
-    const mail = listMail(w.services.db, 1)[0]!;
+    const mail = (await listMail(w.services.db, 1))[0]!;
     expect(mail).toMatchObject({ kind: 'login', to_addr: 'o@example.com' });
     const link = new URL((JSON.parse(mail.links) as MailLink[])[0]!.url).pathname;
     const confirm = await b.request(link);
@@ -367,7 +367,7 @@ describe('dashboard', () => {
     const res = await b.request('/login', { csrf: Browser.csrf(login.text), email: 'stranger@example.com' });
     expect(res.status).toBe(200);
     expect(res.text).toContain('If <strong>stranger@example.com</strong> owns wallets here');
-    expect(listMail(w.services.db, 10)).toHaveLength(0);
+    expect(await listMail(w.services.db, 10)).toHaveLength(0);
   });
 
   test('every page names its icon, and /favicon.ico and /favicon.svg serve it (no 404 on every page load)', async () => {
@@ -388,19 +388,19 @@ describe('dashboard', () => {
 });
 
 describe('approval links from e-mail', () => {
-  function pendingWithMail(w: OwnerWorld) {
-    const wallet = addWallet(w.services, { name: 'Mail Agent' });
-    claimFor(w.services, wallet.walletId, 'owner@example.com');
-    const p = addPendingPayment(w.services, wallet.walletId);
-    w.services.db.transaction(() => queueApprovalMail(w.services, getApproval(w.services.db, p.approvalId)!)).immediate();
-    const mail = listMail(w.services.db, 1)[0]!;
+  async function pendingWithMail(w: OwnerWorld) {
+    const wallet = await addWallet(w.services, { name: 'Mail Agent' });
+    await claimFor(w.services, wallet.walletId, 'owner@example.com');
+    const p = await addPendingPayment(w.services, wallet.walletId);
+    await w.services.db.transaction(async () => await queueApprovalMail(w.services, (await getApproval(w.services.db, p.approvalId))!));
+    const mail = (await listMail(w.services.db, 1))[0]!;
     const links = Object.fromEntries((JSON.parse(mail.links) as MailLink[]).map((l) => [l.label, new URL(l.url).pathname]));
     return { wallet, p, mail, links };
   }
 
-  test('queueApprovalMail mails the owner approve and reject links', () => {
+  test('queueApprovalMail mails the owner approve and reject links', async () => {
     const w = ownerWorld();
-    const { mail, links, wallet } = pendingWithMail(w);
+    const { mail, links, wallet } = await pendingWithMail(w);
     expect(mail).toMatchObject({ kind: 'approval', to_addr: 'owner@example.com' });
     expect(mail.subject).toContain('25 USDC');
     expect(links.approve).toMatch(/^\/approval\/[A-Za-z0-9_-]{43}$/);
@@ -411,18 +411,18 @@ describe('approval links from e-mail', () => {
 
   test('the link opens a confirmation page that changes nothing; confirming approves once; the other link is then spent', async () => {
     const w = ownerWorld();
-    const { p, links } = pendingWithMail(w);
+    const { p, links } = await pendingWithMail(w);
     const b = new Browser(w);
     const confirm = await b.request(links.approve!);
     expect(confirm.status).toBe(200);
     expect(confirm.text).toContain('Approve this payment?');
-    expect(getApproval(w.services.db, p.approvalId)?.status).toBe('pending');
+    expect((await getApproval(w.services.db, p.approvalId))?.status).toBe('pending');
     expect((await b.request(links.approve!, {})).status).toBe(403);
     const done = await b.request(links.approve!, { csrf: Browser.csrf(confirm.text) });
     expect(done.status).toBe(200);
     expect(done.text).toContain('Approved');
-    expect(getApproval(w.services.db, p.approvalId)).toMatchObject({ status: 'approved', decided_by: expect.stringContaining('via email') });
-    expect(w.services.db.query('SELECT status FROM transactions WHERE transaction_id = ?').get(p.transactionId)).toEqual({ status: 'approved' });
+    expect(await getApproval(w.services.db, p.approvalId)).toMatchObject({ status: 'approved', decided_by: expect.stringContaining('via email') });
+    expect(await w.services.db.get('SELECT status FROM transactions WHERE transaction_id = ?', p.transactionId)).toEqual({ status: 'approved' });
     const replay = await b.request(links.approve!, { csrf: Browser.csrf(confirm.text) });
     expect(replay.status).toBe(410);
     expect((await b.request(links.reject!)).status).toBe(410);
@@ -430,17 +430,17 @@ describe('approval links from e-mail', () => {
 
   test("a withdrawal's approval mail and page carry the agent's reason and say withdrawal; the one primary action is the decision", async () => {
     const w = ownerWorld();
-    const wallet = addWallet(w.services, { name: 'Saver' });
-    claimFor(w.services, wallet.walletId, 'owner@example.com');
-    const p = addPendingPayment(w.services, wallet.walletId, { amount: 3_000_000n, recipient: 'So11111111111111111111111111111111111111112' });
+    const wallet = await addWallet(w.services, { name: 'Saver' });
+    await claimFor(w.services, wallet.walletId, 'owner@example.com');
+    const p = await addPendingPayment(w.services, wallet.walletId, { amount: 3_000_000n, recipient: 'So11111111111111111111111111111111111111112' });
     const now = Date.now();
-    w.services.db.transaction(() => {
-      w.services.db.query("UPDATE transactions SET type = 'withdrawal', category = 'withdrawal' WHERE transaction_id = ?").run(p.transactionId);
-      w.services.db.query("UPDATE approvals SET subject_type = 'withdrawal', reason = 'withdrawals always need the owner' WHERE approval_id = ?").run(p.approvalId);
-      insertWithdrawal(w.services.db, { withdrawal_id: 'wd_0000000000000000000000000a', transaction_id: p.transactionId, wallet_id: wallet.walletId, to_address: 'So11111111111111111111111111111111111111112', reason: 'moving savings to cold storage', now });
-      queueApprovalMail(w.services, getApproval(w.services.db, p.approvalId)!);
-    }).immediate();
-    const mail = listMail(w.services.db, 1)[0]!;
+    await w.services.db.transaction(async () => {
+      await w.services.db.run("UPDATE transactions SET type = 'withdrawal', category = 'withdrawal' WHERE transaction_id = ?", p.transactionId);
+      await w.services.db.run("UPDATE approvals SET subject_type = 'withdrawal', reason = 'withdrawals always need the owner' WHERE approval_id = ?", p.approvalId);
+      await insertWithdrawal(w.services.db, { withdrawal_id: 'wd_0000000000000000000000000a', transaction_id: p.transactionId, wallet_id: wallet.walletId, to_address: 'So11111111111111111111111111111111111111112', reason: 'moving savings to cold storage', now });
+      await queueApprovalMail(w.services, (await getApproval(w.services.db, p.approvalId))!);
+    });
+    const mail = (await listMail(w.services.db, 1))[0]!;
     expect(mail.body).toContain("The agent's reason: moving savings to cold storage");
     const links = Object.fromEntries((JSON.parse(mail.links) as MailLink[]).map((l) => [l.label, new URL(l.url).pathname]));
     const page = await new Browser(w).request(links.approve!);
@@ -453,12 +453,12 @@ describe('approval links from e-mail', () => {
 
   test('an approval link expires after 48 hours; an unknown one is 404', async () => {
     const w = ownerWorld();
-    const { p, links } = pendingWithMail(w);
+    const { p, links } = await pendingWithMail(w);
     w.advance(48 * 3_600_000);
     const res = await new Browser(w).request(links.reject!);
     expect(res.status).toBe(410);
     expect(res.text).toContain('expired');
-    expect(getApproval(w.services.db, p.approvalId)?.status).toBe('pending');
+    expect((await getApproval(w.services.db, p.approvalId))?.status).toBe('pending');
     expect((await new Browser(w).request(`/approval/${'A'.repeat(43)}`)).status).toBe(404);
   });
 });

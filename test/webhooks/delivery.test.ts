@@ -148,7 +148,7 @@ describe('410, redirects, redelivery, rotation', () => {
     expect(listed.items[0].attempt_log[0].outcome).toBe('disabled');
     expect(listed.items[0].last_error).toContain('410');
     // New events while disabled are in the feed but have no endpoint to go to.
-    services.db.transaction(() => recordMerchantEvent(services.db, merchantId, 'payment_request.paid', { request_id: 'req_x', amount: 1 }, clock.t)).immediate();
+    await services.db.transaction(async () => await recordMerchantEvent(services.db, merchantId, 'payment_request.paid', { request_id: 'req_x', amount: 1 }, clock.t));
     clock.t += 3_600_000;
     expect(await deliverDueWebhooks(services, { rand })).toEqual({ delivered: 0, retrying: 0, failed: 0, disabled: 0 });
     expect(gone.requests).toHaveLength(1);
@@ -217,7 +217,7 @@ describe('410, redirects, redelivery, rotation', () => {
     expect(await verifyStandardWebhook(fresh, q.headers, q.body, seconds(clock.t))).toBe(true);
     expect(await verifyStandardWebhook(old, q.headers, q.body, seconds(clock.t))).toBe(true);
     clock.t += 24 * 3_600_000 + 1000;
-    services.db.transaction(() => recordMerchantEvent(services.db, merchantId, 'payment_request.paid', { request_id: 'req_y' }, clock.t)).immediate();
+    await services.db.transaction(async () => await recordMerchantEvent(services.db, merchantId, 'payment_request.paid', { request_id: 'req_y' }, clock.t));
     await deliverDueWebhooks(services, { rand });
     const later = r.requests[1]!;
     expect(later.headers.get('webhook-signature')!.split(' ')).toHaveLength(1);
@@ -231,7 +231,7 @@ describe('410, redirects, redelivery, rotation', () => {
     const r = receiver();
     const set = await merchant('set_webhook', { url: r.url });
     const secret = set.body.data.secret as string;
-    const row = services.db.query('SELECT secret FROM webhook_endpoints').get() as { secret: Uint8Array };
+    const row = (await services.db.get('SELECT secret FROM webhook_endpoints')) as { secret: Uint8Array };
     expect(Buffer.from(row.secret).toString('latin1')).not.toContain(secret.slice(6, 20));
     expect(Buffer.from(row.secret).toString('latin1')).not.toContain('whsec_');
   });
@@ -240,30 +240,29 @@ describe('410, redirects, redelivery, rotation', () => {
 describe('outbox and restarts', () => {
   test('recordMerchantEvent writes the event and one outbox row per active endpoint; without a webhook, or for a type webhooks do not carry, only the event', async () => {
     const { services, merchantId, merchant } = await setup();
-    const first = services.db.transaction(() => recordMerchantEvent(services.db, merchantId, 'payment_request.paid', { request_id: 'req_1', amount: 5 }, START)).immediate();
+    const first = await services.db.transaction(async () => await recordMerchantEvent(services.db, merchantId, 'payment_request.paid', { request_id: 'req_1', amount: 5 }, START));
     expect(first.deliveryId).toBeNull();
-    const events = services.db.query('SELECT type, data FROM events WHERE merchant_id = ?').all(merchantId) as { type: string; data: string }[];
+    const events = (await services.db.all('SELECT type, data FROM events WHERE merchant_id = ?', merchantId)) as { type: string; data: string }[];
     expect(events).toEqual([{ type: 'payment_request.paid', data: JSON.stringify({ request_id: 'req_1', amount: 5 }) }]);
     const r = receiver();
     await merchant('set_webhook', { url: r.url });
-    const second = services.db.transaction(() => recordMerchantEvent(services.db, merchantId, 'payment_request.paid', { request_id: 'req_2', amount: 6 }, START)).immediate();
-    const row = getDelivery(services.db, second.deliveryId!)!;
+    const second = await services.db.transaction(async () => await recordMerchantEvent(services.db, merchantId, 'payment_request.paid', { request_id: 'req_2', amount: 6 }, START));
+    const row = (await getDelivery(services.db, second.deliveryId!))!;
     expect(JSON.parse(row.payload)).toEqual({ type: 'payment_request.paid', timestamp: new Date(START).toISOString(), event_id: second.eventId, data: { request_id: 'req_2', amount: 6 } });
     // A type webhooks do not carry stays in the feed only, even with an active endpoint.
-    const feedOnly = services.db.transaction(() => recordMerchantEvent(services.db, merchantId, 'payment_request.created', { request_id: 'req_4' }, START)).immediate();
+    const feedOnly = await services.db.transaction(async () => await recordMerchantEvent(services.db, merchantId, 'payment_request.created', { request_id: 'req_4' }, START));
     expect(feedOnly.deliveryId).toBeNull();
-    expect(services.db.query('SELECT type FROM events WHERE event_id = ?').get(feedOnly.eventId)).toEqual({ type: 'payment_request.created' });
+    expect(await services.db.get('SELECT type FROM events WHERE event_id = ?', feedOnly.eventId)).toEqual({ type: 'payment_request.created' });
     // A write that rolls back leaves neither the event nor the message.
-    expect(() =>
-      services.db
-        .transaction(() => {
-          recordMerchantEvent(services.db, merchantId, 'payment_request.paid', { request_id: 'req_3' }, START);
+    expect(async () =>
+      await services.db
+        .transaction(async () => {
+          await recordMerchantEvent(services.db, merchantId, 'payment_request.paid', { request_id: 'req_3' }, START);
           throw new Error('business write failed');
-        })
-        .immediate(),
+        }),
     ).toThrow('business write failed');
-    expect((services.db.query("SELECT count(*) AS n FROM events WHERE data LIKE '%req_3%'").get() as { n: bigint }).n).toBe(0n);
-    expect((services.db.query("SELECT count(*) AS n FROM webhook_deliveries WHERE payload LIKE '%req_3%'").get() as { n: bigint }).n).toBe(0n);
+    expect(((await services.db.get("SELECT count(*) AS n FROM events WHERE data LIKE '%req_3%'")) as { n: bigint }).n).toBe(0n);
+    expect(((await services.db.get("SELECT count(*) AS n FROM webhook_deliveries WHERE payload LIKE '%req_3%'")) as { n: bigint }).n).toBe(0n);
   });
 
   test('history: finished messages older than 30 days go with their attempts; pending and recent ones stay', async () => {
@@ -271,21 +270,21 @@ describe('outbox and restarts', () => {
     const ok = receiver([], 200);
     await merchant('set_webhook', { url: ok.url });
     await deliverDueWebhooks(services, { rand }); // webhook.test delivered at START
-    const count = (table: string) => Number((services.db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: bigint }).n);
-    expect([count('webhook_deliveries'), count('webhook_attempts')]).toEqual([1, 1]);
+    const count = async (table: string) => Number(((await services.db.get(`SELECT count(*) AS n FROM ${table}`)) as { n: bigint }).n);
+    expect([await count('webhook_deliveries'), await count('webhook_attempts')]).toEqual([1, 1]);
     // A second endpoint that never answers: its message stays pending through its retries.
     const down = receiver([], 503);
     await merchant('set_webhook', { url: down.url });
     clock.t += 1000;
     await deliverDueWebhooks(services, { rand });
     clock.t += WEBHOOK_HISTORY_DAYS * 86_400_000 - 1000;
-    expect(pruneWebhookHistory(services)).toBe(0); // exactly 30 days: kept
+    expect(await pruneWebhookHistory(services)).toBe(0); // exactly 30 days: kept
     clock.t += 1;
-    expect(pruneWebhookHistory(services)).toBe(1);
-    const left = services.db.query('SELECT event_type, status FROM webhook_deliveries').all();
+    expect(await pruneWebhookHistory(services)).toBe(1);
+    const left = await services.db.all('SELECT event_type, status FROM webhook_deliveries');
     expect(left).toEqual([{ event_type: 'webhook.test', status: 'pending' }]);
-    expect(count('webhook_attempts')).toBe(1);
-    expect(services.db.query('PRAGMA foreign_key_check').all()).toEqual([]);
+    expect(await count('webhook_attempts')).toBe(1);
+    expect(await services.db.all('PRAGMA foreign_key_check')).toEqual([]);
     expect((await merchant('webhook_deliveries')).body.data.total).toBe(1);
   });
 
@@ -321,7 +320,7 @@ describe('outbox and restarts', () => {
     expect(r.requests).toHaveLength(2);
     expect(r.requests[1]!.headers.get('webhook-id')).toBe(r.requests[0]!.headers.get('webhook-id'));
     expect(await verifyStandardWebhook(set.body.data.secret, r.requests[1]!.headers, r.requests[1]!.body, seconds(clock.t))).toBe(true);
-    const row = second.db.query("SELECT status, attempts FROM webhook_deliveries").get() as { status: string; attempts: bigint };
+    const row = (await second.db.get("SELECT status, attempts FROM webhook_deliveries")) as { status: string; attempts: bigint };
     expect(row).toEqual({ status: 'delivered', attempts: 2n });
     second.db.close();
   });

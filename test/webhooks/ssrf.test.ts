@@ -148,10 +148,10 @@ describe('set_webhook and register refuse URLs that reach inside', () => {
   });
 
   test.each([`http://127.0.0.1:${P}/hook`, 'http://169.254.169.254/', 'http://[fd00::1]/', 'http://internal.test/'])('register with webhook_url %s → VALIDATION_ERROR, no merchant created', async (url) => {
-    const before = s.db.query('SELECT count(*) AS n FROM merchants').get() as { n: bigint };
+    const before = (await s.db.get('SELECT count(*) AS n FROM merchants')) as { n: bigint };
     const res = await call(app, '/v1/merchant', { action: 'register', name: 'Shop', username: 'would-be-shop', payout_address: randomAddress(), webhook_url: url });
     expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR', field: '/webhook_url' });
-    expect((s.db.query('SELECT count(*) AS n FROM merchants').get() as { n: bigint }).n).toBe(before.n);
+    expect(((await s.db.get('SELECT count(*) AS n FROM merchants')) as { n: bigint }).n).toBe(before.n);
   });
 
   test('an operator allowlist opens exactly the listed address: 127.0.0.1 (and a name resolving only to it) is accepted, [::1] and 10.0.0.1 still are not', async () => {
@@ -170,18 +170,17 @@ describe('the delivery job refuses them too', () => {
   test('each refused URL stored directly in the database: the message fails at once (no retry), no connection is attempted', async () => {
     const s = services();
     const now = s.now().getTime();
-    s.db
-      .transaction(() => {
+    await s.db
+      .transaction(async () => {
         for (const [i, url] of REFUSED.entries()) {
           const merchantId = newId('merchant');
-          s.db.query("INSERT INTO usernames VALUES (?, 'merchant', ?)").run(`direct-${i}`, merchantId);
-          s.db.query('INSERT INTO merchants (merchant_id, username, name, payout_address, api_key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(merchantId, `direct-${i}`, 'Direct', randomAddress(), newApiKey('merchant').hash, now);
+          await s.db.run("INSERT INTO usernames VALUES (?, 'merchant', ?)", `direct-${i}`, merchantId);
+          await s.db.run('INSERT INTO merchants (merchant_id, username, name, payout_address, api_key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)', merchantId, `direct-${i}`, 'Direct', randomAddress(), newApiKey('merchant').hash, now);
           const endpointId = newEndpointId();
-          insertActiveEndpoint(s.db, { endpoint_id: endpointId, merchant_id: merchantId, url, secret: sealWebhookSecret(s.masterKey, endpointId, newWebhookSecret()), now });
-          recordMerchantEvent(s.db, merchantId, 'payment.received', { reference: `order-${i}`, amount: 1 }, now);
+          await insertActiveEndpoint(s.db, { endpoint_id: endpointId, merchant_id: merchantId, url, secret: sealWebhookSecret(s.masterKey, endpointId, newWebhookSecret()), now });
+          await recordMerchantEvent(s.db, merchantId, 'payment.received', { reference: `order-${i}`, amount: 1 }, now);
         }
-      })
-      .immediate();
+      });
     const report = { delivered: 0, retrying: 0, failed: 0, disabled: 0 };
     for (;;) {
       const run = await deliverDueWebhooks(s);
@@ -190,7 +189,7 @@ describe('the delivery job refuses them too', () => {
     }
     expect(report).toEqual({ delivered: 0, retrying: 1, failed: REFUSED.length - 1, disabled: 0 });
     // The one retried form is the name that does not resolve (DNS may recover); everything else is final.
-    const rows = s.db.query('SELECT d.status, d.last_error, e.url FROM webhook_deliveries d JOIN webhook_endpoints e USING (endpoint_id)').all() as { status: string; last_error: string; url: string }[];
+    const rows = (await s.db.all('SELECT d.status, d.last_error, e.url FROM webhook_deliveries d JOIN webhook_endpoints e USING (endpoint_id)')) as { status: string; last_error: string; url: string }[];
     for (const row of rows) {
       if (row.url === 'http://nowhere.test/hook') {
         expect(row).toMatchObject({ status: 'pending' });
