@@ -33,7 +33,7 @@ export async function getDkgSession(db: Store, id: string): Promise<DkgSessionRo
 export async function completeDkgSession(db: Store, id: string, result: Uint8Array, publicPackage: string, address: string): Promise<boolean> {
   return (
     (await db
-      .run("UPDATE dkg_sessions SET status = 'completed', state = x'', result = ?, public_package = ?, address = ? WHERE dkg_session_id = ? AND status = 'started'", result, publicPackage, address, id)).changes === 1
+      .run("UPDATE dkg_sessions SET status = 'completed', state = ?, result = ?, public_package = ?, address = ? WHERE dkg_session_id = ? AND status = 'started'", new Uint8Array(0), result, publicPackage, address, id)).changes === 1
   );
 }
 

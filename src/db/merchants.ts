@@ -74,7 +74,7 @@ export async function referenceHolder(
   return await db
     .get<Pick<TxRow, 'transaction_id' | 'wallet_id' | 'status'>>(`SELECT transaction_id, wallet_id, status FROM transactions
        WHERE to_merchant_id = ?1 AND reference = ?2 AND direction = 'out' AND transaction_id != ?6
-         AND ((status IN ('pending', 'completed') AND amount >= (CASE WHEN wallet_id = ?3 THEN ?5 ELSE ?4 END))
+         AND ((status IN ('pending', 'completed') AND amount >= CAST(CASE WHEN wallet_id = ?3 THEN ?5 ELSE ?4 END AS INTEGER))
            OR (wallet_id = ?3 AND status IN ('pre_approved', 'awaiting_approval', 'approved')))
        ORDER BY status = 'completed' DESC, created_at LIMIT 1`, q.merchantId, q.reference, q.payerWalletId, q.minAmount, q.ownMinAmount, q.exceptTxId ?? '');
 }
@@ -104,10 +104,13 @@ export interface MerchantPayment {
   sale_fee: bigint | null;
 }
 
-/** Everything a merchant received, as one relation (PostgreSQL wants the subquery named); binds the merchant id three times. */
+/**
+ * Everything a merchant received, as one relation; binds the merchant id three times. PostgreSQL
+ * wants the subquery named, and types a UNION's columns branch by branch (so the fee's NULL is cast).
+ */
 const RECEIPTS = `(
   SELECT t.transaction_id, t.amount, t.reference, t.note, t.signature, t.completed_at, w.username AS payer_username, w.address AS payer_address,
-         t.payment_request_id, 'wallet' AS via, NULL AS refund_due_reason, NULL AS sale_fee
+         t.payment_request_id, 'wallet' AS via, NULL AS refund_due_reason, CAST(NULL AS INTEGER) AS sale_fee
   FROM transactions t JOIN wallets w ON w.wallet_id = t.wallet_id
   WHERE t.to_merchant_id = ? AND t.direction = 'out' AND t.status = 'completed'
   UNION ALL

@@ -156,7 +156,7 @@ export async function recordClaimFailure(db: Store, walletId: string, now: numbe
   const failures = Number((await getClaimAttempts(db, walletId))?.failures ?? 0n) + 1;
   const locked = failures >= maxFailures;
   await db.run(`INSERT INTO claim_attempts (wallet_id, failures, locked_until, updated_at) VALUES (?1, ?2, ?3, ?4)
-     ON CONFLICT (wallet_id) DO UPDATE SET failures = ?2, locked_until = coalesce(?3, locked_until), updated_at = ?4`, walletId, locked ? 0 : failures, locked ? now + lockMs : null, now);
+     ON CONFLICT (wallet_id) DO UPDATE SET failures = ?2, locked_until = coalesce(?3, claim_attempts.locked_until), updated_at = ?4`, walletId, locked ? 0 : failures, locked ? now + lockMs : null, now);
   return { failures, lockedUntil: locked ? now + lockMs : null };
 }
 
@@ -227,7 +227,8 @@ export async function ownerApprovals(
   limit: number,
   offset: number,
 ): Promise<{ rows: (ApprovalRow & { wallet_name: string; wallet_username: string })[]; total: number }> {
-  const where = "w.owner_id = ?1 AND w.status = 'claimed' AND (?2 IS NULL OR a.wallet_id = ?2) AND (?3 IS NULL OR a.status = ?3)";
+  // Cast: PostgreSQL cannot type a parameter that is only tested for NULL.
+  const where = "w.owner_id = ?1 AND w.status = 'claimed' AND (CAST(?2 AS TEXT) IS NULL OR a.wallet_id = ?2) AND (CAST(?3 AS TEXT) IS NULL OR a.status = ?3)";
   const args = [ownerId, filter.walletId ?? null, filter.status ?? null] as const;
   const rows = await db
     .all<ApprovalRow & { wallet_name: string; wallet_username: string }>(`SELECT a.*, w.name AS wallet_name, w.username AS wallet_username FROM approvals a JOIN wallets w ON w.wallet_id = a.wallet_id

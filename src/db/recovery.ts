@@ -46,10 +46,11 @@ export async function moveEnrollment(
 ): Promise<boolean> {
   const cols = Object.keys(set);
   const assignments = cols.map((c) => `${c} = $${c}`).join(', ');
-  const params: Record<string, unknown> = { $id: enrollmentId, $to: to, $now: now };
-  for (const c of cols) params[`$${c}`] = (set as Record<string, unknown>)[c];
+  // Keys without the `$`: PgStore looks the names up bare (bun:sqlite in strict mode takes either).
+  const params: Record<string, unknown> = { id: enrollmentId, to, now };
+  for (const c of cols) params[c] = (set as Record<string, unknown>)[c];
   const placeholders = from.map((_, i) => `$f${i}`).join(', ');
-  from.forEach((f, i) => (params[`$f${i}`] = f));
+  from.forEach((f, i) => (params[`f${i}`] = f));
   return (
     (await db
       .run(`UPDATE recovery_enrollments SET status = $to, updated_at = $now${assignments ? `, ${assignments}` : ''} WHERE enrollment_id = $id AND status IN (${placeholders})`, params as never)).changes === 1

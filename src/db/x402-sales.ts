@@ -52,7 +52,7 @@ export async function insertSale(db: Store, s: Omit<SaleRow, 'status' | 'error' 
 export async function finishSale(db: Store, saleId: string, status: 'completed' | 'failed', now: number, error: string | null = null): Promise<boolean> {
   return (
     (await db
-      .run("UPDATE x402_sales SET status = ?1, error = ?2, updated_at = ?3, completed_at = CASE ?1 WHEN 'completed' THEN ?3 END WHERE sale_id = ?4 AND status = 'settling'", status, error, now, saleId)).changes === 1
+      .run("UPDATE x402_sales SET status = ?1, error = ?2, updated_at = ?3, completed_at = CASE ?1 WHEN 'completed' THEN CAST(?3 AS INTEGER) END WHERE sale_id = ?4 AND status = 'settling'", status, error, now, saleId)).changes === 1
   );
 }
 

@@ -200,7 +200,7 @@ export async function recordCatalogCheck(db: Store, entryId: string, now: number
 }
 
 export async function listCatalog(db: Store, opts: { includeHidden?: boolean } = {}): Promise<CatalogRow[]> {
-  return await db.all<CatalogRow>(`SELECT * FROM x402_catalog${opts.includeHidden ? '' : " WHERE status = 'verified'"} ORDER BY name COLLATE NOCASE, url`);
+  return await db.all<CatalogRow>(`SELECT * FROM x402_catalog${opts.includeHidden ? '' : " WHERE status = 'verified'"} ORDER BY lower(name), url`);
 }
 
 export async function removeCatalogEntry(db: Store, urlOrId: string): Promise<boolean> {
