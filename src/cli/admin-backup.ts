@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { loadConfig } from '../config.ts';
 import { BackupError, createBackup, markLedgerRestored, restoreBackup } from '../ops/backup.ts';
 import { dataDirEnv } from './admin-network.ts';
+import { redactedUrl } from '../db/ledger.ts';
 import { commandFlags, type CommandInput } from './context.ts';
 import { UsageError } from './usage.ts';
 
@@ -31,6 +32,9 @@ export function backupCommand(input: CommandInput, io: Io): number {
     io.out(`Backup of ${dataDir} (schema ${manifest.schema_version}, ${manifest.network}) in ${resolve(positional[0]!)}${manifest.encryption ? ', encrypted' : ''}:\n`);
     for (const f of manifest.files) io.out(`  ${f.path}  ${f.bytes} bytes  sha256 ${f.sha256}\n`);
     io.out('It holds master.key and the fee payer key: keep it as safe as the data directory.\n');
+    if (config.database.url) {
+      io.out(`The ledger is not in it: it lives in PostgreSQL (${redactedUrl(config.database.url)}), whose own backups apply (pg_basebackup with WAL archiving, or the provider's point-in-time recovery). After restoring the database, run agent-wallet admin mark-restored --backup-time TIME before the daemon starts.\n`);
+    }
   }
   return 0;
 }
@@ -42,17 +46,20 @@ export function restoreCommand(input: CommandInput, io: Io): number {
   if (flags.json) io.out(`${JSON.stringify({ data_dir: target, backup_created_at: manifest.created_at, schema_version: manifest.schema_version, network: manifest.network, files: manifest.files.map((f) => f.path) }, null, 2)}\n`);
   else {
     io.out(`Restored the backup of ${manifest.created_at} into ${target}.\n`);
-    io.out(`On its first start the daemon closes every signing session from the backup and records the transfers that landed since (start it with --data-dir ${target}).\n`);
+    if (manifest.files.some((f) => f.path === 'wallet.db')) io.out(`On its first start the daemon closes every signing session from the backup and records the transfers that landed since (start it with --data-dir ${target}).\n`);
+    else io.out(`This backup holds no ledger: its daemon ran on PostgreSQL. Restore the database with its own tools, then run agent-wallet admin mark-restored --backup-time TIME --data-dir ${target} before starting the daemon.\n`);
   }
   return 0;
 }
 
-export function markRestoredCommand(input: CommandInput, io: Io): number {
+export async function markRestoredCommand(input: CommandInput, io: Io): Promise<number> {
   const { flags } = commandFlags(input, { 'data-dir': 'string', 'backup-time': 'string' });
   const time = flags['backup-time']!;
   if (Number.isNaN(Date.parse(time))) throw new UsageError(`--backup-time must be an ISO time such as 2026-01-31T12:00:00Z, got "${time}"`);
   const dataDir = resolve(flags['data-dir'] ?? io.env.AGENT_WALLET_DATA_DIR ?? './data');
-  markLedgerRestored(dataDir, new Date(time).toISOString());
-  io.out(`Marked ${dataDir}/wallet.db as restored from ${new Date(time).toISOString()}; the daemon reconciles it on its next start.\n`);
+  const config = loadConfig({ dataDir }, dataDirEnv(dataDir, io.env));
+  await markLedgerRestored(dataDir, new Date(time).toISOString(), new Date(), config);
+  const what = config.database.url ? `the PostgreSQL ledger at ${redactedUrl(config.database.url)}` : `${dataDir}/wallet.db`;
+  io.out(`Marked ${what} as restored from ${new Date(time).toISOString()}; the daemon closes every signing session from before and reconciles with the chain on its next start.\n`);
   return 0;
 }

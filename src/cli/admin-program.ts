@@ -52,6 +52,9 @@ export function addAdminCommands(program: Command, done: Done, io: AdminIo = PRO
   sub(admin, 'mark-restored', 'mark a ledger that came back through Litestream as restored', 'mark-restored --backup-time 2026-01-31T12:00:00Z', async () => (await backup()).markRestoredCommand, (c) =>
     c.requiredOption('--backup-time <isoTime>', 'the time of the restored copy'),
   );
+  sub(admin, 'copy-ledger', "copy a stopped daemon's SQLite ledger into an empty PostgreSQL database, verified", 'copy-ledger --data-dir ./data --to postgres://wallet@db:5432/wallet', async () => (await import('./admin-copy-ledger.ts')).copyLedgerCommand, (c) =>
+    json(c.option('--to <url>', 'the empty PostgreSQL database (env AGENT_WALLET_DATABASE_URL)')),
+  );
   sub(admin, 'doctor', 'health checks of the data dir, the chain and the daemon; exit 1 on any problem', 'doctor --json', async () => (await import('./admin-doctor.ts')).doctorCommand, json);
 
   const catalog = admin.command('catalog').description('the public x402 catalog (entries are probed and re-verified daily)');

@@ -5,13 +5,13 @@
  */
 import type { Store } from '../db/store.ts';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
 import { newId } from '../contract/ids.ts';
 import { listMail, type MailLink } from '../db/mail.ts';
 import { receivables } from '../db/sale-fees.ts';
 import { formatUsdc } from '../domain/money.ts';
-import { openDatabase } from '../db/open.ts';
+import { ledgerPath, openLedger } from '../db/ledger.ts';
 import { ensureOwner, insertOwnerToken } from '../db/owners.ts';
 import { newApiKey } from '../domain/api-keys.ts';
 import { checkEmail, checkName } from '../domain/identity.ts';
@@ -20,6 +20,8 @@ import { commandFlags, type CommandInput } from './context.ts';
 import { UsageError } from './usage.ts';
 import { FaucetError } from './admin-faucet.ts';
 import { BackupError } from '../ops/backup.ts';
+import { CopyLedgerError } from '../db/copy-ledger.ts';
+import { DatabaseOpenError } from '../db/open.ts';
 
 interface AdminIo {
   out: (text: string) => void;
@@ -28,14 +30,14 @@ interface AdminIo {
 
 async function withLedger<T>(dataDirFlag: string | undefined, env: AdminIo['env'], fn: (db: Store, config: Config) => Promise<T>): Promise<T> {
   const dataDir = resolve(dataDirFlag ?? env.AGENT_WALLET_DATA_DIR ?? './data');
-  const path = join(dataDir, 'wallet.db');
-  if (!existsSync(path)) throw new AdminError(`no ledger at ${path}; pass the --data-dir the daemon runs with (default ./data)`);
   const config = loadConfig({ dataDir }, dataDirEnv(dataDir, env));
-  const db = openDatabase(path, { network: config.solana.network });
+  const path = ledgerPath(dataDir);
+  if (!config.database.url && !existsSync(path)) throw new AdminError(`no ledger at ${path}; pass the --data-dir the daemon runs with (default ./data)`);
+  const ledger = await openLedger(config);
   try {
-    return await fn(db, config);
+    return await fn(ledger.store, config);
   } finally {
-    await db.close();
+    await ledger.close();
   }
 }
 
@@ -139,7 +141,7 @@ export async function runAdmin(command: () => number | Promise<number>, io: { er
   try {
     return await command();
   } catch (err) {
-    if (err instanceof AdminError || err instanceof FaucetError || err instanceof BackupError) {
+    if (err instanceof AdminError || err instanceof FaucetError || err instanceof BackupError || err instanceof CopyLedgerError || err instanceof DatabaseOpenError) {
       io.err(`agent-wallet admin: ${err.message}\n`);
       return 1;
     }

@@ -44,6 +44,11 @@ export function checkAndMarkRestored(path: string, marker: { backup_created_at: 
   }
 }
 
+/** Marks a ledger that came back by the database's own means (a PostgreSQL point-in-time restore) as restored. */
+export async function markRestored(db: Store, marker: { backup_created_at: string; restored_at: string }): Promise<void> {
+  await db.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', RESTORED_KEY, JSON.stringify(marker));
+}
+
 /** The marker of a restored ledger not yet reconciled, or null. */
 export async function restoredMarker(db: Store): Promise<{ backup_created_at: string; restored_at: string } | null> {
   const row = await db.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', RESTORED_KEY);

@@ -8,7 +8,8 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { checkAndMarkRestored, snapshotDatabase } from '../db/backup.ts';
+import { checkAndMarkRestored, markRestored, snapshotDatabase } from '../db/backup.ts';
+import { openLedger } from '../db/ledger.ts';
 import { SCHEMA_VERSION } from '../db/open.ts';
 import type { Config } from '../config.ts';
 
@@ -83,7 +84,8 @@ function isEmptyOrMissing(dir: string): boolean {
 export function createBackup(config: Config, outDir: string, opts: { passphrase?: string; now?: Date } = {}): Manifest {
   const dataDir = config.dataDir;
   const dbPath = join(dataDir, 'wallet.db');
-  if (!existsSync(dbPath)) throw new BackupError(`no ledger at ${dbPath}; pass the --data-dir the daemon runs with`);
+  const onPostgres = Boolean(config.database.url);
+  if (!onPostgres && !existsSync(dbPath)) throw new BackupError(`no ledger at ${dbPath}; pass the --data-dir the daemon runs with`);
   const dir = resolve(outDir);
   if (!isEmptyOrMissing(dir)) throw new BackupError(`${dir} is not empty; back up into a new directory`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -101,12 +103,16 @@ export function createBackup(config: Config, outDir: string, opts: { passphrase?
   };
 
   const snapshot = join(dir, `.wallet.db.snapshot-${process.pid}`);
-  let schemaVersion: number;
-  try {
-    schemaVersion = snapshotDatabase(dbPath, snapshot);
-    put('wallet.db', readFileSync(snapshot));
-  } finally {
-    rmSync(snapshot, { force: true });
+  // On PostgreSQL the ledger is the database's to back up (its base backups and WAL archive, or the
+  // provider's point-in-time recovery); the secrets that are not in it are backed up here all the same.
+  let schemaVersion = SCHEMA_VERSION;
+  if (!onPostgres) {
+    try {
+      schemaVersion = snapshotDatabase(dbPath, snapshot);
+      put('wallet.db', readFileSync(snapshot));
+    } finally {
+      rmSync(snapshot, { force: true });
+    }
   }
   const feePayerFile = config.solana.fee_payer_keypair_file;
   const sources: [string, string][] = [
@@ -202,8 +208,11 @@ export function restoreBackup(backupDir: string, dataDir: string, opts: { passph
       writeFileSync(file, bytes, { mode: 0o600 });
       chmodSync(file, 0o600);
     }
-    const answer = checkAndMarkRestored(join(staging, 'wallet.db'), { backup_created_at: manifest.created_at, restored_at: (opts.now ?? new Date()).toISOString() });
-    if (answer !== 'ok') throw new BackupError(`wallet.db in the backup failed PRAGMA integrity_check (${answer}); nothing was restored`);
+    // A backup of a daemon on PostgreSQL holds no ledger: the database's own restore brings it back (then mark-restored).
+    if (contents.has('wallet.db')) {
+      const answer = checkAndMarkRestored(join(staging, 'wallet.db'), { backup_created_at: manifest.created_at, restored_at: (opts.now ?? new Date()).toISOString() });
+      if (answer !== 'ok') throw new BackupError(`wallet.db in the backup failed PRAGMA integrity_check (${answer}); nothing was restored`);
+    }
     if (existsSync(target)) rmSync(target, { recursive: true });
     renameSync(staging, target);
     chmodSync(target, 0o700);
@@ -215,7 +224,17 @@ export function restoreBackup(backupDir: string, dataDir: string, opts: { passph
 }
 
 /** Marks a ledger restored by other means (Litestream) so the daemon's first start reconciles it like `admin restore`. */
-export function markLedgerRestored(dataDir: string, backupCreatedAt: string, now = new Date()): void {
+export async function markLedgerRestored(dataDir: string, backupCreatedAt: string, now = new Date(), config?: Config): Promise<void> {
+  if (config?.database.url) {
+    // A PostgreSQL point-in-time restore is a restore: the same rule, no pre-restore nonce ever signs.
+    const ledger = await openLedger(config);
+    try {
+      await markRestored(ledger.store, { backup_created_at: backupCreatedAt, restored_at: now.toISOString() });
+    } finally {
+      await ledger.close();
+    }
+    return;
+  }
   const path = join(resolve(dataDir), 'wallet.db');
   if (!existsSync(path)) throw new BackupError(`no ledger at ${path}; restore it first (litestream restore -o ${path} …)`);
   const answer = checkAndMarkRestored(path, { backup_created_at: backupCreatedAt, restored_at: now.toISOString() });

@@ -5,6 +5,10 @@
  */
 import { Database } from 'bun:sqlite';
 import { SqliteStore } from '../db/sqlite-store.ts';
+import { PgStore } from '../db/pg-store.ts';
+import { pgHealth } from '../db/pg-health.ts';
+import { redactedUrl } from '../db/ledger.ts';
+import type { Store } from '../db/store.ts';
 import { existsSync, readFileSync, statfsSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { Address } from '@solana/kit';
@@ -51,7 +55,8 @@ function fileModes(dataDir: string, config: Config | null): Check {
   return fail('file_modes', problems.join('; '), `chmod 700 ${dataDir} && chmod 600 ${dataDir}/master.key and the fee payer key; restore a missing secret file from a backup.`);
 }
 
-function ledger(dataDir: string, config: Config): Check {
+async function ledger(dataDir: string, config: Config): Promise<Check> {
+  if (config.database.url) return pgLedger(config);
   const path = join(dataDir, 'wallet.db');
   if (!existsSync(path)) return fail('ledger', `no ledger at ${path}`, 'Start the daemon once to create it, or restore a backup (agent-wallet admin restore).');
   const db = new Database(path, { readonly: true });
@@ -64,6 +69,51 @@ function ledger(dataDir: string, config: Config): Check {
     if (network !== config.solana.network) return fail('ledger', `the ledger belongs to network ${network}, the config says ${config.solana.network}`, 'Use a separate --data-dir per network.');
     if (version > SCHEMA_VERSION) return fail('ledger', `schema ${version} is newer than this binary's ${SCHEMA_VERSION}`, 'Run the agent-wallet release that wrote it.');
     return pass('ledger', `schema ${version}, network ${network}, quick_check ok`);
+  } finally {
+    db.close();
+  }
+}
+
+/** The PostgreSQL ledger: reachable, version ≥ 15, this binary's schema, this network, room for the pool. */
+async function pgLedger(config: Config): Promise<Check> {
+  const where = redactedUrl(config.database.url);
+  let store: PgStore;
+  try {
+    store = new PgStore(config.database.url, { poolSize: 1, tls: config.database.tls });
+  } catch (err) {
+    return fail('ledger', `${where}: ${(err as Error).message}`, 'Check [database] url (AGENT_WALLET_DATABASE_URL).');
+  }
+  try {
+    const h = await pgHealth(store);
+    if (h.serverVersionNum < 150000) return fail('ledger', `PostgreSQL ${h.serverVersion} at ${where}; version 15 or newer is needed`, 'Upgrade the server or point [database] url at a PostgreSQL 15+ database.');
+    if (h.network !== config.solana.network) return fail('ledger', `the ledger at ${where} belongs to network ${h.network}, the config says ${config.solana.network}`, 'Use a separate database per network.');
+    if (h.schemaVersion === null || h.schemaVersion > SCHEMA_VERSION) return fail('ledger', `schema ${h.schemaVersion ?? 'unknown'} at ${where}; this binary has ${SCHEMA_VERSION}`, 'Run the agent-wallet release that wrote it.');
+    if (h.schemaVersion < SCHEMA_VERSION) return fail('ledger', `schema ${h.schemaVersion} at ${where} is older than this binary's ${SCHEMA_VERSION}`, 'Start this release once to migrate it.');
+    const room = h.maxConnections - h.connections;
+    const poolNote = `pool ${config.database.pool_size} of the server's max_connections ${h.maxConnections} (${h.connections} open to this database now)`;
+    if (room < config.database.pool_size) return fail('ledger', `PostgreSQL ${h.serverVersion} at ${where}: ${poolNote}, too few left for a new daemon's pool`, 'Raise max_connections on the server or lower [database] pool_size.');
+    return pass('ledger', `PostgreSQL ${h.serverVersion} at ${where}: schema ${h.schemaVersion}, network ${h.network}, ${poolNote}`);
+  } catch (err) {
+    return fail('ledger', `${where}: ${(err as Error).message}`, 'Check [database] url (AGENT_WALLET_DATABASE_URL), that the server runs and the user may connect.');
+  } finally {
+    await store.close();
+  }
+}
+
+/** A read of the configured ledger for one check: SQLite read-only, or PostgreSQL. */
+async function readLedger<T>(dataDir: string, config: Config, fn: (db: Store) => Promise<T>): Promise<T> {
+  if (config.database.url) {
+    const store = new PgStore(config.database.url, { poolSize: 1, tls: config.database.tls });
+    try {
+      return await fn(store);
+    } finally {
+      await store.close();
+    }
+  }
+  const db = new Database(join(dataDir, 'wallet.db'), { readonly: true });
+  try {
+    db.run('PRAGMA busy_timeout = 5000');
+    return await fn(new SqliteStore(db));
   } finally {
     db.close();
   }
@@ -97,13 +147,7 @@ async function feePayerSol(dataDir: string, config: Config, chain: ChainPort | n
   try {
     const feePayer = loadFeePayer(dataDir, config.solana.fee_payer_keypair_file);
     const lamports = await chain.getSolBalance(feePayer.address);
-    const db = new Database(join(dataDir, 'wallet.db'), { readonly: true });
-    let perDay: bigint;
-    try {
-      perDay = dailyFeeLamports(await recentCompletedTransfers(new SqliteStore(db), Date.now() - DAY_MS));
-    } finally {
-      db.close();
-    }
+    const perDay = dailyFeeLamports(await readLedger(dataDir, config, (db) => recentCompletedTransfers(db, Date.now() - DAY_MS)));
     const verdict = assessFeePayer(lamports, perDay);
     if (verdict.ok) return pass('fee_payer_sol', `${feePayer.address}: ${verdict.reason}`);
     return fail('fee_payer_sol', `${feePayer.address}: ${verdict.reason}`, `Send SOL to the fee payer ${feePayer.address}; it pays every fee and token-account rent.`);
@@ -167,20 +211,13 @@ async function daemon(dataDir: string): Promise<Check> {
   }
 }
 
-async function backlog(dataDir: string): Promise<Check> {
-  const db = new Database(join(dataDir, 'wallet.db'), { readonly: true });
-  try {
-    db.run('PRAGMA busy_timeout = 5000');
-    const mail = await mailBacklog(new SqliteStore(db));
-    const hooks = await webhookBacklog(new SqliteStore(db));
-    const detail = `mail: ${mail.depth} queued; webhooks: ${hooks.depth} pending`;
-    const stale = [['mail', mail.oldestAt], ['webhook', hooks.oldestAt]].filter(([, at]) => at !== null && Date.now() - (at as number) > MAX_BACKLOG_AGE_MS);
-    if (stale.length === 0) return pass('backlog', detail);
-    const oldest = stale.map(([what, at]) => `oldest ${what} waits ${Math.round((Date.now() - (at as number)) / 60_000)} min`).join('; ');
-    return fail('backlog', `${detail}; ${oldest}`, 'Check mail.smtp_url and the merchants\' webhook endpoints (agent-wallet admin mail; the daemon log names each failure).');
-  } finally {
-    db.close();
-  }
+async function backlog(dataDir: string, config: Config): Promise<Check> {
+  const { mail, hooks } = await readLedger(dataDir, config, async (db) => ({ mail: await mailBacklog(db), hooks: await webhookBacklog(db) }));
+  const detail = `mail: ${mail.depth} queued; webhooks: ${hooks.depth} pending`;
+  const stale = [['mail', mail.oldestAt], ['webhook', hooks.oldestAt]].filter(([, at]) => at !== null && Date.now() - (at as number) > MAX_BACKLOG_AGE_MS);
+  if (stale.length === 0) return pass('backlog', detail);
+  const oldest = stale.map(([what, at]) => `oldest ${what} waits ${Math.round((Date.now() - (at as number)) / 60_000)} min`).join('; ');
+  return fail('backlog', `${detail}; ${oldest}`, 'Check mail.smtp_url and the merchants\' webhook endpoints (agent-wallet admin mail; the daemon log names each failure).');
 }
 
 /** Runs every check on `dataDir`. */
@@ -192,7 +229,7 @@ export async function runDoctor(dataDir: string, env: Record<string, string | un
     return [fileModes(dataDir, null), fail('config', (err as Error).message, `Fix ${join(dataDir, 'config.toml')} or the AGENT_WALLET_* variable named above.`)];
   }
   const checks: Check[] = [fileModes(dataDir, config), pass('config', `network ${config.solana.network}, usdc mint ${config.usdcMint}`)];
-  const ledgerCheck = existsSync(dataDir) ? ledger(dataDir, config) : fail('ledger', `${dataDir} does not exist`, 'Pass the --data-dir the daemon runs with.');
+  const ledgerCheck = existsSync(dataDir) ? await ledger(dataDir, config) : fail('ledger', `${dataDir} does not exist`, 'Pass the --data-dir the daemon runs with.');
   checks.push(ledgerCheck);
   const rpcUrl = rpcUrlOf(dataDir, config);
   const chain = rpcUrl ? createRpcChainPort(rpcUrl, { timeoutMs: 5_000 }) : null;
@@ -204,6 +241,6 @@ export async function runDoctor(dataDir: string, env: Record<string, string | un
   checks.push(await clockSkew(chain, rpcCheck.ok));
   if (existsSync(dataDir)) checks.push(freeDisk(dataDir));
   checks.push(await daemon(dataDir));
-  if (ledgerCheck.ok) checks.push(await backlog(dataDir));
+  if (ledgerCheck.ok) checks.push(await backlog(dataDir, config));
   return checks;
 }

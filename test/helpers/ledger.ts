@@ -8,7 +8,7 @@ import { SQL } from 'bun';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/open.ts';
-import { openPgStore, PgStore } from '../../src/db/pg-store.ts';
+import { openPgStore, PgStore, type Isolation } from '../../src/db/pg-store.ts';
 import type { Store, TxHook } from '../../src/db/store.ts';
 
 /** The PostgreSQL server the suite runs on, or null for SQLite. Not AGENT_WALLET_…: test/preload.ts clears those. */
@@ -70,10 +70,14 @@ export async function prepareDataDir(dataDir: string, network = 'simnet'): Promi
   writeFileSync(file, `[database]\nurl = "${await freshPgLedgerUrl(network)}"\npool_size = 4\n`, { mode: 0o600 });
 }
 
-/** A fresh ledger for in-process services: SQLite in memory, or a fresh PostgreSQL database. */
-export function testLedger(network: string): Store {
+/**
+ * A fresh ledger for in-process services: SQLite in memory, or a fresh PostgreSQL database whose
+ * pool has 4 connections, so racing requests run on different connections. `isolation` weakens
+ * PostgreSQL's (tests that show a race failing without SERIALIZABLE).
+ */
+export function testLedger(network: string, isolation?: Isolation): Store {
   if (!PG_SERVER) return openDatabase(':memory:', { network });
-  return new PendingStore(freshPgLedgerUrl(network).then((url) => new PgStore(url, { poolSize: 4 })));
+  return new PendingStore(freshPgLedgerUrl(network).then((url) => new PgStore(url, { poolSize: 4, isolation })));
 }
 
 /**

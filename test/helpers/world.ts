@@ -15,6 +15,7 @@ import { newApiKey } from '../../src/domain/api-keys.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
 import type { Services } from '../../src/services.ts';
+import type { Isolation } from '../../src/db/pg-store.ts';
 import { startTestServer, tempDir, testServices } from './services.ts';
 
 export interface Agent {
@@ -56,12 +57,14 @@ export async function startWorld(
     rpcMaxRps?: number;
     /** The RPC URL the daemon uses instead of the simnet's own (a proxy in front of it). */
     rpcUrlOf?: (simnetUrl: string) => string;
+    /** On PostgreSQL: the ledger's isolation (SERIALIZABLE unless a test shows what weaker isolation breaks). */
+    isolation?: Isolation;
   } = {},
 ): Promise<World> {
   const simnet = await startSimnet({ port: 0, slotMs: opts.slotMs ?? 200 });
   const clock = { offsetMs: 0 };
   const chain = createRpcChainPort(opts.rpcUrlOf?.(simnet.url) ?? simnet.url, { timeoutMs: opts.chainTimeoutMs, maxRps: opts.rpcMaxRps });
-  const services = testServices({ chain, rpcUrl: simnet.url, now: () => new Date(Date.now() + clock.offsetMs), env: opts.env });
+  const services = testServices({ chain, rpcUrl: simnet.url, now: () => new Date(Date.now() + clock.offsetMs), env: opts.env, isolation: opts.isolation });
   await simnet.airdrop(services.feePayer.address, 100_000_000_000n);
   // The treasury's token account exists from the start, as the daemon makes sure on simnet.
   await simnet.faucet(services.feePayer.address, 0n);
