@@ -179,7 +179,11 @@ async function refusal(db: SQL, pg: string, n: number): Promise<string | null> {
   try {
     if (PREPARABLE.test(pg)) {
       await db.unsafe(`PREPARE audit_${n} AS ${pg}`);
+      const [{ types }] = await db.unsafe(`SELECT parameter_types::text[] AS types FROM pg_prepared_statements WHERE name = 'audit_${n}'`);
       await db.unsafe(`DEALLOCATE audit_${n}`);
+      // PREPARE accepts a parameter in a boolean place, but the store binds numbers there (SQLite has no booleans), which PostgreSQL refuses at run time.
+      const bool = (types as string[]).indexOf('boolean');
+      if (bool >= 0) return `parameter $${bool + 1} stands where PostgreSQL wants a boolean; the store binds 1/0 there: compare it (? = 1)`;
     } else if (!TRANSACTION_CONTROL.test(pg)) {
       const rolledBack = new Error('rolled back');
       await db

@@ -80,7 +80,7 @@ export async function movePurchase(
   return (
     (await db
       .run(`UPDATE x402_purchases SET status = ?, updated_at = ?, response = coalesce(?, response), signature = coalesce(?, signature),
-           error = CASE WHEN ? THEN ? ELSE error END, settle_started_at = CASE WHEN ? THEN ? ELSE settle_started_at END
+           error = CASE WHEN ? = 1 THEN ? ELSE error END, settle_started_at = CASE WHEN ? = 1 THEN ? ELSE settle_started_at END
          WHERE fetch_id = ? AND status IN (${placeholders})`, to,
         now,
         set.response ?? null,
