@@ -19,9 +19,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database } from 'bun:sqlite';
 import { SqliteStore } from '../src/db/sqlite-store.ts';
+import { openLedger } from '../src/db/ledger.ts';
 import type { Address } from '@solana/kit';
 import { loadConfig } from '../src/config.ts';
-import { openDatabase } from '../src/db/open.ts';
 import { IMMEDIATE, startDurability } from '../src/db/durability.ts';
 import { buildServices } from '../src/daemon/services.ts';
 import { createApp } from '../src/api/app.ts';
@@ -37,17 +37,18 @@ const PING = JSON.stringify({ success: true, data: { status: 'ok', version: '0.1
 async function appServices(rpcUrl?: string) {
   const config = loadConfig({ dataDir }, { AGENT_WALLET_RATE_LIMITS_PER_IP_PER_MINUTE: '100000000', AGENT_WALLET_RATE_LIMITS_PER_KEY_PER_MINUTE: '100000000' });
   if (rpcUrl) config.rpcUrl = rpcUrl;
-  const path = join(dataDir, 'wallet.db');
-  const db = openDatabase(path, { network: 'simnet' });
-  // As the daemon runs it (src/daemon/serve.ts): syncs on a worker, effects wait for them.
-  const durability = startDurability(db, path, (message) => console.error(`bench: ${message}`));
+  // BENCH_DATABASE_URL: the ledger on PostgreSQL, as [database] url would put it; else SQLite as the
+  // daemon runs it (src/daemon/serve.ts): syncs on a worker, effects wait for them.
+  const ledger = await openLedger({ dataDir, database: { url: process.env.BENCH_DATABASE_URL ?? '', pool_size: 10, tls: false }, solana: { network: 'simnet' } }, (message) => console.error(`bench: ${message}`));
+  const { store: db, durability } = ledger;
   // Real logging cost, written to /dev/null rather than the terminal.
   const sink = Bun.file('/dev/null').writer();
   return buildServices({
     config,
     db,
     durability,
-    log: createLogger({ write: (l) => void sink.write(l) }),
+    // BENCH_LOG=1: the daemon's log on stderr (to see why a bench run failed).
+    log: createLogger({ write: (l) => void (process.env.BENCH_LOG ? process.stderr.write(l) : sink.write(l)) }),
     masterKey: loadMasterKey(dataDir),
     feePayer: loadFeePayer(dataDir, 'fee-payer.json'),
     listenUrl: () => 'http://127.0.0.1',

@@ -761,9 +761,58 @@ async function benchFrost(): Promise<void> {
   rows.push(`${'agent FROST per signature'.padEnd(34)} ${per('agent').toFixed(2)} ms (goal ≤ 5 ms: ${per('agent') <= 5 ? 'met' : 'NOT MET'})`);
 }
 
-// BENCH_ONLY=ping,payments runs some sections (frost, export, commits, ping, payments).
+/**
+ * The two ledger backends in one run (issue 41): the same 16 agents paying end to end on the fast
+ * path against a daemon on the embedded SQLite and on PostgreSQL 15 (a throwaway local cluster, the
+ * same machine, fsync on). payments/s and the daemon's CPU per payment, the median of ROUNDS rounds.
+ */
+async function benchLedgers(): Promise<void> {
+  const { startPgCluster } = await import('../test/helpers/pg.ts');
+  const { SQL } = await import('bun');
+  const cluster = await startPgCluster();
+  const chain = await startChild('simnet');
+  const measure = async (databaseUrl: string) => {
+    const world = await startChild('world', ['16'], { BENCH_EXTERNAL_RPC: `http://127.0.0.1:${chain.port}`, BENCH_DATABASE_URL: databaseUrl });
+    try {
+      const profiles = JSON.parse(world.lines[1]!) as ProfileData[];
+      const url = `http://127.0.0.1:${world.port}/v1`;
+      const apis = profiles.map((p) => new ApiClient(url, p.api_key));
+      const payOnce = async (w: number) => {
+        const round = new AgentRound(profiles[w]!);
+        const answer = await apis[w]!.call<Record<string, unknown>>('bot', 'pay', { to: profiles[(w + 1) % profiles.length]!.username, amount: '0.01', commitments: round.commitments });
+        const done = await completePay(apis[w]!, profiles[w]!, answer, round);
+        if (done.status !== 'completed') throw new Error(`payment ${done.status}`);
+      };
+      await closedLoop(1, 16, payOnce);
+      const rounds: { rps: number; cpu: number }[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        const before = cpuMs(world.pid);
+        const r = await closedLoop(SECONDS, 16, payOnce);
+        rounds.push({ rps: r.rps, cpu: (cpuMs(world.pid) - before) / r.count });
+      }
+      return { rps: median(rounds, (r) => r.rps).rps, cpu: median(rounds, (r) => r.cpu).cpu, rounds };
+    } finally {
+      world.kill();
+    }
+  };
+  try {
+    const sqlite = await measure('');
+    const admin = new SQL(cluster.url, { max: 1 });
+    await admin.unsafe('CREATE DATABASE bench_ledger');
+    await admin.close();
+    const pg = await measure(cluster.url.replace(/\/postgres$/, '/bench_ledger'));
+    const range = (xs: { rps: number }[]) => `${Math.min(...xs.map((x) => x.rps)).toFixed(0)}–${Math.max(...xs.map((x) => x.rps)).toFixed(0)}`;
+    report('payments/s on PostgreSQL / SQLite', pg.rps, sqlite.rps, 0.6, '/s', `16 agents end to end, median of ${ROUNDS} rounds (PostgreSQL ${range(pg.rounds)}, SQLite ${range(sqlite.rounds)})`);
+    rows.push(`${'daemon CPU per payment by ledger'.padEnd(34)} SQLite ${sqlite.cpu.toFixed(2)} ms, PostgreSQL ${pg.cpu.toFixed(2)} ms (the daemon process only; PostgreSQL's own server CPU is not in it)`);
+  } finally {
+    chain.kill();
+    await cluster.stop();
+  }
+}
+
+// BENCH_ONLY=ping,payments runs some sections (frost, export, commits, ping, payments, ledgers).
 const only = process.env.BENCH_ONLY?.split(',');
-const sections = { frost: benchFrost, export: benchExport, commits: benchCommits, ping: benchPing, payments: benchPayments };
+const sections = { frost: benchFrost, export: benchExport, commits: benchCommits, ping: benchPing, payments: benchPayments, ledgers: benchLedgers };
 for (const [name, run] of Object.entries(sections)) if (!only || only.includes(name)) await run();
 console.log(`${'benchmark'.padEnd(34)} ${'value'.padStart(9)} ${''.padEnd(6)} ${'baseline'.padStart(9)}   ratio   goal`);
 for (const r of rows) console.log(r);

@@ -30,6 +30,15 @@ export const PG_SCHEMA_VERSION = 18;
 /** Attempts of one transaction, the first included, before a serialization failure is final. */
 export const MAX_TX_ATTEMPTS = 8;
 
+/**
+ * Taken first by every write transaction, held to its commit: the ledger's writers run one at a
+ * time across every connection and every node, as SQLite's one writer does. SERIALIZABLE alone
+ * let 16 agents' concurrent payments abort each other past any retry budget (its predicate locks
+ * are index pages, which unrelated wallets share); under the lock they wait instead, and
+ * SERIALIZABLE still guards what runs outside it.
+ */
+const WRITER_LOCK = 'SELECT pg_advisory_xact_lock(4172010)';
+
 /** The transaction kept failing with serialization failures or deadlocks; `cause` is the last. */
 export class TransactionConflictError extends Error {
   constructor(
@@ -85,11 +94,13 @@ export class PgStore implements Store {
   private readonly context = new AsyncLocalStorage<Frame>();
   private readonly hooks: TxHook[] = [];
   private readonly begin: string;
+  private readonly oneWriter: boolean;
 
   constructor(url: string, opts: PgStoreOptions = {}) {
     this.pool = { max: opts.poolSize ?? 10 };
     this.sql = new SQL(url, { max: this.pool.max, bigint: true, ...(opts.tls ? { tls: true } : {}) });
     this.begin = `isolation level ${opts.isolation ?? 'serializable'}`;
+    this.oneWriter = (opts.isolation ?? 'serializable') === 'serializable';
   }
 
   private frame(): Frame | undefined {
@@ -155,6 +166,7 @@ export class PgStore implements Store {
         // Wrapped: Bun awaits an array the callback returns as a list of queries.
         const { value } = await this.sql.begin(this.begin, async (tx) => {
           const frame: Frame = { scope: { locals: new Map() }, conn: tx, open: true, parent: undefined };
+          if (this.oneWriter) await tx.unsafe(WRITER_LOCK);
           try {
             const value = await this.context.run(frame, () => hooked(this.hooks, fn, frame.scope, false));
             if (frame.conflict !== undefined) throw frame.conflict;
@@ -205,12 +217,25 @@ export class PgStore implements Store {
 
 const NAMED = /('(?:[^']|'')*'?)|("(?:[^"]|"")*"?)|(--[^\n]*|\/\*[\s\S]*?(?:\*\/|$))|([A-Za-z_][A-Za-z0-9_$]*)|\$([A-Za-z_]\w*)|(\?)|[\s\S]/y;
 
+/** Each named statement's text with `?` and its names in order: the same few statements run again and again. */
+const namedShapes = new Map<string, { text: string; names: string[] }>();
+
 /** SQL with `$name` parameters → `?` in order of appearance, and the values to bind (a name used twice is bound twice). */
 function positional(sql: string, params: SqlParams): { text: string; values: SqlValue[] } {
   const only = params[0];
   if (params.length !== 1 || only === null || typeof only !== 'object' || only instanceof Uint8Array) return { text: sql, values: params as SqlValue[] };
   const named = only as Record<string, SqlValue>;
-  const values: SqlValue[] = [];
+  let shape = namedShapes.get(sql);
+  if (!shape) namedShapes.set(sql, (shape = namedShape(sql)));
+  const values = shape.names.map((name) => {
+    if (!(name in named)) throw new Error(`no value for $${name} in SQL: ${sql}`);
+    return named[name]!;
+  });
+  return { text: shape.text, values };
+}
+
+function namedShape(sql: string): { text: string; names: string[] } {
+  const names: string[] = [];
   let text = '';
   NAMED.lastIndex = 0;
   for (let m = NAMED.exec(sql); m; m = NAMED.exec(sql)) {
@@ -220,11 +245,10 @@ function positional(sql: string, params: SqlParams): { text: string; values: Sql
       text += m[0];
       continue;
     }
-    if (!(name in named)) throw new Error(`no value for $${name} in SQL: ${sql}`);
-    values.push(named[name]!);
+    names.push(name);
     text += '?';
   }
-  return { text, values };
+  return { text, names };
 }
 
 /** The url without its password, for messages. */

@@ -5,7 +5,7 @@
  * bounded whatever the count. A cell a spreadsheet would run as a formula (=, +, -, @, tab, CR at
  * its start: counterparties and memos come from outside) is prefixed with an apostrophe.
  */
-import { walletTxExportPage, type TxRow } from '../db/transactions.ts';
+import { walletTxExportPage, type TxExportCursor, type TxRow } from '../db/transactions.ts';
 import { formatUsdc } from '../domain/money.ts';
 import type { Services } from '../services.ts';
 import { pagedStream } from './paged-stream.ts';
@@ -21,12 +21,11 @@ export function csvCell(value: string | null): string {
 }
 
 export function exportTransactionsCsv(services: Services, walletId: string, range: { fromMs: number; toMs: number }): ReadableStream<Uint8Array> {
-  let after: { createdAt: bigint; rowid: bigint } | null = null;
+  let after: TxExportCursor | null = null;
   return pagedStream(HEADER, async () => {
-    const rows = await walletTxExportPage(services.db, walletId, after, range, PAGE);
+    const { rows, next } = await walletTxExportPage(services.db, walletId, after, range, PAGE);
     if (rows.length === 0) return null;
-    const last = rows.at(-1)!;
-    after = { createdAt: BigInt(last.created_at), rowid: BigInt(last.rowid) };
+    after = next;
     return rows.map(csvLine).join('');
   });
 }

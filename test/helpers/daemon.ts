@@ -6,7 +6,7 @@ import { DEVNET_USDC, type NetworkName } from '../../src/solana/networks.ts';
 import { tempDir } from './services.ts';
 import { prepareDataDir } from './ledger.ts';
 import { loadConfig } from '../../src/config.ts';
-import { openLedger } from '../../src/db/ledger.ts';
+import { openLedger, type Ledger } from '../../src/db/ledger.ts';
 
 const ROOT = join(import.meta.dir, '..', '..');
 /**
@@ -118,9 +118,14 @@ export function customChainEnv(rpcUrl: string, extra: Record<string, string> = {
   return { AGENT_WALLET_SOLANA_NETWORK: 'custom', AGENT_WALLET_SOLANA_RPC_URL: rpcUrl, AGENT_WALLET_SOLANA_USDC_MINT: DEVNET_USDC, ...extra };
 }
 
+/** The ledger a data dir's daemon runs on (its config.toml: SQLite's wallet.db, or PostgreSQL), opened for a test's reads and writes. */
+export async function openDataDirLedger(dataDir: string, network: NetworkName = 'custom'): Promise<Ledger> {
+  return openLedger({ ...loadConfig({ dataDir }, {}), solana: { network } });
+}
+
 /** Stands in for the claim flow (owner-browser.test.ts drives the real one): the wallets become owner@example.com's, in the data dir's ledger. */
 export async function claimInLedger(dataDir: string, walletIds: string[], network: NetworkName = 'custom'): Promise<void> {
-  const ledger = await openLedger({ ...loadConfig({ dataDir }, {}), solana: { network } });
+  const ledger = await openDataDirLedger(dataDir, network);
   const db = ledger.store;
   try {
     await db.transaction(async () => {

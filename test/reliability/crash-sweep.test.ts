@@ -13,7 +13,6 @@ import { confirmSignSubmit } from '../../src/client/sign.ts';
 import type { ProfileData } from '../../src/client/profile.ts';
 import { newId } from '../../src/contract/ids.ts';
 import type { CrashPoint } from '../../src/crash-points.ts';
-import { openDatabase } from '../../src/db/open.ts';
 import { ensureOwner, insertOwnerToken } from '../../src/db/owners.ts';
 import { markClaimed } from '../../src/db/wallets.ts';
 import { newApiKey } from '../../src/domain/api-keys.ts';
@@ -22,6 +21,7 @@ import { usdcAta } from '../../src/solana/ata.ts';
 import { createRpcChainPort, type ChainPort } from '../../src/solana/port.ts';
 import { DEVNET_USDC } from '../../src/solana/networks.ts';
 import { startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
+import { openDataDirLedger } from '../helpers/daemon.ts';
 import { tempDir } from '../helpers/services.ts';
 
 let simnet: Simnet;
@@ -45,7 +45,8 @@ function env(crashAt?: string): Record<string, string> {
 
 /** Claims the wallet for an owner and returns that owner's API token (what `admin owner-token` does). */
 async function claimWithToken(dataDir: string, walletId: string): Promise<string> {
-  const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'custom' });
+  const ledger = await openDataDirLedger(dataDir);
+  const db = ledger.store;
   const key = newApiKey('owner');
   try {
     await db.transaction(async () => {
@@ -54,7 +55,7 @@ async function claimWithToken(dataDir: string, walletId: string): Promise<string
       await insertOwnerToken(db, { token_id: newId('ownerToken'), owner_id: owner.owner_id, token_hash: key.hash, label: 'sweep', now: Date.now() });
     });
   } finally {
-    db.close();
+    await ledger.close();
   }
   return key.key;
 }
@@ -106,15 +107,16 @@ async function landedTo(owner: Address): Promise<number> {
 }
 
 async function checkLedger(dataDir: string, txId: string) {
-  const db = openDatabase(join(dataDir, 'wallet.db'), { network: 'custom' });
+  const ledger = await openDataDirLedger(dataDir);
+  const db = ledger.store;
   try {
-    expect(await db.get('PRAGMA integrity_check')).toEqual({ integrity_check: 'ok' });
+    if (db.dialect === 'sqlite') expect(await db.get('PRAGMA integrity_check')).toEqual({ integrity_check: 'ok' });
     const tx = (await db.get('SELECT status, signature FROM transactions WHERE transaction_id = ?', txId)) as { status: string; signature: string };
     const used = (await db.get("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status = 'used'", txId)) as { n: bigint };
     const live = (await db.get("SELECT count(*) AS n FROM sign_sessions WHERE transaction_id = ? AND status != 'open' AND nonces IS NOT NULL", txId)) as { n: bigint };
     return { tx, usedSessions: Number(used.n), closedWithNonces: Number(live.n) };
   } finally {
-    db.close();
+    await ledger.close();
   }
 }
 
