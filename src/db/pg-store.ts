@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL backend (DESIGN §10.1) on Bun's built-in client: a pool of connections, each
- * outermost transaction SERIALIZABLE on a connection of its own and run again, whole, on a
- * serialization failure or deadlock. As in SqliteStore, the statement's async context
+ * outermost transaction on a connection of its own behind the writer lock (below), and run again,
+ * whole, on a serialization failure or deadlock. As in SqliteStore, the statement's async context
  * (AsyncLocalStorage) says which transaction it belongs to, so the functions a body calls need no
  * handle; a transaction begun inside one is a savepoint. Statements arrive in SQLite's spelling and
  * are translated by toPostgres; rows come back as SQLite's (safeIntegers) would: every integer a
@@ -20,8 +20,10 @@ export interface PgStoreOptions {
   /** Connections in the pool (Bun's `max`); default 10. */
   poolSize?: number;
   tls?: boolean;
-  /** Isolation of every outermost transaction; 'read committed' only for tests that show a race isolation prevents. */
+  /** Isolation of every outermost transaction; default 'read committed' behind the writer lock. */
   isolation?: Isolation;
+  /** The writer lock (below); on by default. Off only in tests: of SERIALIZABLE's own retries, and of the races it prevents. */
+  writerLock?: boolean;
 }
 
 /** The shape src/db/pg/schema.sql creates: a new PostgreSQL database starts at this version. */
@@ -31,11 +33,14 @@ export const PG_SCHEMA_VERSION = 18;
 export const MAX_TX_ATTEMPTS = 8;
 
 /**
- * Taken first by every write transaction, held to its commit: the ledger's writers run one at a
- * time across every connection and every node, as SQLite's one writer does. SERIALIZABLE alone
- * let 16 agents' concurrent payments abort each other past any retry budget (its predicate locks
- * are index pages, which unrelated wallets share); under the lock they wait instead, and
- * SERIALIZABLE still guards what runs outside it.
+ * Taken first by every transaction, held to its commit: the ledger's transactions run one at a
+ * time across every connection and every node, as SQLite's one writer does, and under READ
+ * COMMITTED each statement after the lock sees every commit before it — the same serial order
+ * SQLite gives, so every read-check-write of money (a budget reserved, a setup fee held, a paylink
+ * paid, a nonce consumed) holds as it does there. SERIALIZABLE alone let 16 agents' concurrent
+ * payments abort each other past any retry budget (its predicate locks are index pages, which
+ * unrelated wallets share); SERIALIZABLE behind the lock took its snapshot with the lock's own
+ * statement, before the wait, so nearly every waiter failed at its first write.
  */
 const WRITER_LOCK = 'SELECT pg_advisory_xact_lock(4172010)';
 
@@ -99,8 +104,8 @@ export class PgStore implements Store {
   constructor(url: string, opts: PgStoreOptions = {}) {
     this.pool = { max: opts.poolSize ?? 10 };
     this.sql = new SQL(url, { max: this.pool.max, bigint: true, ...(opts.tls ? { tls: true } : {}) });
-    this.begin = `isolation level ${opts.isolation ?? 'serializable'}`;
-    this.oneWriter = (opts.isolation ?? 'serializable') === 'serializable';
+    this.begin = `isolation level ${opts.isolation ?? 'read committed'}`;
+    this.oneWriter = opts.writerLock ?? true;
   }
 
   private frame(): Frame | undefined {

@@ -244,16 +244,33 @@ pg('isolation', () => {
     return (await s.get<{ balance: bigint }>('SELECT balance FROM acct WHERE id = 1'))!.balance;
   }
 
-  test('SERIALIZABLE: two concurrent read-modify-writes of one row both land (+2), the loser run again', async () => {
-    const s = store();
+  test('SERIALIZABLE without the writer lock: two concurrent read-modify-writes of one row both land (+2), the loser run again', async () => {
+    const s = store({ isolation: 'serializable', writerLock: false });
     expect(await raceTwoIncrements(s)).toBe(102n);
     expect(s.stats.retries).toBeGreaterThanOrEqual(1);
     expect(s.stats.serializationFailures).toBe(s.stats.retries);
     expect(s.commits.all).toBe(2);
   });
 
-  test('READ COMMITTED: the same race loses an update (+1): isolation is what protects it', async () => {
-    const s = store({ isolation: 'read committed' });
+  test('with the writer lock (the default) the second waits for the first: +2, nothing run again', async () => {
+    const s = store();
+    let reads = 0;
+    const increment = () =>
+      s.transaction(async () => {
+        const { balance } = (await s.get<{ balance: bigint }>('SELECT balance FROM acct WHERE id = 1'))!;
+        reads++;
+        await s.run('UPDATE acct SET balance = ? WHERE id = 1', balance + 1n);
+      });
+    await s.exec('CREATE TABLE acct (id BIGINT PRIMARY KEY, balance BIGINT NOT NULL)');
+    await s.run('INSERT INTO acct (id, balance) VALUES (1, 100)');
+    await Promise.all([increment(), increment()]);
+    expect((await s.get<{ balance: bigint }>('SELECT balance FROM acct WHERE id = 1'))!.balance).toBe(102n);
+    expect(reads).toBe(2);
+    expect(s.stats.retries).toBe(0);
+  });
+
+  test('READ COMMITTED without the writer lock: the same race loses an update (+1): the lock is what protects it', async () => {
+    const s = store({ writerLock: false });
     expect(await raceTwoIncrements(s)).toBe(101n);
     expect(s.stats.retries).toBe(0);
   });

@@ -8,7 +8,7 @@ import { SQL } from 'bun';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/open.ts';
-import { openPgStore, PgStore, type Isolation } from '../../src/db/pg-store.ts';
+import { openPgStore, PgStore } from '../../src/db/pg-store.ts';
 import type { Store, TxHook } from '../../src/db/store.ts';
 
 /** The PostgreSQL server the suite runs on, or null for SQLite. Not AGENT_WALLET_…: test/preload.ts clears those. */
@@ -72,12 +72,12 @@ export async function prepareDataDir(dataDir: string, network = 'simnet'): Promi
 
 /**
  * A fresh ledger for in-process services: SQLite in memory, or a fresh PostgreSQL database whose
- * pool has 4 connections, so racing requests run on different connections. `isolation` weakens
- * PostgreSQL's (tests that show a race failing without SERIALIZABLE).
+ * pool has 4 connections, so racing requests run on different connections. `writerLock: false`
+ * takes PostgreSQL's writer lock away (tests that show the races it prevents).
  */
-export function testLedger(network: string, isolation?: Isolation): Store {
+export function testLedger(network: string, opts: { writerLock?: boolean } = {}): Store {
   if (!PG_SERVER) return openDatabase(':memory:', { network });
-  return new PendingStore(freshPgLedgerUrl(network).then((url) => new PgStore(url, { poolSize: 4, isolation })));
+  return new PendingStore(freshPgLedgerUrl(network).then((url) => new PgStore(url, { poolSize: 4, writerLock: opts.writerLock })));
 }
 
 /**

@@ -9,17 +9,16 @@ import type { Services } from '../../src/services.ts';
 import { loadFeePayer, loadMasterKey } from '../../src/secret-files.ts';
 import type { ChainPort } from '../../src/solana/port.ts';
 import { testLedger } from './ledger.ts';
-import type { Isolation } from '../../src/db/pg-store.ts';
 
 export function tempDir(prefix = 'aw-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
 /** Services over a temp data dir and a fresh ledger (SQLite in memory, or PostgreSQL: helpers/ledger.ts); `env` overrides config keys. */
-export function testServices(opts: { env?: Record<string, string>; log?: Logger; now?: () => Date; chain?: ChainPort; rpcUrl?: string; isolation?: Isolation } = {}): Services {
+export function testServices(opts: { env?: Record<string, string>; log?: Logger; now?: () => Date; chain?: ChainPort; rpcUrl?: string; pgWriterLock?: boolean } = {}): Services {
   const dataDir = tempDir();
   const config = loadConfig({ dataDir }, { AGENT_WALLET_RATE_LIMITS_PER_IP_PER_MINUTE: '1000000', AGENT_WALLET_RATE_LIMITS_PER_KEY_PER_MINUTE: '1000000', ...opts.env });
-  const db = testLedger(config.solana.network, opts.isolation);
+  const db = testLedger(config.solana.network, { writerLock: opts.pgWriterLock });
   // Without a chain given, an RPC URL nothing listens on: chain calls fail as SERVICE_UNAVAILABLE.
   config.rpcUrl = opts.rpcUrl ?? 'http://127.0.0.1:9';
   return buildServices({

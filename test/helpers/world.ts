@@ -15,7 +15,6 @@ import { newApiKey } from '../../src/domain/api-keys.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
 import type { Services } from '../../src/services.ts';
-import type { Isolation } from '../../src/db/pg-store.ts';
 import { startTestServer, tempDir, testServices } from './services.ts';
 
 export interface Agent {
@@ -57,14 +56,14 @@ export async function startWorld(
     rpcMaxRps?: number;
     /** The RPC URL the daemon uses instead of the simnet's own (a proxy in front of it). */
     rpcUrlOf?: (simnetUrl: string) => string;
-    /** On PostgreSQL: the ledger's isolation (SERIALIZABLE unless a test shows what weaker isolation breaks). */
-    isolation?: Isolation;
+    /** On PostgreSQL: false takes the ledger's writer lock away (a test that shows the races it prevents). */
+    pgWriterLock?: boolean;
   } = {},
 ): Promise<World> {
   const simnet = await startSimnet({ port: 0, slotMs: opts.slotMs ?? 200 });
   const clock = { offsetMs: 0 };
   const chain = createRpcChainPort(opts.rpcUrlOf?.(simnet.url) ?? simnet.url, { timeoutMs: opts.chainTimeoutMs, maxRps: opts.rpcMaxRps });
-  const services = testServices({ chain, rpcUrl: simnet.url, now: () => new Date(Date.now() + clock.offsetMs), env: opts.env, isolation: opts.isolation });
+  const services = testServices({ chain, rpcUrl: simnet.url, now: () => new Date(Date.now() + clock.offsetMs), env: opts.env, pgWriterLock: opts.pgWriterLock });
   await simnet.airdrop(services.feePayer.address, 100_000_000_000n);
   // The treasury's token account exists from the start, as the daemon makes sure on simnet.
   await simnet.faucet(services.feePayer.address, 0n);
