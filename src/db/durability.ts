@@ -31,7 +31,7 @@ export interface Durability {
   close(): Promise<void>;
 }
 
-const noStats = (): Durability['stats'] => ({ syncs: 0, waits: 0, checkpoints: 0, checkpointErrors: 0, forcedCheckpoints: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 });
+export const noStats = (): Durability['stats'] => ({ syncs: 0, waits: 0, checkpoints: 0, checkpointErrors: 0, forcedCheckpoints: 0, restarts: 0, foreignRestarts: 0, walBytes: 0 });
 
 /** For a database with synchronous=FULL: every commit is on the disk when it returns. */
 export const IMMEDIATE: Durability = {

@@ -1,12 +1,14 @@
 /**
  * Opens the ledger the configuration names: the embedded SQLite file in the data directory by
  * default, or PostgreSQL when `[database] url` (AGENT_WALLET_DATABASE_URL) is set (DESIGN §10.1).
- * The daemon's SQLite ledger hands its syncs to worker threads (durability.ts); on PostgreSQL a
- * commit is durable when it returns, so every effect's wait for its commit is already over.
+ * Either way the daemon's commits do not wait for the disk and its effects wait for a sync that
+ * covers them: SQLite's on worker threads (durability.ts), PostgreSQL's a flushing commit
+ * (pg-durability.ts).
  */
 import { join } from 'node:path';
 import { IMMEDIATE, startDurability, type Durability } from './durability.ts';
 import { openDatabase } from './open.ts';
+import { pgDurability } from './pg-durability.ts';
 import { openPgStore } from './pg-store.ts';
 import type { Store } from './store.ts';
 
@@ -46,8 +48,10 @@ export function redactedUrl(url: string): string {
 export async function openLedger(config: LedgerConfig, onDiskFailure?: (message: string) => void): Promise<Ledger> {
   const network = config.solana.network;
   if (config.database.url) {
-    const store = await openPgStore(config.database.url, { network, poolSize: config.database.pool_size, tls: config.database.tls });
-    return { store, durability: IMMEDIATE, where: redactedUrl(config.database.url), close: () => store.close() };
+    // The daemon's commits skip the flush and its effects wait for one (pg-durability.ts); one-shot commands flush each commit.
+    const store = await openPgStore(config.database.url, { network, poolSize: config.database.pool_size, tls: config.database.tls, commitWithoutFlush: onDiskFailure !== undefined });
+    const durability = onDiskFailure ? pgDurability(store) : IMMEDIATE;
+    return { store, durability, where: redactedUrl(config.database.url), close: () => store.close() };
   }
   const path = ledgerPath(config.dataDir);
   const store = openDatabase(path, { network });

@@ -24,6 +24,11 @@ export interface PgStoreOptions {
   isolation?: Isolation;
   /** The writer lock (below); on by default. Off only in tests: of SERIALIZABLE's own retries, and of the races it prevents. */
   writerLock?: boolean;
+  /**
+   * Transactions commit without waiting for the WAL to reach the disk (synchronous_commit off);
+   * the daemon's effects then wait for `flushWal` instead (pg-durability.ts), as on SQLite.
+   */
+  commitWithoutFlush?: boolean;
 }
 
 /** The shape src/db/pg/schema.sql creates: a new PostgreSQL database starts at this version. */
@@ -42,7 +47,9 @@ export const MAX_TX_ATTEMPTS = 8;
  * unrelated wallets share); SERIALIZABLE behind the lock took its snapshot with the lock's own
  * statement, before the wait, so nearly every waiter failed at its first write.
  */
-const WRITER_LOCK = 'SELECT pg_advisory_xact_lock(4172010)';
+const WRITER_LOCK = 'pg_advisory_xact_lock(4172010)';
+/** synchronous_commit off for this transaction only (SET LOCAL), in the same round trip as the lock. */
+const NO_FLUSH = "set_config('synchronous_commit', 'off', true)";
 
 /** The transaction kept failing with serialization failures or deadlocks; `cause` is the last. */
 export class TransactionConflictError extends Error {
@@ -99,13 +106,15 @@ export class PgStore implements Store {
   private readonly context = new AsyncLocalStorage<Frame>();
   private readonly hooks: TxHook[] = [];
   private readonly begin: string;
-  private readonly oneWriter: boolean;
+  /** What every transaction runs first: the writer lock, and synchronous_commit off when effects wait for flushWal. */
+  private readonly prologue: string | null;
 
   constructor(url: string, opts: PgStoreOptions = {}) {
     this.pool = { max: opts.poolSize ?? 10 };
     this.sql = new SQL(url, { max: this.pool.max, bigint: true, ...(opts.tls ? { tls: true } : {}) });
     this.begin = `isolation level ${opts.isolation ?? 'read committed'}`;
-    this.oneWriter = opts.writerLock ?? true;
+    const first = [opts.writerLock ?? true ? WRITER_LOCK : null, opts.commitWithoutFlush ? NO_FLUSH : null].filter((s) => s !== null);
+    this.prologue = first.length > 0 ? `SELECT ${first.join(', ')}` : null;
   }
 
   private frame(): Frame | undefined {
@@ -171,7 +180,7 @@ export class PgStore implements Store {
         // Wrapped: Bun awaits an array the callback returns as a list of queries.
         const { value } = await this.sql.begin(this.begin, async (tx) => {
           const frame: Frame = { scope: { locals: new Map() }, conn: tx, open: true, parent: undefined };
-          if (this.oneWriter) await tx.unsafe(WRITER_LOCK);
+          if (this.prologue) await tx.unsafe(this.prologue);
           try {
             const value = await this.context.run(frame, () => hooked(this.hooks, fn, frame.scope, false));
             if (frame.conflict !== undefined) throw frame.conflict;
@@ -213,6 +222,15 @@ export class PgStore implements Store {
         throw err;
       });
     return value;
+  }
+
+  /**
+   * Returns once everything committed before the call is on the disk: one commit that waits for
+   * its flush (synchronous_commit on, this connection's default), and PostgreSQL writes its WAL in
+   * order, so that flush carries every commit before it.
+   */
+  async flushWal(): Promise<void> {
+    await this.sql.unsafe("INSERT INTO meta (key, value) VALUES ('wal_flushed_at', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [new Date().toISOString()]);
   }
 
   async close(): Promise<void> {
@@ -290,9 +308,9 @@ const SCHEMA_LOCK = 0x41_57_18;
  * network. Refuses, with how to fix it, a server it cannot reach or log in to, a database that holds
  * other tables, and a ledger that is newer than this binary or belongs to another network.
  */
-export async function openPgStore(url: string, opts: { network: string; poolSize?: number; tls?: boolean }): Promise<PgStore> {
+export async function openPgStore(url: string, opts: { network: string; poolSize?: number; tls?: boolean; commitWithoutFlush?: boolean }): Promise<PgStore> {
   if (!/^postgres(ql)?:\/\//.test(url)) throw new DatabaseOpenError(`${where(url)} is not a PostgreSQL url (postgres://user:password@host:port/database); ${HOW}`);
-  const store = new PgStore(url, { poolSize: opts.poolSize, tls: opts.tls });
+  const store = new PgStore(url, { poolSize: opts.poolSize, tls: opts.tls, commitWithoutFlush: opts.commitWithoutFlush });
   const at = where(url);
   try {
     await store.sql.begin(async (tx) => {
