@@ -29,6 +29,7 @@ import type { Services } from '../services.ts';
 import type { Address } from '@solana/kit';
 import { treasuryOf } from '../payments/message.ts';
 import { beginRestore, finishRestore } from '../ops/after-restore.ts';
+import { checkLedgerRewind } from '../ops/rewind-check.ts';
 import { ledgerMetricsSource } from '../ops/ledger-metrics.ts';
 import { feePayerWatch } from '../ops/fee-payer-watch.ts';
 
@@ -135,6 +136,8 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   });
   // A restored ledger: its signing rounds close now, before anything answers; the daemon then
   // serves reads while money actions wait for the reconciliation with the chain (below).
+  // A ledger put back in time without admin restore / mark-restored is caught here, before anything answers.
+  await checkLedgerRewind(db, config.dataDir, log);
   const restoring = await beginRestore(services);
   metrics.addSource(ledgerMetricsSource(db, durability));
   const loopLag = watchLoopLag();

@@ -1,4 +1,5 @@
 /** DKG session rows (DESIGN §4): single use, short-lived, secret state sealed. */
+import { stepLedgerClock } from './ledger-clock.ts';
 import type { Store } from './store.ts';
 
 export interface DkgSessionRow {
@@ -31,10 +32,11 @@ export async function getDkgSession(db: Store, id: string): Promise<DkgSessionRo
 
 /** Moves a started session to completed, dropping the round state. False when it was not started (a concurrent completion won). */
 export async function completeDkgSession(db: Store, id: string, result: Uint8Array, publicPackage: string, address: string): Promise<boolean> {
-  return (
-    (await db
-      .run("UPDATE dkg_sessions SET status = 'completed', state = ?, result = ?, public_package = ?, address = ? WHERE dkg_session_id = ? AND status = 'started'", new Uint8Array(0), result, publicPackage, address, id)).changes === 1
-  );
+  const completed =
+    (await db.run("UPDATE dkg_sessions SET status = 'completed', state = ?, result = ?, public_package = ?, address = ? WHERE dkg_session_id = ? AND status = 'started'", new Uint8Array(0), result, publicPackage, address, id)).changes === 1;
+  // Its secret state is used up: a ledger put back to before this would hold it again (ledger-clock.ts).
+  if (completed) await stepLedgerClock(db);
+  return completed;
 }
 
 /** Marks a completed session used by a registration. False when it was not completed. */

@@ -12,7 +12,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { toPostgres } from './dialect.ts';
 import { DatabaseOpenError, SCHEMA_VERSION } from './open.ts';
 import schema from './pg/schema.sql' with { type: 'text' };
-import { countCommit, hooked, type RunResult, type SqlParams, type SqlValue, type Store, type TxHook, type TxOptions, type TxScope } from './store.ts';
+import { countCommit, hooked, newScope, type RunResult, type SqlParams, type SqlValue, type Store, type TxHook, type TxOptions, type TxScope } from './store.ts';
 
 export type Isolation = 'serializable' | 'read committed';
 
@@ -178,18 +178,21 @@ export class PgStore implements Store {
     for (let attempt = 1; ; attempt++) {
       try {
         // Wrapped: Bun awaits an array the callback returns as a list of queries.
+        let committed: TxScope | null = null;
         const { value } = await this.sql.begin(this.begin, async (tx) => {
-          const frame: Frame = { scope: { locals: new Map() }, conn: tx, open: true, parent: undefined };
+          const frame: Frame = { scope: newScope(), conn: tx, open: true, parent: undefined };
           if (this.prologue) await tx.unsafe(this.prologue);
           try {
             const value = await this.context.run(frame, () => hooked(this.hooks, fn, frame.scope, false));
             if (frame.conflict !== undefined) throw frame.conflict;
+            committed = frame.scope;
             return { value };
           } finally {
             frame.open = false;
           }
         });
         countCommit(this.commits, opts?.origin);
+        for (const fn of (committed as TxScope | null)?.afterCommit ?? []) fn();
         return value;
       } catch (err) {
         if (!retryable(err)) throw err;

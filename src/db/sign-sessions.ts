@@ -1,4 +1,5 @@
 /** Signing sessions (DESIGN §4): nonces sealed, single use. */
+import { stepLedgerClock } from './ledger-clock.ts';
 import type { Store } from './store.ts';
 
 /** Breaks ties of created_at: SQLite's rowid is insertion order; PostgreSQL has no rowid, so ties order by the primary key there. */
@@ -35,7 +36,10 @@ export async function latestSignSession(db: Store, transactionId: string): Promi
 
 /** Consumes the nonces of an open session; false when they were already consumed. */
 export async function consumeNonces(db: Store, id: string, status: 'used' | 'failed', agentShare: Uint8Array): Promise<boolean> {
-  return (await db.run("UPDATE sign_sessions SET nonces = NULL, status = ?, agent_share = ? WHERE sign_session_id = ? AND status = 'open' AND nonces IS NOT NULL", status, agentShare, id)).changes === 1;
+  const consumed = (await db.run("UPDATE sign_sessions SET nonces = NULL, status = ?, agent_share = ? WHERE sign_session_id = ? AND status = 'open' AND nonces IS NOT NULL", status, agentShare, id)).changes === 1;
+  // A ledger put back to before this commit would hold these nonces open again: the clock tells.
+  if (consumed) await stepLedgerClock(db);
+  return consumed;
 }
 
 /** Closes the still-open sessions of a transaction (a newer session or a new message supersedes them). */

@@ -7,7 +7,7 @@
  */
 import type { Database } from 'bun:sqlite';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { countCommit, hooked, type RunResult, type SqlParams, type SqlValue, type Store, type TxHook, type TxOptions, type TxScope } from './store.ts';
+import { countCommit, hooked, newScope, type RunResult, type SqlParams, type SqlValue, type Store, type TxHook, type TxOptions, type TxScope } from './store.ts';
 
 interface Frame {
   scope: TxScope;
@@ -90,7 +90,7 @@ export class SqliteStore implements Store {
     const outer = this.frame();
     if (outer) return this.savepoint(outer, fn);
     await this.acquire();
-    const frame: Frame = { scope: { locals: new Map() }, open: true };
+    const frame: Frame = { scope: newScope(), open: true };
     try {
       this.db.run('BEGIN IMMEDIATE');
       let result: T;
@@ -102,6 +102,7 @@ export class SqliteStore implements Store {
         throw err;
       }
       countCommit(this.commits, opts?.origin);
+      for (const fn of frame.scope.afterCommit) fn();
       return result;
     } finally {
       frame.open = false;

@@ -34,7 +34,12 @@ export interface TxOptions {
 /** What hooks keep for one outermost transaction (the decision log's heads to sign before it commits). */
 export interface TxScope {
   readonly locals: Map<symbol, unknown>;
+  /** Run once the outermost transaction committed (never when it rolled back): what only a committed change may tell the world. */
+  readonly afterCommit: (() => void)[];
 }
+
+/** A fresh scope for an outermost transaction. */
+export const newScope = (): TxScope => ({ locals: new Map(), afterCommit: [] });
 
 /** Wraps every transaction body (`nested` for a savepoint); runs inside it, so it may write too. */
 export type TxHook = <T>(body: () => Promise<T>, scope: TxScope, nested: boolean) => Promise<T>;
