@@ -61,6 +61,14 @@ export function assertConfirmable(tx: TxRow): void {
   }
 }
 
+/**
+ * What a pay's write transaction decides about (TxOptions.locks): the payer's budget, balance and
+ * decision log, the recipient's account setup fee, and a merchant reference.
+ */
+function payLocks(walletId: string, to: string, reference: string | undefined): string[] {
+  return [`wallet:${walletId}`, `address:${to}`, ...(reference !== undefined ? [`reference:${reference}`] : [])];
+}
+
 /** Why a payment of a paylink can no longer be signed (the paylink is paid, cancelled or expired); null while it is open. */
 async function paylinkClosed(services: Services, tx: TxRow): Promise<AppError | null> {
   if (!tx.payment_request_id) return null;
@@ -277,7 +285,7 @@ export const paymentActions = implement(PAYMENTS, {
       const stored = (await getTx(ctx.services.db, row.transaction_id))!;
       round = await recordRound(ctx.services, agent, stored);
       return stored;
-    });
+    }, payLocks(wallet.wallet_id, recipient.address, recipient.merchantId ? p.reference : undefined));
     crashPoint('intent_committed');
     if (round) return withOpenRound({ ...txView(tx), ...(await confirmAnswer(ctx.services, tx)) }, round);
     return withRound(ctx.services, wallet, txView(tx), agent);

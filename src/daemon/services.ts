@@ -10,8 +10,8 @@ import { VERSION } from '../version.ts';
 import { notRestoring } from '../ops/restore-state.ts';
 import { IMMEDIATE, type Durability } from '../db/durability.ts';
 import { registerHeadSigner } from '../db/decision-log.ts';
-import { sqliteSigningLedger } from '../db/signing-ledger.ts';
-import { sqliteDkgLedger } from '../db/dkg-ledger.ts';
+import { storeSigningLedger } from '../db/signing-ledger.ts';
+import { storeDkgLedger } from '../db/dkg-ledger.ts';
 import { signWithLogKey } from '../evidence/log-key.ts';
 
 export function buildServices(opts: {
@@ -47,8 +47,8 @@ export function buildServices(opts: {
     now: opts.now ?? (() => new Date()),
     version: VERSION,
     publicUrl: () => opts.config.public_url || opts.listenUrl(),
-    signingLedger: sqliteSigningLedger(opts.db),
-    dkgLedger: sqliteDkgLedger(opts.db),
+    signingLedger: storeSigningLedger(opts.db),
+    dkgLedger: storeDkgLedger(opts.db),
     masterKey: opts.masterKey,
     feePayer: opts.feePayer,
     chain: durability === IMMEDIATE ? chain : durableSends(chain, durability),

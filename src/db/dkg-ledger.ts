@@ -1,8 +1,8 @@
-/** The key-generation coordinator's port (src/frost/dkg-ledger.ts) over SQLite: each write is one IMMEDIATE transaction. */
+/** The key-generation coordinator's port (src/frost/dkg-ledger.ts) over the store: each write is one transaction. */
 import type { Store } from './store.ts';
 import { completeDkgSession, getDkgSession, insertDkgSession } from './dkg.ts';
 
-export function sqliteDkgLedger(db: Store) {
+export function storeDkgLedger(db: Store) {
   return {
     startSession: async (session: Parameters<typeof insertDkgSession>[1]) => await db.transaction(async () => await insertDkgSession(db, session)),
     session: async (id: string) => await getDkgSession(db, id),

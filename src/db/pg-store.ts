@@ -48,6 +48,12 @@ export const MAX_TX_ATTEMPTS = 8;
  * statement, before the wait, so nearly every waiter failed at its first write.
  */
 const WRITER_LOCK = 'pg_advisory_xact_lock(4172010)';
+/**
+ * A transaction that names its keys (TxOptions.locks) holds the writer lock shared, so it runs
+ * beside others with other keys but never beside one that holds it alone, and each key's lock
+ * exclusively, taken in sorted order (two transactions never wait on each other in a cycle).
+ */
+const KEYED_LOCKS = 'pg_advisory_xact_lock_shared(4172010), (SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM (SELECT DISTINCT jsonb_array_elements_text(CAST(CAST($1 AS TEXT) AS JSONB)) AS k ORDER BY k) AS keys)';
 /** synchronous_commit off for this transaction only (SET LOCAL), in the same round trip as the lock. */
 const NO_FLUSH = "set_config('synchronous_commit', 'off', true)";
 
@@ -108,6 +114,8 @@ export class PgStore implements Store {
   private readonly begin: string;
   /** What every transaction runs first: the writer lock, and synchronous_commit off when effects wait for flushWal. */
   private readonly prologue: string | null;
+  /** The same for a transaction that names its keys (null without the writer lock). */
+  private readonly keyedPrologue: string | null;
 
   constructor(url: string, opts: PgStoreOptions = {}) {
     this.pool = { max: opts.poolSize ?? 10 };
@@ -115,6 +123,7 @@ export class PgStore implements Store {
     this.begin = `isolation level ${opts.isolation ?? 'read committed'}`;
     const first = [opts.writerLock ?? true ? WRITER_LOCK : null, opts.commitWithoutFlush ? NO_FLUSH : null].filter((s) => s !== null);
     this.prologue = first.length > 0 ? `SELECT ${first.join(', ')}` : null;
+    this.keyedPrologue = opts.writerLock ?? true ? `SELECT ${[KEYED_LOCKS, opts.commitWithoutFlush ? NO_FLUSH : null].filter((s) => s !== null).join(', ')}` : null;
   }
 
   private frame(): Frame | undefined {
@@ -181,7 +190,9 @@ export class PgStore implements Store {
         let committed: TxScope | null = null;
         const { value } = await this.sql.begin(this.begin, async (tx) => {
           const frame: Frame = { scope: newScope(), conn: tx, open: true, parent: undefined };
-          if (this.prologue) await tx.unsafe(this.prologue);
+          const keys = opts?.locks ?? [];
+          if (keys.length > 0 && this.keyedPrologue) await tx.unsafe(this.keyedPrologue, [JSON.stringify(keys)]);
+          else if (this.prologue) await tx.unsafe(this.prologue);
           try {
             const value = await this.context.run(frame, () => hooked(this.hooks, fn, frame.scope, false));
             if (frame.conflict !== undefined) throw frame.conflict;

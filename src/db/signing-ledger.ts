@@ -14,7 +14,18 @@ type RoundStore =
   | { kind: 'burn'; sessionId: string; agentShare: Uint8Array }
   | { kind: 'signed'; sessionId: string; agentShare: Uint8Array; walletId: string; transactionId: string; signedTx: Uint8Array; signature: string | null; messageSha256: string; now: number };
 
-export function sqliteSigningLedger(db: Store) {
+/** A completion's keys: its transaction and nonces, the payer's rails and log, what it pays (an account to create, a paylink, an order). */
+function signingLocks(tx: TxRow): string[] {
+  return [
+    `tx:${tx.transaction_id}`,
+    `wallet:${tx.wallet_id}`,
+    ...(tx.to_address ? [`address:${tx.to_address}`] : []),
+    ...(tx.payment_request_id ? [`paylink:${tx.payment_request_id}`] : []),
+    ...(tx.to_merchant_id && tx.reference !== null ? [`reference:${tx.reference}`] : []),
+  ];
+}
+
+export function storeSigningLedger(db: Store) {
   const round = async (txId: string, sessionId: string | undefined): Promise<RoundState> => {
     const tx = await getTx(db, txId);
     if (!tx) return { tx, session: null };
@@ -46,12 +57,17 @@ export function sqliteSigningLedger(db: Store) {
         });
     },
     async settleRound<T>(txId: string, sessionId: string | undefined, settle: (state: RoundState) => Promise<{ store: RoundStore; answer: T }>): Promise<T> {
-      return await db
-        .transaction(async () => {
+      // What a completion decides about (TxOptions.locks), from fields of the transaction that never change.
+      const tx = await getTx(db, txId);
+      const locks = tx ? signingLocks(tx) : undefined;
+      return await db.transaction(
+        async () => {
           const settled = await settle(await round(txId, sessionId));
           await store(settled.store);
           return settled.answer;
-        });
+        },
+        { locks },
+      );
     },
   };
 }

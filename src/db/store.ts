@@ -29,6 +29,13 @@ export interface RunResult {
 export interface TxOptions {
   /** Commits are counted under this origin too (the bench tells a payment's own commits from the outcomes' commits). */
   origin?: string;
+  /**
+   * On PostgreSQL: the keys (`wallet:ID`, `address:…`) every read-check-write of this transaction
+   * is about. It then runs beside transactions about other keys instead of alone. Whatever else it
+   * writes must be guarded by a unique constraint or a conditional UPDATE. SQLite has one writer
+   * and ignores them.
+   */
+  locks?: string[];
 }
 
 /** What hooks keep for one outermost transaction (the decision log's heads to sign before it commits). */

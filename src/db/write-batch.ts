@@ -31,11 +31,11 @@ const queues = new WeakMap<Store, Unit[]>();
  * Runs `fn` (a transaction body) on a later turn, in one transaction with the other writes due
  * then. Resolves with its result once that transaction committed; rejects with what `fn` threw
  * (its writes rolled back, the others' kept) or with the error that kept the batch from
- * committing (nothing of it kept). On PostgreSQL each write is its own transaction: concurrent
- * transactions there commit side by side, and a batch would only hold row locks longer.
+ * committing (nothing of it kept). On PostgreSQL each write is its own transaction, about the keys
+ * `locks` names (TxOptions.locks): transactions about other keys commit side by side there.
  */
-export function batchedWrite<T>(db: Store, fn: () => Promise<T>): Promise<T> {
-  if (db.dialect === 'postgres') return db.transaction(fn);
+export function batchedWrite<T>(db: Store, fn: () => Promise<T>, locks?: string[]): Promise<T> {
+  if (db.dialect === 'postgres') return db.transaction(fn, { locks });
   let queue = queues.get(db);
   if (!queue) queues.set(db, (queue = []));
   const q = queue;

@@ -226,6 +226,44 @@ pg('transactions', () => {
   });
 });
 
+pg('keyed transactions', () => {
+  /** Two transactions that each wait, inside, until the other has begun; true when they overlapped. */
+  async function overlap(s: PgStore, a: string[] | undefined, b: string[] | undefined): Promise<boolean> {
+    const inside = new Set<string>();
+    const body = (me: string, other: string) => async () => {
+      inside.add(me);
+      // Polled with a deadline: the other begins at once unless a lock holds it back.
+      const deadline = Date.now() + 800;
+      while (!inside.has(other) && Date.now() < deadline) await Bun.sleep(10);
+      return inside.has(other);
+    };
+    const [x, y] = await Promise.all([s.transaction(body('a', 'b'), { locks: a }), s.transaction(body('b', 'a'), { locks: b })]);
+    return x && y;
+  }
+
+  test('transactions about other keys run side by side; about a shared key, or one without keys, one after the other', async () => {
+    const s = store();
+    expect(await overlap(s, ['wallet:a'], ['wallet:b'])).toBe(true);
+    expect(await overlap(s, ['wallet:a', 'address:x'], ['wallet:b', 'address:x'])).toBe(false);
+    expect(await overlap(s, ['wallet:a'], undefined)).toBe(false);
+    expect(await overlap(s, undefined, undefined)).toBe(false);
+  });
+
+  test('two keyed transactions naming the same keys in another order wait for each other without a deadlock', async () => {
+    const s = store();
+    await s.exec('CREATE TABLE n (id BIGINT PRIMARY KEY, v BIGINT NOT NULL)');
+    await s.run('INSERT INTO n (id, v) VALUES (1, 0)');
+    const bump = (keys: string[]) => s.transaction(async () => {
+      const { v } = (await s.get<{ v: bigint }>('SELECT v FROM n WHERE id = 1'))!;
+      await Bun.sleep(20);
+      await s.run('UPDATE n SET v = ? WHERE id = 1', v + 1n);
+    }, { locks: keys });
+    await Promise.all([bump(['wallet:a', 'wallet:b']), bump(['wallet:b', 'wallet:a']), bump(['wallet:b', 'wallet:a'])]);
+    expect((await s.get<{ v: bigint }>('SELECT v FROM n WHERE id = 1'))!.v).toBe(3n);
+    expect(s.stats.retries).toBe(0);
+  });
+});
+
 pg('isolation', () => {
   /** Two transactions each read the balance, wait until both have read it, then write balance + 1. */
   async function raceTwoIncrements(s: PgStore): Promise<bigint> {
