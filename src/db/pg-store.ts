@@ -11,6 +11,7 @@ import { SQL, type TransactionSQL } from 'bun';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { toPostgres } from './dialect.ts';
 import { DatabaseOpenError, SCHEMA_VERSION } from './open.ts';
+import { PG_MIGRATIONS } from './migrations/postgres.ts';
 import schema from './pg/schema.sql' with { type: 'text' };
 import { countCommit, hooked, newScope, type RunResult, type SqlParams, type SqlValue, type Store, type TxHook, type TxOptions, type TxScope } from './store.ts';
 
@@ -322,7 +323,12 @@ const SCHEMA_LOCK = 0x41_57_18;
  * network. Refuses, with how to fix it, a server it cannot reach or log in to, a database that holds
  * other tables, and a ledger that is newer than this binary or belongs to another network.
  */
-export async function openPgStore(url: string, opts: { network: string; poolSize?: number; tls?: boolean; commitWithoutFlush?: boolean }): Promise<PgStore> {
+export async function openPgStore(
+  url: string,
+  opts: { network: string; poolSize?: number; tls?: boolean; commitWithoutFlush?: boolean },
+  // This binary's version and migration bodies; a test moves a ledger with bodies of its own.
+  migrations: { target: number; bodies: Readonly<Record<number, string>> } = { target: SCHEMA_VERSION, bodies: PG_MIGRATIONS },
+): Promise<PgStore> {
   if (!/^postgres(ql)?:\/\//.test(url)) throw new DatabaseOpenError(`${where(url)} is not a PostgreSQL url (postgres://user:password@host:port/database); ${HOW}`);
   const store = new PgStore(url, { poolSize: opts.poolSize, tls: opts.tls, commitWithoutFlush: opts.commitWithoutFlush });
   const at = where(url);
@@ -346,11 +352,17 @@ export async function openPgStore(url: string, opts: { network: string; poolSize
       const meta = new Map(rows.map((r) => [r.key, r.value]));
       const version = Number(meta.get('schema_version'));
       if (!Number.isInteger(version)) throw new DatabaseOpenError(`database ${at} has a meta table without a schema_version: it was not created by agent-wallet; ${HOW} to an empty database`);
-      if (version > SCHEMA_VERSION) {
-        throw new DatabaseOpenError(`database ${at} has schema version ${version}, newer than this binary's ${SCHEMA_VERSION}; run the newer agent-wallet release that wrote it`);
+      if (version > migrations.target) {
+        throw new DatabaseOpenError(`database ${at} has schema version ${version}, newer than this binary's ${migrations.target}; run the newer agent-wallet release that wrote it`);
       }
-      if (version < SCHEMA_VERSION) {
-        throw new DatabaseOpenError(`database ${at} has schema version ${version}, older than this binary's ${SCHEMA_VERSION}, and this release has no PostgreSQL migration from it; run the release that wrote it`);
+      // Each step in this one transaction, under the schema lock: a node that starts meanwhile waits and finds the new version.
+      for (let next = version + 1; next <= migrations.target; next++) {
+        const body = migrations.bodies[next];
+        if (body === undefined) {
+          throw new DatabaseOpenError(`database ${at} has schema version ${version}; this binary (${migrations.target}) has no PostgreSQL body for migration ${next}, so nothing was changed; run a release that has one`);
+        }
+        await tx.unsafe(body);
+        await tx.unsafe(`UPDATE meta SET value = $1 WHERE key = 'schema_version'`, [String(next)]);
       }
       const network = meta.get('network');
       if (network === undefined) await tx.unsafe(`INSERT INTO meta (key, value) VALUES ('network', $1)`, [opts.network]);

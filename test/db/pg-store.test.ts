@@ -372,6 +372,23 @@ pg('openPgStore', () => {
     await expect(openPgStore(dbUrl, { network: 'devnet' })).rejects.toThrow(`has schema version 99, newer than this binary's ${PG_SCHEMA_VERSION}`);
   });
 
+  test('a later release moves the ledger with its PostgreSQL bodies, in one step under the schema lock; a version without a body is refused and nothing changes', async () => {
+    const first = await openPgStore(dbUrl, { network: 'devnet' });
+    await first.close();
+    const bodies = { [PG_SCHEMA_VERSION + 1]: 'CREATE TABLE later_a (id BIGINT PRIMARY KEY)', [PG_SCHEMA_VERSION + 2]: 'ALTER TABLE later_a ADD COLUMN note TEXT' };
+    // Version 21 has no body: refused, and neither of the two before it was kept.
+    const refused = openPgStore(dbUrl, { network: 'devnet' }, { target: PG_SCHEMA_VERSION + 3, bodies });
+    await expect(refused).rejects.toThrow(`no PostgreSQL body for migration ${PG_SCHEMA_VERSION + 3}, so nothing was changed`);
+    const probe = store();
+    expect(await probe.get("SELECT to_regclass('later_a') IS NULL AS missing")).toEqual({ missing: 1n });
+    const moved = await openPgStore(dbUrl, { network: 'devnet' }, { target: PG_SCHEMA_VERSION + 2, bodies });
+    opened.push(moved);
+    expect(await moved.get("SELECT value FROM meta WHERE key = 'schema_version'")).toEqual({ value: String(PG_SCHEMA_VERSION + 2) });
+    await moved.run("INSERT INTO later_a (id, note) VALUES (1, 'kept')");
+    // This binary (version 18) refuses the moved ledger as newer.
+    await expect(openPgStore(dbUrl, { network: 'devnet' })).rejects.toThrow(`has schema version ${PG_SCHEMA_VERSION + 2}, newer than this binary's`);
+  });
+
   test('two nodes opening one empty database at once: one creates the schema, both open it', async () => {
     const [a, b] = await Promise.all([openPgStore(dbUrl, { network: 'devnet' }), openPgStore(dbUrl, { network: 'devnet' })]);
     opened.push(a, b);
