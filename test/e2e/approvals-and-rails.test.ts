@@ -49,6 +49,23 @@ describe('approvals', () => {
     expect((await world.balance(bob.address)) - b0).toBe(25_000_000n);
   });
 
+  test('an approval decided at once by approvals and rejections: exactly one decision holds, the others are refused and change nothing', async () => {
+    await setRails({ approval_above: '20' });
+    const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 21 });
+    expect(intent.status).toBe('awaiting_approval');
+    const decisions = ['approve', 'reject', 'approve', 'reject', 'approve', 'reject'];
+    const outcomes = await Promise.all(decisions.map((action) => owner.call<any>('owner', action, { approval_id: intent.approval_id }).then(() => action, (err: { errorCode?: string }) => err.errorCode ?? 'error')));
+    const won = outcomes.filter((o) => o === 'approve' || o === 'reject');
+    expect(won).toHaveLength(1);
+    expect(outcomes.filter((o) => o !== won[0])).toEqual(Array(decisions.length - 1).fill('INVALID_STATUS'));
+    const status = await alice.api.call<any>('bot', 'approval_status', { approval_id: intent.approval_id });
+    expect(status.status).toBe(won[0] === 'approve' ? 'approved' : 'rejected');
+    // One decision in the wallet's decision log, one event for the agent.
+    const decided = await world.services.db.all<{ kind: string }>("SELECT kind FROM audit_log WHERE wallet_id = ? AND data LIKE ? AND kind LIKE 'approval.%'", alice.walletId, `%${intent.approval_id}%`);
+    expect(decided).toHaveLength(1);
+    if (won[0] === 'approve') await alice.api.call('bot', 'cancel_payment', { transaction_id: intent.transaction_id });
+  });
+
   test('the owner rejects: rejected, and the reserved budget is released', async () => {
     await setRails({ approval_above: '20', budgets: { daily: '100' } });
     const before = await alice.api.call<any>('bot', 'my_limits');
