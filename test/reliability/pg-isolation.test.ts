@@ -80,6 +80,24 @@ describe.skipIf(!PG_SERVER)('on PostgreSQL, 16 concurrent payers', () => {
     for (let round = 0; round < 3; round++) expect(await feeRace(world, round)).toBe(1);
   }, 120_000);
 
+  test('without the writer lock, what a constraint guards still holds: 16 pays with one idempotency key make one intent, 6 decisions of one approval leave one', async () => {
+    const world = worlds[1]!;
+    const payer = await world.agent('Keyed payer');
+    const payee = await world.agent('Keyed payee');
+    const owner = await world.claim(payer.walletId, 'keyed@example.com');
+    await world.claim(payee.walletId, 'keyed-payee@example.com');
+    await world.fund(payer.address, 100_000_000n);
+    // The unique index on (wallet, type, idempotency key): the database's own guard.
+    const same = await Promise.all(Array.from({ length: PAYERS }, () => payer.api.call<{ transaction_id: string }>('bot', 'pay', { to: payee.username, amount: 1 }, { idempotencyKey: 'one-order' }).catch((err: ApiError) => err)));
+    const ids = new Set(same.filter((r): r is { transaction_id: string } => !(r instanceof ApiError)).map((r) => r.transaction_id));
+    expect(ids.size).toBe(1);
+    // A decision moves an approval only from pending (a conditional UPDATE).
+    await owner.call('owner', 'set_guard_rails', { wallet_id: payer.walletId, rails: { approval_above: '5' } });
+    const big = await payer.api.call<{ approval_id: string }>('bot', 'pay', { to: payee.username, amount: 6 });
+    const decided = await Promise.all(['approve', 'reject', 'approve', 'reject', 'approve', 'reject'].map((a) => owner.call('owner', a, { approval_id: big.approval_id }).then(() => 'decided', (err: ApiError) => err.errorCode)));
+    expect(decided.filter((d) => d === 'decided')).toHaveLength(1);
+  }, 120_000);
+
   test('without the writer lock: the same race charges the setup fee more than once', async () => {
     const world = worlds[1]!;
     const carried: number[] = [];
