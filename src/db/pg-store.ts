@@ -187,8 +187,8 @@ export class PgStore implements Store {
     this.stats.transactions++;
     for (let attempt = 1; ; attempt++) {
       try {
-        // Wrapped: Bun awaits an array the callback returns as a list of queries.
         let committed: TxScope | null = null;
+        // Wrapped: Bun awaits an array the callback returns as a list of queries.
         const { value } = await this.sql.begin(this.begin, async (tx) => {
           const frame: Frame = { scope: newScope(), conn: tx, open: true, parent: undefined };
           const keys = opts?.locks ?? [];
