@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import { PortInUseError } from './port-in-use.ts';
 import { loadConfig, type Config, type ConfigFlags } from '../config.ts';
 import { openLedger } from '../db/ledger.ts';
+import { pinnedMasterKey } from '../db/master-key-pin.ts';
+import { DatabaseOpenError } from '../db/open.ts';
+import { masterKeyFingerprint } from '../domain/master-key-fingerprint.ts';
 import { watchLoopLag } from '../ops/loop-lag.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { loadFeePayer, loadMasterKey } from '../secret-files.ts';
@@ -111,6 +114,15 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   const ledger = await openLedger(config, (message) => log.error('the ledger cannot reach the disk: nothing is answered or sent until the daemon restarts; check the disk', { error: message }));
   const { store: db, durability } = ledger;
   const closeDb = () => ledger.close();
+  // Every node of one ledger holds the master key it was created with (DESIGN §10.2).
+  const fingerprint = masterKeyFingerprint(masterKey);
+  const pinned = await pinnedMasterKey(db, fingerprint);
+  if (pinned !== fingerprint) {
+    await closeDb();
+    throw new DatabaseOpenError(
+      `the ledger at ${ledger.where} was created with another master.key (fingerprint ${pinned}; ${join(config.dataDir, 'master.key')} has ${fingerprint}): the server's key shares are sealed under that key; copy master.key from the data dir of the node that created the ledger (every node of one ledger shares it)`,
+    );
+  }
 
   let simnet: Simnet | null = null;
   try {

@@ -53,6 +53,23 @@ test('a 0644 master key refuses start with how to fix it', async () => {
   expect(res.stderr).toContain('chmod 600');
 });
 
+test('a start with another master.key than the ledger was created with is refused, naming both fingerprints; the right key starts again', async () => {
+  const dataDir = join(tempDir('aw-pin-'), 'data');
+  const d = await startDaemonProcess({ dataDir });
+  expect(await d.stop()).toBe(0);
+  const { readFileSync, writeFileSync } = await import('node:fs');
+  const keyFile = join(dataDir, 'master.key');
+  const original = readFileSync(keyFile, 'utf8');
+  writeFileSync(keyFile, `${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}\n`, { mode: 0o600 });
+  const res = await runCli(['serve', '--data-dir', dataDir, '--port', '0'], { AGENT_WALLET_SIMNET_RPC_PORT: '0' });
+  expect(res.code).toBe(1);
+  expect(res.stderr).toContain('was created with another master.key');
+  expect(res.stderr).toContain('copy master.key from the data dir of the node that created the ledger');
+  writeFileSync(keyFile, original, { mode: 0o600 });
+  const again = await startDaemonProcess({ dataDir });
+  expect(await again.stop()).toBe(0);
+});
+
 test('a second daemon on the same data directory is refused, naming the first; after a kill -9 the next start takes over', async () => {
   const dataDir = join(tempDir('aw-lock-'), 'data');
   const first = await startDaemonProcess({ dataDir });
