@@ -1,14 +1,14 @@
 /** Database upkeep and liveness, so nothing outside src/db speaks SQL. */
-import type { Database } from 'bun:sqlite';
 import type { Store } from './store.ts';
 
 /**
- * Refreshes the planner's statistics (PocketBase's nightly habit). The WAL is not checkpointed
- * here: the checkpoint thread does that off the event loop (durability.ts), and a checkpoint on
- * this connection would sync the disk on the event loop and start the WAL over from it.
+ * Refreshes the planner's statistics (PocketBase's nightly habit; ANALYZE on PostgreSQL, whose
+ * autovacuum does the rest). The WAL is not checkpointed here: the checkpoint thread does that off
+ * the event loop (durability.ts), and a checkpoint on this connection would sync the disk on the
+ * event loop and start the WAL over from it.
  */
 export async function optimize(db: Store): Promise<void> {
-  await db.run('PRAGMA optimize');
+  await db.exec(db.dialect === 'postgres' ? 'ANALYZE' : 'PRAGMA optimize');
 }
 
 /** Throws when the database cannot answer a trivial query. */
