@@ -1,4 +1,4 @@
-/** Nightly SQLite upkeep (PocketBase's habit): refresh the planner's statistics. */
+/** Nightly ledger upkeep (PocketBase's habit): refresh the planner's statistics. */
 import type { Store } from '../db/store.ts';
 import type { JobDef } from './runner.ts';
 import { optimize } from '../db/maintenance.ts';
