@@ -5,7 +5,8 @@
 import { restoreView } from '../ops/restore-state.ts';
 import { Elysia } from 'elysia';
 import { actionTable } from '../actions/index.ts';
-import { assertDatabaseAlive } from '../db/maintenance.ts';
+import { assertDatabaseAlive, ledgerSchemaVersion } from '../db/maintenance.ts';
+import { SCHEMA_VERSION } from '../db/open.ts';
 import { claimDetails } from '../actions/wallet.ts';
 import type { Endpoint } from '../contract/action.ts';
 import type { Services } from '../services.ts';
@@ -91,6 +92,19 @@ export function createApp(services: Services, opts: AppOptions = {}) {
       await assertDatabaseAlive(services.db);
       if (services.restore.active) return jsonResponse(200, { status: 'restoring', ...restoreView(services.restore) });
       return jsonResponse(200, { status: 'ok' });
+    })
+    // For load balancers: this node may take traffic (DESIGN §10.2).
+    .get('/readyz', async () => {
+      const notReady = (reason: string, howToFix: string) => jsonResponse(503, { status: 'not_ready', reason, how_to_fix: howToFix }, { 'Retry-After': '5' });
+      let version: number;
+      try {
+        version = await ledgerSchemaVersion(services.db);
+      } catch (err) {
+        return notReady(`the ledger does not answer: ${(err as Error).message}`, 'Check the database ([database] url, or the data dir disk); the node answers again once it does.');
+      }
+      if (version !== SCHEMA_VERSION) return notReady(`the ledger is at schema version ${version}; this node's release has ${SCHEMA_VERSION}`, 'Upgrade this node to the release that moved the ledger (a rolling upgrade in progress).');
+      if (services.restore.active) return notReady('restoring: the ledger is being reconciled with the chain', 'Wait: money actions resume once the reconciliation is done (/healthz shows the blocks to go).');
+      return jsonResponse(200, { status: 'ready', schema_version: version, network: services.config.solana.network });
     })
     .get('/metrics', async ({ request, server }) => {
       const token = services.config.server.metrics_token;

@@ -11,6 +11,12 @@ export async function optimize(db: Store): Promise<void> {
   await db.exec(db.dialect === 'postgres' ? 'ANALYZE' : 'PRAGMA optimize');
 }
 
+/** The schema version the ledger is at now (another node of a newer release may have moved it). */
+export async function ledgerSchemaVersion(db: Store): Promise<number> {
+  if (db.dialect === 'sqlite') return Number((await db.get<{ user_version: bigint }>('PRAGMA user_version'))!.user_version);
+  return Number((await db.get<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'"))!.value);
+}
+
 /** Throws when the database cannot answer a trivial query. */
 export async function assertDatabaseAlive(db: Store): Promise<void> {
   await db.get('SELECT 1');

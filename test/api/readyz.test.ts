@@ -1,0 +1,32 @@
+import { expect, test } from 'bun:test';
+import { createApp } from '../../src/api/app.ts';
+import { SCHEMA_VERSION } from '../../src/db/open.ts';
+import { call, testServices } from '../helpers/services.ts';
+
+test('/readyz: ready on a current ledger; not ready (503, Retry-After, how to fix) while restoring, when a newer release moved the ledger, and when the ledger does not answer', async () => {
+  const services = testServices();
+  const app = createApp(services);
+  const ready = await call(app, '/readyz');
+  expect(ready.status).toBe(200);
+  expect(ready.body).toEqual({ status: 'ready', schema_version: SCHEMA_VERSION, network: 'simnet' });
+
+  services.restore = { active: true, untilBlockHeight: 1_000n, blockHeight: 900n };
+  const restoring = await call(app, '/readyz');
+  expect(restoring.status).toBe(503);
+  expect(restoring.headers.get('retry-after')).toBe('5');
+  expect(restoring.body).toMatchObject({ status: 'not_ready', reason: expect.stringContaining('restoring') });
+  services.restore = { active: false, untilBlockHeight: null, blockHeight: null };
+
+  // A node of a newer release moved the shared ledger on: this one must not take traffic.
+  if (services.db.dialect === 'sqlite') await services.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
+  else await services.db.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", String(SCHEMA_VERSION + 1));
+  const newer = await call(app, '/readyz');
+  expect(newer.status).toBe(503);
+  expect(newer.body.reason).toBe(`the ledger is at schema version ${SCHEMA_VERSION + 1}; this node's release has ${SCHEMA_VERSION}`);
+  expect(newer.body.how_to_fix).toContain('Upgrade this node');
+
+  await services.db.close();
+  const gone = await call(app, '/readyz');
+  expect(gone.status).toBe(503);
+  expect(gone.body.reason).toContain('the ledger does not answer');
+});
