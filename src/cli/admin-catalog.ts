@@ -1,6 +1,6 @@
 /**
  * `agent-wallet admin catalog …` (DESIGN §11): the operator curates the public x402 catalog on
- * the data directory's ledger (safe while the daemon runs: busy_timeout). Every entry is probed
+ * the data directory's ledger, SQLite or [database] url (admin.ts's withLedger). Every entry is probed
  * through the outbound client with the daemon's config (its allow_hosts and timeouts) and stored
  * only when it answers 402 with a Solana exact USDC option for this network.
  *
@@ -9,16 +9,13 @@
  *   admin catalog remove URL|ENTRY_ID [--data-dir DIR]
  *   admin catalog verify [--json] [--data-dir DIR]      re-verify every entry now (the daily job's pass)
  */
-import type { Store } from '../db/store.ts';
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { AppError } from '../errors.ts';
-import { loadConfig, type Config } from '../config.ts';
-import { openDatabase } from '../db/open.ts';
+import { DatabaseOpenError } from '../db/open.ts';
 import { listCatalog, removeCatalogEntry } from '../db/x402.ts';
 import { checkName } from '../domain/identity.ts';
 import { addEntry, catalogView, normaliseTags, reverifyCatalog } from '../x402/catalog.ts';
-import { dataDirEnv } from './admin-network.ts';
+import { AdminError } from './admin-network.ts';
+import { withLedger } from './admin.ts';
 import { commandFlags, type CommandInput } from './context.ts';
 import { UsageError } from './usage.ts';
 
@@ -26,19 +23,6 @@ interface CatalogIo {
   out: (text: string) => void;
   err: (text: string) => void;
   env: Record<string, string | undefined>;
-}
-
-async function withLedger<T>(dataDirFlag: string | undefined, env: CatalogIo['env'], fn: (db: Store, config: Config) => Promise<T> | T): Promise<T> {
-  const dataDir = resolve(dataDirFlag ?? env.AGENT_WALLET_DATA_DIR ?? './data');
-  const path = join(dataDir, 'wallet.db');
-  if (!existsSync(path)) throw new CatalogError(`no ledger at ${path}; pass the --data-dir the daemon runs with (default ./data)`);
-  const config = loadConfig({ dataDir }, dataDirEnv(dataDir, env));
-  const db = openDatabase(path, { network: config.solana.network });
-  try {
-    return await fn(db, config);
-  } finally {
-    db.close();
-  }
 }
 
 class CatalogError extends Error {
@@ -109,7 +93,7 @@ export async function runCatalog(name: keyof typeof CATALOG_COMMANDS, input: Com
   try {
     return await CATALOG_COMMANDS[name](input, io);
   } catch (err) {
-    if (err instanceof CatalogError || err instanceof AppError) {
+    if (err instanceof CatalogError || err instanceof AppError || err instanceof AdminError || err instanceof DatabaseOpenError) {
       io.err(`agent-wallet admin catalog: ${err.message}\n`);
       if (err instanceof AppError && err.howToFix) io.err(`how to fix: ${err.howToFix}\n`);
       return 1;

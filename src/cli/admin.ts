@@ -1,7 +1,7 @@
 /**
  * `agent-wallet admin mail` and `admin owner-token` (DESIGN §11), and the error handling every
- * admin command shares. Commands open the data dir's `wallet.db` directly; busy_timeout makes
- * that safe while the daemon runs. The command tree (flags, help) is in admin-program.ts.
+ * admin command shares. Commands open the ledger the data dir's config names (withLedger): its
+ * `wallet.db` directly (busy_timeout makes that safe while the daemon runs) or [database] url. The command tree (flags, help) is in admin-program.ts.
  */
 import type { Store } from '../db/store.ts';
 import { existsSync } from 'node:fs';
@@ -28,7 +28,8 @@ interface AdminIo {
   env: Record<string, string | undefined>;
 }
 
-async function withLedger<T>(dataDirFlag: string | undefined, env: AdminIo['env'], fn: (db: Store, config: Config) => Promise<T>): Promise<T> {
+/** Runs `fn` on the ledger the data dir's config names (SQLite in the data dir, or [database] url), then closes it. */
+export async function withLedger<T>(dataDirFlag: string | undefined, env: AdminIo['env'], fn: (db: Store, config: Config) => Promise<T> | T): Promise<T> {
   const dataDir = resolve(dataDirFlag ?? env.AGENT_WALLET_DATA_DIR ?? './data');
   const config = loadConfig({ dataDir }, dataDirEnv(dataDir, env));
   const path = ledgerPath(dataDir);
