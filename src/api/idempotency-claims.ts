@@ -21,18 +21,29 @@ export class IdempotencyClaims {
    * under the same key, wait while the same request runs, or run (`new`, claimed until `release`).
    * A `running` row (written by an earlier version, which claimed in the database) is taken over
    * once older than `staleMs`.
+   *
+   * The claim is taken before the ledger is read: a read begun while the holder still ran may
+   * answer after it committed and released, and must not find the key free then.
    */
   async claim(db: Store, scope: IdempotencyScope, hash: Uint8Array, now: number, staleMs: number): Promise<Claim> {
-    const row = await findIdempotencyKey(db, scope);
-    if (row) {
-      if (!sameHash(row.request_hash, hash)) return { state: 'conflict' };
-      if (row.state === 'done') return { state: 'replay', status: Number(row.status), response: row.response ?? '' };
-      if (Number(row.created_at) >= now - staleMs) return { state: 'running' };
-    }
-    const held = this.running.get(id(scope));
+    const k = id(scope);
+    const held = this.running.get(k);
     if (held) return sameHash(held, hash) ? { state: 'running' } : { state: 'conflict' };
-    this.running.set(id(scope), hash);
-    return { state: 'new' };
+    this.running.set(k, hash);
+    const claim = await this.fromLedger(db, scope, hash, now, staleMs).catch((err: unknown) => {
+      this.running.delete(k);
+      throw err;
+    });
+    if (claim.state !== 'new') this.running.delete(k);
+    return claim;
+  }
+
+  private async fromLedger(db: Store, scope: IdempotencyScope, hash: Uint8Array, now: number, staleMs: number): Promise<Claim> {
+    const row = await findIdempotencyKey(db, scope);
+    if (!row) return { state: 'new' };
+    if (!sameHash(row.request_hash, hash)) return { state: 'conflict' };
+    if (row.state === 'done') return { state: 'replay', status: Number(row.status), response: row.response ?? '' };
+    return Number(row.created_at) >= now - staleMs ? { state: 'running' } : { state: 'new' };
   }
 
   /** Ends the claim of a request that has answered (its answer recorded) or failed (nothing changed). */
