@@ -1,28 +1,17 @@
 /** DKG session rows (DESIGN §4): single use, short-lived, secret state sealed. */
 import { stepLedgerClock } from './ledger-clock.ts';
+import type { DkgSession, NewDkgSession } from '../domain/custody-records.ts';
 import type { Store } from './store.ts';
 
-export interface DkgSessionRow {
-  dkg_session_id: string;
-  state: Uint8Array;
-  client_round1: string;
-  status: 'started' | 'completed' | 'used';
-  result: Uint8Array | null;
-  public_package: string | null;
-  address: string | null;
-  created_at: bigint;
-  expires_at: bigint;
-}
+/** A stored session: the coordinator's view of it and when it started. */
+export type DkgSessionRow = DkgSession & { created_at: bigint };
 
 /** Inserts a started session. Returns false when the round-1 package was seen before (replay). */
-export async function insertDkgSession(
-  db: Store,
-  s: { dkg_session_id: string; state: Uint8Array; client_round1: string; client_round1_hash: Uint8Array; created_at: number; expires_at: number },
-): Promise<boolean> {
+export async function insertDkgSession(db: Store, s: NewDkgSession): Promise<boolean> {
   const res = await db
     .run(`INSERT INTO dkg_sessions (dkg_session_id, state, client_round1, client_round1_hash, status, created_at, expires_at)
        VALUES ($dkg_session_id, $state, $client_round1, $client_round1_hash, 'started', $created_at, $expires_at)
-       ON CONFLICT (client_round1_hash) DO NOTHING`, s);
+       ON CONFLICT (client_round1_hash) DO NOTHING`, { ...s });
   return res.changes === 1;
 }
 

@@ -1,27 +1,15 @@
 /** Signing sessions (DESIGN §4): nonces sealed, single use. */
 import { stepLedgerClock } from './ledger-clock.ts';
+import type { NewSignSession, SignSession } from '../domain/custody-records.ts';
 import type { Store } from './store.ts';
 
 /** Breaks ties of created_at: SQLite's rowid is insertion order; PostgreSQL has no rowid, so ties order by the primary key there. */
 const TIE = { sqlite: 'rowid', postgres: 'sign_session_id' } as const;
 
-export interface SignSessionRow {
-  sign_session_id: string;
-  transaction_id: string;
-  message_hash: Uint8Array;
-  agent_commitments: string;
-  server_commitments: string;
-  nonces: Uint8Array | null;
-  status: 'open' | 'used' | 'failed';
-  agent_share: Uint8Array | null;
-  created_at: bigint;
-  expires_at: bigint;
-}
+/** A stored session: the coordinator's view of it and when it was opened. */
+export type SignSessionRow = SignSession & { created_at: bigint };
 
-export async function insertSignSession(
-  db: Store,
-  s: { sign_session_id: string; transaction_id: string; message_hash: Uint8Array; agent_commitments: string; server_commitments: string; nonces: Uint8Array; now: number; expires_at: number },
-): Promise<void> {
+export async function insertSignSession(db: Store, s: NewSignSession): Promise<void> {
   await db.run("INSERT INTO sign_sessions (sign_session_id, transaction_id, message_hash, agent_commitments, server_commitments, nonces, status, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?)", s.sign_session_id, s.transaction_id, s.message_hash, s.agent_commitments, s.server_commitments, s.nonces, s.now, s.expires_at);
 }
 

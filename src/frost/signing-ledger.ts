@@ -1,9 +1,11 @@
 /**
  * What the signing coordinator (coordinator-sign.ts) keeps, as whole operations: the port the
- * ledger implements (src/db/signing-ledger.ts over SQLite). Each write is one database
- * transaction, or runs in the caller's where it says so, so a store of another engine can run each
- * as one of its own. Synchronous: a bun:sqlite transaction must not await.
+ * ledger implements (src/db/signing-ledger.ts, on either backend). Each write is one database
+ * transaction, or runs in the caller's where it says so.
  */
+import type { NewSignSession, SignSession } from '../domain/custody-records.ts';
+
+export type { NewSignSession, SignSession };
 
 /** The fields of a ledger transaction the coordinator reads. */
 export interface SignableTx {
@@ -13,31 +15,6 @@ export interface SignableTx {
   message: Uint8Array | null;
   signed_tx: Uint8Array | null;
   signature: string | null;
-}
-
-/** A signing session: the server's sealed nonces for one message, single use. */
-export interface SignSession {
-  sign_session_id: string;
-  transaction_id: string;
-  message_hash: Uint8Array;
-  agent_commitments: string;
-  server_commitments: string;
-  nonces: Uint8Array | null;
-  status: 'open' | 'used' | 'failed';
-  agent_share: Uint8Array | null;
-  expires_at: bigint;
-}
-
-/** A session to open: its nonces sealed, its message's hash, both parties' commitments. */
-export interface NewSignSession {
-  sign_session_id: string;
-  transaction_id: string;
-  message_hash: Uint8Array;
-  agent_commitments: string;
-  server_commitments: string;
-  nonces: Uint8Array;
-  now: number;
-  expires_at: number;
 }
 
 /** A transaction and the session a completion names (else its newest); no session is read for a transaction that does not exist. */
@@ -66,19 +43,19 @@ export type RoundStore =
 
 export interface SigningLedger<Tx extends SignableTx> {
   /** The transaction and its session as they stand (read only). */
-  round(txId: string, sessionId: string | undefined):  Promise<RoundState<Tx>>;
+  round(txId: string, sessionId: string | undefined): Promise<RoundState<Tx>>;
   /**
    * Opens a round, atomically: `open` gets the transaction as it stands and returns the session to
    * open with its answer; the transaction's open sessions are closed (their nonces destroyed
    * unused) and this one stored.
    */
-  openRound<T>(txId: string, open: (tx: Tx | null) => { session: NewSignSession; answer: T }):  Promise<T>;
+  openRound<T>(txId: string, open: (tx: Tx | null) => { session: NewSignSession; answer: T }): Promise<T>;
   /** Closes the transaction's open sessions and stores this one, inside the caller's write transaction. */
-  recordRound(session: NewSignSession):  Promise<void>;
+  recordRound(session: NewSignSession): Promise<void>;
   /**
    * Completes a round, atomically: `settle` gets the transaction and session as they stand and
    * returns what to store with its answer. Storing a signature consumes the nonces, marks the
    * transaction signed and appends the decision; burning consumes the nonces alone.
    */
-  settleRound<T>(txId: string, sessionId: string | undefined, settle: (state: RoundState<Tx>) => Promise<{ store: RoundStore; answer: T }>):  Promise<T>;
+  settleRound<T>(txId: string, sessionId: string | undefined, settle: (state: RoundState<Tx>) => Promise<{ store: RoundStore; answer: T }>): Promise<T>;
 }
