@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { copyLedger, CopyLedgerError } from '../db/copy-ledger.ts';
 import { ledgerPath, redactedUrl } from '../db/ledger.ts';
+import { DataDirBusyError, lockDataDir } from '../daemon/lock.ts';
 import { commandFlags, type CommandInput } from './context.ts';
 import { UsageError } from './usage.ts';
 import type { AdminIo } from './admin-program.ts';
@@ -19,6 +20,13 @@ export async function copyLedgerCommand(input: CommandInput, io: AdminIo): Promi
   const dataDir = resolve(flags['data-dir'] ?? io.env.AGENT_WALLET_DATA_DIR ?? './data');
   const sqlitePath = ledgerPath(dataDir);
   if (!existsSync(sqlitePath)) throw new CopyLedgerError(`no ledger at ${sqlitePath}; pass the --data-dir the daemon ran with (default ./data)`);
+  // The daemon's own lock, held for the copy: no daemon starts on the ledger while it is read.
+  let release: () => void;
+  try {
+    release = lockDataDir(dataDir);
+  } catch (err) {
+    throw err instanceof DataDirBusyError ? new CopyLedgerError(`${err.message}; then run copy-ledger again`) : err;
+  }
   const started = performance.now();
   let shown = '';
   const report = await copyLedger({
@@ -30,7 +38,7 @@ export async function copyLedgerCommand(input: CommandInput, io: AdminIo): Promi
       if (line !== shown) io.err(`copy-ledger: ${line}\n`);
       shown = line;
     },
-  });
+  }).finally(release);
   const seconds = (performance.now() - started) / 1000;
   const rows = report.tables.reduce((n, t) => n + t.rows, 0);
   const data = { ok: true, from: sqlitePath, to: redactedUrl(to), seconds: Number(seconds.toFixed(1)), rows, ...report, sequences: report.sequences.map((s) => ({ ...s, last: s.last.toString() })) };
