@@ -2,19 +2,13 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { SQL } from 'bun';
 import { pgDurability } from '../../src/db/pg-durability.ts';
 import { openPgStore, type PgStore } from '../../src/db/pg-store.ts';
-import { PgNotInstalledError, startPgCluster, type PgCluster } from '../helpers/pg.ts';
+import { startPgClusterOrSkip } from '../helpers/pg.ts';
 
-let cluster: PgCluster | null = null;
+const cluster = await startPgClusterOrSkip('the PostgreSQL durability test');
 let store: PgStore;
 
 beforeAll(async () => {
-  try {
-    cluster = await startPgCluster();
-  } catch (err) {
-    if (err instanceof PgNotInstalledError) return console.warn(`skipped: ${err.message}`);
-    throw err;
-  }
-  store = await openPgStore(cluster.url, { network: 'simnet', poolSize: 4, commitWithoutFlush: true });
+  if (cluster) store = await openPgStore(cluster.url, { network: 'simnet', poolSize: 4, commitWithoutFlush: true });
 }, 30_000);
 afterAll(async () => {
   await store?.close();
@@ -23,10 +17,9 @@ afterAll(async () => {
 
 const lsn = async (sql: SQL, fn: string) => BigInt(`0x${(await sql.unsafe(`SELECT ${fn}() - '0/0'::pg_lsn AS n`))[0].n}`);
 
-test('a commit made without a flush is waited for: durable() resolves once the WAL holding it is on the disk; effects waiting together share a flush', async () => {
-  if (!cluster) return;
+test.skipIf(!cluster)('a commit made without a flush is waited for: durable() resolves once the WAL holding it is on the disk; effects waiting together share a flush', async () => {
   const durability = pgDurability(store);
-  const probe = new SQL(cluster.url, { max: 1 });
+  const probe = new SQL(cluster!.url, { max: 1 });
   expect(durability.durable()).toBeUndefined();
   await store.transaction(() => store.run("INSERT INTO meta (key, value) VALUES ('probe', '1')"));
   const written = await lsn(probe, 'pg_current_wal_insert_lsn');

@@ -9,16 +9,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import schema from '../../schema.sql' with { type: 'text' };
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import pgSchema from '../../src/db/pg/schema.sql' with { type: 'text' };
-import { PgNotInstalledError, startPgCluster } from '../helpers/pg.ts';
+import { startPgClusterOrSkip } from '../helpers/pg.ts';
 
 /** The version schema.sql for PostgreSQL has the shape of; a new migration needs its PostgreSQL body. */
 const PG_SCHEMA_VERSION = 18;
 
-const cluster = await startPgCluster().catch((err: unknown) => {
-  if (!(err instanceof PgNotInstalledError)) throw err;
-  console.warn(`skipping the PostgreSQL schema tests: ${err.message}`);
-  return null;
-});
+const cluster = await startPgClusterOrSkip('the PostgreSQL schema tests');
 let pg: SQL;
 let lite: Database;
 

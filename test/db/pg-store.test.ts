@@ -9,13 +9,9 @@ import { afterAll, afterEach, beforeEach, describe, expect, test } from 'bun:tes
 import { DatabaseOpenError } from '../../src/db/open.ts';
 import { MAX_TX_ATTEMPTS, NumericResultError, openPgStore, PG_SCHEMA_VERSION, PgStore, type PgStoreOptions, TransactionConflictError } from '../../src/db/pg-store.ts';
 import type { TxScope } from '../../src/db/store.ts';
-import { PgNotInstalledError, startPgCluster } from '../helpers/pg.ts';
+import { startPgClusterOrSkip } from '../helpers/pg.ts';
 
-const cluster = await startPgCluster().catch((err: unknown) => {
-  if (!(err instanceof PgNotInstalledError)) throw err;
-  console.warn(`skipping the PgStore tests: ${err.message}`);
-  return null;
-});
+const cluster = await startPgClusterOrSkip('the PgStore tests');
 
 const admin = cluster ? new SQL(cluster.url, { bigint: true, max: 1 }) : null;
 let dbUrl = '';
