@@ -55,7 +55,7 @@ async function keepPoint(): Promise<void> {
   await onServer(`CREATE DATABASE ${name}_point TEMPLATE ${name}`);
 }
 
-/** Puts the ledger back to the point kept, the daemon stopped. */
+/** Puts the ledger back to the point kept, the daemon stopped (on PostgreSQL the later database is dropped). */
 async function rewind(): Promise<void> {
   if (!PG_SERVER) {
     for (const suffix of ['-wal', '-shm']) rmSync(join(dataDir, `wallet.db${suffix}`), { force: true });
@@ -65,6 +65,7 @@ async function rewind(): Promise<void> {
   const name = databaseOf().pathname.slice(1);
   await onServer(`ALTER DATABASE ${name} RENAME TO ${name}_later`);
   await onServer(`ALTER DATABASE ${name}_point RENAME TO ${name}`);
+  await onServer(`DROP DATABASE ${name}_later`);
 }
 
 test('a ledger put back in time is caught at start: a round completed after the point is never completed again, and no restore command was needed', async () => {
