@@ -80,11 +80,20 @@ export interface Slice {
 export async function savepointSlice(db: Store, budgetMs: number, next: () => (() => Promise<unknown>) | undefined, origin?: string): Promise<Slice> {
   const results: Slice['results'] = [];
   let failed: Slice['failed'] = null;
+  // What `next` handed out: PostgreSQL runs the whole transaction again after a serialization
+  // failure, and the units of the attempt it rolled back run again in it, in the same order.
+  const handed: (() => Promise<unknown>)[] = [];
   try {
     // The decision-log heads of the wallets the batch moved are signed once, before its commit (decision-log.ts).
     await db.transaction(async () => {
+      results.length = 0;
       const started = performance.now();
-      for (let fn = next(); fn; fn = performance.now() - started < budgetMs ? next() : undefined) {
+      const take = () => {
+        const fn = next();
+        if (fn) handed.push(fn);
+        return fn;
+      };
+      for (let i = 0, fn = handed[0] ?? take(); fn; i++, fn = handed[i] ?? (performance.now() - started < budgetMs ? take() : undefined)) {
         try {
           results.push({ ok: true, value: await db.transaction(fn) });
         } catch (err) {

@@ -1,4 +1,4 @@
-import { afterEach, expect, test } from 'bun:test';
+import { afterAll, afterEach, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,8 @@ import { openDatabase } from '../../src/db/open.ts';
 import { BATCH_MS, batchedWrite, savepointSlice } from '../../src/db/write-batch.ts';
 import { Turns } from '../../src/api/turns.ts';
 import { SqliteStore } from '../../src/db/sqlite-store.ts';
+import { PgStore } from '../../src/db/pg-store.ts';
+import { startPgClusterOrSkip } from '../helpers/pg.ts';
 import type { Store } from '../../src/db/store.ts';
 
 const dirs: string[] = [];
@@ -214,4 +216,31 @@ test('when the write lock stays busy the first write in line fails as its own tr
   expect(await db.all('SELECT x FROM t')).toEqual([{ x: 2n }]);
   holder.close();
   db.close();
+});
+
+const cluster = await startPgClusterOrSkip('the PostgreSQL slice test');
+afterAll(async () => void (await cluster?.stop()), 30_000);
+
+test.skipIf(!cluster)('on PostgreSQL a slice run again after a serialization failure runs the units it handed out again, and reports only what committed', async () => {
+  const db = new PgStore(cluster!.url, { poolSize: 2 });
+  await db.exec('DROP TABLE IF EXISTS slice_t; CREATE TABLE slice_t (x BIGINT)');
+  const units = [1, 2, 3];
+  let conflicted = false;
+  const { results, failed } = await savepointSlice(db, 10_000, () => {
+    const x = units.shift();
+    if (x === undefined) return undefined;
+    return async () => {
+      await db.run('INSERT INTO slice_t (x) VALUES (?)', x);
+      if (x === 2 && !conflicted) {
+        conflicted = true;
+        await db.exec("DO $$ BEGIN RAISE EXCEPTION 'simulated conflict' USING ERRCODE = 'serialization_failure'; END $$");
+      }
+      return x;
+    };
+  });
+  expect(failed).toBeNull();
+  expect(results).toEqual([1, 2, 3].map((value) => ({ ok: true, value })));
+  expect(await db.all('SELECT x FROM slice_t ORDER BY x')).toEqual([{ x: 1n }, { x: 2n }, { x: 3n }]);
+  expect(db.stats.retries).toBe(1);
+  await db.close();
 });
