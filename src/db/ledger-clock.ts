@@ -1,6 +1,6 @@
 /**
  * The ledger's clock: a counter in `meta` that only moves forward — at every daemon start, every
- * signing round that uses its nonces, and every few seconds — and the ledger's id, drawn once. A
+ * signing round that uses its nonces and every completed DKG — and the ledger's id, drawn once. A
  * node keeps the highest value it saw outside the database (src/ops/rewind-check.ts); a ledger
  * whose clock is behind it was put back in time (a point-in-time restore, a Litestream restore,
  * a copied file) and is treated as restored: no signing session from before is ever completed.

@@ -36,3 +36,37 @@ test.skipIf(!cluster)('a commit made without a flush is waited for: durable() re
   expect(inside!.s).toBe('off');
   await probe.close();
 });
+
+test('a flush that fails rejects the effects waiting for it, naming the cause; the next effect flushes again and the commits made meanwhile wait for a later flush', async () => {
+  let fail = true;
+  let flushes = 0;
+  let release: () => void = () => {};
+  const fake = {
+    commits: { all: 0, byOrigin: new Map() },
+    async flushWal() {
+      flushes++;
+      if (fail) throw new Error('connection refused');
+      await new Promise<void>((r) => (release = r));
+    },
+  };
+  const durability = pgDurability(fake as unknown as PgStore);
+  fake.commits.all = 1;
+  const first = durability.durable();
+  await expect(first).rejects.toThrow("the ledger's commits could not be confirmed on PostgreSQL's disk: connection refused");
+  expect(durability.stats.syncs).toBe(0);
+  fail = false;
+  const second = durability.durable()!;
+  expect(second).toBeInstanceOf(Promise);
+  // Committed while that flush runs: not covered by it.
+  fake.commits.all = 2;
+  let thirdDone = false;
+  const third = durability.durable()!.then(() => (thirdDone = true));
+  release();
+  await second;
+  expect(thirdDone).toBe(false);
+  await Bun.sleep(0);
+  release();
+  await third;
+  expect(flushes).toBe(3);
+  expect(durability.durable()).toBeUndefined();
+});

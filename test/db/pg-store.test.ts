@@ -328,6 +328,35 @@ pg('retries', () => {
     expect(s.commits.all).toBe(0);
   });
 
+  test('a failed statement the body catches outside a savepoint: the transaction is refused, not reported committed, and its afterCommit never runs', async () => {
+    const s = store();
+    await ledgerTable(s);
+    let told = 0;
+    await expect(
+      s.transaction(async () => {
+        s.scope()!.afterCommit.push(() => told++);
+        await s.run('INSERT INTO t (id) VALUES (1)');
+        // PostgreSQL aborts the whole transaction here (SQLite only the statement); its COMMIT would roll back silently.
+        await s.run('INSERT INTO t (id) VALUES (1)').catch(() => {});
+      }),
+    ).rejects.toThrow('already aborted');
+    expect(told).toBe(0);
+    expect(s.commits.all).toBe(0);
+    expect(await s.all('SELECT id FROM t')).toEqual([]);
+  });
+
+  test('a failed statement the body catches inside a savepoint fails that savepoint; the transaction goes on', async () => {
+    const s = store();
+    await ledgerTable(s);
+    await s.transaction(async () => {
+      await s.run('INSERT INTO t (id) VALUES (1)');
+      await expect(s.transaction(() => s.run('INSERT INTO t (id) VALUES (1)').catch(() => ({ changes: 0 })))).rejects.toThrow();
+      await s.run('INSERT INTO t (id) VALUES (2)');
+    });
+    expect(await s.all('SELECT id FROM t ORDER BY id')).toEqual([{ id: 1n }, { id: 2n }]);
+    expect(s.commits.all).toBe(1);
+  });
+
   test('a serialization failure in a savepoint runs the whole transaction again even when the body catches it', async () => {
     const s = store();
     await ledgerTable(s);
