@@ -277,6 +277,8 @@ export const paymentActions = implement(PAYMENTS, {
     const tx = await batchedWrite(ctx.services.db, async () => {
       await checkReference();
       const row = await createIntent(ctx.services, { wallet, type: 'payment', category: recipient.category, recipient, quote: q, note: p.note, reference: p.reference, idempotencyKey: ctx.idempotency?.key, transactionId: early?.transactionId });
+      // A body run again (PostgreSQL retries a transaction whole) must not answer a round its rolled-back attempt opened.
+      round = null;
       // The idempotent answer is the intent alone: a replay opens no second round.
       await ctx.idempotency?.record(txView(row));
       // The fast path in one commit: the intent, its message and the round (guard rails were decided just now, in this transaction).

@@ -149,7 +149,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   // A restored ledger: its signing rounds close now, before anything answers; the daemon then
   // serves reads while money actions wait for the reconciliation with the chain (below).
   // A ledger put back in time without admin restore / mark-restored is caught here, before anything answers.
-  await checkLedgerRewind(db, config.dataDir, log);
+  await checkLedgerRewind(db, config.dataDir, log, () => durability.durable());
   const restoring = await beginRestore(services);
   metrics.addSource(ledgerMetricsSource(db, durability));
   const loopLag = watchLoopLag();

@@ -8,7 +8,7 @@
  * reconciles with the chain.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { markRestored, restoredMarker } from '../db/backup.ts';
 import { ledgerId, raiseLedgerClock, readLedgerClock, stepLedgerClock, watchLedgerClock } from '../db/ledger-clock.ts';
@@ -22,12 +22,39 @@ interface Seen {
   clock: string;
 }
 
-/** Compares the ledger's clock with the highest this node saw; marks a rewound ledger restored. Then keeps the file current. True when it was rewound. */
-export async function checkLedgerRewind(db: Store, dataDir: string, log: Logger, now: Date = new Date()): Promise<boolean> {
+/** What this node saw, or null: none yet, or a file it cannot read (a torn write is a lost look, never a reason to stop). */
+function readSeen(path: string, log: Logger): Seen | null {
+  if (!existsSync(path)) return null;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Seen;
+  } catch (err) {
+    log.warn('the ledger clock file cannot be read; it is written again', { path, error: (err as Error).message });
+    return null;
+  }
+}
+
+/** Writes `seen` so that a crash leaves the old file or the new one, on the disk. */
+function writeSeen(path: string, seen: Seen): void {
+  const fd = openSync(`${path}.tmp`, 'w', 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify(seen)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(`${path}.tmp`, path);
+}
+
+/**
+ * Compares the ledger's clock with the highest this node saw; marks a rewound ledger restored.
+ * Then keeps the file current: a step is written once its commit is on the disk (`durable`), so a
+ * crash that loses a commit never leaves the file ahead of the ledger. True when it was rewound.
+ */
+export async function checkLedgerRewind(db: Store, dataDir: string, log: Logger, durable: () => Promise<void> | undefined = () => undefined, now: Date = new Date()): Promise<boolean> {
   const path = join(dataDir, FILE);
   const id = await ledgerId(db, randomUUID());
   const clock = await readLedgerClock(db);
-  const seen = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Seen) : null;
+  const seen = readSeen(path, log);
   const rewound = seen !== null && seen.ledger === id && BigInt(seen.clock) > clock;
   if (rewound) {
     if (!(await restoredMarker(db))) await markRestored(db, { backup_created_at: `unknown (the ledger's clock is ${clock}; this node saw ${seen.clock})`, restored_at: now.toISOString() });
@@ -37,17 +64,26 @@ export async function checkLedgerRewind(db: Store, dataDir: string, log: Logger,
   }
   let highest = clock;
   let pending = false;
-  // Written after each step commits, once a turn however many steps committed in it; never lowered.
+  // Writes the highest step committed so far once its commit is on the disk; steps that commit
+  // meanwhile are written by the next round. Never lowered.
+  const persist = async (): Promise<void> => {
+    pending = true;
+    const target = highest;
+    try {
+      await durable();
+    } catch (err) {
+      pending = false;
+      log.warn('the ledger clock file waits for the next step: its commit was not confirmed on the disk', { error: (err as Error).message });
+      return;
+    }
+    writeSeen(path, { ledger: id, clock: target.toString() });
+    pending = false;
+    if (highest > target) await persist();
+  };
   watchLedgerClock(db, (step) => {
     if (step <= highest) return;
     highest = step;
-    if (pending) return;
-    pending = true;
-    setImmediate(() => {
-      pending = false;
-      writeFileSync(`${path}.tmp`, `${JSON.stringify({ ledger: id, clock: highest.toString() } satisfies Seen)}\n`, { mode: 0o600 });
-      renameSync(`${path}.tmp`, path);
-    });
+    if (!pending) void persist();
   });
   await stepLedgerClock(db);
   return rewound;

@@ -53,3 +53,34 @@ test('a ledger whose clock is behind what this node saw is marked restored and c
   await db.close();
   await other.close();
 });
+
+test('a step is written only once its commit is on the disk: while the sync is held the file stays behind, after it the step is there', async () => {
+  const dir = tempDir('aw-rewind-check-');
+  const db = openDatabase(':memory:', { network: 'simnet' });
+  let release: () => void = () => {};
+  let held: Promise<void> | undefined;
+  const durable = () => held;
+  expect(await checkLedgerRewind(db, dir, silentLogger, durable)).toBe(false);
+  await turn();
+  expect(seen(dir).clock).toBe('1');
+  held = new Promise<void>((r) => (release = r));
+  await db.transaction(() => stepLedgerClock(db));
+  await turn();
+  // Committed but not yet synced: a crash now could lose the step, so the file must not claim it.
+  expect(seen(dir).clock).toBe('1');
+  held = undefined;
+  release();
+  await turn();
+  expect(seen(dir).clock).toBe('2');
+  await db.close();
+});
+
+test('an unreadable clock file does not stop the start: it is written again', async () => {
+  const dir = tempDir('aw-rewind-check-');
+  const db = openDatabase(':memory:', { network: 'simnet' });
+  writeFileSync(join(dir, 'ledger-clock.json'), '{"ledger": "torn');
+  expect(await checkLedgerRewind(db, dir, silentLogger)).toBe(false);
+  await turn();
+  expect(seen(dir).clock).toBe('1');
+  await db.close();
+});
