@@ -8,6 +8,7 @@ import { Value } from '@sinclair/typebox/value';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseUsdc } from './domain/money.ts';
+import { isPostgresUrl } from './db/pg-store.ts';
 import { NETWORKS, type NetworkName } from './solana/networks.ts';
 
 const Money = T.String({ description: 'decimal USDC, e.g. "0.25"' });
@@ -266,7 +267,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   if (Boolean(file.server.tls_cert_file) !== Boolean(file.server.tls_key_file)) {
     throw new ConfigError(file.server.tls_cert_file ? 'server.tls_key_file' : 'server.tls_cert_file', 'TLS needs both tls_cert_file and tls_key_file');
   }
-  if (file.database.url && !/^postgres(ql)?:\/\/[^/]+/.test(file.database.url)) {
+  if (file.database.url && !isPostgresUrl(file.database.url)) {
     throw new ConfigError('database.url', 'must be a postgres:// URL such as postgres://wallet@db.internal:5432/wallet (leave it empty for the embedded SQLite ledger)');
   }
   if (file.outbound.total_timeout_ms < file.outbound.connect_timeout_ms) {

@@ -94,4 +94,14 @@ describe('config', () => {
     expect(configError(() => loadConfig({ dataDir: tempDir() }, { ...custom, AGENT_WALLET_SOLANA_RPC_URLS: 'ftp://x' })).keyPath).toBe('solana.rpc_urls');
     expect(configError(() => loadConfig({ dataDir: tempDir() }, { AGENT_WALLET_SOLANA_RPC_URLS: 'https://a.example.com' })).keyPath).toBe('solana.rpc_urls');
   });
+
+  test('[database] url: empty is the embedded SQLite; a postgres:// URL with a host is taken; anything else stops the start naming the key, and pool_size is bounded', () => {
+    expect(loadConfig({ dataDir: tempDir() }, {}).database).toEqual({ url: '', pool_size: 10, tls: false });
+    expect(loadConfig({ dataDir: tempDir() }, { AGENT_WALLET_DATABASE_URL: 'postgresql://wallet:secret@db.internal:5432/wallet' }).database.url).toBe('postgresql://wallet:secret@db.internal:5432/wallet');
+    for (const url of ['mysql://db/wallet', 'postgres:///wallet', 'db.internal:5432']) {
+      const err = configError(() => loadConfig({ dataDir: tempDir() }, { AGENT_WALLET_DATABASE_URL: url }));
+      expect(err.keyPath).toBe('database.url');
+    }
+    expect(configError(() => loadConfig({ dataDir: tempDir() }, { AGENT_WALLET_DATABASE_POOL_SIZE: '0' })).keyPath).toBe('database.pool_size');
+  });
 });

@@ -96,11 +96,13 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     // For load balancers: this node may take traffic (DESIGN §10.2).
     .get('/readyz', async () => {
       const notReady = (reason: string, howToFix: string) => jsonResponse(503, { status: 'not_ready', reason, how_to_fix: howToFix }, { 'Retry-After': '5' });
-      let version: number;
+      let version: number | null;
       try {
         version = await ledgerSchemaVersion(services.db);
       } catch (err) {
-        return notReady(`the ledger does not answer: ${(err as Error).message}`, 'Check the database ([database] url, or the data dir disk); the node answers again once it does.');
+        // The cause goes to the log, not to whoever asks (it may name hosts and roles).
+        services.log.error('readyz: the ledger does not answer', { error: (err as Error).message });
+        return notReady('the ledger does not answer', 'Check the database ([database] url, or the data dir disk) and the node log; the node answers again once it does.');
       }
       if (version !== SCHEMA_VERSION) return notReady(`the ledger is at schema version ${version}; this node's release has ${SCHEMA_VERSION}`, 'Upgrade this node to the release that moved the ledger (a rolling upgrade in progress).');
       if (services.restore.active) return notReady('restoring: the ledger is being reconciled with the chain', 'Wait: money actions resume once the reconciliation is done (/healthz shows the blocks to go).');

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { copyLedger, CopyLedgerError } from '../db/copy-ledger.ts';
 import { ledgerPath, redactedUrl } from '../db/ledger.ts';
+import { isPostgresUrl } from '../db/pg-store.ts';
 import { DataDirBusyError, lockDataDir } from '../daemon/lock.ts';
 import { commandFlags, type CommandInput } from './context.ts';
 import { UsageError } from './usage.ts';
@@ -16,7 +17,7 @@ export async function copyLedgerCommand(input: CommandInput, io: AdminIo): Promi
   const { flags } = commandFlags(input, { 'data-dir': 'string', to: 'string', json: 'boolean' });
   const to = flags.to ?? io.env.AGENT_WALLET_DATABASE_URL;
   if (!to) throw new UsageError('--to postgres://USER@HOST:PORT/DB is required (the empty PostgreSQL database to copy into)');
-  if (!/^postgres(ql)?:\/\/[^/]+/.test(to)) throw new UsageError(`--to must be a postgres:// URL, not "${redactedUrl(to)}"`);
+  if (!isPostgresUrl(to)) throw new UsageError(`--to must be a postgres:// URL, not "${redactedUrl(to)}"`);
   const dataDir = resolve(flags['data-dir'] ?? io.env.AGENT_WALLET_DATA_DIR ?? './data');
   const sqlitePath = ledgerPath(dataDir);
   if (!existsSync(sqlitePath)) throw new CopyLedgerError(`no ledger at ${sqlitePath}; pass the --data-dir the daemon ran with (default ./data)`);

@@ -11,10 +11,11 @@ export async function optimize(db: Store): Promise<void> {
   await db.exec(db.dialect === 'postgres' ? 'ANALYZE' : 'PRAGMA optimize');
 }
 
-/** The schema version the ledger is at now (another node of a newer release may have moved it). */
-export async function ledgerSchemaVersion(db: Store): Promise<number> {
+/** The schema version the ledger is at now (another node of a newer release may have moved it); null when it records none. */
+export async function ledgerSchemaVersion(db: Store): Promise<number | null> {
   if (db.dialect === 'sqlite') return Number((await db.get<{ user_version: bigint }>('PRAGMA user_version'))!.user_version);
-  return Number((await db.get<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'"))!.value);
+  const row = await db.get<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'");
+  return row ? Number(row.value) : null;
 }
 
 /** Throws when the database cannot answer a trivial query. */

@@ -289,6 +289,11 @@ function namedShape(sql: string): { text: string; names: string[] } {
   return { text, names };
 }
 
+/** A postgres:// (or postgresql://) URL naming a host: what `[database] url` and `copy-ledger --to` accept. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\/[^/]+/.test(url);
+}
+
 /** The url without its password, for messages. */
 function where(url: string): string {
   try {
@@ -329,7 +334,7 @@ export async function openPgStore(
   // This binary's version and migration bodies; a test moves a ledger with bodies of its own.
   migrations: { target: number; bodies: Readonly<Record<number, string>> } = { target: SCHEMA_VERSION, bodies: PG_MIGRATIONS },
 ): Promise<PgStore> {
-  if (!/^postgres(ql)?:\/\//.test(url)) throw new DatabaseOpenError(`${where(url)} is not a PostgreSQL url (postgres://user:password@host:port/database); ${HOW}`);
+  if (!isPostgresUrl(url)) throw new DatabaseOpenError(`${where(url)} is not a PostgreSQL url (postgres://user:password@host:port/database); ${HOW}`);
   const store = new PgStore(url, { poolSize: opts.poolSize, tls: opts.tls, commitWithoutFlush: opts.commitWithoutFlush });
   const at = where(url);
   try {
