@@ -144,7 +144,7 @@ async function confirmAnswer(services: Services, ready: TxRow) {
  * signed opens no round (its bytes are re-sent, never signed again).
  */
 export async function confirmAndOpenRound(services: Services, wallet: { wallet_id: string; address: string; server_key: Uint8Array }, tx: TxRow, prepared: PreparedRound) {
-  // A message built now is stored with the round in one SQLite transaction (one fsync less).
+  // A message built now is stored with the round in one transaction (one commit less).
   let round: SignInitResult | null = null;
   const confirmed = await confirmTx(services, wallet.address, tx, async (stored) => {
     round = await recordRound(services, prepared, stored);

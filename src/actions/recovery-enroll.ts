@@ -34,7 +34,7 @@ const notFound = () =>
   new AppError('NOT_FOUND', 'Enrollment not found for this wallet.', { howToFix: 'Use the enrollment code the owner made for this wallet (agent-wallet owner recovery start on the owner’s machine).' });
 
 /** The enrollment, if `mayUse` accepts it (the caller's wallet or owner), it is not past its time, and it is in one of `statuses`. */
-async function liveEnrollment(services: Services, enrollmentId: string, mayUse: (row: EnrollmentRow) =>  Promise<boolean> | boolean, statuses: EnrollmentRow['status'][]): Promise<EnrollmentRow> {
+async function liveEnrollment(services: Services, enrollmentId: string, mayUse: (row: EnrollmentRow) => Promise<boolean> | boolean, statuses: EnrollmentRow['status'][]): Promise<EnrollmentRow> {
   const row = await getEnrollment(services.db, enrollmentId);
   if (!row || !(await mayUse(row))) throw notFound();
   const now = services.now().getTime();

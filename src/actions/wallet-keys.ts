@@ -29,7 +29,7 @@ const exportNotFound = (whose: string) =>
  * audit entry and an `export.revoked` event with it. NOT_FOUND for another wallet's export (never
  * a hint it exists), INVALID_STATUS when it is already revoked.
  */
-async function revokeOne(services: Services, exportId: string, mayRevoke: (walletId: string) =>  Promise<boolean> | boolean, actor: string, whose: string) {
+async function revokeOne(services: Services, exportId: string, mayRevoke: (walletId: string) => Promise<boolean> | boolean, actor: string, whose: string) {
   const { db } = services;
   const now = services.now().getTime();
   const outcome = await db

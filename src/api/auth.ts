@@ -11,7 +11,7 @@ import { findOwnerByTokenHash } from '../db/owners.ts';
 import { AppError } from '../errors.ts';
 import type { Principal } from '../domain/principal.ts';
 
-type KeyResolver = (db: Store, hash: Uint8Array) =>  Promise<KeyHolder | null>;
+type KeyResolver = (db: Store, hash: Uint8Array) => Promise<KeyHolder | null>;
 
 /** One resolver per key kind; owner tokens resolve through owner_tokens (revoked ones to nobody). */
 const RESOLVERS: Partial<Record<KeyKind, KeyResolver>> = { bot: findWalletByKeyHash, merchant: findMerchantByKeyHash, owner: findOwnerByTokenHash };

@@ -32,7 +32,7 @@ export interface DispatchDeps {
   limiter: RateLimiter;
   metrics: Metrics;
   /** Extra error details for a bot key on an unclaimed wallet (claim_url, claim_code). */
-  unclaimedDetails: (walletId: string) =>  Promise<Record<string, unknown>>;
+  unclaimedDetails: (walletId: string) => Promise<Record<string, unknown>>;
   /** Admission of state-changing calls: one a turn of the event loop, a bounded queue (turns.ts). */
   turns?: Turns;
   /** The idempotency keys of requests running now (idempotency-claims.ts). */

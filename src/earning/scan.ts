@@ -9,7 +9,7 @@
  * while the checkout page is open — is found by a scan of the reference key itself, which only an
  * open checkout page asks for (`nudgeScan`), rate-bounded. Each landed signature is judged once
  * (`judgePayment`: USDC, to the payee's token account, enough, in time) and the outcome is written
- * in one SQLite transaction: the paylink marked paid, or a rejection row with its reason.
+ * in one ledger transaction: the paylink marked paid, or a rejection row with its reason.
  *
  * Ledger, and why nothing is counted twice: USDC that reaches a wallet payee's token account
  * through a transaction carrying a watched reference key is recorded HERE as an incoming `payment`
@@ -133,7 +133,7 @@ async function recordRejection(services: Services, row: PaylinkRow, r: { signatu
   );
 }
 
-/** Judges one landed transaction for the paylink and writes the outcome; synchronous, inside the write transaction. */
+/** Judges one landed transaction for the paylink and writes the outcome; call inside the write transaction. */
 async function applyTransfer(services: Services, requestId: string, signature: string, transfers: TokenTransfers, payee: { address: string; tokenAccount: string }): Promise<void> {
   const now = services.now().getTime();
   const row = await getPaylink(services.db, requestId);

@@ -182,7 +182,7 @@ export async function completeSigning<Tx extends SignableTx>(
   walletAddress: string,
   walletServerKey: Uint8Array,
   shareJson: unknown,
-  opts: { sessionId?: string; recheck?: (tx: Tx) =>  Promise<AppError | null> } = {},
+  opts: { sessionId?: string; recheck?: (tx: Tx) => Promise<AppError | null> } = {},
 ): Promise<SignCompleteResult> {
   let agentShare: Uint8Array;
   try {

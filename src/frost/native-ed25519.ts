@@ -1,7 +1,8 @@
 /**
  * Plain RFC 8032 Ed25519 through the runtime's native implementation (node:crypto, BoringSSL in
- * Bun): about ten times cheaper than noble's pure-JS verify and sign, and synchronous, so it can run
- * inside a `bun:sqlite` transaction (WebCrypto's `subtle.verify` is asynchronous). Key objects are
+ * Bun): about ten times cheaper than noble's pure-JS verify and sign, and synchronous, so a write
+ * transaction that checks a signature holds the writer no longer than the check (WebCrypto's
+ * `subtle.verify` yields to the event loop). Key objects are
  * built once per key and kept in a bounded cache.
  */
 import { createHash, createPrivateKey, createPublicKey, randomBytes, sign, verify, type KeyObject } from 'node:crypto';

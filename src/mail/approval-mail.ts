@@ -20,7 +20,7 @@ export const APPROVAL_LINK_HOURS = 48;
 
 /**
  * Creates the approve/reject links of `approval` and queues the mail to the wallet owner's
- * e-mail. Synchronous, with no transaction of its own: call it inside the write transaction
+ * e-mail. With no transaction of its own: call it inside the write transaction
  * that creates the approval, so both commit or neither does. A wallet without an owner (never
  * the case for a claimed wallet) gets no mail.
  */

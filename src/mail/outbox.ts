@@ -14,7 +14,7 @@ export interface OutgoingMail {
 }
 
 /**
- * Queues `mail`; synchronous, so it can run inside the write transaction that causes the mail
+ * Queues `mail`; call it inside the write transaction that causes the mail
  * (then a rolled-back change sends nothing). Returns the mail id.
  */
 export async function queueMail(services: Services, mail: OutgoingMail): Promise<string> {

@@ -1,9 +1,10 @@
 /**
  * Creating a money-moving intent (payment, withdrawal, x402): quote the fees from the chain,
- * then — in one synchronous SQLite transaction — check the available balance, let the guard
- * rails decide, reserve the budget by inserting the row, open an approval when needed, and
- * write the events and the audit entry. Nothing awaits inside the transaction, so twenty
- * concurrent intents against one budget are decided one after another and never overspend.
+ * then — in one write transaction — check the available balance, let the guard rails decide,
+ * reserve the budget by inserting the row, open an approval when needed, and write the events and
+ * the audit entry. The database orders the transactions (SQLite's one writer; on PostgreSQL the
+ * writer lock, or the payer wallet's key lock), so twenty concurrent intents against one budget
+ * are decided one after another and never overspend.
  */
 import type { Address } from '@solana/kit';
 import { AppError } from '../errors.ts';
@@ -121,7 +122,7 @@ export async function setupHeldQuote(services: Services, walletId: string, recip
 }
 
 /**
- * Creates the intent; call inside `db.transaction(...).immediate()`. Returns the stored row.
+ * Creates the intent; call inside the caller's write transaction. Returns the stored row.
  * A rejected intent is stored too (with its rule), so the agent and the owner can see why.
  */
 export async function createIntent(services: Services, intentInput: IntentInput): Promise<TxRow> {

@@ -35,7 +35,7 @@ function priceFor(tx: TxRow, estimate: bigint, cap: bigint): bigint {
 
 /**
  * Returns the transaction with a current message, building one when needed. `withNew` runs inside
- * the SQLite transaction that stores a new message, on the row as stored (one commit, not two).
+ * the transaction that stores a new message, on the row as stored (one commit, not two).
  */
 export async function ensureMessage(services: Services, walletAddress: string, tx: TxRow, withNew?: (stored: TxRow) => Promise<void>): Promise<TxRow> {
   if (tx.signed_tx) return tx;
@@ -118,7 +118,7 @@ export async function buildMessage(services: Services, walletAddress: string, m:
   return { messageBytes: built.messageBytes, lastValidBlockHeight: built.lastValidBlockHeight, price };
 }
 
-/** Stores a built message on its (unsigned) transaction; call inside the caller's SQLite transaction. */
+/** Stores a built message on its (unsigned) transaction; call inside the caller's transaction. */
 export async function storeMessage(services: Services, transactionId: string, built: BuiltMessage): Promise<void> {
   await setTxMessage(services.db, transactionId, built.messageBytes, built.lastValidBlockHeight, services.now().getTime(), built.price);
 }

@@ -4,7 +4,7 @@
  *   prepare  — probe the URL through the outbound client; a 402 is parsed, the Solana `exact`
  *              USDC option of our network is chosen and checked, and the intent is created under
  *              the guard rails (category x402, the URL's host) with the purchase row, in one
- *              SQLite transaction.
+ *              ledger transaction.
  *   confirm  — build the exact SVM message (compute unit limit, compute unit price, transferChecked
  *              to ATA(payTo), memo), fee payer = the facilitator (`extra.feePayer`), and start the
  *              FROST signing session.
@@ -279,7 +279,7 @@ export async function prepare(ctx: ActionContext, wallet: WalletRow, p: PrepareP
  * The purchase of a payable option (from a probed 402, or a paid MCP tool's PaymentRequired): the
  * price checked against the service maximum and `maxAmount`, the fee payer and payee against this
  * wallet and service, the payee's token account on chain, then the intent under the guard rails
- * (host = `host`) with the purchase row, in one SQLite transaction.
+ * (host = `host`) with the purchase row, in one ledger transaction.
  */
 async function createPurchase(
   ctx: ActionContext,

@@ -86,7 +86,7 @@ export function signInView(row: SignInRow) {
 /**
  * From x402_prepare: opens a sign-in when the 402 offers one this wallet may sign — `declined`
  * says why not when it offered one we refuse (the purchase then goes on), null when there is
- * nothing to sign in for. Writes in the caller's SQLite transaction.
+ * nothing to sign in for. Writes in the caller's transaction.
  */
 export async function openSignIn(
   ctx: ActionContext,

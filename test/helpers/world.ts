@@ -36,10 +36,10 @@ export interface World {
   clock: { offsetMs: number };
   agent(name: string, opts?: { claimBy?: string }): Promise<Agent>;
   /** Claims a wallet for `email` (as the claim flow would) and returns an owner API client. */
-  claim(walletId: string, email: string):  Promise<ApiClient>;
-  ownerClient(email: string):  Promise<ApiClient>;
+  claim(walletId: string, email: string): Promise<ApiClient>;
+  ownerClient(email: string): Promise<ApiClient>;
   /** The owner API token ownerClient uses (minted once per e-mail), for a client of the test's own (a proxy, the CLI). */
-  ownerToken(email: string):  Promise<string>;
+  ownerToken(email: string): Promise<string>;
   fund(address: Address, usdc: bigint): Promise<string>;
   /** Alice pays Bob: two agents claimed by owner@example.com, Alice funded with `usdc`, Bob's token account made. */
   payerAndPayee(usdc: bigint): Promise<{ alice: Agent; bob: Agent }>;
