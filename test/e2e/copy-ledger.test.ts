@@ -6,8 +6,7 @@
  * still verifies and is the start of the export taken after it.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { SQL } from 'bun';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Address } from '@solana/kit';
 import { ApiClient } from '../../src/client/api.ts';
@@ -16,7 +15,7 @@ import { confirmSignSubmit } from '../../src/client/sign.ts';
 import type { ProfileData } from '../../src/client/profile.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { claimInLedger, customChainEnv, runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
-import { PG_SERVER } from '../helpers/ledger.ts';
+import { emptyPgDatabase, PG_SERVER } from '../helpers/ledger.ts';
 import { startPgCluster, type PgCluster } from '../helpers/pg.ts';
 import { tempDir } from '../helpers/services.ts';
 
@@ -41,17 +40,6 @@ async function pay(api: ApiClient, profile: ProfileData, to: string, amount: str
   return confirmSignSubmit(api, profile, intent.transaction_id);
 }
 
-/** An empty database on the suite's server (or this file's cluster); its URL. */
-async function emptyDatabase(): Promise<string> {
-  const server = PG_SERVER ?? cluster!.url;
-  const name = `aw_copy_${Date.now()}`;
-  const admin = new SQL(server, { max: 1 });
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  await admin.close();
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 async function exportLog(url: string, walletId: string, token: string, file: string): Promise<string> {
   const res = await fetch(`${new URL(url).origin}/v1/owner/decision-log?wallet_id=${walletId}`, { headers: { authorization: `Bearer ${token}` } });
@@ -64,6 +52,9 @@ const verifyLog = (file: string, daemonUrl: string) => runCli(['owner', 'verify-
 
 test('copy-ledger moves a live ledger to PostgreSQL: the daemon on the copy serves the same wallets, balances and history, and the log exported before the move still verifies', async () => {
   const env = customChainEnv(simnet.url);
+  // The ledger to move is SQLite's, also when the suite runs on PostgreSQL (which would otherwise configure the data dir for it).
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  writeFileSync(join(dataDir, 'config.toml'), '', { mode: 0o600 });
   daemon = await startDaemonProcess({ dataDir, env });
   await simnet.airdrop(daemon.started.fee_payer as Address, 10_000_000_000n);
   await simnet.faucet(daemon.started.fee_payer as Address, 0n);
@@ -92,7 +83,7 @@ test('copy-ledger moves a live ledger to PostgreSQL: the daemon on the copy serv
   const oldUrl = daemon.url;
 
   // A running daemon is refused (its ledger could change under the copy); a stopped one is copied and verified.
-  const url = await emptyDatabase();
+  const url = await emptyPgDatabase(PG_SERVER ?? cluster!.url);
   const running = await runCli(['admin', 'copy-ledger', '--data-dir', dataDir, '--to', url], env);
   expect(running.code).toBe(1);
   expect(running.stderr).toContain('daemon');

@@ -128,7 +128,14 @@ test('a ledger put back in time is caught at start: a round completed after the 
   const after = await openDataDirLedger(dataDir);
   expect(await after.store.get<{ status: string; nonces: Uint8Array | null }>('SELECT status, nonces FROM sign_sessions WHERE sign_session_id = ?', init.sign_session_id)).toEqual({ status: 'failed', nonces: null });
   await after.close();
-  // The payment that landed after the point came back from the chain, once, with its landed signature.
-  const sent = await api.call<{ items: { transaction_id: string; status: string; signature: string | null }[] }>('bot', 'list_payments', { limit: 50 });
-  expect(sent.items.filter((t) => t.transaction_id === open.transaction_id)).toEqual([expect.objectContaining({ status: 'completed', signature: done.signature })]);
+  // The payment that landed after the point comes back from the chain, once, with its landed
+  // signature (recorded through the confirmation path, which may take a look after the reconciliation).
+  const recovered = async () => (await api.call<{ items: { transaction_id: string; status: string; signature: string | null }[] }>('bot', 'list_payments', { limit: 50 })).items.filter((t) => t.transaction_id === open.transaction_id);
+  const recordBy = Date.now() + 30_000;
+  let rows = await recovered();
+  while (rows[0]?.status !== 'completed' && Date.now() < recordBy) {
+    await Bun.sleep(200);
+    rows = await recovered();
+  }
+  expect(rows).toEqual([expect.objectContaining({ status: 'completed', signature: done.signature })]);
 }, 180_000);

@@ -6,7 +6,6 @@
  * with another master.key is refused.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { SQL } from 'bun';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Address } from '@solana/kit';
@@ -17,7 +16,7 @@ import type { ProfileData } from '../../src/client/profile.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
 import { claimInLedger, customChainEnv, MAIN, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
-import { PG_SERVER } from '../helpers/ledger.ts';
+import { emptyPgDatabase, PG_SERVER } from '../helpers/ledger.ts';
 import { startPgCluster, type PgCluster } from '../helpers/pg.ts';
 import { tempDir } from '../helpers/services.ts';
 
@@ -39,20 +38,9 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-/** An empty database on the suite's server (or this file's cluster); its URL. */
-async function emptyDatabase(): Promise<string> {
-  const server = PG_SERVER ?? cluster!.url;
-  const name = `aw_nodes_${Date.now()}`;
-  const admin = new SQL(server, { max: 1 });
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  await admin.close();
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 test('two nodes on one PostgreSQL: 16 agents split across them, rounds opened on one node and completed on the other, each payment once, ledger = chain', async () => {
-  const url = await emptyDatabase();
+  const url = await emptyPgDatabase(PG_SERVER ?? cluster!.url);
   for (const dir of [dirA, dirB]) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(join(dir, 'config.toml'), `[database]\nurl = "${url}"\npool_size = 4\n`, { mode: 0o600 });

@@ -16,8 +16,8 @@ export const PG_SERVER = process.env.AW_TEST_PG_URL || null;
 
 let template: Promise<string> | null = null;
 
-async function onServer(statement: string): Promise<void> {
-  const sql = new SQL(PG_SERVER!, { bigint: true, max: 1 });
+async function onServer(statement: string, server = PG_SERVER!): Promise<void> {
+  const sql = new SQL(server, { bigint: true, max: 1 });
   try {
     await sql.unsafe(statement);
   } finally {
@@ -27,18 +27,25 @@ async function onServer(statement: string): Promise<void> {
 
 const randomName = (prefix: string) => `${prefix}_${Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString('hex')}`;
 
-function urlOf(name: string): string {
-  const url = new URL(PG_SERVER!);
+function urlOf(name: string, server = PG_SERVER!): string {
+  const url = new URL(server);
   url.pathname = `/${name}`;
   return url.toString();
 }
 
-/** The template database of this process: the schema created once, then cloned (a clone is far cheaper than the schema). */
-function templateDatabase(network: string): Promise<string> {
+/** A new, empty database on `server` (the suite's, or a cluster a file started); its URL. */
+export async function emptyPgDatabase(server: string): Promise<string> {
+  const name = randomName('aw_empty');
+  await onServer(`CREATE DATABASE ${name}`, server);
+  return urlOf(name, server);
+}
+
+/** The template database of this process: the schema created once, on simnet, then cloned (a clone is far cheaper than the schema). */
+function templateDatabase(): Promise<string> {
   template ??= (async () => {
     const name = randomName('aw_tpl');
     await onServer(`CREATE DATABASE ${name}`);
-    const store = await openPgStore(urlOf(name), { network, poolSize: 1 });
+    const store = await openPgStore(urlOf(name), { network: 'simnet', poolSize: 1 });
     await store.close();
     return name;
   })();
@@ -47,7 +54,7 @@ function templateDatabase(network: string): Promise<string> {
 
 /** A fresh PostgreSQL database with the ledger's schema on `network`; its URL. */
 export async function freshPgLedgerUrl(network = 'simnet'): Promise<string> {
-  const tpl = await templateDatabase('simnet');
+  const tpl = await templateDatabase();
   const name = randomName('aw');
   await onServer(`CREATE DATABASE ${name} TEMPLATE ${tpl}`);
   if (network !== 'simnet') {

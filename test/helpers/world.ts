@@ -123,6 +123,8 @@ export async function startWorld(
     async stop() {
       await server.stop();
       await simnet.stop();
+      // Its ledger too: on PostgreSQL a pool that would otherwise stay open for the rest of the run.
+      await services.db.close();
     },
   };
   return world;
