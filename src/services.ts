@@ -9,6 +9,7 @@ import type { FeePayerKey } from './secret-files.ts';
 import type { ChainPort } from './solana/port.ts';
 import type { RestoreState } from './ops/restore-state.ts';
 import type { Durability } from './db/durability.ts';
+import type { NodeLocks } from './db/node-locks.ts';
 import type { TxRow } from './db/transactions.ts';
 import type { SigningLedger } from './frost/signing-ledger.ts';
 import type { DkgLedger } from './frost/dkg-ledger.ts';
@@ -42,4 +43,6 @@ export interface Services {
   durable: () => Promise<void> | undefined;
   /** How the ledger reaches the disk, for /metrics. */
   durability: Durability;
+  /** What this node holds against the other daemons of a shared ledger: job ticks, the chain watch, idempotency keys. */
+  nodes: NodeLocks;
 }

@@ -25,6 +25,8 @@ import { webRoutes } from '../web/routes.ts';
 import { payRoutes } from '../web/pay-routes.ts';
 import { evidenceRoutes } from './evidence-routes.ts';
 import { facilitatorRoutes } from './facilitator-routes.ts';
+import { leaseOf } from '../jobs/runner.ts';
+import { DEPOSIT_JOB } from '../jobs/deposits.ts';
 
 export interface AppOptions {
   /** Shared with the job runner so /metrics shows both. */
@@ -106,7 +108,14 @@ export function createApp(services: Services, opts: AppOptions = {}) {
       }
       if (version !== SCHEMA_VERSION) return notReady(`the ledger is at schema version ${version}; this node's release has ${SCHEMA_VERSION}`, 'Upgrade this node to the release that moved the ledger (a rolling upgrade in progress).');
       if (services.restore.active) return notReady('restoring: the ledger is being reconciled with the chain', 'Wait: money actions resume once the reconciliation is done (/healthz shows the blocks to go).');
-      return jsonResponse(200, { status: 'ready', schema_version: version, network: services.config.solana.network });
+      const nodes = services.nodes;
+      const lockless = () => notReady("this node's lock connection to the database does not answer: it cannot tell which node watches the chain", 'Check the network between this node and PostgreSQL; the node answers again once its connection does.');
+      if (!nodes.answering()) return lockless();
+      const lease = leaseOf(DEPOSIT_JOB);
+      const elsewhere = nodes.shared && !nodes.holds(lease) ? await nodes.heldAnywhere(lease).catch(() => null) : false;
+      if (elsewhere === null) return lockless();
+      const watch = !nodes.shared || nodes.holds(lease) ? 'this node' : elsewhere ? 'another node' : 'being taken over';
+      return jsonResponse(200, { status: 'ready', schema_version: version, network: services.config.solana.network, nodes: nodes.liveNodes(), chain_watch: watch });
     })
     .get('/metrics', async ({ request, server }) => {
       const token = services.config.server.metrics_token;

@@ -111,7 +111,11 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   const masterKey = loadMasterKey(config.dataDir);
   const feePayer = loadFeePayer(config.dataDir, config.solana.fee_payer_keypair_file);
   // On SQLite commits no longer wait for the disk on the event loop; every effect waits for its commit instead.
-  const ledger = await openLedger(config, (message) => log.error('the ledger cannot reach the disk: nothing is answered or sent until the daemon restarts; check the disk', { error: message }));
+  const ledger = await openLedger(
+    config,
+    (message) => log.error('the ledger cannot reach the disk: nothing is answered or sent until the daemon restarts; check the disk', { error: message }),
+    (message) => log.warn('the node lock connection to PostgreSQL does not answer: this node runs no job and watches no chain until it does', { error: message }),
+  );
   const { store: db, durability } = ledger;
   const closeDb = () => ledger.close();
   // Every node of one ledger holds the master key it was created with (DESIGN §10.2).
@@ -140,7 +144,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   let listenUrl = '';
   const metrics = new Metrics();
   const services = buildServices({
-    config, db, log, masterKey, feePayer, listenUrl: () => listenUrl, simnetRpcUrl: simnet?.url, durability,
+    config, db, log, masterKey, feePayer, listenUrl: () => listenUrl, simnetRpcUrl: simnet?.url, durability, nodes: ledger.nodes,
     observeRpc: (method, outcome) => {
       metrics.rpcCall(method, outcome);
       if (outcome === 'rate_limited') log.warn('rpc rate limited', { method, detail: 'the RPC provider answered HTTP 429; calls wait and retry (lower solana.rpc_max_rps to stay under its limit)' });
@@ -180,7 +184,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   writeFileSync(pidFile, `${JSON.stringify({ pid: process.pid, api_url: `${listenUrl}/v1`, rpc_url: config.rpcUrl, network: config.solana.network, usdc_mint: config.usdcMint })}\n`, { mode: 0o600 });
   await prepareTreasury(services, simnet);
 
-  const jobs = new JobRunner(log, metrics);
+  const jobs = new JobRunner(log, metrics, Date.now, ledger.nodes);
   let stopped = false;
   const startJobs = () => {
     if (stopped) return;

@@ -9,6 +9,7 @@ import type { RpcObserver } from '../solana/rpc-transport.ts';
 import { VERSION } from '../version.ts';
 import { notRestoring } from '../ops/restore-state.ts';
 import { IMMEDIATE, type Durability } from '../db/durability.ts';
+import { localNodeLocks, type NodeLocks } from '../db/node-locks.ts';
 import { registerHeadSigner } from '../db/decision-log.ts';
 import { storeSigningLedger } from '../db/signing-ledger.ts';
 import { storeDkgLedger } from '../db/dkg-ledger.ts';
@@ -28,6 +29,8 @@ export function buildServices(opts: {
   simnetRpcUrl?: string;
   /** Syncs on a worker (the daemon); without it the database is synchronous=FULL. */
   durability?: Durability;
+  /** The node's locks on a shared ledger (the daemon on PostgreSQL); alone, it holds everything. */
+  nodes?: NodeLocks;
 }): Services {
   const durability = opts.durability ?? IMMEDIATE;
   const chain =
@@ -56,6 +59,7 @@ export function buildServices(opts: {
     restore: notRestoring(),
     durable: () => durability.durable(),
     durability,
+    nodes: opts.nodes ?? localNodeLocks(),
   };
 }
 

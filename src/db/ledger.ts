@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import { IMMEDIATE, startDurability, type Durability } from './durability.ts';
+import { localNodeLocks, pgNodeLocks, type NodeLocks } from './node-locks.ts';
 import { openDatabase } from './open.ts';
 import { pgDurability } from './pg-durability.ts';
 import { openPgStore } from './pg-store.ts';
@@ -22,6 +23,8 @@ export interface LedgerConfig {
 export interface Ledger {
   store: Store;
   durability: Durability;
+  /** What this node holds against the other nodes of a shared ledger (the daemon's; one-shot commands hold everything). */
+  nodes: NodeLocks;
   /** Where the ledger lives, for logs and errors (never the password). */
   where: string;
   close(): Promise<void>;
@@ -43,15 +46,32 @@ export function redactedUrl(url: string): string {
 
 /**
  * Opens the configured ledger. `onDiskFailure` (the daemon) starts the SQLite durability workers
- * and is told when the disk fails; without it commits sync on return (one-shot commands).
+ * and is told when the disk fails; without it commits sync on return (one-shot commands). On
+ * PostgreSQL the daemon also gets its node locks, and `onNodeLockError` hears when their
+ * connection stops answering (the node then acts on none of them until it answers again).
  */
-export async function openLedger(config: LedgerConfig, onDiskFailure?: (message: string) => void): Promise<Ledger> {
+export async function openLedger(config: LedgerConfig, onDiskFailure?: (message: string) => void, onNodeLockError?: (message: string) => void): Promise<Ledger> {
   const network = config.solana.network;
   if (config.database.url) {
     // The daemon's commits skip the flush and its effects wait for one (pg-durability.ts); one-shot commands flush each commit.
     const store = await openPgStore(config.database.url, { network, poolSize: config.database.pool_size, tls: config.database.tls, commitWithoutFlush: onDiskFailure !== undefined });
-    const durability = onDiskFailure ? pgDurability(store) : IMMEDIATE;
-    return { store, durability, where: redactedUrl(config.database.url), close: () => store.close() };
+    const nodes = onDiskFailure
+      ? await pgNodeLocks(config.database.url, { tls: config.database.tls, onError: (err) => onNodeLockError?.(err.message) }).catch(async (err: unknown) => {
+          await store.close();
+          throw err;
+        })
+      : localNodeLocks();
+    const durability = onDiskFailure ? pgDurability(store, nodes) : IMMEDIATE;
+    return {
+      store,
+      durability,
+      nodes,
+      where: redactedUrl(config.database.url),
+      close: async () => {
+        await nodes.close();
+        await store.close();
+      },
+    };
   }
   const path = ledgerPath(config.dataDir);
   const store = openDatabase(path, { network });
@@ -59,6 +79,7 @@ export async function openLedger(config: LedgerConfig, onDiskFailure?: (message:
   return {
     store,
     durability,
+    nodes: localNodeLocks(),
     where: path,
     close: async () => {
       await durability.close();

@@ -113,6 +113,7 @@ export class PgStore implements Store {
   private readonly context = new AsyncLocalStorage<Frame>();
   private readonly hooks: TxHook[] = [];
   private readonly begin: string;
+  private readonly flushKey = `wal_flushed_at:${Math.floor(Math.random() * 16)}`;
   /** What every transaction runs first: the writer lock, and synchronous_commit off when effects wait for flushWal. */
   private readonly prologue: string | null;
   /** The same for a transaction that names its keys (null without the writer lock). */
@@ -242,10 +243,18 @@ export class PgStore implements Store {
   /**
    * Returns once everything committed before the call is on the disk: one commit that waits for
    * its flush (synchronous_commit on, this connection's default), and PostgreSQL writes its WAL in
-   * order, so that flush carries every commit before it.
+   * order, so that flush carries every commit before it. It must write a row (a transaction that
+   * wrote nothing commits without a flush); each store writes one of 16 rows, chosen at random,
+   * so the flushes of several nodes seldom wait on one row lock.
    */
   async flushWal(): Promise<void> {
-    await this.sql.unsafe("INSERT INTO meta (key, value) VALUES ('wal_flushed_at', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [new Date().toISOString()]);
+    await this.sql.unsafe("INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [this.flushKey, new Date().toISOString()]);
+  }
+
+  /** Whether the server's WAL holds commits not yet on its disk (any node's). */
+  async walBehind(): Promise<boolean> {
+    const [row] = await this.sql.unsafe('SELECT pg_current_wal_insert_lsn() > pg_current_wal_flush_lsn() AS behind');
+    return row.behind === true;
   }
 
   async close(): Promise<void> {

@@ -257,13 +257,18 @@ async function recordDeposit(
  * The job ticks every second and runs a pass when one is due: every WATCH_INTERVAL_MS, or less
  * often when solana.rpc_max_rps is too small for the number of accounts (the stretch is logged).
  */
+/** The chain watch's job name (its lease on a shared ledger: leaseOf(DEPOSIT_JOB)). */
+export const DEPOSIT_JOB = 'deposits';
+
 export function depositJob(services: Services): JobDef {
   let nextAt = 0;
   let loggedInterval = WATCH_INTERVAL_MS;
   return {
-    name: 'deposits',
+    name: DEPOSIT_JOB,
     schedule: { everySeconds: 1 },
     runAtStart: true,
+    // One node watches the chain (DESIGN §10.2): its passes would only repeat each other's calls.
+    singleton: true,
     run: async () => {
       const started = Date.now();
       if (started < nextAt) return;

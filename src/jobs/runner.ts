@@ -2,13 +2,23 @@
  * Named, restart-safe background jobs on croner (STYLE habit 10). A job is an idempotent
  * function over the database: each tick selects due rows and acts; a failure is logged and
  * counted, never thrown, and the next tick tries again. `protect` keeps ticks from overlapping.
+ *
+ * On a ledger several daemons share, a tick runs on one node at a time: it holds the job's lock
+ * for its run, and a node that finds it held skips the tick. So due items fall to whichever node
+ * ticks first, and a dead node's share to the others at their next tick. A `singleton` job (the
+ * chain watch) runs only on the node holding its lease, which the node keeps until it stops or
+ * dies; the others try for it every tick and one takes it over at its next tick after the death.
  */
 import { Cron } from 'croner';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { inBackground } from '../solana/rpc-priority.ts';
+import { localNodeLocks, type NodeLocks } from '../db/node-locks.ts';
 
 const MAX_BACKOFF_MS = 60_000;
+
+/** The node lock a singleton job runs under. */
+export const leaseOf = (job: string) => `lease:${job}`;
 
 export interface JobDef {
   name: string;
@@ -17,11 +27,14 @@ export interface JobDef {
   run: () => void | Promise<void>;
   /** Also run once right after start (re-scan at startup). */
   runAtStart?: boolean;
+  /** Runs on one node of a shared ledger for as long as that node lives (a lease), not tick by tick. */
+  singleton?: boolean;
 }
 
 export class JobRunner {
   private crons: Cron[] = [];
   private running = new Set<Promise<void>>();
+  private singletons: string[] = [];
   /** Consecutive failures and the earliest next run, per job: a failing job backs off up to a minute. */
   private backoff = new Map<string, { failures: number; notBefore: number }>();
 
@@ -29,7 +42,27 @@ export class JobRunner {
     private readonly log: Logger,
     private readonly metrics?: Metrics,
     private readonly now: () => number = Date.now,
-  ) {}
+    private readonly locks: NodeLocks = localNodeLocks(),
+  ) {
+    locks.onLost((key) => this.log.warn('lost a node lock with the connection that held it; another node may take it over', { lock: key }));
+  }
+
+  /** Runs `job` once if this node's turn: it holds the job's lease, or gets the tick's lock. False when another node has it. */
+  private async onThisNode(job: JobDef, run: () => Promise<boolean>): Promise<boolean> {
+    if (!this.locks.shared) return await run();
+    if (job.singleton) {
+      const lease = leaseOf(job.name);
+      const had = this.locks.holds(lease);
+      if (!(await this.locks.tryTake(lease))) return false;
+      if (!had) this.log.info('took the lease of a singleton job', { job: job.name });
+      return await run();
+    }
+    let ok = false;
+    await this.locks.exclusive(`job:${job.name}`, async () => {
+      ok = await run();
+    });
+    return ok;
+  }
 
   /** Runs one job once, recording success or failure; never throws. */
   async runOnce(job: JobDef): Promise<boolean> {
@@ -65,10 +98,15 @@ export class JobRunner {
 
   /** Schedules `job`. */
   add(job: JobDef): void {
+    if (job.singleton) this.singletons.push(job.name);
     // Returning the run lets croner's `protect` skip ticks while the previous run is still going.
     const fire = async (): Promise<void> => {
       if (this.isBackingOff(job.name)) return;
-      const run = this.runOnce(job);
+      // A lock the database cannot give is a failed tick (backs off), like the job's own failure.
+      const run = this.onThisNode(job, () => this.runOnce(job)).catch((err: unknown) => {
+        this.log.warn('job skipped: its node lock could not be asked for', { job: job.name, error: (err as Error).message });
+        return false;
+      });
       this.track(run);
       await run;
     };
@@ -86,5 +124,7 @@ export class JobRunner {
     for (const c of this.crons) c.stop();
     this.crons = [];
     await Promise.all([...this.running]);
+    // Handed over at once rather than when the connection closes.
+    for (const name of this.singletons) if (this.locks.holds(leaseOf(name))) await this.locks.release(leaseOf(name)).catch(() => undefined);
   }
 }

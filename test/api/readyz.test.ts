@@ -8,7 +8,7 @@ test('/readyz: ready on a current ledger; not ready (503, Retry-After, how to fi
   const app = createApp(services);
   const ready = await call(app, '/readyz');
   expect(ready.status).toBe(200);
-  expect(ready.body).toEqual({ status: 'ready', schema_version: SCHEMA_VERSION, network: 'simnet' });
+  expect(ready.body).toEqual({ status: 'ready', schema_version: SCHEMA_VERSION, network: 'simnet', nodes: 1, chain_watch: 'this node' });
 
   services.restore = { active: true, untilBlockHeight: 1_000n, blockHeight: 900n };
   const restoring = await call(app, '/readyz');
