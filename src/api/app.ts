@@ -62,7 +62,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     metrics,
     unclaimedDetails: async (walletId) => await claimDetails(services, walletId),
     turns,
-    claims: new IdempotencyClaims(),
+    claims: new IdempotencyClaims(services.nodes),
   };
 
   const clientIp = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null): string =>

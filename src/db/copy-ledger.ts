@@ -17,6 +17,8 @@ import { dirname, join } from 'node:path';
 import { GENESIS_HASH, rowHash } from '../domain/decision-log.ts';
 import { SCHEMA_VERSION } from './open.ts';
 import pgSchema from './pg/schema.sql' with { type: 'text' };
+import { pgSchemaThrough } from './migrations/postgres.ts';
+import { PG_SCHEMA_VERSION } from './pg-store.ts';
 
 /** Thrown when the copy is refused or does not verify; the message says what to do. */
 export class CopyLedgerError extends Error {
@@ -83,7 +85,7 @@ export async function copyLedger(opts: CopyOptions): Promise<CopyReport> {
     try {
       await refuseNonEmpty(sql, opts.pgUrl);
       return await sql.begin(async (tx) => {
-        await tx.unsafe(pgSchema);
+        for (const step of pgSchemaThrough(pgSchema, PG_SCHEMA_VERSION, SCHEMA_VERSION)) await tx.unsafe(step);
         const pgTypes = await checkSameShape(tx, tables);
         const insertTriggers = await insertTriggersOf(tx);
         // The copy carries derived rows (wallet_spend, its windows) as stored: triggers that would

@@ -151,6 +151,16 @@ export async function outstandingOut(db: Store, walletId: string): Promise<bigin
   return (await db.get<{ outstanding: bigint }>('SELECT outstanding FROM wallet_spend WHERE wallet_id = ?', walletId))?.outstanding ?? 0n;
 }
 
+/**
+ * A wallet's outstanding money and the running total of its outgoing money recorded as settled
+ * (schema 19): a balance read when the total was S is worth, now, that balance less what is
+ * outstanding less (total − S).
+ */
+export async function walletOutflow(db: Store, walletId: string): Promise<{ outstanding: bigint; settledOut: bigint }> {
+  const row = await db.get<{ outstanding: bigint; settled_out: bigint }>('SELECT outstanding, settled_out FROM wallet_spend WHERE wallet_id = ?', walletId);
+  return { outstanding: row?.outstanding ?? 0n, settledOut: row?.settled_out ?? 0n };
+}
+
 /** True when `signature` is one of our own signed outgoing transactions (its recipient row is written at completion). */
 export async function isOwnOutgoing(db: Store, signature: string): Promise<boolean> {
   return (await db.get("SELECT 1 FROM transactions WHERE signature = ? AND direction = 'out'", signature)) !== null;

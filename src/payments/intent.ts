@@ -15,7 +15,7 @@ import { loadEffectiveRails } from '../db/guard-rails.ts';
 import { railsToJson } from '../contract/guard-rails.ts';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { sha256 } from '../domain/sha256.ts';
-import { getTx, insertTx, outstandingOut, setupFeeHolder, type TxRow, type TxType } from '../db/transactions.ts';
+import { getTx, insertTx, setupFeeHolder, walletOutflow, type TxRow, type TxType } from '../db/transactions.ts';
 import { computeUsage } from '../db/usage.ts';
 import type { WalletRow } from '../db/wallets.ts';
 import { decide, windowStarts, type Category, type Decision, type GuardRails } from '../domain/guardrails.ts';
@@ -35,6 +35,8 @@ export interface Quote {
   total: bigint;
   /** On-chain balance of the payer. */
   balance: bigint;
+  /** The payer's settled_out total the balance is valid at (payments/balance-cache.ts). */
+  settledOut: bigint;
 }
 
 /** Reads what the chain says about the payer and the recipient, before any write. */
@@ -46,7 +48,8 @@ export async function quote(services: Services, payer: Address, recipient: Addre
   const fee = kind === 'withdrawal' ? money.withdrawalFee : kind === 'x402' ? 0n : feeFor(amount, BigInt(fees.payment_bps), money.paymentMin);
   const setupFee = recipientReady ? 0n : money.accountSetupFee;
   const total = amount + fee + setupFee;
-  return { amount, fee, setupFee, total, balance: await payerBalance(services, payer, mint, total) };
+  const { balance, settledOut } = await payerBalance(services, payer, mint, total);
+  return { amount, fee, setupFee, total, balance, settledOut };
 }
 
 export interface IntentInput {
@@ -66,9 +69,13 @@ export interface IntentInput {
   transactionId?: string;
 }
 
-/** What the wallet can still spend: on-chain balance minus outgoing money not yet settled. */
+/**
+ * What the wallet can still spend: the quoted balance, less outgoing money not yet settled, less
+ * what settled since the quote read it (a transfer completed meanwhile, on any node).
+ */
 async function available(services: Services, wallet: WalletRow, q: Quote): Promise<bigint> {
-  return q.balance - (await outstandingOut(services.db, wallet.wallet_id));
+  const flow = await walletOutflow(services.db, wallet.wallet_id);
+  return q.balance - flow.outstanding - (flow.settledOut - q.settledOut);
 }
 
 /** Throws INSUFFICIENT_FUNDS with balance, required and shortfall when `q` does not fit. */

@@ -20,7 +20,6 @@ import { ChainRejectedError, ChainUnavailableError } from '../solana/errors.ts';
 import type { SignatureStatus } from '../solana/port.ts';
 import type { Services } from '../services.ts';
 import { crashPoint } from '../crash-points.ts';
-import { debitBalance } from './balance-cache.ts';
 import { markWatchedMoved } from '../db/watch.ts';
 import { recordMerchantPayment } from '../webhooks/outbox.ts';
 import { recordAgentPaylinkPayment } from '../earning/scan.ts';
@@ -116,10 +115,7 @@ async function completeTx(services: Services, tx: TxRow, slot: bigint): Promise<
   const now = services.now().getTime();
   if (!(await moveTx(services.db, tx.transaction_id, ['pending'], 'completed', now, { completed_at: now }))) return;
   const from = (await getWallet(services.db, tx.wallet_id))?.address;
-  if (from) {
-    debitBalance(from, services.config.usdcMint, tx.amount + tx.fee + tx.setup_fee);
-    await markWatchedMoved(services.db, from, now);
-  }
+  if (from) await markWatchedMoved(services.db, from, now);
   const prefix = PREFIX[tx.type] ?? 'payment';
   await appendEvent(services.db, {
     walletId: tx.wallet_id,

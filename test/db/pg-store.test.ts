@@ -6,8 +6,8 @@
  */
 import { SQL } from 'bun';
 import { afterAll, afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { DatabaseOpenError } from '../../src/db/open.ts';
-import { MAX_TX_ATTEMPTS, NumericResultError, openPgStore, PG_SCHEMA_VERSION, PgStore, type PgStoreOptions, TransactionConflictError } from '../../src/db/pg-store.ts';
+import { DatabaseOpenError, SCHEMA_VERSION } from '../../src/db/open.ts';
+import { MAX_TX_ATTEMPTS, NumericResultError, openPgStore, PgStore, type PgStoreOptions, TransactionConflictError } from '../../src/db/pg-store.ts';
 import type { TxScope } from '../../src/db/store.ts';
 import { startPgClusterOrSkip } from '../helpers/pg.ts';
 
@@ -378,7 +378,7 @@ pg('openPgStore', () => {
     opened.push(first);
     expect(await first.all('SELECT key, value FROM meta ORDER BY key')).toEqual([
       { key: 'network', value: 'devnet' },
-      { key: 'schema_version', value: String(PG_SCHEMA_VERSION) },
+      { key: 'schema_version', value: String(SCHEMA_VERSION) },
     ]);
     expect(await first.get('SELECT count(*) AS n FROM wallets')).toEqual({ n: 0n });
     expect(first.pool.max).toBe(2);
@@ -394,30 +394,30 @@ pg('openPgStore', () => {
     await expect(other).rejects.toThrow('belongs to network "devnet", not "mainnet"; use a separate database per network');
 
     await again.run("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
-    await expect(openPgStore(dbUrl, { network: 'devnet' })).rejects.toThrow(`has schema version 99, newer than this binary's ${PG_SCHEMA_VERSION}`);
+    await expect(openPgStore(dbUrl, { network: 'devnet' })).rejects.toThrow(`has schema version 99, newer than this binary's ${SCHEMA_VERSION}`);
   });
 
   test('a later release moves the ledger with its PostgreSQL bodies, in one step under the schema lock; a version without a body is refused and nothing changes', async () => {
     const first = await openPgStore(dbUrl, { network: 'devnet' });
     await first.close();
-    const bodies = { [PG_SCHEMA_VERSION + 1]: 'CREATE TABLE later_a (id BIGINT PRIMARY KEY)', [PG_SCHEMA_VERSION + 2]: 'ALTER TABLE later_a ADD COLUMN note TEXT' };
+    const bodies = { [SCHEMA_VERSION + 1]: 'CREATE TABLE later_a (id BIGINT PRIMARY KEY)', [SCHEMA_VERSION + 2]: 'ALTER TABLE later_a ADD COLUMN note TEXT' };
     // Version 21 has no body: refused, and neither of the two before it was kept.
-    const refused = openPgStore(dbUrl, { network: 'devnet' }, { target: PG_SCHEMA_VERSION + 3, bodies });
-    await expect(refused).rejects.toThrow(`no PostgreSQL body for migration ${PG_SCHEMA_VERSION + 3}, so nothing was changed`);
+    const refused = openPgStore(dbUrl, { network: 'devnet' }, { target: SCHEMA_VERSION + 3, bodies });
+    await expect(refused).rejects.toThrow(`no PostgreSQL body for migration ${SCHEMA_VERSION + 3}, so nothing was changed`);
     const probe = store();
     expect(await probe.get("SELECT to_regclass('later_a') IS NULL AS missing")).toEqual({ missing: 1n });
-    const moved = await openPgStore(dbUrl, { network: 'devnet' }, { target: PG_SCHEMA_VERSION + 2, bodies });
+    const moved = await openPgStore(dbUrl, { network: 'devnet' }, { target: SCHEMA_VERSION + 2, bodies });
     opened.push(moved);
-    expect(await moved.get("SELECT value FROM meta WHERE key = 'schema_version'")).toEqual({ value: String(PG_SCHEMA_VERSION + 2) });
+    expect(await moved.get("SELECT value FROM meta WHERE key = 'schema_version'")).toEqual({ value: String(SCHEMA_VERSION + 2) });
     await moved.run("INSERT INTO later_a (id, note) VALUES (1, 'kept')");
-    // This binary (version 18) refuses the moved ledger as newer.
-    await expect(openPgStore(dbUrl, { network: 'devnet' })).rejects.toThrow(`has schema version ${PG_SCHEMA_VERSION + 2}, newer than this binary's`);
+    // This binary refuses the moved ledger as newer.
+    await expect(openPgStore(dbUrl, { network: 'devnet' })).rejects.toThrow(`has schema version ${SCHEMA_VERSION + 2}, newer than this binary's`);
   });
 
   test('two nodes opening one empty database at once: one creates the schema, both open it', async () => {
     const [a, b] = await Promise.all([openPgStore(dbUrl, { network: 'devnet' }), openPgStore(dbUrl, { network: 'devnet' })]);
     opened.push(a, b);
-    expect(await b.get("SELECT value FROM meta WHERE key = 'schema_version'")).toEqual({ value: String(PG_SCHEMA_VERSION) });
+    expect(await b.get("SELECT value FROM meta WHERE key = 'schema_version'")).toEqual({ value: String(SCHEMA_VERSION) });
   });
 
   test('refuses a database holding other tables, and says how to fix it', async () => {

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Address } from '@solana/kit';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { scanDeposits } from '../../src/jobs/deposits.ts';
-import { payerBalance } from '../../src/payments/balance-cache.ts';
+import { forgetBalance, payerBalance } from '../../src/payments/balance-cache.ts';
+import { assertAffordable, quote } from '../../src/payments/intent.ts';
+import { getWallet } from '../../src/db/wallets.ts';
 import type { ChainPort } from '../../src/solana/port.ts';
 import { errorOf } from '../helpers/errors.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
@@ -42,13 +44,13 @@ test('a burst of intents reads the balance once; spending beyond it re-reads and
   expect(balanceReads).toBe(2);
 });
 
-test('a completion takes its reservation off the cached balance: the next payment reads nothing, and the cache equals the chain', async () => {
+test('a completion counts against the cached balance without telling the cache (any node may record it): the next payment reads nothing, and the cached figure equals the chain', async () => {
   const mint = world.services.config.usdcMint as Address;
   await alice.api.call('bot', 'can_i_afford', { to: bob.username, amount: 1 });
   const list = await alice.api.call<any>('bot', 'list_payments', { status: 'pre_approved' });
   for (const item of list.items.slice(0, 2)) await confirmSignSubmit(alice.api, alice.profile, item.transaction_id);
   const before = balanceReads;
-  const cached = await payerBalance(world.services, alice.address as Address, mint, 0n);
+  const { balance: cached } = await payerBalance(world.services, alice.address as Address, mint, 0n);
   expect(balanceReads).toBe(before);
   // The chain is the outside truth: 10 − 2 × 1.01.
   expect(cached).toBe(await chain.getTokenBalance(alice.address as Address, mint));
@@ -62,10 +64,10 @@ test('a completion takes its reservation off the cached balance: the next paymen
 
 test('money into one of our wallets leaves its cached balance low, never high, and is spendable at once', async () => {
   const mint = world.services.config.usdcMint as Address;
-  expect(await payerBalance(world.services, bob.address as Address, mint, 0n)).toBeLessThanOrEqual(await chain.getTokenBalance(bob.address as Address, mint));
+  expect((await payerBalance(world.services, bob.address as Address, mint, 0n)).balance).toBeLessThanOrEqual(await chain.getTokenBalance(bob.address as Address, mint));
   const list = await alice.api.call<any>('bot', 'list_payments', { status: 'pre_approved' });
   await confirmSignSubmit(alice.api, alice.profile, list.items[0].transaction_id);
-  expect(await payerBalance(world.services, bob.address as Address, mint, 0n)).toBeLessThanOrEqual(await chain.getTokenBalance(bob.address as Address, mint));
+  expect((await payerBalance(world.services, bob.address as Address, mint, 0n)).balance).toBeLessThanOrEqual(await chain.getTokenBalance(bob.address as Address, mint));
   // Bob received 3 in all; paying 2 (+ fee) needs that money: the too-low cache is re-read, not refused.
   const paid = await bob.api.call<any>('bot', 'pay', { to: alice.username, amount: 2 });
   expect(paid.status).toBe('pre_approved');
@@ -80,4 +82,25 @@ test('a recorded deposit forgets the cached balance, so new money is spendable a
   await scanDeposits(world.services);
   const fits = await alice.api.call<any>('bot', 'can_i_afford', { to: bob.username, amount: 40 });
   expect(fits.can_pay).toBe(true);
+});
+
+test('a quote read before a transfer landed never overstates once the completion is recorded: the intent checks what settled since', async () => {
+  const mint = world.services.config.usdcMint as Address;
+  const carol = await world.agent('Carol', { claimBy: 'o@example.com' });
+  await world.fund(carol.address, 10_000_000n);
+  const pending = await carol.api.call<any>('bot', 'pay', { to: bob.username, amount: 5 });
+  forgetBalance(carol.address);
+  // Read while 5.025 is outstanding: 10 on chain, 4.975 spendable.
+  const early = await quote(world.services, carol.address as Address, bob.address as Address, 4_000_000n, 'payment');
+  expect(early.balance).toBe(10_000_000n);
+  // The transfer lands and its completion is recorded: outstanding drops, the chain is at 4.975.
+  await confirmSignSubmit(carol.api, carol.profile, pending.transaction_id);
+  expect(await chain.getTokenBalance(carol.address as Address, mint)).toBe(4_975_000n);
+  const wallet = (await getWallet(world.services.db, carol.walletId))!;
+  // 4 + 0.02 fee fits the 4.975 left; 4.96 + fee would not, though the early read minus outstanding (10 − 0) says it does.
+  await assertAffordable(world.services, wallet, early);
+  const tooMuch = await quote(world.services, carol.address as Address, bob.address as Address, 4_960_000n, 'payment');
+  const stale = { ...tooMuch, balance: early.balance, settledOut: early.settledOut };
+  const refused = await assertAffordable(world.services, wallet, stale).catch((err: { errorCode?: string }) => err);
+  expect(refused).toMatchObject({ errorCode: 'INSUFFICIENT_FUNDS', details: { available: 4.975 } });
 });

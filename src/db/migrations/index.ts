@@ -21,5 +21,6 @@ import saleFees from './0014_sale_fees.sql' with { type: 'text' };
 import saleNetworkCosts from './0015_sale_network_costs.sql' with { type: 'text' };
 import fundRequestAfter from './0016_fund_request_after.sql' with { type: 'text' };
 import refreshCustody from './0017_refresh_custody.sql' with { type: 'text' };
+import settledOut from './0018_settled_out.sql' with { type: 'text' };
 
-export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved, keyRefreshes, recoverySweeps, x402Pending, x402SignIns, x402Sales, decisionLog, saleFees, saleNetworkCosts, fundRequestAfter, refreshCustody];
+export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved, keyRefreshes, recoverySweeps, x402Pending, x402SignIns, x402Sales, decisionLog, saleFees, saleNetworkCosts, fundRequestAfter, refreshCustody, settledOut];

@@ -5,4 +5,17 @@
  * migration whose SQL both dialects accept imports the SQLite file here too. openPgStore refuses
  * to move a ledger past a version that has no body.
  */
-export const PG_MIGRATIONS: Readonly<Record<number, string>> = {};
+import settledOut from './0018_settled_out.pg.sql' with { type: 'text' };
+
+export const PG_MIGRATIONS: Readonly<Record<number, string>> = { 19: settledOut };
+
+/** The statements that give an empty database the shape of `target`: schema.sql, then each later body in order. */
+export function pgSchemaThrough(schema: string, from: number, target: number): string[] {
+  const out = [schema];
+  for (let v = from + 1; v <= target; v++) {
+    const body = PG_MIGRATIONS[v];
+    if (body === undefined) throw new Error(`no PostgreSQL body for migration ${v}`);
+    out.push(body);
+  }
+  return out;
+}
