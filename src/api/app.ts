@@ -19,7 +19,8 @@ const TURNS_QUEUE_LIMIT = 256;
 import { AppError } from '../errors.ts';
 import { Metrics } from '../metrics.ts';
 import { openApiDocument } from './openapi.ts';
-import { RateLimiter } from './rate-limit.ts';
+import { RateLimiter, SharedRateLimiter } from './rate-limit.ts';
+import { PgStore } from '../db/pg-store.ts';
 import { errorResponse, jsonResponse } from './respond.ts';
 import { webRoutes } from '../web/routes.ts';
 import { payRoutes } from '../web/pay-routes.ts';
@@ -58,7 +59,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   const deps: DispatchDeps = {
     services,
     table: actionTable(),
-    limiter: new RateLimiter(60_000),
+    // Counted where every node sees the counts when several serve the ledger.
+    limiter: services.nodes.shared && services.db instanceof PgStore ? new SharedRateLimiter(services.db, 60_000, services.log) : new RateLimiter(60_000),
     metrics,
     unclaimedDetails: async (walletId) => await claimDetails(services, walletId),
     turns,

@@ -13,7 +13,7 @@ import type { Services } from '../services.ts';
 import { AppError, invalid } from '../errors.ts';
 import { authenticate, credentialOf, type Credential } from './auth.ts';
 import type { Principal } from '../domain/principal.ts';
-import { rateHeaders, rateLimited, type RateLimiter } from './rate-limit.ts';
+import { rateHeaders, rateLimited, type Limiter } from './rate-limit.ts';
 import { errorResponse, JSON_TYPE, successResponse } from './respond.ts';
 import type { Metrics } from '../metrics.ts';
 import { ChainRejectedError, ChainUnavailableError } from '../solana/errors.ts';
@@ -29,7 +29,7 @@ import { bodyWithin, MAX_BODY_BYTES } from './body.ts';
 export interface DispatchDeps {
   services: Services;
   table: ActionTable;
-  limiter: RateLimiter;
+  limiter: Limiter;
   metrics: Metrics;
   /** Extra error details for a bot key on an unclaimed wallet (claim_url, claim_code). */
   unclaimedDetails: (walletId: string) => Promise<Record<string, unknown>>;
@@ -159,12 +159,12 @@ function lookup(deps: DispatchDeps, endpoint: Endpoint, body: Record<string, unk
  * Counts a call against its bucket and adds the RateLimit headers to `headers`; throws RATE_LIMITED.
  * The /v1 actions call it; the x402 facilitator counts a key's calls in a bucket of its own (rate-limit.ts).
  */
-export function rateLimit(deps: Pick<DispatchDeps, 'services' | 'limiter'>, call: Pick<IncomingCall, 'ip'>, credential: Credential | null, headers: Record<string, string>): void {
+export async function rateLimit(deps: Pick<DispatchDeps, 'services' | 'limiter'>, call: Pick<IncomingCall, 'ip'>, credential: Credential | null, headers: Record<string, string>): Promise<void> {
   const limits = deps.services.config.rate_limits;
   // Keyed calls count against the key (hashed, so the bucket name never holds the secret).
   const decision = credential
-    ? deps.limiter.hit(`key:${Buffer.from(credential.hash).toString('base64')}`, limits.per_key_per_minute)
-    : deps.limiter.hit(`ip:${call.ip()}`, limits.per_ip_per_minute);
+    ? await deps.limiter.hit(`key:${Buffer.from(credential.hash).toString('base64')}`, limits.per_key_per_minute)
+    : await deps.limiter.hit(`ip:${call.ip()}`, limits.per_ip_per_minute);
   if (!decision.allowed) throw rateLimited(decision, credential ? 'API key' : 'IP address');
   rateHeaders(decision, headers);
 }
@@ -279,7 +279,7 @@ export async function dispatch(deps: DispatchDeps, call: IncomingCall): Promise<
     }
     // Parsed and hashed once: the rate limiter buckets keyed calls by it, authentication looks it up.
     const credential = entry.contract.auth === 'none' ? null : credentialOf(call.request.headers);
-    rateLimit(deps, call, credential, baseHeaders);
+    await rateLimit(deps, call, credential, baseHeaders);
     const principal = await authenticate(services.db, credential, entry.contract.auth);
     await checkCondition(deps, entry, principal);
     // Reads go straight on; a state-changing call's synchronous work waits for its own turn.

@@ -33,10 +33,10 @@ async function sellerOf(deps: Limits, request: Request, ip: string, headers: Rec
   const { services } = deps;
   const credential = credentialOf(request.headers);
   if (credential) {
-    const decision = deps.limiter.hit(facilitatorBucket(credential.hash), services.config.rate_limits.per_key_per_minute);
+    const decision = await deps.limiter.hit(facilitatorBucket(credential.hash), services.config.rate_limits.per_key_per_minute);
     if (!decision.allowed) throw rateLimited(decision, "API key's facilitator calls (the key's /v1 calls have a budget of their own)");
     rateHeaders(decision, headers);
-  } else rateLimit(deps, { ip: () => ip }, credential, headers);
+  } else await rateLimit(deps, { ip: () => ip }, credential, headers);
   if (credential?.token.startsWith(KEY_PREFIXES.merchant)) {
     const principal = await authenticate(services.db, credential, 'merchant');
     const merchant = principal.kind === 'merchant' ? await getMerchant(services.db, principal.merchantId) : null;

@@ -1,7 +1,11 @@
 /**
- * Fixed-window request counters per key and per IP (DESIGN §3). In memory: one node serves one
- * data dir, and a restart forgiving a minute of counts is harmless.
+ * Fixed-window request counters per key and per IP (DESIGN §3). In memory where one node serves
+ * the ledger, and a restart forgiving a minute of counts is harmless; in the database where
+ * several nodes share it (db/rate-windows.ts), so the limit holds across the balancer.
  */
+import { countHit, pruneRateWindows } from '../db/rate-windows.ts';
+import type { PgStore } from '../db/pg-store.ts';
+import type { Logger } from '../log.ts';
 import { AppError } from '../errors.ts';
 
 export interface RateDecision {
@@ -12,7 +16,12 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
-export class RateLimiter {
+/** What the API counts requests with. */
+export interface Limiter {
+  hit(bucket: string, limit: number): RateDecision | Promise<RateDecision>;
+}
+
+export class RateLimiter implements Limiter {
   private windows = new Map<string, { start: number; count: number }>();
 
   constructor(
@@ -36,6 +45,45 @@ export class RateLimiter {
 
   private sweep(now: number): void {
     for (const [k, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(k);
+  }
+}
+
+/**
+ * The counters of a ledger several nodes share. A count the database cannot take falls back to
+ * this node's own counter (logged once a minute): a request is never refused for the counter's sake.
+ */
+export class SharedRateLimiter implements Limiter {
+  private readonly local: RateLimiter;
+  private lastPrune = 0;
+  private lastWarning = 0;
+
+  constructor(
+    private readonly store: PgStore,
+    private readonly windowMs: number,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.local = new RateLimiter(windowMs, now);
+  }
+
+  async hit(bucket: string, limit: number): Promise<RateDecision> {
+    try {
+      const { hits, resetMs } = await countHit(this.store, bucket, this.windowMs);
+      this.prune();
+      return { allowed: hits <= limit, limit, remaining: Math.max(0, limit - hits), resetSeconds: Math.max(1, Math.ceil(resetMs / 1000)) };
+    } catch (err) {
+      if (this.now() - this.lastWarning > 60_000) {
+        this.lastWarning = this.now();
+        this.log.warn('rate limit: the shared counters did not answer; counting on this node alone meanwhile', { error: (err as Error).message });
+      }
+      return this.local.hit(bucket, limit);
+    }
+  }
+
+  private prune(): void {
+    if (this.now() - this.lastPrune < this.windowMs) return;
+    this.lastPrune = this.now();
+    void pruneRateWindows(this.store, this.windowMs).catch(() => undefined);
   }
 }
 

@@ -58,6 +58,8 @@ export function localNodeLocks(): NodeLocks {
 
 /** Advisory lock classes of the two-int form: a node's presence (its random id), distinct from the one-bigint keys below. */
 const PRESENCE_CLASS = 4172011;
+/** Advisory locks are per database; pg_locks shows the whole server's. */
+const THIS_DATABASE = '(SELECT oid FROM pg_database WHERE datname = current_database())';
 /** How often the node counts its peers and checks its session. */
 export const HEARTBEAT_MS = 1_000;
 
@@ -99,7 +101,7 @@ export async function pgNodeLocks(url: string, opts: { tls?: boolean; onError?: 
   };
   const key = (name: string) => `aw:${name}`;
   const heartbeat = async () => {
-    const row = await run<{ nodes: bigint }>("SELECT count(*) AS nodes FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND objsubid = 2 AND granted", [PRESENCE_CLASS]);
+    const row = await run<{ nodes: bigint }>(`SELECT count(*) AS nodes FROM pg_locks WHERE locktype = 'advisory' AND database = ${THIS_DATABASE} AND classid = $1 AND objsubid = 2 AND granted`, [PRESENCE_CLASS]);
     peers = Math.max(1, Number(row.nodes));
   };
 
@@ -148,7 +150,7 @@ export async function pgNodeLocks(url: string, opts: { tls?: boolean; onError?: 
     liveNodes: () => peers,
     async heldAnywhere(name) {
       const row = await run<{ held: boolean }>(
-        "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted AND ((classid::int8 << 32) | objid::int8) = hashtextextended($1, 0)) AS held",
+        `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND database = ${THIS_DATABASE} AND objsubid = 1 AND granted AND ((classid::int8 << 32) | objid::int8) = hashtextextended($1, 0)) AS held`,
         [key(name)],
       );
       return row.held;

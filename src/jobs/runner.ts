@@ -110,7 +110,8 @@ export class JobRunner {
       this.track(run);
       await run;
     };
-    const options = { name: job.name, protect: true, catch: true, unref: true };
+    // Unnamed for croner: its names are one registry per process, and a test runs several runners (nodes) in one.
+    const options = { protect: true, catch: true, unref: true };
     const cron =
       typeof job.schedule === 'string'
         ? new Cron(job.schedule, options, fire)

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { SQL } from 'bun';
 import { pgDurability } from '../../src/db/pg-durability.ts';
+import { localNodeLocks } from '../../src/db/node-locks.ts';
 import { openPgStore, type PgStore } from '../../src/db/pg-store.ts';
 import { startPgClusterOrSkip } from '../helpers/pg.ts';
 
@@ -35,6 +36,26 @@ test.skipIf(!cluster)('a commit made without a flush is waited for: durable() re
   const inside = await store.transaction(() => store.get<{ s: string }>("SELECT current_setting('synchronous_commit') AS s"));
   expect(inside!.s).toBe('off');
   await probe.close();
+});
+
+test.skipIf(!cluster)("with other nodes on the ledger, an effect with no commit of its own waits until the WAL holding theirs is on the disk; alone, it waits for nothing", async () => {
+  let peers = 1;
+  const nodes = { ...localNodeLocks(), liveNodes: () => peers };
+  const durability = pgDurability(store, nodes);
+  // Another node's commit, made without a flush (as every node's daemon commits).
+  const other = new SQL(cluster!.url, { max: 1 });
+  await other.begin(async (tx) => {
+    await tx.unsafe("SELECT set_config('synchronous_commit', 'off', true)");
+    await tx.unsafe("INSERT INTO meta (key, value) VALUES ('other-node', '1') ON CONFLICT (key) DO UPDATE SET value = excluded.value || '1'");
+  });
+  const written = await lsn(other, 'pg_current_wal_insert_lsn');
+  expect(durability.durable()).toBeUndefined();
+  peers = 2;
+  const wait = durability.durable();
+  expect(wait).toBeInstanceOf(Promise);
+  await wait;
+  expect(await lsn(other, 'pg_current_wal_flush_lsn')).toBeGreaterThanOrEqual(written);
+  await other.close();
 });
 
 test('a flush that fails rejects the effects waiting for it, naming the cause; the next effect flushes again and the commits made meanwhile wait for a later flush', async () => {
