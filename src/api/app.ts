@@ -5,7 +5,8 @@
 import { restoreView } from '../ops/restore-state.ts';
 import { Elysia } from 'elysia';
 import { actionTable } from '../actions/index.ts';
-import { assertDatabaseAlive, ledgerSchemaVersion } from '../db/maintenance.ts';
+import { assertDatabaseAlive, ledgerOldestServing, ledgerSchemaVersion } from '../db/maintenance.ts';
+import { mayServe } from '../db/migrations/postgres.ts';
 import { SCHEMA_VERSION } from '../db/open.ts';
 import { claimDetails } from '../actions/wallet.ts';
 import type { Endpoint } from '../contract/action.ts';
@@ -27,6 +28,7 @@ import { payRoutes } from '../web/pay-routes.ts';
 import { evidenceRoutes } from './evidence-routes.ts';
 import { facilitatorRoutes } from './facilitator-routes.ts';
 import { leaseOf } from '../jobs/runner.ts';
+import { clockTrusted, MAX_CLOCK_SKEW_MS } from '../db/node-locks.ts';
 import { DEPOSIT_JOB } from '../jobs/deposits.ts';
 
 export interface AppOptions {
@@ -101,23 +103,31 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .get('/readyz', async () => {
       const notReady = (reason: string, howToFix: string) => jsonResponse(503, { status: 'not_ready', reason, how_to_fix: howToFix }, { 'Retry-After': '5' });
       let version: number | null;
+      let oldest: number | null;
       try {
         version = await ledgerSchemaVersion(services.db);
+        oldest = await ledgerOldestServing(services.db);
       } catch (err) {
         // The cause goes to the log, not to whoever asks (it may name hosts and roles).
         services.log.error('readyz: the ledger does not answer', { error: (err as Error).message });
         return notReady('the ledger does not answer', 'Check the database ([database] url, or the data dir disk) and the node log; the node answers again once it does.');
       }
-      if (version !== SCHEMA_VERSION) return notReady(`the ledger is at schema version ${version}; this node's release has ${SCHEMA_VERSION}`, 'Upgrade this node to the release that moved the ledger (a rolling upgrade in progress).');
+      // One version ahead, moved by a migration that only added, is still this release's to serve (a rolling upgrade).
+      if (version === null || oldest === null || !mayServe(SCHEMA_VERSION, version, oldest)) {
+        return notReady(`the ledger is at schema version ${version}; this node's release has ${SCHEMA_VERSION}`, 'Upgrade this node to the release that moved the ledger (a rolling upgrade in progress).');
+      }
       if (services.restore.active) return notReady('restoring: the ledger is being reconciled with the chain', 'Wait: money actions resume once the reconciliation is done (/healthz shows the blocks to go).');
       const nodes = services.nodes;
       const lockless = () => notReady("this node's lock connection to the database does not answer: it cannot tell which node watches the chain", 'Check the network between this node and PostgreSQL; the node answers again once its connection does.');
       if (!nodes.answering()) return lockless();
+      if (!clockTrusted(nodes)) {
+        return notReady(`this node's clock is ${(nodes.clockSkewMs() / 1000).toFixed(1)} s off the database server's (at most ${MAX_CLOCK_SKEW_MS / 1000} s): it would date and expire things early or late`, 'Sync the clock of this machine (NTP: timedatectl set-ntp true, chrony); the node is ready again at its next heartbeat.');
+      }
       const lease = leaseOf(DEPOSIT_JOB);
       const elsewhere = nodes.shared && !nodes.holds(lease) ? await nodes.heldAnywhere(lease).catch(() => null) : false;
       if (elsewhere === null) return lockless();
       const watch = !nodes.shared || nodes.holds(lease) ? 'this node' : elsewhere ? 'another node' : 'being taken over';
-      return jsonResponse(200, { status: 'ready', schema_version: version, network: services.config.solana.network, nodes: nodes.liveNodes(), chain_watch: watch });
+      return jsonResponse(200, { status: 'ready', schema_version: version, release_schema_version: SCHEMA_VERSION, network: services.config.solana.network, nodes: nodes.liveNodes(), chain_watch: watch });
     })
     .get('/metrics', async ({ request, server }) => {
       const token = services.config.server.metrics_token;

@@ -18,6 +18,13 @@ export async function ledgerSchemaVersion(db: Store): Promise<number | null> {
   return row ? Number(row.value) : null;
 }
 
+/** The oldest release (by schema version) the ledger's last migration left able to serve it (PostgreSQL; SQLite has one node). */
+export async function ledgerOldestServing(db: Store): Promise<number | null> {
+  if (db.dialect === 'sqlite') return await ledgerSchemaVersion(db);
+  const row = await db.get<{ value: string }>("SELECT value FROM meta WHERE key IN ('oldest_serving', 'schema_version') ORDER BY CASE key WHEN 'oldest_serving' THEN 0 ELSE 1 END LIMIT 1");
+  return row ? Number(row.value) : null;
+}
+
 /** Throws when the database cannot answer a trivial query. */
 export async function assertDatabaseAlive(db: Store): Promise<void> {
   await db.get('SELECT 1');

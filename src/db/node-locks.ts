@@ -24,6 +24,8 @@ export interface NodeLocks {
   holds(key: string): boolean;
   /** False while the lock connection does not answer: this node can tell nothing of what it holds. */
   answering(): boolean;
+  /** This node's clock less the database server's, as of the last heartbeat (0 alone). */
+  clockSkewMs(): number;
   /** Daemons on this ledger at the last heartbeat, this one included. */
   liveNodes(): number;
   /** Whether some node (this one or another) holds `key` now. */
@@ -49,6 +51,7 @@ export function localNodeLocks(): NodeLocks {
     release: async (key) => void held.delete(key),
     holds: (key) => held.has(key),
     answering: () => true,
+    clockSkewMs: () => 0,
     liveNodes: () => 1,
     heldAnywhere: async (key) => held.has(key),
     onLost: () => undefined,
@@ -60,21 +63,32 @@ export function localNodeLocks(): NodeLocks {
 const PRESENCE_CLASS = 4172011;
 /** Advisory locks are per database; pg_locks shows the whole server's. */
 const THIS_DATABASE = '(SELECT oid FROM pg_database WHERE datname = current_database())';
-/** How often the node counts its peers and checks its session. */
+/** How often the node counts its peers, checks its session and compares its clock with the server's. */
 export const HEARTBEAT_MS = 1_000;
+/**
+ * How far a node's clock may be from the database server's. Beyond it the node takes no traffic
+ * (/readyz) and runs no job: its clock would date rows, open and close budget windows and expire
+ * intents and paylinks early or late against the other nodes'.
+ */
+export const MAX_CLOCK_SKEW_MS = 2_000;
+
+/** Whether this node's clock agrees with the ledger's well enough to date and expire things. */
+export const clockTrusted = (nodes: NodeLocks): boolean => Math.abs(nodes.clockSkewMs()) <= MAX_CLOCK_SKEW_MS;
 
 /**
  * Session advisory locks on a dedicated connection of `url`. The server notices a dead peer's
  * connection at once when the process dies (the kernel closes its socket) and within about 11 s
  * when the machine or the network does (the keepalives set below).
  */
-export async function pgNodeLocks(url: string, opts: { tls?: boolean; onError?: (err: Error) => void } = {}): Promise<NodeLocks> {
+export async function pgNodeLocks(url: string, opts: { tls?: boolean; onError?: (err: Error) => void; now?: () => number } = {}): Promise<NodeLocks> {
+  const now = opts.now ?? Date.now;
   const sql = new SQL(url, { max: 1, bigint: true, idleTimeout: 0, ...(opts.tls ? { tls: true } : {}) });
   const nodeId = (Math.random() * 0x7fffffff) | 0;
   const held = new Set<string>();
   const lostHandlers: ((key: string) => void)[] = [];
   let pid: bigint | null = null;
   let peers = 1;
+  let skew = 0;
   let closed = false;
   /** The last heartbeat failed: act on no lock until one answers (on the same session: they are still ours). */
   let suspect = false;
@@ -101,8 +115,14 @@ export async function pgNodeLocks(url: string, opts: { tls?: boolean; onError?: 
   };
   const key = (name: string) => `aw:${name}`;
   const heartbeat = async () => {
-    const row = await run<{ nodes: bigint }>(`SELECT count(*) AS nodes FROM pg_locks WHERE locktype = 'advisory' AND database = ${THIS_DATABASE} AND classid = $1 AND objsubid = 2 AND granted`, [PRESENCE_CLASS]);
+    const sent = now();
+    const row = await run<{ nodes: bigint; db_ms: bigint }>(
+      `SELECT count(*) AS nodes, (extract(epoch from clock_timestamp()) * 1000)::bigint AS db_ms FROM pg_locks WHERE locktype = 'advisory' AND database = ${THIS_DATABASE} AND classid = $1 AND objsubid = 2 AND granted`,
+      [PRESENCE_CLASS],
+    );
     peers = Math.max(1, Number(row.nodes));
+    // The server read its clock somewhere within the round trip: its middle is the best guess.
+    skew = Math.round((sent + now()) / 2) - Number(row.db_ms);
   };
 
   await announce();
@@ -147,6 +167,7 @@ export async function pgNodeLocks(url: string, opts: { tls?: boolean; onError?: 
     release,
     holds: (name) => !suspect && held.has(name),
     answering: () => !suspect,
+    clockSkewMs: () => skew,
     liveNodes: () => peers,
     async heldAnywhere(name) {
       const row = await run<{ held: boolean }>(

@@ -11,7 +11,7 @@ import { SQL, type TransactionSQL } from 'bun';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { toPostgres } from './dialect.ts';
 import { DatabaseOpenError, SCHEMA_VERSION } from './open.ts';
-import { PG_MIGRATIONS } from './migrations/postgres.ts';
+import { mayServe, oldestServing, PG_MIGRATIONS } from './migrations/postgres.ts';
 import schema from './pg/schema.sql' with { type: 'text' };
 import { countCommit, hooked, newScope, type RunResult, type SqlParams, type SqlValue, type Store, type TxHook, type TxOptions, type TxScope } from './store.ts';
 
@@ -341,7 +341,7 @@ export async function openPgStore(
   url: string,
   opts: { network: string; poolSize?: number; tls?: boolean; commitWithoutFlush?: boolean },
   // This binary's version and migration bodies; a test moves a ledger with bodies of its own.
-  migrations: { target: number; bodies: Readonly<Record<number, string>> } = { target: SCHEMA_VERSION, bodies: PG_MIGRATIONS },
+  migrations: { target: number; bodies: Readonly<Record<number, string>>; compatible?: ReadonlySet<number> } = { target: SCHEMA_VERSION, bodies: PG_MIGRATIONS },
 ): Promise<PgStore> {
   if (!isPostgresUrl(url)) throw new DatabaseOpenError(`${where(url)} is not a PostgreSQL url (postgres://user:password@host:port/database); ${HOW}`);
   const store = new PgStore(url, { poolSize: opts.poolSize, tls: opts.tls, commitWithoutFlush: opts.commitWithoutFlush });
@@ -362,11 +362,13 @@ export async function openPgStore(
         await tx.unsafe(schema);
         await tx.unsafe(`INSERT INTO meta (key, value) VALUES ('schema_version', $1), ('network', $2)`, [String(PG_SCHEMA_VERSION), opts.network]);
       }
-      const rows: { key: string; value: string }[] = await tx.unsafe(`SELECT key, value FROM meta WHERE key IN ('schema_version', 'network')`);
+      const rows: { key: string; value: string }[] = await tx.unsafe(`SELECT key, value FROM meta WHERE key IN ('schema_version', 'network', 'oldest_serving')`);
       const meta = new Map(rows.map((r) => [r.key, r.value]));
       const version = Number(meta.get('schema_version'));
       if (!Number.isInteger(version)) throw new DatabaseOpenError(`database ${at} has a meta table without a schema_version: it was not created by agent-wallet; ${HOW} to an empty database`);
-      if (version > migrations.target) {
+      // One version ahead is served while the release that moved it says its migration only added (a rolling upgrade).
+      const oldest = Number(meta.get('oldest_serving') ?? version);
+      if (version > migrations.target && !mayServe(migrations.target, version, oldest)) {
         throw new DatabaseOpenError(`database ${at} has schema version ${version}, newer than this binary's ${migrations.target}; run the newer agent-wallet release that wrote it`);
       }
       // Each step in this one transaction, under the schema lock: a node that starts meanwhile waits and finds the new version.
@@ -377,6 +379,7 @@ export async function openPgStore(
         }
         await tx.unsafe(body);
         await tx.unsafe(`UPDATE meta SET value = $1 WHERE key = 'schema_version'`, [String(next)]);
+        await tx.unsafe(`INSERT INTO meta (key, value) VALUES ('oldest_serving', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [String(oldestServing(next, migrations.compatible))]);
       }
       const network = meta.get('network');
       if (network === undefined) await tx.unsafe(`INSERT INTO meta (key, value) VALUES ('network', $1)`, [opts.network]);

@@ -13,7 +13,7 @@ import { Cron } from 'croner';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { inBackground } from '../solana/rpc-priority.ts';
-import { localNodeLocks, type NodeLocks } from '../db/node-locks.ts';
+import { clockTrusted, localNodeLocks, MAX_CLOCK_SKEW_MS, type NodeLocks } from '../db/node-locks.ts';
 
 const MAX_BACKOFF_MS = 60_000;
 
@@ -35,6 +35,8 @@ export class JobRunner {
   private crons: Cron[] = [];
   private running = new Set<Promise<void>>();
   private singletons: string[] = [];
+  /** The node's clock was off the database's at the last tick (logged once per spell). */
+  private clockOff = false;
   /** Consecutive failures and the earliest next run, per job: a failing job backs off up to a minute. */
   private backoff = new Map<string, { failures: number; notBefore: number }>();
 
@@ -50,6 +52,14 @@ export class JobRunner {
   /** Runs `job` once if this node's turn: it holds the job's lease, or gets the tick's lock. False when another node has it. */
   private async onThisNode(job: JobDef, run: () => Promise<boolean>): Promise<boolean> {
     if (!this.locks.shared) return await run();
+    if (!clockTrusted(this.locks)) {
+      if (!this.clockOff) this.log.warn("this node's clock is off from the database server's: it runs no job until it agrees (the other nodes run them); sync the clock (NTP)", { skew_ms: this.locks.clockSkewMs(), max_ms: MAX_CLOCK_SKEW_MS });
+      this.clockOff = true;
+      if (job.singleton && this.locks.holds(leaseOf(job.name))) await this.locks.release(leaseOf(job.name));
+      return false;
+    }
+    if (this.clockOff) this.log.info("this node's clock agrees with the database server's again: it runs jobs", { skew_ms: this.locks.clockSkewMs() });
+    this.clockOff = false;
     if (job.singleton) {
       const lease = leaseOf(job.name);
       const had = this.locks.holds(lease);

@@ -7,6 +7,7 @@
 import { SQL } from 'bun';
 import { afterAll, afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { DatabaseOpenError, SCHEMA_VERSION } from '../../src/db/open.ts';
+import { oldestServing } from '../../src/db/migrations/postgres.ts';
 import { MAX_TX_ATTEMPTS, NumericResultError, openPgStore, PgStore, type PgStoreOptions, TransactionConflictError } from '../../src/db/pg-store.ts';
 import type { TxScope } from '../../src/db/store.ts';
 import { startPgClusterOrSkip } from '../helpers/pg.ts';
@@ -378,6 +379,7 @@ pg('openPgStore', () => {
     opened.push(first);
     expect(await first.all('SELECT key, value FROM meta ORDER BY key')).toEqual([
       { key: 'network', value: 'devnet' },
+      { key: 'oldest_serving', value: String(oldestServing(SCHEMA_VERSION)) },
       { key: 'schema_version', value: String(SCHEMA_VERSION) },
     ]);
     expect(await first.get('SELECT count(*) AS n FROM wallets')).toEqual({ n: 0n });
@@ -412,6 +414,23 @@ pg('openPgStore', () => {
     await moved.run("INSERT INTO later_a (id, note) VALUES (1, 'kept')");
     // This binary refuses the moved ledger as newer.
     await expect(openPgStore(dbUrl, { network: 'devnet' })).rejects.toThrow(`has schema version ${SCHEMA_VERSION + 2}, newer than this binary's`);
+  });
+
+  test('a rolling upgrade: a ledger one version ahead, moved by a migration that only added, still opens on the release before; two ahead, or one that changed a meaning, does not', async () => {
+    const first = await openPgStore(dbUrl, { network: 'devnet' });
+    await first.close();
+    const bodies = { [SCHEMA_VERSION + 1]: 'CREATE TABLE later_b (id BIGINT PRIMARY KEY)', [SCHEMA_VERSION + 2]: 'ALTER TABLE later_b RENAME COLUMN id TO key' };
+    const added = await openPgStore(dbUrl, { network: 'devnet' }, { target: SCHEMA_VERSION + 1, bodies, compatible: new Set([SCHEMA_VERSION + 1]) });
+    expect(await added.get("SELECT value FROM meta WHERE key = 'oldest_serving'")).toEqual({ value: String(SCHEMA_VERSION) });
+    await added.close();
+    const older = await openPgStore(dbUrl, { network: 'devnet' });
+    opened.push(older);
+    expect(await older.get("SELECT value FROM meta WHERE key = 'schema_version'")).toEqual({ value: String(SCHEMA_VERSION + 1) });
+    const renamed = await openPgStore(dbUrl, { network: 'devnet' }, { target: SCHEMA_VERSION + 2, bodies, compatible: new Set([SCHEMA_VERSION + 1]) });
+    opened.push(renamed);
+    expect(await renamed.get("SELECT value FROM meta WHERE key = 'oldest_serving'")).toEqual({ value: String(SCHEMA_VERSION + 2) });
+    await expect(openPgStore(dbUrl, { network: 'devnet' })).rejects.toThrow(`has schema version ${SCHEMA_VERSION + 2}, newer than this binary's ${SCHEMA_VERSION}`);
+    await expect(openPgStore(dbUrl, { network: 'devnet' }, { target: SCHEMA_VERSION + 1, bodies })).rejects.toThrow('newer than this binary');
   });
 
   test('two nodes opening one empty database at once: one creates the schema, both open it', async () => {

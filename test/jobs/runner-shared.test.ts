@@ -19,11 +19,11 @@ afterAll(async () => {
   await cluster?.stop();
 }, 30_000);
 
-async function nodes(n: number): Promise<{ locks: NodeLocks; runner: JobRunner; lines: string[] }[]> {
+async function nodes(n: number, clocks: (() => number)[] = []): Promise<{ locks: NodeLocks; runner: JobRunner; lines: string[] }[]> {
   const url = await emptyPgDatabase(server!);
   const out = [];
   for (let i = 0; i < n; i++) {
-    const locks = await pgNodeLocks(url);
+    const locks = await pgNodeLocks(url, { now: clocks[i] });
     const { log, lines } = memoryLogger();
     const runner = new JobRunner(log, undefined, Date.now, locks);
     cleanup.push(async () => {
@@ -84,4 +84,18 @@ test.skipIf(!server)('a singleton job runs on the node holding its lease only; w
   await until('b takes the watch over', () => ran.includes('b'));
   expect(Date.now() - died).toBeLessThan(3_000);
   expect(b!.lines.some((l) => l.includes('took the lease of a singleton job'))).toBe(true);
+}, 20_000);
+
+test.skipIf(!server)("a node whose clock is off the database's runs no job, not even the chain watch it could take; the others run them", async () => {
+  const [late, good] = await nodes(2, [() => Date.now() - 60_000]);
+  expect(Math.abs(late!.locks.clockSkewMs() + 60_000)).toBeLessThan(1_000);
+  expect(Math.abs(good!.locks.clockSkewMs())).toBeLessThan(1_000);
+  const ran: string[] = [];
+  const job = (who: string) => ({ name: 'deposits', schedule: { everySeconds: 1 }, runAtStart: true, singleton: true, run: () => void ran.push(who) });
+  late!.runner.add(job('late'));
+  good!.runner.add(job('good'));
+  await until('three ticks', () => ran.length >= 3);
+  expect(new Set(ran)).toEqual(new Set(['good']));
+  expect(late!.locks.holds(leaseOf('deposits'))).toBe(false);
+  expect(late!.lines.filter((l) => l.includes("clock is off from the database server's"))).toHaveLength(1);
 }, 20_000);
