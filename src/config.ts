@@ -3,6 +3,7 @@
  * (`AGENT_WALLET_<SECTION>_<KEY>`) ← command-line flags. A bad value stops start-up naming the
  * key path and what is allowed. Money values are decimal strings (TOML integers beyond 2^53 throw).
  */
+import { isIP } from 'node:net';
 import { Type as T, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -24,6 +25,7 @@ export const ConfigSchema = T.Object(
         tls_cert_file: T.String({ default: '' }),
         tls_key_file: T.String({ default: '' }),
         metrics_token: T.String({ default: '' }),
+        trusted_proxies: T.Array(T.String({ minLength: 1 }), { default: [] }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -254,6 +256,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: Record<string, string |
   const info = NETWORKS[network];
   const rpcUrl = file.solana.rpc_url || info.defaultRpcUrl || '';
   const usdcMint = file.solana.usdc_mint || info.defaultUsdcMint || '';
+  const notAnIp = file.server.trusted_proxies.find((a) => isIP(a) === 0);
+  if (notAnIp !== undefined) throw new ConfigError('server.trusted_proxies', `"${notAnIp}" is not an IP address; list the proxies' addresses as they connect (e.g. "127.0.0.1", "10.0.0.5")`);
   if (network === 'custom' && !file.solana.rpc_url) throw new ConfigError('solana.rpc_url', 'required when solana.network is "custom"');
   if (network === 'custom' && !file.solana.usdc_mint) throw new ConfigError('solana.usdc_mint', 'required when solana.network is "custom"');
   if (network === 'simnet' && file.solana.rpc_url) throw new ConfigError('solana.rpc_url', 'must be empty for simnet (the embedded chain serves its own RPC)');
@@ -309,6 +313,7 @@ port = 8787
 tls_cert_file = ""        # both set: the daemon serves HTTPS itself
 tls_key_file = ""
 metrics_token = ""        # empty: /metrics answers loopback clients only
+trusted_proxies = []      # balancer / TLS proxy addresses whose X-Forwarded-For is believed, e.g. ["127.0.0.1"]
 
 [solana]
 network = "simnet"        # simnet | devnet | mainnet | custom

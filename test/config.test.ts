@@ -22,7 +22,7 @@ describe('config', () => {
     expect(existsSync(file)).toBe(true);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readFileSync(file, 'utf8')).toContain('# Agent Wallet Service configuration.');
-    expect(c.server).toEqual({ host: '127.0.0.1', port: 8787, tls_cert_file: '', tls_key_file: '', metrics_token: '' });
+    expect(c.server).toEqual({ host: '127.0.0.1', port: 8787, tls_cert_file: '', tls_key_file: '', metrics_token: '', trusted_proxies: [] });
     expect(c.solana.network).toBe('simnet');
     expect(c.simnet.rpc_port).toBe(8899);
     expect(c.usdcMint).toBe('4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU');
@@ -67,6 +67,12 @@ describe('config', () => {
     const err = configError(() => loadConfig({ dataDir }, env));
     expect(err.keyPath).toBe(key);
     expect(err.message).toContain(key);
+  });
+
+  test('server.trusted_proxies takes IP addresses only (from the file or AGENT_WALLET_SERVER_TRUSTED_PROXIES), naming the bad one', () => {
+    const dataDir = tempDir('aw-cfg-');
+    expect(loadConfig({ dataDir }, { AGENT_WALLET_SERVER_TRUSTED_PROXIES: '127.0.0.1, 10.0.0.5,::1' }).server.trusted_proxies).toEqual(['127.0.0.1', '10.0.0.5', '::1']);
+    expect(() => loadConfig({ dataDir }, { AGENT_WALLET_SERVER_TRUSTED_PROXIES: '127.0.0.1,proxy.local' })).toThrow('"proxy.local" is not an IP address');
   });
 
   test('an explicit --config that does not exist is an error, not a silent default', () => {

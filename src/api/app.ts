@@ -7,6 +7,7 @@ import { Elysia } from 'elysia';
 import { actionTable } from '../actions/index.ts';
 import { assertDatabaseAlive, ledgerOldestServing, ledgerSchemaVersion } from '../db/maintenance.ts';
 import { mayServe } from '../db/migrations/postgres.ts';
+import { clientAddress } from '../net/client-ip.ts';
 import { SCHEMA_VERSION } from '../db/open.ts';
 import { claimDetails } from '../actions/wallet.ts';
 import type { Endpoint } from '../contract/action.ts';
@@ -69,8 +70,9 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     claims: new IdempotencyClaims(services.nodes),
   };
 
+  const trustedProxies = new Set(services.config.server.trusted_proxies);
   const clientIp = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null): string =>
-    server?.requestIP(request)?.address ?? 'unknown';
+    clientAddress(server?.requestIP(request)?.address, request.headers.get('x-forwarded-for'), trustedProxies);
 
   // The server comes from `app`, not the handler's context: naming `server` there makes Elysia
   // define a getter on every request's context.
