@@ -75,6 +75,17 @@ export const MAX_CLOCK_SKEW_MS = 2_000;
 /** Whether this node's clock agrees with the ledger's well enough to date and expire things. */
 export const clockTrusted = (nodes: NodeLocks): boolean => Math.abs(nodes.clockSkewMs()) <= MAX_CLOCK_SKEW_MS;
 
+/** Daemons running on the ledger at `url` now (each holds its presence lock): for commands that need them all stopped. */
+export async function pgRunningNodes(url: string, opts: { tls?: boolean } = {}): Promise<number> {
+  const sql = new SQL(url, { max: 1, bigint: true, ...(opts.tls ? { tls: true } : {}) });
+  try {
+    const [row] = await sql.unsafe(`SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND database = ${THIS_DATABASE} AND classid = $1 AND objsubid = 2 AND granted`, [PRESENCE_CLASS]);
+    return Number(row.n);
+  } finally {
+    await sql.close();
+  }
+}
+
 /**
  * Session advisory locks on a dedicated connection of `url`. The server notices a dead peer's
  * connection at once when the process dies (the kernel closes its socket) and within about 11 s

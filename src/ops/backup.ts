@@ -9,6 +9,7 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, 
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { checkAndMarkRestored, markRestored, snapshotDatabase } from '../db/backup.ts';
+import { pgRunningNodes } from '../db/node-locks.ts';
 import { openLedger } from '../db/ledger.ts';
 import { SCHEMA_VERSION } from '../db/open.ts';
 import type { Config } from '../config.ts';
@@ -227,6 +228,13 @@ export function restoreBackup(backupDir: string, dataDir: string, opts: { passph
 export async function markLedgerRestored(dataDir: string, backupCreatedAt: string, now = new Date(), config?: Config): Promise<void> {
   if (config?.database.url) {
     // A PostgreSQL point-in-time restore is a restore: the same rule, no pre-restore nonce ever signs.
+    // Every node stopped first: one still serving the restored ledger could complete a round from before it.
+    const running = await pgRunningNodes(config.database.url, { tls: config.database.tls });
+    if (running > 0) {
+      throw new BackupError(
+        `${running} agent-wallet daemon${running === 1 ? ' is' : 's are'} running on this ledger; stop every node (systemctl stop agent-wallet-node on each), then run mark-restored again, then start one node and let it reconcile (its /readyz turns ready) before the others`,
+      );
+    }
     const ledger = await openLedger(config);
     try {
       await markRestored(ledger.store, { backup_created_at: backupCreatedAt, restored_at: now.toISOString() });
