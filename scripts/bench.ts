@@ -33,6 +33,15 @@
  *                per payment, and their time against the same run's daemon CPU per payment  rows + heads ≤ 10 %
  *   FROST        the server's and the agent's signing work per signature on our path vs noble's
  *                `ed25519_FROST` API, and in plain noble Ed25519 signatures       goal ≤ 25 signatures, agent ≤ 5 ms
+ *   two nodes    16 agents on two daemons sharing one PostgreSQL ledger (8 a node) vs on one, the same
+ *                database server and chain (scripts/bench-nodes.ts); each daemon's, the database
+ *                server's, the chain's and the agents' CPU per payment, and what the cores allow  a figure, no goal
+ *   failover     two nodes behind Caddy, one killed -9 while 16 agents pay through it (keyed pay,
+ *                failed calls retried): kill to the first payment begun after it to complete, the
+ *                longest gap between completions, payments failed for good; 3 kills  goal ≤ 3 s, 0 failed
+ *   watch        the chain watch's lease holder killed -9: until the survivor's /readyz says it
+ *                watches, and until a deposit made right after the kill is in the wallet's history
+ *                through the survivor; 3 kills                                     goal ≤ 15 s
  *
  * payments/s, daemon CPU and ping p99 are the median of BENCH_ROUNDS rounds (default 3) of
  * BENCH_SECONDS (default 5) each, with the range; the counters per payment cover every round.
@@ -48,6 +57,7 @@ import { AGENT_ID, aggregate, commit, commitmentList, decodeCommitments, encodeC
 import { dkgPair } from '../test/frost/helpers.ts';
 import { ed25519Verifies } from '../src/frost/native-ed25519.ts';
 import * as rfc9591 from '../src/frost/rfc9591.ts';
+import { benchNodes } from './bench-nodes.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 /** Rounds of the payment and ping-under-load measures, the median reported. */
@@ -843,9 +853,17 @@ async function benchLedgers(): Promise<void> {
   }
 }
 
-// BENCH_ONLY=ping,payments runs some sections (frost, export, commits, ping, payments, ledgers).
+// BENCH_ONLY=ping,payments runs some sections (frost, export, commits, ping, payments, ledgers, nodes).
 const only = process.env.BENCH_ONLY?.split(',');
-const sections = { frost: benchFrost, export: benchExport, commits: benchCommits, ping: benchPing, payments: benchPayments, ledgers: benchLedgers };
+const sections = {
+  frost: benchFrost,
+  export: benchExport,
+  commits: benchCommits,
+  ping: benchPing,
+  payments: benchPayments,
+  ledgers: benchLedgers,
+  nodes: () => benchNodes({ seconds: SECONDS, rounds: ROUNDS, rows, report, startChild, closedLoop, median, cpuMs, pgServerCpuMs }),
+};
 for (const [name, run] of Object.entries(sections)) if (!only || only.includes(name)) await run();
 console.log(`${'benchmark'.padEnd(34)} ${'value'.padStart(9)} ${''.padEnd(6)} ${'baseline'.padStart(9)}   ratio   goal`);
 for (const r of rows) console.log(r);

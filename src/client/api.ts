@@ -37,6 +37,11 @@ export interface CallOptions {
 
 /** How many "still running" answers a keyed call waits out before giving up. */
 const MAX_RUNNING_WAITS = 30;
+/** A proxy's answers of its own when its upstream failed: the daemon never answers these without an envelope. */
+const PROXY_FAILURES = new Set([502, 503, 504]);
+/** Attempts of a keyed call answered by a proxy alone, and the growing wait between them. */
+const MAX_PROXY_RETRIES = 4;
+const PROXY_RETRY_MS = 250;
 
 export class ApiClient {
   constructor(
@@ -57,8 +62,9 @@ export class ApiClient {
 
   /**
    * Calls `action` on `endpoint`; resolves to `data` or throws ApiError / ConnectionError. A call
-   * with an idempotency key also waits out "still running" answers (409 with Retry-After) and
-   * resends once after a reset connection: the service never acts twice for one key.
+   * with an idempotency key also waits out "still running" answers (409 with Retry-After), resends
+   * once after a reset connection, and resends a few times when a balancer answered for a node
+   * that died with the request: the service never acts twice for one key.
    */
   async call<T = Record<string, unknown>>(endpoint: Endpoint, action: string, params: Record<string, unknown> = {}, opts: CallOptions = {}): Promise<T> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -78,11 +84,20 @@ export class ApiClient {
         }
         continue;
       }
-      let body: { success?: boolean; data?: unknown; error?: Record<string, unknown> };
+      let body: { success?: boolean; data?: unknown; error?: Record<string, unknown> } | null;
       try {
         body = (await res.json()) as typeof body;
       } catch {
-        throw new ConnectionError(`${url} answered HTTP ${res.status} without a JSON envelope; check --server (it must end in /v1)`);
+        body = null;
+      }
+      if (body === null || typeof body !== 'object') {
+        // A balancer's own 502/503/504 (a node died with the request, or none is ready): a keyed request is safe to send again.
+        if (opts.idempotencyKey && PROXY_FAILURES.has(res.status) && attempt < MAX_PROXY_RETRIES) {
+          await Bun.sleep(PROXY_RETRY_MS * attempt);
+          continue;
+        }
+        const advice = opts.idempotencyKey && PROXY_FAILURES.has(res.status) ? 'retry with the same idempotency key, never a new one' : 'check --server (it must end in /v1)';
+        throw new ConnectionError(`${url} answered HTTP ${res.status} without a JSON envelope; ${advice}`);
       }
       if (body.success === true) return body.data as T;
       const e = body.error ?? {};

@@ -61,3 +61,54 @@ test('a keyed call waits out "still running" (409 with Retry-After) and gets the
     busy.stop(true);
   }
 });
+
+describe("a balancer's own answer (a node died with the request)", () => {
+  /** Answers 502 with an empty body `failures` times (as Caddy does), then a success envelope. */
+  function balancer(failures: number) {
+    let seen = 0;
+    const keys: (string | null)[] = [];
+    const srv = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: (req) => {
+        keys.push(req.headers.get('x-idempotency-key'));
+        return ++seen <= failures ? new Response(null, { status: 502 }) : Response.json({ success: true, data: { seen } });
+      },
+    });
+    return { url: `http://127.0.0.1:${srv.port}/v1`, seen: () => seen, keys, stop: () => srv.stop(true) };
+  }
+
+  test('a keyed call is sent again and gets the answer; the same key every time', async () => {
+    const lb = balancer(2);
+    try {
+      expect(await new ApiClient(lb.url).call('bot', 'pay', {}, { idempotencyKey: 'k-1' })).toEqual({ seen: 3 });
+      expect(lb.keys).toEqual(['k-1', 'k-1', 'k-1']);
+    } finally {
+      lb.stop();
+    }
+  });
+
+  test('an unkeyed call is not sent twice: a ConnectionError naming the status, never a TypeError', async () => {
+    const lb = balancer(1);
+    try {
+      const err = await new ApiClient(lb.url).call('bot', 'pay', {}).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConnectionError);
+      expect((err as Error).message).toContain('answered HTTP 502 without a JSON envelope');
+      expect(lb.seen()).toBe(1);
+    } finally {
+      lb.stop();
+    }
+  });
+
+  test('a keyed call whose balancer keeps failing gives up with advice to retry with the same key', async () => {
+    const lb = balancer(100);
+    try {
+      const err = await new ApiClient(lb.url).call('bot', 'pay', {}, { idempotencyKey: 'k-2' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConnectionError);
+      expect((err as Error).message).toContain('retry with the same idempotency key');
+      expect(lb.seen()).toBe(4);
+    } finally {
+      lb.stop();
+    }
+  });
+});
