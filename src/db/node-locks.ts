@@ -11,11 +11,12 @@
  * restarted, the network broke), every lock it held is gone, and the holder is told (`onLost`).
  */
 import { SQL } from 'bun';
+import type { Fence } from './fence.ts';
 
 export interface NodeLocks {
   /** True when other nodes may share the ledger (PostgreSQL). */
   readonly shared: boolean;
-  /** Runs `fn` if no node runs `key` now, holding it meanwhile; false when another holds it. */
+  /** Runs `fn` if no node (this one included) runs `key` now, holding it meanwhile; false when one does. */
   exclusive(key: string, fn: () => Promise<void>): Promise<boolean>;
   /** Takes `key` until `release` (or this node's death); false when another node holds it. */
   tryTake(key: string): Promise<boolean>;
@@ -28,6 +29,8 @@ export interface NodeLocks {
   clockSkewMs(): number;
   /** Daemons on this ledger at the last heartbeat, this one included. */
   liveNodes(): number;
+  /** What fences writes by `key` while this node holds it (null alone, or when it does not hold it). */
+  fenceOf(key: string): Fence | null;
   /** Whether some node (this one or another) holds `key` now. */
   heldAnywhere(key: string): Promise<boolean>;
   /** Told once for each held key that was lost with the connection. */
@@ -40,8 +43,14 @@ export function localNodeLocks(): NodeLocks {
   const held = new Set<string>();
   return {
     shared: false,
-    exclusive: async (_key, fn) => {
-      await fn();
+    exclusive: async (key, fn) => {
+      if (held.has(key)) return false;
+      held.add(key);
+      try {
+        await fn();
+      } finally {
+        held.delete(key);
+      }
       return true;
     },
     tryTake: async (key) => {
@@ -51,6 +60,7 @@ export function localNodeLocks(): NodeLocks {
     release: async (key) => void held.delete(key),
     holds: (key) => held.has(key),
     answering: () => true,
+    fenceOf: () => null,
     clockSkewMs: () => 0,
     liveNodes: () => 1,
     heldAnywhere: async (key) => held.has(key),
@@ -148,7 +158,9 @@ export async function pgNodeLocks(url: string, opts: { tls?: boolean; onError?: 
   }, HEARTBEAT_MS);
   timer.unref();
 
-  const tryTake = async (name: string) => {
+  /** Takes in flight, by name: a second take of one name waits for the first (the server would count the lock twice). */
+  const taking = new Map<string, Promise<boolean>>();
+  const take = async (name: string) => {
     // Taken again by its own session a lock would need two unlocks: ask only whether the session (and so the lock) is still the same.
     if (held.has(name)) {
       await run('SELECT 1 AS ok');
@@ -158,6 +170,14 @@ export async function pgNodeLocks(url: string, opts: { tls?: boolean; onError?: 
     if (row.ok) held.add(name);
     return row.ok;
   };
+  const tryTake = (name: string): Promise<boolean> => {
+    let pending = taking.get(name);
+    if (!pending) {
+      pending = take(name).finally(() => taking.delete(name));
+      taking.set(name, pending);
+    }
+    return pending;
+  };
   const release = async (name: string) => {
     if (!held.delete(name)) return;
     await run('SELECT pg_advisory_unlock(hashtextextended($1, 0)) AS ok', [key(name)]);
@@ -166,7 +186,8 @@ export async function pgNodeLocks(url: string, opts: { tls?: boolean; onError?: 
   return {
     shared: true,
     async exclusive(name, fn) {
-      if (!(await tryTake(name))) return false;
+      // Held or being taken here already: this node's own run of it is still going (a start-up run beside a tick).
+      if (held.has(name) || taking.has(name) || !(await tryTake(name))) return false;
       try {
         await fn();
       } finally {
@@ -178,6 +199,7 @@ export async function pgNodeLocks(url: string, opts: { tls?: boolean; onError?: 
     release,
     holds: (name) => !suspect && held.has(name),
     answering: () => !suspect,
+    fenceOf: (name) => (held.has(name) && pid !== null ? { pid, key: key(name) } : null),
     clockSkewMs: () => skew,
     liveNodes: () => peers,
     async heldAnywhere(name) {

@@ -10,6 +10,7 @@
 import { SQL, type TransactionSQL } from 'bun';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { toPostgres } from './dialect.ts';
+import { currentFence, FENCE_CHECK, FenceLostError } from './fence.ts';
 import { DatabaseOpenError, SCHEMA_VERSION } from './open.ts';
 import { mayServe, oldestServing, PG_MIGRATIONS } from './migrations/postgres.ts';
 import schema from './pg/schema.sql' with { type: 'text' };
@@ -195,6 +196,11 @@ export class PgStore implements Store {
           const keys = opts?.locks ?? [];
           if (keys.length > 0 && this.keyedPrologue) await tx.unsafe(this.keyedPrologue, [JSON.stringify(keys)]);
           else if (this.prologue) await tx.unsafe(this.prologue);
+          const fence = currentFence();
+          if (fence) {
+            const [row] = await tx.unsafe(FENCE_CHECK, [fence.pid, fence.key]);
+            if (row.held !== true) throw new FenceLostError(fence.key);
+          }
           try {
             const value = await this.context.run(frame, () => hooked(this.hooks, fn, frame.scope, false));
             if (frame.conflict !== undefined) throw frame.conflict;

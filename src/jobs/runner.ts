@@ -14,6 +14,7 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { inBackground } from '../solana/rpc-priority.ts';
 import { clockTrusted, localNodeLocks, MAX_CLOCK_SKEW_MS, type NodeLocks } from '../db/node-locks.ts';
+import { withFence } from '../db/fence.ts';
 
 const MAX_BACKOFF_MS = 60_000;
 
@@ -65,7 +66,8 @@ export class JobRunner {
       const had = this.locks.holds(lease);
       if (!(await this.locks.tryTake(lease))) return false;
       if (!had) this.log.info('took the lease of a singleton job', { job: job.name });
-      return await run();
+      // Its writes commit only while the lease is still this node's (db/fence.ts).
+      return await withFence(this.locks.fenceOf(lease), run);
     }
     let ok = false;
     await this.locks.exclusive(`job:${job.name}`, async () => {

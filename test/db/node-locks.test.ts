@@ -61,6 +61,25 @@ test.skipIf(!server)('what one node holds the other cannot take, until it lets g
   await until('each counts two nodes', () => a.liveNodes() === 2 && b.liveNodes() === 2);
 });
 
+test.skipIf(!server)("one node's own runs never overlap either: a start-up run beside a tick, two takes at once counted once", async () => {
+  const [a, b] = [await node(), await node()];
+  let running = 0;
+  let most = 0;
+  const tick = async () => {
+    running++;
+    most = Math.max(most, running);
+    await Bun.sleep(100);
+    running--;
+  };
+  const ran = await Promise.all([a.exclusive('job:mail', tick), a.exclusive('job:mail', tick), a.exclusive('job:mail', tick)]);
+  expect(ran.filter(Boolean)).toHaveLength(1);
+  expect(most).toBe(1);
+  // Two takes of one lease at once: held once, so one release frees it for the other node.
+  expect(await Promise.all([a.tryTake('lease:twice'), a.tryTake('lease:twice')])).toEqual([true, true]);
+  await a.release('lease:twice');
+  expect(await b.tryTake('lease:twice')).toBe(true);
+});
+
 test.skipIf(!server)('nodes on other databases of the same server are neither counted nor seen holding anything', async () => {
   const here = await node();
   const elsewhere = await pgNodeLocks(await emptyPgDatabase(server!));
