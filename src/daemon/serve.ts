@@ -18,6 +18,7 @@ import { createApp } from '../api/app.ts';
 import { Metrics } from '../metrics.ts';
 import { SERVER_BODY_CAP } from '../api/body.ts';
 import { JobRunner } from '../jobs/runner.ts';
+import { nodeMetricsSource } from '../ops/node-metrics.ts';
 import { maintenanceJob } from '../jobs/maintenance.ts';
 import { paymentJobs } from '../jobs/payments.ts';
 import { depositJob } from '../jobs/deposits.ts';
@@ -156,6 +157,7 @@ async function startLocked(config: Config, log: Logger, unlock: () => void): Pro
   await checkLedgerRewind(db, config.dataDir, log, () => durability.durable());
   const restoring = await beginRestore(services);
   metrics.addSource(ledgerMetricsSource(db, durability));
+  metrics.addSource(nodeMetricsSource(ledger.nodes));
   const loopLag = watchLoopLag();
   metrics.addSource(loopLag.source);
   const app = createApp(services, { metrics });

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { Metrics } from '../../src/metrics.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { ledgerMetricsSource } from '../../src/ops/ledger-metrics.ts';
+import { nodeMetricsSource } from '../../src/ops/node-metrics.ts';
+import { localNodeLocks } from '../../src/db/node-locks.ts';
 
 const deploy = (name: string) => readFileSync(join(import.meta.dir, '..', '..', 'deploy', name), 'utf8');
 
@@ -14,6 +16,7 @@ test('every agent_wallet_ metric an alert rule reads is exposed on /metrics', as
   metrics.job('confirmations', false);
   metrics.setFeePayerLamports(1n);
   metrics.addSource(ledgerMetricsSource(openDatabase(':memory:', { network: 'simnet' })));
+  metrics.addSource(nodeMetricsSource(localNodeLocks()));
   const exposed = new Set([...(await metrics.render()).matchAll(/^# TYPE (\w+) (\w+)/gm)].flatMap(([, name, type]) => (type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name!])));
   const used = new Set([...deploy('alerts.yml').matchAll(/\b(agent_wallet_\w+)/g)].map(([, name]) => name!));
   expect(used.size).toBeGreaterThanOrEqual(8);
