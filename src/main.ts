@@ -8,6 +8,7 @@ import { SecretFileError } from './secret-files.ts';
 import { runProgram } from './cli/program.ts';
 import { UsageError } from './cli/usage.ts';
 import { PortInUseError } from './daemon/port-in-use.ts';
+import { DataDirBusyError } from './daemon/lock.ts';
 
 // A reader that went away (`agent-wallet history | head`) is not an error.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -20,7 +21,7 @@ runProgram(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    const known = err instanceof ConfigError || err instanceof SecretFileError || err instanceof DatabaseOpenError || err instanceof PortInUseError;
+    const known = err instanceof ConfigError || err instanceof SecretFileError || err instanceof DatabaseOpenError || err instanceof PortInUseError || err instanceof DataDirBusyError;
     const usage = err instanceof UsageError;
     process.stderr.write(`agent-wallet: ${(err as Error).message}\n`);
     if (!known && !usage) process.stderr.write(`${(err as Error).stack ?? ''}\n`);

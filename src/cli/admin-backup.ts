@@ -9,6 +9,7 @@ import { BackupError, createBackup, markLedgerRestored, restoreBackup } from '..
 import { dataDirEnv } from './admin-network.ts';
 import { redactedUrl } from '../db/ledger.ts';
 import { commandFlags, type CommandInput } from './context.ts';
+import { userPath } from './paths.ts';
 import { UsageError } from './usage.ts';
 
 interface Io {
@@ -26,10 +27,11 @@ export function backupCommand(input: CommandInput, io: Io): number {
   const { flags, positional } = commandFlags(input, { 'data-dir': 'string', encrypt: 'boolean', json: 'boolean' });
   const dataDir = resolve(flags['data-dir'] ?? io.env.AGENT_WALLET_DATA_DIR ?? './data');
   const config = loadConfig({ dataDir }, dataDirEnv(dataDir, io.env));
-  const manifest = createBackup(config, positional[0]!, { passphrase: flags.encrypt ? passphrase(io.env) : undefined });
+  const out = userPath(positional[0]!);
+  const manifest = createBackup(config, out, { passphrase: flags.encrypt ? passphrase(io.env) : undefined });
   if (flags.json) io.out(`${JSON.stringify(manifest, null, 2)}\n`);
   else {
-    io.out(`Backup of ${dataDir} (schema ${manifest.schema_version}, ${manifest.network}) in ${resolve(positional[0]!)}${manifest.encryption ? ', encrypted' : ''}:\n`);
+    io.out(`Backup of ${dataDir} (schema ${manifest.schema_version}, ${manifest.network}) in ${out}${manifest.encryption ? ', encrypted' : ''}:\n`);
     for (const f of manifest.files) io.out(`  ${f.path}  ${f.bytes} bytes  sha256 ${f.sha256}\n`);
     io.out('It holds master.key and the fee payer key: keep it as safe as the data directory.\n');
     if (config.database.url) {
@@ -41,7 +43,7 @@ export function backupCommand(input: CommandInput, io: Io): number {
 
 export function restoreCommand(input: CommandInput, io: Io): number {
   const { flags, positional } = commandFlags(input, { 'data-dir': 'string', json: 'boolean' });
-  const manifest = restoreBackup(positional[0]!, flags['data-dir']!, { passphrase: io.env.AGENT_WALLET_BACKUP_PASSPHRASE });
+  const manifest = restoreBackup(userPath(positional[0]!), flags['data-dir']!, { passphrase: io.env.AGENT_WALLET_BACKUP_PASSPHRASE });
   const target = resolve(flags['data-dir']!);
   if (flags.json) io.out(`${JSON.stringify({ data_dir: target, backup_created_at: manifest.created_at, schema_version: manifest.schema_version, network: manifest.network, files: manifest.files.map((f) => f.path) }, null, 2)}\n`);
   else {

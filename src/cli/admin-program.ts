@@ -2,6 +2,7 @@
 import type { Command, CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { CommandInput } from './context.ts';
 import { collect, helpFooter, inputOf } from './define.ts';
+import { userPath } from './paths.ts';
 import type { Done } from './agent-program.ts';
 
 export type AdminIo = { out: (text: string) => void; err: (text: string) => void; env: Record<string, string | undefined> };
@@ -13,7 +14,7 @@ const PROCESS_IO: AdminIo = { out: (t) => void process.stdout.write(t), err: (t)
 /** Declares the admin command `name` under `parent`: --data-dir, help, and its body run with `io`. */
 function adminSub(done: Done, io: AdminIo): Sub {
   return (parent, name, summary, example, load, setup = (c) => c) => {
-    const c = parent.command(name).description(summary).option('--data-dir <dir>', "the daemon's data directory (env AGENT_WALLET_DATA_DIR; default ./data)") as unknown as CommandUnknownOpts;
+    const c = parent.command(name).description(summary).option('--data-dir <dir>', "the daemon's data directory (env AGENT_WALLET_DATA_DIR; default ./data)", userPath) as unknown as CommandUnknownOpts;
     helpFooter(setup(c), [`agent-wallet admin ${example}`], ['ok', 'error', 'usage']).action(async (...args: unknown[]) => {
       const cmd = args[args.length - 1] as CommandUnknownOpts;
       const [body, { runAdmin }] = await Promise.all([load(), import('./admin.ts')]);

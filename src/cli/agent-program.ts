@@ -6,6 +6,7 @@
 import type { Command, CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { CliContext, GlobalFlags } from './context.ts';
 import { AGENT_EXITS, collect, helpFooter, inputOf, withGlobals } from './define.ts';
+import { userPath } from './paths.ts';
 
 type Body = (ctx: CliContext) => Promise<number>;
 export type Done = (code: number) => void;
@@ -18,7 +19,9 @@ export function clientAction(done: Done, load: () => Promise<Body>, prefix: stri
   return async (...args: unknown[]): Promise<void> => {
     const cmd = args[args.length - 1] as CommandUnknownOpts;
     const [{ cliContext }, { printError }] = await Promise.all([import('./context.ts'), import('./output.ts')]);
-    const globals = cmd.optsWithGlobals() as GlobalFlags;
+    // The flag nearest the command wins (`agent-wallet --profile a info --profile b` is b).
+    const globals: GlobalFlags = {};
+    for (let c: CommandUnknownOpts | null = cmd; c; c = c.parent) for (const [k, v] of Object.entries(c.opts())) (globals as Record<string, unknown>)[k] ??= v;
     let ctx: CliContext | null = null;
     try {
       ctx = cliContext(globals, inputOf(cmd, prefix));
@@ -241,10 +244,10 @@ export function addAgentCommands(program: Command, done: Done): void {
   cmd(fees as unknown as Command, 'accept', 'pin the fee schedule the server publishes now', custody, ['agent-wallet fees accept'], AGENT_EXITS, 'fees', ['accept'])();
 
   const recover = agent(program, 'recover', "the owner and the agent sweep the whole USDC balance with no daemon (the operator is gone)")
-    .requiredOption('--kit <file>', "the owner's recovery kit")
+    .requiredOption('--kit <file>', "the owner's recovery kit", userPath)
     .requiredOption('--to <address>', 'where the balance goes')
     .requiredOption('--rpc <url>', 'a Solana RPC URL')
-    .requiredOption('--fee-payer <file>', 'a Solana keypair file with SOL for the fee (the wallet holds none)')
+    .requiredOption('--fee-payer <file>', 'a Solana keypair file with SOL for the fee (the wallet holds none)', userPath)
     .option('--mint <address>', "the USDC mint (default: the profile's network's)")
     .action(clientAction(done, async () => (await import('./recover-command.ts')).recoverCommand));
   helpFooter(recover, ['agent-wallet recover --kit kit.json --to <your address> --rpc https://api.mainnet-beta.solana.com --fee-payer ~/.config/solana/id.json'], ['ok', 'error', 'usage']);

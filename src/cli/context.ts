@@ -5,6 +5,7 @@
  */
 import { ApiClient } from '../client/api.ts';
 import { ProfileStore, defaultHome, type ProfileData } from '../client/profile.ts';
+import { userPath } from './paths.ts';
 import { UsageError } from './usage.ts';
 
 export type FlagValue = string | string[] | boolean;
@@ -36,15 +37,32 @@ export interface GlobalFlags {
 
 export const DEFAULT_SERVER = 'http://127.0.0.1:8787/v1';
 
+/**
+ * The daemon's API URL from --server (or AGENT_WALLET_URL): `/v1` is added to a bare origin
+ * (`http://127.0.0.1:8787` or `…/`); another path must end in /v1, since the daemon may sit under
+ * a prefix behind a proxy and only the user knows where.
+ */
+export function apiUrl(server: string): string {
+  let url: URL | null = null;
+  try {
+    url = /^https?:\/\//.test(server) ? new URL(server) : null;
+  } catch {
+    // Not a URL: said below.
+  }
+  if (!url) throw new UsageError(`--server must be an http(s) URL ending in /v1, got "${server}"`);
+  const path = url.pathname.replace(/\/+$/, '');
+  if (path === '' && !url.search && !url.hash) return `${url.origin}/v1`;
+  if (!path.endsWith('/v1')) throw new UsageError(`--server must be the daemon's API URL, ending in /v1: did you mean ${url.origin}${path}/v1? (got "${server}")`);
+  return server.replace(/\/+$/, '');
+}
+
 /** The context of an agent or merchant command; flags win over the environment. */
 export function cliContext(globals: GlobalFlags, input: CommandInput, env: Record<string, string | undefined> = process.env): CliContext {
-  const server = globals.server ?? (env.AGENT_WALLET_URL || DEFAULT_SERVER);
-  if (!/^https?:\/\//.test(server)) throw new UsageError(`--server must be an http(s) URL ending in /v1, got "${server}"`);
   return {
-    server: server.replace(/\/+$/, ''),
+    server: apiUrl(globals.server ?? (env.AGENT_WALLET_URL || DEFAULT_SERVER)),
     profileName: globals.profile ?? (env.AGENT_WALLET_PROFILE || 'default'),
     json: globals.json === true,
-    store: new ProfileStore(globals.home ?? defaultHome(env), env.AGENT_WALLET_PASSPHRASE || undefined),
+    store: new ProfileStore(globals.home ?? userPath(defaultHome(env)), env.AGENT_WALLET_PASSPHRASE || undefined),
     ...input,
     out: (t) => process.stdout.write(t),
     err: (t) => process.stderr.write(t),

@@ -5,6 +5,7 @@
  */
 import type { CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { CommandInput, FlagValue } from './context.ts';
+import { userPath } from './paths.ts';
 
 export const EXIT_CODES = {
   ok: '0 ok',
@@ -25,13 +26,19 @@ export function helpFooter<C extends CommandUnknownOpts>(cmd: C, examples: strin
   return cmd.addHelpText('after', `\nExample${examples.length > 1 ? 's' : ''}:\n${lines}\n\nExit codes: ${exits.map((e) => EXIT_CODES[e]).join(', ')}.\n`);
 }
 
-/** The global flags of agent and merchant commands (DESIGN §11); every command takes them after its name. */
+/** The global flags' long names (see withGlobals). */
+export const GLOBAL_FLAGS = ['server', 'profile', 'json', 'home'] as const;
+
+/**
+ * The global flags of agent, merchant and owner commands (DESIGN §11); every such command takes
+ * them after its name, and the program takes them before the command (src/cli/program.ts).
+ */
 export function withGlobals<C extends CommandUnknownOpts>(cmd: C) {
   return cmd
     .option('--server <url>', 'daemon API URL ending in /v1 (env AGENT_WALLET_URL; default: the profile\'s, else http://127.0.0.1:8787/v1)')
     .option('--profile <name>', 'profile name (env AGENT_WALLET_PROFILE; default "default")')
     .option('--json', 'print the API data object, or the error envelope, as JSON on stdout')
-    .option('--home <dir>', 'profile directory (env AGENT_WALLET_HOME; default ~/.agent-wallet)');
+    .option('--home <dir>', 'profile directory (env AGENT_WALLET_HOME; default ~/.agent-wallet)', userPath);
 }
 
 /** Collects a repeatable flag (`--item A --item B`) into a list. */

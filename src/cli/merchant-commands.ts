@@ -94,7 +94,10 @@ export const MERCHANT_COMMANDS: Record<string, Command> = {
   history: async (ctx, store) => {
     const { flags } = commandFlags(ctx, { limit: 'string', offset: 'string', since: 'string' });
     const params = { limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset), since: flags.since };
-    printData(ctx, await merchantClient(ctx, store).call('merchant', 'history', JSON.parse(JSON.stringify(params))));
+    const data = await merchantClient(ctx, store).call<{ items: Record<string, unknown>[] }>('merchant', 'history', JSON.parse(JSON.stringify(params)));
+    // A row says when, how much, who paid (username, else address), for what, and a refund due.
+    const rows = ctx.json ? data : { ...data, items: data.items.map((p) => ({ ...p, payer: p.payer ?? p.payer_address })) };
+    printData(ctx, rows, undefined, ['paid_at', 'transaction_id', 'amount', 'payer', 'reference', 'via', 'refund_due', 'sale_fee', 'note']);
     return EXIT.ok;
   },
   'set-webhook': simple('set_webhook', ([url]) => ({ url })),

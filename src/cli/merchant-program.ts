@@ -2,6 +2,7 @@
 import type { Command, CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { CliContext } from './context.ts';
 import { AGENT_EXITS, collect, helpFooter, withGlobals } from './define.ts';
+import { userPath } from './paths.ts';
 import { addEventsCommands, addRequestCommands, clientAction, type Done } from './agent-program.ts';
 
 /** Runs the merchant body `name` with the profile's merchant key store. */
@@ -47,7 +48,7 @@ export function addMerchantCommands(program: Command, done: Done): void {
       .option('--port <n>', 'where the paywall listens (default 8402; 0: any free port)')
       .option('--host <host>', 'the address it listens on (default 127.0.0.1)')
       .option('--require-payment-id', 'v2 buyers must send a payment identifier (a resend with it gets the first answer again)')
-      .option('--journal <file>', "where the gate keeps paid requests' answers across restarts (default: beside the merchant profile, <profile>.gate.sqlite); one gate a file"),
+      .option('--journal <file>', "where the gate keeps paid requests' answers across restarts (default: beside the merchant profile, <profile>.gate.sqlite); one gate a file", userPath),
   );
   addRequestCommands(merchant, done, 'agent-wallet merchant', (ctx) => merchantBody('request', ctx));
   addEventsCommands(merchant, done, 'agent-wallet merchant', (ctx) => merchantBody('events', ctx));

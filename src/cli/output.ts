@@ -26,17 +26,17 @@ function human(value: unknown, indent = ''): string {
 const LIST_FIELDS = ['created_at', 'transaction_id', 'event_id', 'approval_id', 'request_id', 'type', 'direction', 'status', 'amount', 'fee', 'to', 'from', 'reason', 'description'];
 
 /** One line per item: the list fields it has, separated by two spaces. */
-function listLines(items: Record<string, unknown>[]): string {
+function listLines(items: Record<string, unknown>[], fields: readonly string[]): string {
   return items
     .map((item) => {
-      const parts = LIST_FIELDS.filter((k) => item[k] !== undefined && item[k] !== null && typeof item[k] !== 'object').map((k) => `${k}=${String(item[k])}`);
+      const parts = fields.filter((k) => item[k] !== undefined && item[k] !== null && typeof item[k] !== 'object').map((k) => `${k}=${String(item[k])}`);
       return `  ${parts.length ? parts.join('  ') : JSON.stringify(item)}`;
     })
     .join('\n');
 }
 
-/** Prints a successful result. */
-export function printData(ctx: CliContext, data: unknown, headline?: string): void {
+/** Prints a successful result; a list's rows show `fields` (default LIST_FIELDS) as far as present. */
+export function printData(ctx: CliContext, data: unknown, headline?: string, fields: readonly string[] = LIST_FIELDS): void {
   if (ctx.json) {
     ctx.out(`${JSON.stringify(data, null, 2)}\n`);
     return;
@@ -44,7 +44,7 @@ export function printData(ctx: CliContext, data: unknown, headline?: string): vo
   if (headline) ctx.out(`${headline}\n`);
   const items = (data as { items?: unknown } | null)?.items;
   if (Array.isArray(items)) {
-    ctx.out(items.length ? `${listLines(items as Record<string, unknown>[])}\n` : '  (none)\n');
+    ctx.out(items.length ? `${listLines(items as Record<string, unknown>[], fields)}\n` : '  (none)\n');
     const rest = Object.entries(data as Record<string, unknown>).filter(([k]) => k !== 'items');
     const meta = rest.map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
     if (meta.length) ctx.out(`${meta.join('  ')}\n`);

@@ -15,6 +15,7 @@ import { parseUsdc } from '../domain/money.ts';
 import { commandFlags, type CliContext } from './context.ts';
 import { ownerApi } from './owner-recovery-commands.ts';
 import { EXIT, printData, progress } from './output.ts';
+import { userPath } from './paths.ts';
 import { UsageError } from './usage.ts';
 
 type Command = (ctx: CliContext) => Promise<number>;
@@ -125,7 +126,7 @@ export const OWNER_EVIDENCE_COMMANDS: Record<string, Command> = {
   },
   'verify-log': async (ctx) => {
     const { flags, positional } = commandFlags(ctx, { key: 'string', rpc: 'string' });
-    const file = positional[0]!;
+    const file = userPath(positional[0]!);
     if (!existsSync(file)) throw new UsageError(`${file}: no such file`);
     const lines = readFileSync(file, 'utf8').split('\n');
     let publicKey: Uint8Array;

@@ -93,7 +93,11 @@ export const OWNER_RECOVER_COMMANDS: Record<string, Command> = {
     const live = await liveSweepOf(api, kit.wallet_id);
     if (!live) {
       const announced = await announceSweep(api, kit.wallet_id, flags.to);
-      printData(ctx, announced, `Sweep ${announced.sweep_id} announced: the agent's API key is revoked. Run this command again after ${announced.executes_at} to sign it; cancel it before then with agent-wallet owner recover cancel ${announced.sweep_id}.`);
+      printData(
+        ctx,
+        announced,
+        `Sweep ${announced.sweep_id} announced: the agent's API key is revoked. Run this command again after ${announced.executes_at} to sign it; cancel it before then with agent-wallet owner recover cancel ${announced.sweep_id}. If you cancel, give the agent a key again with agent-wallet owner rotate-key ${kit.wallet_id}.`,
+      );
       return EXIT.awaitingApproval;
     }
     if (live.to_address !== flags.to) throw new UsageError(`sweep ${live.sweep_id} of this wallet goes to ${live.to_address}; cancel it first to sweep to ${flags.to}`);
@@ -113,13 +117,19 @@ export const OWNER_RECOVER_COMMANDS: Record<string, Command> = {
 
   cancel: async (ctx) => {
     const { positional } = commandFlags(ctx, {});
-    printData(ctx, await ownerApi(ctx).call('owner', 'recovery_sweep_cancel', { sweep_id: positional[0]! }), 'Sweep cancelled: nothing moves. Rotate the agent\'s API key (rotate_api_key) to let it work again.');
+    const cancelled = await ownerApi(ctx).call<{ wallet_id: string }>('owner', 'recovery_sweep_cancel', { sweep_id: positional[0]! });
+    printData(ctx, cancelled, `Sweep cancelled: nothing moves. The agent's API key stays revoked: give it a new one with agent-wallet owner rotate-key ${cancelled.wallet_id} to let it work again.`);
     return EXIT.ok;
   },
 
   status: async (ctx) => {
     const { positional } = commandFlags(ctx, {});
-    printData(ctx, await ownerApi(ctx).call('owner', 'recovery_sweeps', { wallet_id: positional[0]! }));
+    const data = await ownerApi(ctx).call<{ items: (Record<string, unknown> & { transaction: Record<string, unknown> | null })[] }>('owner', 'recovery_sweeps', { wallet_id: positional[0]! });
+    // A row says which sweep, from when it may be signed, where the balance goes, and its transaction.
+    const rows = ctx.json
+      ? data
+      : { ...data, items: data.items.map(({ transaction: tx, ...s }) => ({ ...s, transaction_id: tx?.transaction_id, transaction_status: tx?.status, amount: tx?.amount, signature: tx?.signature })) };
+    printData(ctx, rows, undefined, ['sweep_id', 'status', 'executes_at', 'signable', 'to_address', 'transaction_id', 'transaction_status', 'amount', 'signature']);
     return EXIT.ok;
   },
 };

@@ -3,13 +3,14 @@
  * `help COMMAND` (stdout, exit 0), "did you mean" on a mistyped command or flag (exit 2),
  * `completion bash|zsh|fish`, `--version`. Bodies are imported by the command that runs.
  */
-import { Command, CommanderError, Option } from '@commander-js/extra-typings';
+import { Command, CommanderError, Option, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import { VERSION } from '../version.ts';
 import { addAdminCommands } from './admin-program.ts';
 import { addAgentCommands } from './agent-program.ts';
-import { EXIT_CODES, helpFooter, onlyTree } from './define.ts';
+import { EXIT_CODES, GLOBAL_FLAGS, helpFooter, onlyTree, withGlobals } from './define.ts';
 import { addMerchantCommands } from './merchant-program.ts';
 import { addOwnerCommands } from './owner-program.ts';
+import { userPath } from './paths.ts';
 import { parsePort, UsageError } from './usage.ts';
 
 const ALL_EXITS = Object.keys(EXIT_CODES) as (keyof typeof EXIT_CODES)[];
@@ -20,7 +21,7 @@ const ALL_EXITS = Object.keys(EXIT_CODES) as (keyof typeof EXIT_CODES)[];
  */
 export function buildProgram(done: (code: number) => void, json: boolean, wants: (name: string) => boolean = () => true): Command {
   const program = new Command('agent-wallet')
-    .description('USDC wallets on Solana for AI agents, under 2-of-2 FROST custody.\nAgent commands take --server URL, --profile NAME, --json and --home DIR after their name.')
+    .description('USDC wallets on Solana for AI agents, under 2-of-2 FROST custody.\nAgent, merchant and owner commands take --server URL, --profile NAME, --json and --home DIR before or after their name.')
     .version(VERSION, '-v, --version', 'print the version')
     // Flags after a command name belong to that command (`withdraw confirm ID --json`).
     .enablePositionalOptions()
@@ -33,20 +34,38 @@ export function buildProgram(done: (code: number) => void, json: boolean, wants:
         if (!json) write(t);
       },
     });
+  // The global flags before the command (`agent-wallet --profile shop info`): parsed here, read by
+  // the command (clientAction, inputOf walk up to it); one the command does not take is a usage error.
+  withGlobals(program);
+  program.hook('preAction', (root, action) => {
+    for (const flag of GLOBAL_FLAGS) {
+      if (root.getOptionValueSource(flag) !== 'cli') continue;
+      let declared = false;
+      for (let c = action as CommandUnknownOpts | null; c && c !== (root as CommandUnknownOpts); c = c.parent) declared ||= c.options.some((o) => o.long === `--${flag}`);
+      if (!declared) root.error(`error: --${flag} does not apply to '${commandPath(action as CommandUnknownOpts)}'`, { code: 'agent-wallet.globalFlag', exitCode: 2 });
+    }
+  });
   const tree = onlyTree(program, wants);
   helpFooter(program, ['agent-wallet serve', 'agent-wallet register --name "Research bot" --owner-email me@example.com', 'agent-wallet pay alice 5', 'agent-wallet help pay'], ALL_EXITS);
 
   const serve = tree
     .command('serve')
     .description('run the daemon: HTTP API, web pages, jobs, FROST coordinator, SQLite ledger (default: simnet, 127.0.0.1:8787, ./data)')
-    .option('--config <file>', 'config file (env AGENT_WALLET_CONFIG; default <data-dir>/config.toml)')
-    .option('--data-dir <dir>', 'data directory (env AGENT_WALLET_DATA_DIR; default ./data)')
+    .option('--config <file>', 'config file (env AGENT_WALLET_CONFIG; default <data-dir>/config.toml)', userPath)
+    .option('--data-dir <dir>', 'data directory (env AGENT_WALLET_DATA_DIR; default ./data)', userPath)
     .option('--port <n>', 'listen port (0: any free port)')
     .option('--host <host>', 'listen address')
     .option('--simnet-port <n>', "the embedded chain's RPC port (default 8899; 0: any free port)")
     .action(async (opts) => {
-      const { serveCommand } = await import('../daemon/serve.ts');
-      done(await serveCommand({ configFile: opts.config, dataDir: opts.dataDir, port: parsePort('--port', opts.port), host: opts.host, simnetPort: parsePort('--simnet-port', opts.simnetPort) }));
+      const [{ serveCommand }, { DataDirBusyError }] = await Promise.all([import('../daemon/serve.ts'), import('../daemon/lock.ts')]);
+      try {
+        done(await serveCommand({ configFile: opts.config, dataDir: opts.dataDir, port: parsePort('--port', opts.port), host: opts.host, simnetPort: parsePort('--simnet-port', opts.simnetPort) }));
+      } catch (err) {
+        // Another daemon holds the data dir: its message says what to do; no stack trace.
+        if (!(err instanceof DataDirBusyError)) throw err;
+        process.stderr.write(`agent-wallet: ${err.message}\n`);
+        done(1);
+      }
     });
   helpFooter(serve, ['agent-wallet serve --data-dir /var/lib/agent-wallet --port 8787'], ['ok', 'error', 'usage']);
 
@@ -59,7 +78,7 @@ export function buildProgram(done: (code: number) => void, json: boolean, wants:
     .command('simnet')
     .description('the embedded Solana chain alone (JSON-RPC, USDC at the devnet mint); the fault flags make it act as a hosted provider on a busy mainnet')
     .option('--port <n>', 'RPC port (default 8899)')
-    .option('--data-dir <dir>', 'keeps the chain state in <dir>/simnet (default ./data)')
+    .option('--data-dir <dir>', 'keeps the chain state in <dir>/simnet (default ./data)', userPath)
     .option('--slot-ms <ms>', 'slot time (default 400, at least 10)')
     .option('--congestion-floor <microLamports>', 'the lowest priority fee that lands')
     .option('--rate-limit <rps>', 'answer 429 above this many requests a second')
@@ -93,9 +112,28 @@ export function buildProgram(done: (code: number) => void, json: boolean, wants:
   return program;
 }
 
+/** `owner recover status` for that command. */
+function commandPath(cmd: CommandUnknownOpts): string {
+  const names: string[] = [];
+  for (let c: CommandUnknownOpts | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+/** The command line without the global flags before the command (`--profile shop info` → `info`). */
+function afterGlobals(argv: string[]): string[] {
+  let i = 0;
+  while (i < argv.length) {
+    const word = argv[i]!;
+    const name = word.startsWith('--') ? word.slice(2).split('=')[0]! : '';
+    if (!(GLOBAL_FLAGS as readonly string[]).includes(name)) break;
+    i += name === 'json' || word.includes('=') ? 1 : 2;
+  }
+  return argv.slice(i);
+}
+
 /** The top-level commands this command line can run: all for the overview and completion, none for --version. */
 function wanted(argv: string[]): (name: string) => boolean {
-  const [first, second] = argv;
+  const [first, second] = afterGlobals(argv);
   if (first === '--version' || first === '-v') return () => false;
   if (first === undefined || first.startsWith('-') || first === 'completion' || (first === 'help' && second === undefined)) return () => true;
   const name = first === 'help' ? second : first;

@@ -1,11 +1,12 @@
 /** Client commands of the custody issue: register, info, balance, address, limits-free wallet calls, export (and revoke), import, set-api-key. */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { ApiClient } from '../client/api.ts';
+import { ApiClient, ApiError } from '../client/api.ts';
 import { registerWallet } from '../client/register.ts';
 import { exportWallet, importWallet, parseWalletFile, WalletFileError } from '../client/wallet-file.ts';
 import { keyProblem } from '../domain/api-keys.ts';
 import { commandFlags, DEFAULT_SERVER, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
+import { userPath } from './paths.ts';
 import { UsageError } from './usage.ts';
 import { registerNextStep, withNextStep } from './next-steps.ts';
 
@@ -53,7 +54,7 @@ export const WALLET_COMMANDS: Record<string, Command> = {
       printData(ctx, await api.call('bot', 'revoke_export', { export_id: positional[1] }), 'Export revoked: its file can no longer be imported.');
       return EXIT.ok;
     }
-    const file = positional[0]!;
+    const file = userPath(positional[0]!);
     const { profile, api } = profileClient(ctx);
     const content = await exportWallet(api, profile);
     writeFileSync(file, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600, flag: flags.force ? 'w' : 'wx' });
@@ -72,7 +73,17 @@ export const WALLET_COMMANDS: Record<string, Command> = {
     if (problem) throw new UsageError(`that is not a wallet_bot_… key as the owner got it from rotate_api_key or the dashboard: ${problem}`);
     const profile = ctx.store.load(ctx.profileName);
     const server = ctx.server === DEFAULT_SERVER ? profile.server_url : ctx.server;
-    const info = await new ApiClient(server, key).call<{ wallet_id: string; username: string }>('bot', 'info');
+    const info = await new ApiClient(server, key).call<{ wallet_id: string; username: string }>('bot', 'info').catch((err: unknown) => {
+      // Not "run set-api-key" (the advice for a profile whose stored key is refused): this key is the wrong one.
+      if (!(err instanceof ApiError && err.errorCode === 'UNAUTHORIZED')) throw err;
+      throw new ApiError(
+        'UNAUTHORIZED',
+        `the daemon at ${server} refused this key; nothing saved`,
+        'Check that you passed the whole key the owner got last (rotate_api_key, agent-wallet owner rotate-key or the dashboard): each rotation refuses the keys before it. Ask the owner for the current key, or to rotate it again.',
+        err.status,
+        {},
+      );
+    });
     if (info.wallet_id !== profile.wallet_id) throw new Error(`the key opens wallet ${info.wallet_id}, not this profile's ${profile.wallet_id}; nothing saved`);
     ctx.store.update(ctx.profileName, (p) => {
       p.api_key = key;
@@ -83,7 +94,7 @@ export const WALLET_COMMANDS: Record<string, Command> = {
 
   import: async (ctx) => {
     const { positional } = commandFlags(ctx, {});
-    const file = positional[0]!;
+    const file = userPath(positional[0]!);
     let parsed;
     try {
       parsed = parseWalletFile(readFileSync(file, 'utf8'));

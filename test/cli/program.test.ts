@@ -125,6 +125,46 @@ describe('global flags', () => {
   });
 });
 
+describe('global flags before the command', () => {
+  test('--profile, --home and --json before the command name work as after it (agent, merchant, owner)', async () => {
+    const home = tempDir('aw-cli-globals-before-');
+    for (const args of [['--profile', 'shop', '--home', home, '--json', 'info'], ['--json', '--profile=shop', 'merchant', 'info', '--home', home], ['--home', home, '--json', 'withdraw', 'get', 'wd_1', '--profile', 'shop']]) {
+      const res = await runCli(args);
+      expect({ args, code: res.code, error: res.json?.error?.code }).toEqual({ args, code: 4, error: 'CLIENT_PROFILE' });
+      expect(res.json.error.message).toMatch(/no (merchant )?profile "shop"/);
+    }
+    const nearest = await runCli(['--profile', 'a', '--home', home, 'info', '--profile', 'b', '--json']);
+    expect(nearest.json.error.message).toContain('no profile "b"');
+    const owner = await runCli(['--json', '--server', 'http://127.0.0.1:9/v1', 'owner', 'recover', 'status', 'wal_1']);
+    expect(owner.code).toBe(2);
+    expect(owner.json.error.message).toContain('owner commands need an owner API token');
+  }, 20_000);
+
+  test('--json before an admin command reaches it; a flag the command does not take is exit 2 naming it', async () => {
+    const dir = tempDir('aw-cli-globals-admin-');
+    const doctor = await runCli(['--json', 'admin', 'doctor', '--data-dir', dir]);
+    expect(doctor.json.checks).toBeArray();
+    const serve = await runCli(['--profile', 'shop', 'serve', '--data-dir', dir]);
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toContain("--profile does not apply to 'serve'");
+  }, 20_000);
+
+  test('--help, --version and usage errors still work with global flags before the command', async () => {
+    const help = await runCli(['--json', 'pay', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toStartWith('Usage: agent-wallet pay');
+    const top = await runCli(['--help']);
+    expect(top.stdout).toContain('--profile <name>');
+    expect((await runCli(['--version'])).stdout).toBe(`${VERSION}\n`);
+    const typo = await runCli(['--profile', 'shop', 'histroy']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('Did you mean history?');
+    const missing = await runCli(['--profile']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('argument missing');
+  }, 20_000);
+});
+
 describe('completion', () => {
   /** What bash offers after `agent-wallet WORDS…` with the generated script loaded. */
   async function bashComplete(script: string, words: string[]): Promise<string[]> {
