@@ -7,7 +7,7 @@
 import { decideApproval, getApproval, type ApprovalRow } from '../db/approvals.ts';
 import { getApprovalLink, getOwner, insertApprovalLink, spendApprovalLinks, type ApprovalLinkRow } from '../db/owners.ts';
 import { getWallet, type WalletRow } from '../db/wallets.ts';
-import { withdrawalOfTx } from '../db/withdrawals.ts';
+import { approvalSubjects } from '../db/owner-views.ts';
 import { sameHash } from '../domain/api-keys.ts';
 import { ownerActor } from '../domain/owner-actor.ts';
 import type { Services } from '../services.ts';
@@ -39,22 +39,20 @@ export async function queueApprovalMail(services: Services, approval: ApprovalRo
   await insertApprovalLink(db, { link_hash: approve.hash, approval_id: approval.approval_id, decision: 'approved', now, expires_at: expiresAt });
   await insertApprovalLink(db, { link_hash: reject.hash, approval_id: approval.approval_id, decision: 'rejected', now, expires_at: expiresAt });
   const base = services.publicUrl();
+  // The agent's words and amount + fee = total, as the approval page and the dashboard show them.
+  const subject = (await approvalSubjects(db, [approval.approval_id])).get(approval.approval_id);
   await queueMail(
     services,
     approvalMail(
       owner.email,
       wallet,
-      { ...approval, agent_reason: await agentReasonOf(db, approval) },
+      { ...approval, agent_reason: subject?.agent_reason ?? null, money: subject ? { amount: subject.amount, fee: subject.fee, setup_fee: subject.setup_fee } : null },
       { approve: `${base}/approval/${approve.token}`, reject: `${base}/approval/${reject.token}`, dashboard: `${base}/dashboard/wallets/${wallet.wallet_id}` },
       APPROVAL_LINK_HOURS,
     ),
   );
 }
 
-/** The reason the agent gave for what waits (a withdrawal's --reason), or null. */
-export async function agentReasonOf(db: Services['db'], approval: ApprovalRow): Promise<string | null> {
-  return approval.subject_type === 'withdrawal' ? ((await withdrawalOfTx(db, approval.subject_id))?.reason ?? null) : null;
-}
 
 /** Why an approval link cannot be used. */
 export type ApprovalLinkFailure = 'unknown' | 'used' | 'expired' | 'decided';

@@ -1,6 +1,7 @@
 /** The texts of the mails the owner side sends. Plain text: every client shows it, links included. */
 import type { ApprovalRow } from '../db/approvals.ts';
 import { formatUsdc } from '../domain/money.ts';
+import { amountFeeTotal, type MoneyParts } from '../domain/spending.ts';
 import type { OutgoingMail } from './outbox.ts';
 
 interface WalletRef {
@@ -52,10 +53,22 @@ export function loginMail(to: string, url: string, minutes: number): OutgoingMai
   };
 }
 
-/** The mail asking the owner to approve or reject; each link opens a confirmation page first. */
-export function approvalMail(to: string, wallet: WalletRef, approval: ApprovalRow & { agent_reason?: string | null }, urls: { approve: string; reject: string; dashboard: string }, hours: number): OutgoingMail {
+/**
+ * The mail asking the owner to approve or reject; each link opens a confirmation page first.
+ * With `money` (the transaction's parts, db/owner-views.ts approvalSubjects) the amount reads
+ * "amount + fee = total" as on the pages; the subject line names the total.
+ */
+export function approvalMail(
+  to: string,
+  wallet: WalletRef,
+  approval: ApprovalRow & { agent_reason?: string | null; money?: MoneyParts | null },
+  urls: { approve: string; reject: string; dashboard: string },
+  hours: number,
+): OutgoingMail {
   const what = SUBJECTS[approval.subject_type];
-  const amount = approval.amount === null ? '' : `${formatUsdc(approval.amount)} USDC`;
+  const m = approval.money ?? null;
+  const amount = m ? `${formatUsdc(m.amount + m.fee + m.setup_fee)} USDC` : approval.amount === null ? '' : `${formatUsdc(approval.amount)} USDC`;
+  const breakdown = m ? amountFeeTotal(m) : amount;
   const links = [
     { label: 'approve', url: urls.approve },
     { label: 'reject', url: urls.reject },
@@ -69,7 +82,7 @@ export function approvalMail(to: string, wallet: WalletRef, approval: ApprovalRo
       [
         `Your agent wallet "${wallet.name}" (@${wallet.username}) waits for your approval:`,
         '',
-        `  ${what}: ${amount || '-'}${approval.recipient ? ` to ${approval.recipient}` : ''}`,
+        `  ${what}: ${breakdown || '-'}${approval.recipient ? ` to ${approval.recipient}` : ''}`,
         ...(approval.agent_reason ? [`  The agent's reason: ${approval.agent_reason}`] : []),
         `  Why it waits: ${approval.reason}`,
         `  Approval id: ${approval.approval_id}`,

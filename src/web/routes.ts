@@ -23,10 +23,15 @@ import {
   setGuardRails,
   walletAuditLog,
 } from '../actions/owner.ts';
-import { approvalView } from '../actions/approvals.ts';
+import { approvalView, walletAllowance } from '../actions/approvals.ts';
+import { approvalSubjects, spendBuckets } from '../db/owner-views.ts';
+import { ownerFundRequests } from '../db/fund-requests.ts';
+import { listPaylinks } from '../db/paylinks.ts';
+import { resolveAsOwner } from '../earning/funding.ts';
+import { ownerActor } from '../domain/owner-actor.ts';
+import { budgetBars, dayStarts, spendByDay } from '../domain/spending.ts';
 import { listWalletExports, revokeOwnerExport, rotateBotKey } from '../actions/wallet-keys.ts';
 import { recoveryStatus } from '../actions/recovery-enroll.ts';
-import { agentReasonOf } from '../mail/approval-mail.ts';
 import { cancelSweep, openSweepOf, sweepLinkInfo, type SweepLinkFailure } from '../actions/recovery-sweep.ts';
 import { AppError } from '../errors.ts';
 import { railsToJson, type GuardRailsJson } from '../contract/guard-rails.ts';
@@ -67,7 +72,10 @@ import {
   transactionPage,
   walletPage,
   walletsPage,
+  type FundRequestItem,
+  type PaylinkItem,
   type RailsFormValues,
+  type SpendingView,
   type SweepAlarm,
 } from './views.ts';
 
@@ -84,7 +92,32 @@ const NOTICES: Record<string, string> = {
   sweep_cancelled: 'Sweep cancelled: nothing moves. Rotate the agent\'s API key below to let it work again.',
   claimed: 'The wallet is yours. Set its guard rails below.',
   signed_out: 'You are signed out.',
+  fund_declined: 'Fund request declined. The agent is told.',
 };
+
+/** Days the wallet page's spending chart shows. */
+const CHART_DAYS = 30;
+
+/**
+ * The wallet page's spending: the budget bars from `walletAllowance` (the rails in force, their
+ * time zone's window starts and computeUsage — what the next payment's decision reads) and the
+ * last 30 local days from the same trigger-kept buckets.
+ */
+async function spendingOf(services: Services, walletId: string): Promise<SpendingView> {
+  const a = await walletAllowance(services, walletId);
+  const starts = dayStarts(a.now, a.timezone, CHART_DAYS);
+  const points = await spendBuckets(services.db, walletId, starts[0]!.getTime());
+  return { bars: budgetBars(a.rails, a.usage), days: spendByDay(starts, points, a.timezone), timezone: a.timezone };
+}
+
+/** Approvals with their transaction's amount and fees and the agent's own words (one read for the page). */
+async function withSubjects<A extends { approval_id: string }>(services: Services, items: A[]): Promise<(A & { money: { amount: bigint; fee: bigint; setup_fee: bigint } | null; agent_reason: string | null })[]> {
+  const subjects = await approvalSubjects(services.db, items.map((a) => a.approval_id));
+  return items.map((a) => {
+    const s = subjects.get(a.approval_id);
+    return { ...a, money: s ? { amount: s.amount, fee: s.fee, setup_fee: s.setup_fee } : null, agent_reason: s?.agent_reason ?? null };
+  });
+}
 
 function noticeOf(request: Request): string | null {
   const key = new URL(request.url).searchParams.get('done');
@@ -254,9 +287,10 @@ async function renderWallet(
     form: opts.form ?? railsFormValues(desired),
     advanced: opts.advanced ?? JSON.stringify(desired, null, 2),
     errors: opts.errors ?? [],
-    pending: (await listOwnerApprovals(services, s.ownerId, { walletId, status: 'pending' }, 100, 0)).items,
+    pending: await withSubjects(services, (await listOwnerApprovals(services, s.ownerId, { walletId, status: 'pending' }, 100, 0)).items),
     history: history.rows,
     historyTotal: history.total,
+    spending: await spendingOf(services, walletId),
     editRails: opts.form !== undefined || opts.advanced !== undefined || (opts.errors?.length ?? 0) > 0 || Object.keys(desired).length === 0,
     audit: (await walletAuditLog(services, s.ownerId, walletId, 10, 0)).items,
     exports: (await listWalletExports(services, s.ownerId, walletId, 50, 0)).items,
@@ -416,7 +450,7 @@ export function webRoutes(services: Services) {
         '/dashboard',
         ownerPage(services, async ({ request }, s) => {
           const wallets = (await listOwnerWallets(services, s.ownerId, 100, 0)).items;
-          const pending = (await listOwnerApprovals(services, s.ownerId, { status: 'pending' }, 100, 0)).items;
+          const pending = await withSubjects(services, (await listOwnerApprovals(services, s.ownerId, { status: 'pending' }, 100, 0)).items);
           const balances = await balancesOf(services, wallets.map((w) => w.address));
           const items = wallets.map((w, i) => ({ ...w, balance: balances === null ? null : formatUsdc(balances[i]!) }));
           const alarms: SweepAlarm[] = [];
@@ -424,7 +458,22 @@ export function webRoutes(services: Services) {
             const sweep = await openSweepOf(services, w.wallet_id);
             if (sweep) alarms.push({ wallet_id: w.wallet_id, wallet_name: w.name, balance: w.balance, sweep });
           }
-          return pageResponse(200, 'Your wallets', walletsPage(items, pending, alarms, s.csrf, noticeOf(request)), nav(s, 'wallets'));
+          const iso = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+          const fundRequests: FundRequestItem[] = (await ownerFundRequests(services.db, s.ownerId, { status: 'open' }, 50, 0)).items.map((f) => ({
+            fund_request_id: f.fund_request_id,
+            wallet_id: f.wallet_id,
+            wallet_name: f.wallet_name,
+            amount: f.amount,
+            reason: f.reason,
+            created_at: iso(f.created_at),
+          }));
+          const paylinks: PaylinkItem[] = [];
+          for (const w of wallets) {
+            for (const p of (await listPaylinks(services.db, { kind: 'wallet', id: w.wallet_id }, 'open', 20, 0)).items) {
+              paylinks.push({ request_id: p.request_id, wallet_id: w.wallet_id, wallet_name: w.name, description: p.description, amount: p.amount, short_code: p.short_code, expires_at: iso(p.expires_at) });
+            }
+          }
+          return pageResponse(200, 'Your wallets', walletsPage(items, pending, alarms, s.csrf, noticeOf(request), { fundRequests, paylinks }), nav(s, 'wallets'));
         }),
       )
       .get(
@@ -484,6 +533,15 @@ export function webRoutes(services: Services) {
           if (!decision) return problemPage(404, 'Not found', 'There is no such page.', html`Go to <a href="/dashboard">your wallets</a>.`, nav(s));
           const decided = await decideAsOwner(services, s.ownerId, c.params.approval_id!, decision, 'dashboard');
           return redirect(`/dashboard/wallets/${decided.wallet_id}?done=${decision}#approvals`);
+        }),
+        noParse,
+      )
+      .post(
+        '/dashboard/fund-requests/:fund_request_id/decline',
+        ownerPage(services, async (c, s) => {
+          // The owner API's resolve_fund_request, as the dashboard (it takes no reason: the API has none).
+          await resolveAsOwner(services, s.ownerId, c.params.fund_request_id!, 'declined', ownerActor(s.ownerId, 'dashboard'));
+          return redirect('/dashboard?done=fund_declined#fund-requests');
         }),
         noParse,
       )
@@ -606,5 +664,6 @@ async function claimInfoOrNull(services: Services, walletId: string) {
 }
 
 async function approvalViewOf(services: Services, a: ApprovalRow, w: { name: string; username: string }) {
-  return { ...approvalView(a), wallet_name: w.name, wallet_username: w.username, agent_reason: await agentReasonOf(services.db, a) };
+  const [view] = await withSubjects(services, [approvalView(a)]);
+  return { ...view!, wallet_name: w.name, wallet_username: w.username };
 }

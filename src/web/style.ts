@@ -98,6 +98,28 @@ table.lines { min-width: 0; }
 table.lines th, table.lines td { padding: .4rem .25rem; }
 table.lines thead th { background: none; color: var(--muted); font-weight: 500; font-size: .875rem; }
 table.lines tfoot th, table.lines tfoot td { border-bottom: none; background: none; font-size: 1.05rem; }
+/* Spending at a glance: budget bars (SVG drawn by attributes, so they show with CSS off) and the 30-day chart. */
+ul.budgets { list-style: none; padding: 0; margin: 0 0 .5rem; display: grid; gap: .75rem; max-width: 40rem; }
+ul.budgets li { display: flex; flex-wrap: wrap; gap: .1rem .5rem; align-items: baseline; }
+ul.budgets svg.bar { display: block; flex: 1 0 100%; height: .75rem; border-radius: 3px; }
+figure.chart { margin: 1rem 0 .25rem; max-width: 40rem; }
+svg.chart { display: block; width: 100%; height: 8rem; }
+figure.chart .chart-top, figure.chart .chart-axis { margin: 0; font-size: .8rem; color: var(--muted); }
+figure.chart .chart-axis { display: flex; justify-content: space-between; }
+figure.chart figcaption { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; font-size: .875rem; margin-top: .25rem; }
+figure.chart .key svg { vertical-align: -1px; }
+table.daily { min-width: 0; max-width: 24rem; }
+table.daily th, table.daily td { padding: .2rem .5rem; }
+details.numbers summary { font-weight: 500; font-size: .9rem; }
+.phone-only { display: none; }
+table.history td.h-when, table.history td.h-amount { white-space: nowrap; }
+/* Wide screens: an approval's amount + fee = total on one line; recipient and time keep readable widths. */
+@media (min-width: 40.01rem) {
+  table.approvals td.amount { white-space: nowrap; }
+  table.approvals td.to { min-width: 10rem; }
+  table.approvals td.why { min-width: 16rem; }
+}
+table.approvals td.why p { margin: 0 0 .25rem; }
 /* Phones: table rows become cards, each cell labelled by its column (data-label). */
 @media (max-width: 40rem) {
   table.cards, table.cards tbody, table.cards tr, table.cards td { display: block; width: 100%; min-width: 0; }
@@ -106,6 +128,20 @@ table.lines tfoot th, table.lines tfoot td { border-bottom: none; background: no
   table.cards td { border: none; padding: .2rem 0; text-align: left; }
   table.cards td::before { content: attr(data-label); display: block; font-size: .8rem; color: var(--muted); }
   table.cards td.mono { overflow-wrap: anywhere; }
+  /* A caption of a table shown as cards is a block line, not a shrink-to-fit column one word wide. */
+  table.cards caption, table.history caption { display: block; width: auto; }
+  /* The history as a compact list: when and amount on one line, what, status and fees on the next, the counterparty below. */
+  table.history, table.history tbody { display: block; min-width: 0; }
+  table.history thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.history tr { display: grid; grid-template-columns: 1fr auto; gap: 0 .75rem; padding: .4rem 0; border-bottom: 1px solid var(--line); }
+  table.history td { display: block; border: none; padding: 0; min-width: 0; }
+  table.history td.h-when { grid-area: 1 / 1; }
+  table.history td.h-amount { grid-area: 1 / 2; font-weight: 600; }
+  table.history td.h-what { grid-area: 2 / 1; }
+  table.history td.h-status { grid-area: 2 / 2; text-align: right; }
+  table.history td.h-who { grid-area: 3 / 1; font-size: .8rem; color: var(--muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+  table.history td.h-fees { grid-area: 3 / 2; font-size: .8rem; color: var(--muted); }
+  .phone-only { display: inline; }
 }
 @media (max-width: 30rem) { main { padding: .75rem; } h1 { font-size: 1.35rem; } dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .5rem; } }
 `;

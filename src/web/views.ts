@@ -2,6 +2,7 @@
 import type { GuardRailsJson } from '../contract/guard-rails.ts';
 import type { HistoryRow } from '../db/owners.ts';
 import { formatUsdc } from '../domain/money.ts';
+import { amountFeeTotal, type BudgetBar, type MoneyParts, type SpendDay } from '../domain/spending.ts';
 import { html, SafeHtml } from './html.ts';
 
 type Approval = {
@@ -15,7 +16,23 @@ type Approval = {
   status: string;
   created_at: string | null;
   wallet_name?: string;
+  /** The transaction's amount and fees (db/owner-views.ts approvalSubjects); absent: only the approval's total is known. */
+  money?: MoneyParts | null;
+  /** The agent's note or reason, in its own words; null or absent when it gave none. */
+  agent_reason?: string | null;
 };
+
+/** An approval's amount as every owner page writes it: amount + fee = total (one formatter, domain/spending.ts). */
+export function approvalAmount(a: Pick<Approval, 'amount' | 'money'>): string {
+  if (a.money) return amountFeeTotal(a.money);
+  return a.amount === null ? '—' : `${a.amount} USDC`;
+}
+
+/** The total an approval moves, for button labels: "45.0625 USDC". */
+function approvalTotal(a: Pick<Approval, 'amount' | 'money'>): string {
+  if (a.money) return `${formatUsdc(a.money.amount + a.money.fee + a.money.setup_fee)} USDC`;
+  return a.amount === null ? '' : `${a.amount} USDC`;
+}
 
 /** A compact UTC time for tables: 2026-05-01 14:03 UTC. */
 export function when(isoTime: string | null | undefined): string {
@@ -143,28 +160,26 @@ export interface WalletItem {
 }
 
 function approvalRows(items: Approval[], csrf: string, showWallet: boolean): SafeHtml {
-  return html`<div class="table-wrap"><table class="cards">
+  return html`<div class="table-wrap"><table class="cards approvals">
 <caption class="muted">${items.length} waiting</caption>
-<thead><tr>${showWallet ? html`<th scope="col">Wallet</th>` : ''}<th scope="col">What</th><th scope="col" class="num">Amount</th><th scope="col">To</th><th scope="col">Why it waits</th><th scope="col">Since</th><th scope="col">Decide</th></tr></thead>
+<thead><tr>${showWallet ? html`<th scope="col">Wallet</th>` : ''}<th scope="col" class="num">Amount</th><th scope="col">What</th><th scope="col">Why</th><th scope="col">Decide</th></tr></thead>
 <tbody>
 ${items.map(
   (a) => html`<tr id="${a.approval_id}">
   ${showWallet ? html`<td data-label="Wallet"><a href="/dashboard/wallets/${a.wallet_id}">${a.wallet_name ?? a.wallet_id}</a></td>` : ''}
-  <td data-label="What">${a.subject_type}</td>
-  <td data-label="Amount" class="num">${a.amount === null ? '—' : `${a.amount} USDC`}</td>
-  <td data-label="To" class="mono">${a.recipient ?? '—'}</td>
-  <td data-label="Why it waits">${a.reason}</td>
-  <td data-label="Since">${when(a.created_at)}</td>
+  <td data-label="Amount" class="num amount">${approvalAmount(a)}</td>
+  <td data-label="What" class="to">${a.subject_type} to <span class="mono">${a.recipient ?? '—'}</span><br><span class="muted">since ${when(a.created_at)}</span></td>
+  <td data-label="Why" class="why"><p class="said"><strong>The agent's reason:</strong> ${a.agent_reason ?? html`<span class="muted">none given</span>`}</p><p class="muted">Why it waits: ${a.reason}</p></td>
   <td data-label="Decide"><div class="actions">
-    <form method="post" action="/dashboard/approvals/${a.approval_id}/approve" class="inline">${csrfField(csrf)}<button type="submit" aria-label="Approve ${a.subject_type} of ${a.amount ?? ''} USDC to ${a.recipient ?? ''}">Approve</button></form>
-    <form method="post" action="/dashboard/approvals/${a.approval_id}/reject" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Reject ${a.subject_type} of ${a.amount ?? ''} USDC to ${a.recipient ?? ''}">Reject</button></form>
+    <form method="post" action="/dashboard/approvals/${a.approval_id}/approve" class="inline">${csrfField(csrf)}<button type="submit" aria-label="Approve ${a.subject_type} of ${approvalTotal(a)} to ${a.recipient ?? ''}">Approve</button></form>
+    <form method="post" action="/dashboard/approvals/${a.approval_id}/reject" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Reject ${a.subject_type} of ${approvalTotal(a)} to ${a.recipient ?? ''}">Reject</button></form>
   </div></td>
 </tr>`,
 )}
 </tbody></table></div>`;
 }
 
-export function walletsPage(wallets: WalletItem[], pending: Approval[], alarms: SweepAlarm[], csrf: string, message: string | null): SafeHtml {
+export function walletsPage(wallets: WalletItem[], pending: Approval[], alarms: SweepAlarm[], csrf: string, message: string | null, asks: { fundRequests: FundRequestItem[]; paylinks: PaylinkItem[] } = { fundRequests: [], paylinks: [] }): SafeHtml {
   const waiting = (n: number) => (n > 0 ? html`<a class="badge" href="#pending">${n} waiting</a>` : html`<span class="muted">—</span>`);
   return html`${sweepAlarm(alarms, csrf)}<h1>Your wallets</h1>
 ${notice(message)}
@@ -179,7 +194,9 @@ ${
 </table></div>`
 }
 <h2 id="pending">Waiting for your approval</h2>
-${pending.length === 0 ? (alarms.length === 0 ? html`<p class="muted">Nothing waits for you.</p>` : html`<p class="muted">No payment waits for you; the sweep above does.</p>`) : approvalRows(pending, csrf, true)}`;
+${pending.length === 0 ? (alarms.length === 0 ? html`<p class="muted">Nothing waits for you.</p>` : html`<p class="muted">No payment waits for you; the sweep above does.</p>`) : approvalRows(pending, csrf, true)}
+${fundRequestsSection(asks.fundRequests, csrf)}
+${paylinksSection(asks.paylinks)}`;
 }
 
 const RAIL_LABELS: Record<string, string> = {
@@ -277,6 +294,7 @@ export interface WalletPageData {
   pending: Approval[];
   history: HistoryRow[];
   historyTotal: number;
+  spending: SpendingView;
   /** The change form starts open: nothing is set yet, or it comes back with errors. */
   editRails: boolean;
   audit: { kind: string; actor: string; created_at: string | null }[];
@@ -424,11 +442,11 @@ function historySection(rows: HistoryRow[], total: number): SafeHtml {
 ${
   rows.length === 0
     ? html`<p class="muted">No transactions yet.</p>`
-    : html`<div class="table-wrap"><table class="cards">
+    : html`<div class="table-wrap"><table class="history">
 <caption class="muted">${rows.length < total ? `The latest ${rows.length} of ${total}` : `${total} in all`}</caption>
 <thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Counterparty</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Fees</th><th scope="col">Status</th></tr></thead>
 <tbody>${rows.map(
-        (t) => html`<tr><td data-label="When"><a href="/dashboard/transactions/${t.transaction_id}" aria-label="${t.type} of ${formatUsdc(t.amount)} USDC, ${when(new Date(Number(t.created_at)).toISOString())}: details">${when(new Date(Number(t.created_at)).toISOString())}</a></td><td data-label="What">${t.type}${t.direction === 'in' ? ' (in)' : ''}</td><td data-label="Counterparty" class="mono">${t.counterparty ?? t.to_address ?? '—'}</td><td data-label="Amount" class="num">${t.direction === 'in' ? '+' : '−'}${formatUsdc(t.amount)} USDC</td><td data-label="Fees" class="num">${formatUsdc(t.fee + t.setup_fee)}</td><td data-label="Status">${status(t.status)}</td></tr>`,
+        (t) => html`<tr><td class="h-when"><a href="/dashboard/transactions/${t.transaction_id}" aria-label="${t.type} of ${formatUsdc(t.amount)} USDC, ${when(new Date(Number(t.created_at)).toISOString())}: details">${when(new Date(Number(t.created_at)).toISOString())}</a></td><td class="h-what">${t.type}${t.direction === 'in' ? ' (in)' : ''}</td><td class="h-who mono">${t.counterparty ?? t.to_address ?? '—'}</td><td class="h-amount num">${t.direction === 'in' ? '+' : '−'}${formatUsdc(t.amount)} USDC</td><td class="h-fees num"><span class="phone-only">fees </span>${formatUsdc(t.fee + t.setup_fee)}</td><td class="h-status">${status(t.status)}</td></tr>`,
       )}</tbody>
 </table></div>`
 }`;
@@ -517,6 +535,7 @@ ${notice(d.message)}
 </section>
 <nav class="sections" aria-label="Wallet sections">
   ${section('#approvals', d.pending.length ? `Approvals (${d.pending.length})` : 'Approvals')}
+  ${section('#spending', 'Spending')}
   ${section('#history', 'History')}
   ${section('#rails', 'Guard rails')}
   ${section('#keys', 'Keys')}
@@ -526,6 +545,8 @@ ${notice(d.message)}
 
 <h2 id="approvals">Waiting for your approval</h2>
 ${d.pending.length === 0 ? html`<p class="muted">Nothing waits for you.</p>` : approvalRows(d.pending, d.csrf, false)}
+
+${spendingSection(d.spending)}
 
 ${historySection(d.history, d.historyTotal)}
 
@@ -661,28 +682,170 @@ ${
 /** What an approval lets the agent do, in the words of its kind. */
 const SUBJECT_WORDS: Record<string, string> = { payment: 'this payment', withdrawal: 'this withdrawal', x402: 'this purchase' };
 
-export function approvalConfirmPage(a: Approval & { wallet_name: string; wallet_username: string; agent_reason: string | null }, decision: 'approved' | 'rejected', token: string, csrf: string): SafeHtml {
+export function approvalConfirmPage(a: Approval & { wallet_name: string; wallet_username: string }, decision: 'approved' | 'rejected', token: string, csrf: string): SafeHtml {
   const verb = decision === 'approved' ? 'Approve' : 'Reject';
   const what = SUBJECT_WORDS[a.subject_type] ?? 'this payment';
   return html`<h1>${verb} ${what}?</h1>
 <dl class="facts">
   <dt>Wallet</dt><dd>${a.wallet_name} <span class="mono">@${a.wallet_username}</span></dd>
-  <dt>Amount</dt><dd><strong>${a.amount === null ? '—' : `${a.amount} USDC`}</strong></dd>
+  <dt>Amount</dt><dd><strong>${approvalAmount(a)}</strong></dd>
   <dt>To</dt><dd class="mono">${a.recipient ?? '—'}</dd>
-  ${a.agent_reason === null ? '' : html`<dt>The agent's reason</dt><dd>${a.agent_reason}</dd>`}
+  <dt>The agent's reason</dt><dd>${a.agent_reason ?? html`<span class="muted">none given</span>`}</dd>
   <dt>Why it waits</dt><dd>${a.reason}</dd>
   <dt>Requested</dt><dd>${when(a.created_at)}</dd>
 </dl>
 <p>${decision === 'approved' ? `Approving lets the agent sign and send ${what}.` : `Rejecting stops ${what}; the agent is told.`} The link works once.</p>
 <form method="post" action="/approval/${token}" class="actions">
   ${csrfField(csrf)}
-  <button type="submit"${decision === 'rejected' ? new SafeHtml(' class="danger"') : ''}>${verb} ${a.amount === null ? '' : `${a.amount} USDC`}</button>
+  <button type="submit"${decision === 'rejected' ? new SafeHtml(' class="danger"') : ''}>${verb} ${approvalTotal(a)}</button>
 </form>
 <p><a href="/dashboard/wallets/${a.wallet_id}">Decide on the dashboard instead</a></p>`;
 }
 
 export function approvalDonePage(a: Approval, decision: 'approved' | 'rejected'): SafeHtml {
   return html`<h1>${decision === 'approved' ? 'Approved' : 'Rejected'}</h1>
-<p class="notice" role="status">The ${a.subject_type} of ${a.amount === null ? '' : `${a.amount} USDC`} to ${a.recipient ?? '—'} is ${decision}.</p>
+<p class="notice" role="status">The ${a.subject_type} of ${approvalAmount(a)} to ${a.recipient ?? '—'} is ${decision}.</p>
 <p>${decision === 'approved' ? 'The agent can now confirm and send it.' : 'The agent learns that you rejected it.'} <a href="/dashboard/wallets/${a.wallet_id}">Open the wallet</a>.</p>`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Spending at a glance (wallet page)
+
+/** The wallet page's spending figures: the budget bars and the last 30 days, in the rails' time zone. */
+export interface SpendingView {
+  bars: BudgetBar[];
+  days: SpendDay[];
+  /** The time zone of the budget windows (the rails' active_hours zone, else UTC). */
+  timezone: string;
+}
+
+/** Fill colours: the page's accent, the warning brown near the limit, the error red at or over it. */
+const BAR_FILL = { ok: '#0b57d0', near: '#7d4e00', over: '#a40e26' } as const;
+const CHART_FILL = { payments: '#0b57d0', x402: '#b35900' } as const;
+
+/** A bar as a 100-unit-wide SVG (integer units; widths are attributes, so it draws with CSS off). The text beside it is what assistive technology reads. */
+function barSvg(percent: number): SafeHtml {
+  const filled = Math.min(100, Math.max(0, percent));
+  const fill = percent >= 100 ? BAR_FILL.over : percent >= 80 ? BAR_FILL.near : BAR_FILL.ok;
+  return html`<svg class="bar" viewBox="0 0 100 6" width="100%" height="12" preserveAspectRatio="none" aria-hidden="true" focusable="false"><rect width="100" height="6" fill="#e6e9ed"/><rect width="${filled}" height="6" fill="${fill}"/></svg>`;
+}
+
+function budgetItem(b: BudgetBar): SafeHtml {
+  if (b.limit === null) {
+    return html`<li><span class="bar-label"><strong>${b.label}</strong>: ${formatUsdc(b.used)} USDC spent</span> <span class="muted">— no ${b.window} budget set</span></li>`;
+  }
+  const figures = b.unit === 'payments' ? `${b.used} of ${b.limit} payments` : `${formatUsdc(b.used)} of ${formatUsdc(b.limit)} USDC`;
+  return html`<li><span class="bar-label"><strong>${b.label}</strong>: ${figures} (${b.percent}%)</span> <span class="muted mono">${b.rule}</span>${barSvg(b.percent ?? 0)}</li>`;
+}
+
+/**
+ * Chart geometry in SVG user units: 30 columns of 20, bars 14 wide, 100 high under a 14-unit
+ * margin. The labels are HTML around the SVG (text inside a stretched SVG would shrink to nothing on a phone).
+ */
+const CHART = { col: 20, bar: 14, top: 14, height: 100, bottom: 2 } as const;
+
+/** The last days as stacked columns (payments below, x402 above), scaled in integers to the busiest day. */
+function spendChart(days: SpendDay[], timezone: string): SafeHtml {
+  const totals = days.map((d) => d.payments + d.x402);
+  const max = totals.reduce((m, t) => (t > m ? t : m), 0n);
+  const sumPayments = days.reduce((s, d) => s + d.payments, 0n);
+  const sumX402 = days.reduce((s, d) => s + d.x402, 0n);
+  const width = days.length * CHART.col;
+  const base = CHART.top + CHART.height;
+  const h = (v: bigint) => (max === 0n ? 0 : Number((v * BigInt(CHART.height)) / max));
+  const first = days[0]?.date ?? '';
+  const last = days[days.length - 1]?.date ?? '';
+  const busiest = days.find((d, i) => totals[i] === max && max > 0n);
+  const desc = `${days.length} days from ${first} to ${last} (${timezone}): payments ${formatUsdc(sumPayments)} USDC, x402 ${formatUsdc(sumX402)} USDC${busiest ? `; the busiest day ${busiest.date} with ${formatUsdc(max)} USDC` : '; nothing spent'}.`;
+  const columns = days.map((d, i) => {
+    const hp = h(d.payments);
+    const hx = h(d.payments + d.x402) - hp;
+    const x = i * CHART.col + (CHART.col - CHART.bar) / 2;
+    return html`${hp > 0 ? html`<rect x="${x}" y="${base - hp}" width="${CHART.bar}" height="${hp}" fill="${CHART_FILL.payments}"/>` : ''}${hx > 0 ? html`<rect x="${x}" y="${base - hp - hx}" width="${CHART.bar}" height="${hx}" fill="${CHART_FILL.x402}"/>` : ''}`;
+  });
+  return html`<figure class="chart">
+<p class="chart-top" aria-hidden="true">${max === 0n ? 'Nothing spent' : `Top line: ${formatUsdc(max)} USDC`}</p>
+<svg class="chart" viewBox="0 0 ${width} ${base + CHART.bottom}" width="${width}" height="${base + CHART.bottom}" preserveAspectRatio="none" role="img" aria-labelledby="chart-title chart-desc">
+<title id="chart-title">Spending per day, last ${days.length} days</title>
+<desc id="chart-desc">${desc}</desc>
+<line x1="0" y1="${base}" x2="${width}" y2="${base}" stroke="#8c959f" stroke-width="1" vector-effect="non-scaling-stroke"/>
+<line x1="0" y1="${CHART.top}" x2="${width}" y2="${CHART.top}" stroke="#d0d7de" stroke-width="1" stroke-dasharray="3 3" vector-effect="non-scaling-stroke"/>
+${columns}
+</svg>
+<p class="chart-axis" aria-hidden="true"><span>${first}</span> <span>… ${last}</span></p>
+<figcaption><span class="key"><svg width="12" height="12" aria-hidden="true" focusable="false"><rect width="12" height="12" fill="${CHART_FILL.payments}"/></svg> Payments ${formatUsdc(sumPayments)} USDC</span> <span class="key"><svg width="12" height="12" aria-hidden="true" focusable="false"><rect width="12" height="12" fill="${CHART_FILL.x402}"/></svg> x402 ${formatUsdc(sumX402)} USDC</span></figcaption>
+</figure>
+<details class="numbers"><summary>Spending per day as a table</summary>
+<div class="table-wrap"><table class="daily">
+<caption class="visually-hidden">Spending per day, last ${days.length} days (${timezone}), amount + fees in USDC</caption>
+<thead><tr><th scope="col">Day</th><th scope="col" class="num">Payments</th><th scope="col" class="num">x402</th></tr></thead>
+<tbody>${[...days].reverse().map((d) => html`<tr><th scope="row">${d.date}</th><td class="num">${formatUsdc(d.payments)}</td><td class="num">${formatUsdc(d.x402)}</td></tr>`)}</tbody>
+</table></div>
+</details>`;
+}
+
+/** Budgets as bars (what the rules will decide on) and the last 30 days as a chart, above the history. */
+function spendingSection(s: SpendingView): SafeHtml {
+  return html`<h2 id="spending">Spending</h2>
+<ul class="budgets" aria-label="Spending against the budgets">${s.bars.map(budgetItem)}</ul>
+<p class="hint">Amount + fees, as the guard rails count them: spent, and reserved by payments not yet settled. Days and weeks (from Monday) start at midnight ${s.timezone}.</p>
+${spendChart(s.days, s.timezone)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fund requests and paylinks (dashboard home)
+
+/** An open fund request as the dashboard lists it. */
+export interface FundRequestItem {
+  fund_request_id: string;
+  wallet_id: string;
+  wallet_name: string;
+  amount: bigint;
+  reason: string;
+  created_at: string | null;
+}
+
+/** An open paylink of one of the owner's wallets. */
+export interface PaylinkItem {
+  request_id: string;
+  wallet_id: string;
+  wallet_name: string;
+  description: string;
+  amount: bigint | null;
+  short_code: string;
+  expires_at: string | null;
+}
+
+/** The agents' open fund requests: what, why, a fund page to pay from, and a Decline button. */
+export function fundRequestsSection(items: FundRequestItem[], csrf: string): SafeHtml {
+  return html`<h2 id="fund-requests">Fund requests</h2>
+${
+  items.length === 0
+    ? html`<p class="muted">No agent asks for money.</p>`
+    : html`<div class="table-wrap"><table class="cards">
+<caption class="muted">${items.length} open</caption>
+<thead><tr><th scope="col">Wallet</th><th scope="col" class="num">Amount</th><th scope="col">The agent's reason</th><th scope="col">Since</th><th scope="col">Act</th></tr></thead>
+<tbody>${items.map(
+        (f) => html`<tr id="${f.fund_request_id}"><td data-label="Wallet"><a href="/dashboard/wallets/${f.wallet_id}">${f.wallet_name}</a></td><td data-label="Amount" class="num">${formatUsdc(f.amount)} USDC</td><td data-label="The agent's reason">${f.reason}</td><td data-label="Since">${when(f.created_at)}</td>
+<td data-label="Act"><div class="actions"><a class="button" href="/fund/${f.fund_request_id}">Fund</a><form method="post" action="/dashboard/fund-requests/${f.fund_request_id}/decline" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Decline the request of ${formatUsdc(f.amount)} USDC from ${f.wallet_name}">Decline</button></form></div></td></tr>`,
+      )}</tbody>
+</table></div>
+<p class="hint">Fund opens the deposit address and QR code; a deposit that covers the request fulfils it by itself. Declining tells the agent.</p>`
+}`;
+}
+
+/** The wallets' open paylinks (what the agent asks others to pay), each with its checkout page. */
+export function paylinksSection(items: PaylinkItem[]): SafeHtml {
+  return html`<h2 id="paylinks">Open paylinks</h2>
+${
+  items.length === 0
+    ? html`<p class="muted">No open paylinks.</p>`
+    : html`<div class="table-wrap"><table class="cards">
+<caption class="muted">${items.length} open</caption>
+<thead><tr><th scope="col">Wallet</th><th scope="col">For</th><th scope="col" class="num">Amount</th><th scope="col">Expires</th><th scope="col">Checkout</th></tr></thead>
+<tbody>${items.map(
+        (p) => html`<tr id="${p.request_id}"><td data-label="Wallet"><a href="/dashboard/wallets/${p.wallet_id}">${p.wallet_name}</a></td><td data-label="For">${p.description}</td><td data-label="Amount" class="num">${p.amount === null ? 'any amount' : `${formatUsdc(p.amount)} USDC`}</td><td data-label="Expires">${when(p.expires_at)}</td><td data-label="Checkout"><a href="/pay/${p.short_code}">/pay/${p.short_code}</a></td></tr>`,
+      )}</tbody>
+</table></div>`
+}`;
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ApiClient } from '../../src/client/api.ts';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { commitsOf } from '../../src/db/commit-count.ts';
+import { listMail } from '../../src/db/mail.ts';
 import { expireIntents } from '../../src/jobs/payments.ts';
 import { runCli } from '../helpers/daemon.ts';
 import { errorOf } from '../helpers/errors.ts';
@@ -47,6 +48,16 @@ describe('approvals', () => {
     expect(confirm.code).toBe(0);
     expect(confirm.json.status).toBe('completed');
     expect((await world.balance(bob.address)) - b0).toBe(25_000_000n);
+  });
+
+  test("the approval mail a real payment queues carries the agent's note and amount + fee = total, as the pages do", async () => {
+    await setRails({ approval_above: '20' });
+    const intent = await alice.api.call<any>('bot', 'pay', { to: bob.username, amount: 30, note: 'GPU hours for the nightly run' });
+    expect(intent.status).toBe('awaiting_approval');
+    const mail = (await listMail(world.services.db, 20)).find((m) => m.body.includes('GPU hours for the nightly run'));
+    expect(mail?.body).toContain("The agent's reason: GPU hours for the nightly run");
+    expect(mail?.body).toContain(`Payment: 30 + 0.15 fee = 30.15 USDC to ${bob.username}`);
+    await owner.call('owner', 'reject', { approval_id: intent.approval_id });
   });
 
   test('an approval decided at once by approvals and rejections: exactly one decision holds, the others are refused and change nothing', async () => {

@@ -33,7 +33,7 @@ beforeAll(async () => {
   if (!haveChromium) return;
   daemon = await startDaemonProcess();
   browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'aw-chromium-')), { executablePath: CHROMIUM, headless: true, args: FLAGS });
-});
+}, 60_000); // a daemon process and Chromium: more than the default 5 s on a loaded 2-core machine
 
 afterAll(async () => {
   await browser?.close();

@@ -1,7 +1,9 @@
 /**
  * Every page a person sees, in headless Chromium against a real daemon app and simnet: the owner's
  * wallet list, wallet page and transaction detail, the mailed approval page for a payment and for a
- * withdrawal, and the checkout open, paid and expired (and open on a phone). Each is checked with
+ * withdrawal, the wallet page's budget bars and 30-day chart on a desktop (1280×800) and a phone
+ * (390×844, where no caption wraps a word per line and the history is a compact list), and the
+ * checkout open, paid and expired (and open on a phone). Each is checked with
  * axe-core (no accessibility violation on any of them) and saved: under test/web/__screenshots__/
  * with AW_UPDATE_SCREENSHOTS=1 (the committed set), else in a temp dir the test prints, so a
  * test run leaves the tree clean.
@@ -12,7 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { confirmSignSubmit } from '../../src/client/sign.ts';
+import { newId } from '../../src/contract/ids.ts';
 import { listMail, type MailLink } from '../../src/db/mail.ts';
+import { insertTx } from '../../src/db/transactions.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -38,7 +42,7 @@ beforeAll(async () => {
   // bypassCSP: the pages' CSP refuses the injected axe-core script (the CSP itself is tested by
   // checkout-browser.test.ts, whose script must run under it).
   browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'aw-chromium-')), { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1280, height: 900 }, bypassCSP: true });
-});
+}, 60_000); // a daemon world and Chromium: more than the default 5 s on a loaded 2-core machine
 
 afterAll(async () => {
   if (browser) console.log(`page screenshots: ${SHOTS}`);
@@ -112,7 +116,9 @@ test.skipIf(!haveChromium)(
 
     await page.goto(approvalLinks.approve!);
     await page.getByRole('heading').first().waitFor();
-    expect(await page.locator('main').innerText()).toContain('45');
+    const approvalText = await page.locator('main').innerText();
+    expect(approvalText).toMatch(/45 \+ [0-9.]+ fee = 45\.[0-9]+ USDC/);
+    expect(approvalText).toContain('Annual plan');
     await shootAndCheck(page, 'approval-payment');
 
     await page.goto((await mailLinks(OWNER, 'approval')).approve!);
@@ -121,6 +127,125 @@ test.skipIf(!haveChromium)(
     await page.close();
   },
   60_000,
+);
+
+/**
+ * On a phone, text that wraps a word per line is a column too narrow for it: every visible
+ * caption, label, cell or line of text with three words or more must hold at least two words a line.
+ */
+async function wordPerLineOffenders(page: Page): Promise<string[]> {
+  return await page.evaluate(() => {
+    const out: string[] = [];
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>('main caption, main figcaption, main dt, main dd, main th, main td, main li, main p, main label, main summary, main legend'))) {
+      const text = (el.innerText ?? '').trim();
+      const words = text.split(/\s+/).filter((w) => w.length > 0).length;
+      const rect = el.getBoundingClientRect();
+      if (words < 3 || rect.height === 0) continue;
+      // Visually hidden (a card table's clipped header row): not seen, not judged.
+      let hidden = false;
+      for (let a: HTMLElement | null = el; a && !hidden; a = a.parentElement) hidden = getComputedStyle(a).clip.startsWith('rect');
+      if (hidden) continue;
+      // The text's own height (a table cell stretches to its row; its padding is not text).
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      const lineHeight = Number.parseFloat(getComputedStyle(el).lineHeight) || 20;
+      const lines = Math.round(range.getBoundingClientRect().height / lineHeight);
+      // Lines the markup asks for: explicit breaks, and a card cell's column label above it.
+      const label = getComputedStyle(el, '::before').content;
+      const asked = el.querySelectorAll('br').length + (label !== 'none' && label !== 'normal' ? 1 : 0);
+      if (lines > Math.ceil(words / 2) + asked) out.push(`${el.tagName.toLowerCase()} "${text.slice(0, 60)}": ${words} words on ${lines} lines`);
+    }
+    return out;
+  });
+}
+
+test.skipIf(!haveChromium)(
+  'wallet page with budget bars and the 30-day chart at 1280×800 and 390×844: screenshots, axe-core finds no violation, no word-per-line captions, a compact history on the phone',
+  async () => {
+    const email = 'glance-owner@example.com';
+    const agent = await world.agent('Glance Agent', { claimBy: email });
+    const shop = await world.agent('Data Vendor', { claimBy: email });
+    const owner = await world.claim(agent.walletId, email);
+    await world.fund(agent.address, 200_000_000n);
+    await world.fund(shop.address, 0n);
+    await owner.call('owner', 'set_guard_rails', { wallet_id: agent.walletId, rails: { budgets: { daily: '50', weekly: '150', monthly: '400' } } });
+    const paid = await agent.api.call<any>('bot', 'pay', { to: shop.username, amount: '18', note: 'Dataset licence' });
+    expect((await confirmSignSubmit(agent.api, agent.profile, paid.transaction_id)).status).toBe('completed');
+    // Earlier days' spending, written to the ledger as the payment and x402 code write settled rows
+    // (the triggers keep the budget buckets), so the chart has a month to show.
+    const now = world.services.now().getTime();
+    const day = 86_400_000;
+    const history: [number, 'payment' | 'x402', bigint][] = [
+      [1, 'payment', 12_000_000n], [1, 'x402', 1_500_000n], [2, 'x402', 2_250_000n], [3, 'payment', 30_000_000n], [5, 'x402', 800_000n],
+      [6, 'payment', 9_500_000n], [8, 'payment', 22_000_000n], [8, 'x402', 3_000_000n], [11, 'x402', 1_200_000n], [13, 'payment', 41_000_000n],
+      [16, 'payment', 7_000_000n], [19, 'x402', 4_400_000n], [22, 'payment', 15_000_000n], [26, 'payment', 11_000_000n], [29, 'x402', 2_000_000n],
+    ];
+    await world.services.db.transaction(async () => {
+      for (const [ago, type, amount] of history) {
+        await insertTx(world.services.db, {
+          transaction_id: newId('transaction'),
+          wallet_id: agent.walletId,
+          type,
+          direction: 'out',
+          category: type === 'x402' ? 'x402' : 'wallet',
+          status: 'completed',
+          amount,
+          fee: type === 'x402' ? 0n : 50_000n,
+          counterparty: type === 'x402' ? 'api.weather.example' : shop.username,
+          to_address: shop.address,
+          now: now - ago * day,
+          completed_at: now - ago * day,
+        });
+      }
+    });
+
+    const page = await browser!.newPage();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await signIn(page, email);
+    await page.goto(`${origin}/dashboard/wallets/${agent.walletId}`);
+    await page.getByRole('heading', { name: 'Spending' }).waitFor();
+    const bars = await page.locator('ul.budgets').innerText();
+    expect(bars).toContain('Today: 18.0');
+    expect(bars).toContain('budgets.daily');
+    expect(bars).toContain('of 400 USDC');
+    expect(await page.locator('svg.chart desc').textContent()).toContain('30 days from');
+    expect(await page.locator('svg.chart rect').count()).toBeGreaterThan(10);
+    await shootAndCheck(page, 'wallet-spending');
+    expect(await wordPerLineOffenders(page)).toEqual([]);
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await page.getByRole('heading', { name: 'Spending' }).waitFor();
+    await shootAndCheck(page, 'wallet-spending-mobile');
+    expect(await wordPerLineOffenders(page)).toEqual([]);
+    // The history as a compact list: each row at most three short lines, not a tall card.
+    const rows = page.locator('table.history tbody tr');
+    expect(await rows.count()).toBe(16);
+    const heights = await rows.evaluateAll((trs) => trs.map((tr) => tr.getBoundingClientRect().height));
+    expect(Math.max(...heights)).toBeLessThan(90);
+    // The page fits the phone: nothing scrolls sideways.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+
+    // Dashboard home with what the agent asks of its owner: an approval that says why, a fund request, a paylink.
+    const waiting = await agent.api.call<any>('bot', 'pay', { to: shop.username, amount: '60', note: 'Quarterly data refresh' });
+    expect(waiting.status).toBe('awaiting_approval');
+    await agent.api.call<any>('bot', 'request_funds', { amount: '75', reason: 'Crawl budget for December' });
+    await agent.api.call<any>('bot', 'create_payment_request', { description: 'Market report, November', amount: '30' });
+    await page.goto(`${origin}/dashboard`);
+    const home = await page.locator('main').innerText();
+    expect(home).toContain('Quarterly data refresh');
+    expect(home).toMatch(/60 \+ [0-9.]+ fee = [0-9.]+ USDC/);
+    expect(home).toContain('Crawl budget for December');
+    expect(home).toContain('Market report, November');
+    await shootAndCheck(page, 'dashboard-asks-mobile');
+    expect(await wordPerLineOffenders(page)).toEqual([]);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.reload();
+    await shootAndCheck(page, 'dashboard-asks');
+    expect(await wordPerLineOffenders(page)).toEqual([]);
+    await page.close();
+  },
+  120_000,
 );
 
 test.skipIf(!haveChromium)(
