@@ -30,6 +30,8 @@ import type { GuardRails } from '../domain/guardrails.ts';
 import type { Services } from '../services.ts';
 import { approvalView } from './approvals.ts';
 import { ownerFundRequests } from '../db/fund-requests.ts';
+import { ownerPaylinks } from '../db/paylinks.ts';
+import { paylinkView } from '../earning/paylinks.ts';
 import { fundRequestView, resolveAsOwner } from '../earning/funding.ts';
 import type { ActionContext } from '../action-context.ts';
 import { implement } from './registry.ts';
@@ -268,6 +270,16 @@ export const ownerActions = implement(OWNER, {
     const offset = p.offset ?? 0;
     const { items, total } = await ownerFundRequests(ctx.services.db, ownerId, { walletId: p.wallet_id, status: p.status }, limit, offset);
     return { items: await Promise.all(items.map(async (r) => ({ ...(await fundRequestView(ctx.services, r)), wallet_name: r.wallet_name, wallet_username: r.wallet_username }))), total, limit, offset };
+  },
+
+  paylinks: async (ctx, p) => {
+    const { ownerId } = callerOwner(ctx);
+    if (p.wallet_id) await requireOwnerWallet(ctx.services, ownerId, p.wallet_id);
+    const limit = p.limit ?? 20;
+    const offset = p.offset ?? 0;
+    const filter = { walletId: p.wallet_id, status: p.status };
+    const { items, total } = await ownerPaylinks(ctx.services.db, ownerId, filter, ctx.services.now().getTime(), limit, offset);
+    return { items: await Promise.all(items.map(async (r) => ({ ...(await paylinkView(ctx.services, r)), wallet_id: r.wallet_id, wallet_name: r.wallet_name, wallet_username: r.wallet_username }))), total, limit, offset };
   },
 
   resolve_fund_request: async (ctx, p) => {

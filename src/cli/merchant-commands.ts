@@ -144,7 +144,9 @@ export const MERCHANT_COMMANDS: Record<string, Command> = {
       journal,
       log: (line) => ctx.err(`${JSON.stringify(line)}\n`),
     });
-    printData(ctx, { msg: 'paywall started', url: gate.url, upstream: flags.upstream, pay_to: gate.payTo, routes: routes.map((r) => r.text), journal }, `Paywall on ${gate.url} in front of ${flags.upstream}; paid to ${gate.payTo}. Ctrl-C stops it.`);
+    printData(ctx, { msg: 'paywall started', url: gate.url, upstream: flags.upstream, pay_to: gate.payTo, routes: routes.map((r) => r.text), journal, warnings: gate.warnings }, `Paywall on ${gate.url} in front of ${flags.upstream}; paid to ${gate.payTo}. Ctrl-C stops it.`);
+    // After the start line, on stderr: the gate runs, but these stop a local setup from selling.
+    for (const warning of gate.warnings) ctx.err(`warning: ${warning}\n`);
     await signalled;
     await gate.stop();
     return EXIT.ok;

@@ -51,6 +51,14 @@ export function addOwnerCommands(program: Command, done: Done): void {
       .option('--offset <n>', 'rows to skip'),
   );
 
+  walletSub('paylinks', "your agents' paylinks, newest first, each with its checkout page", 'agent-wallet owner paylinks --status open', (c) =>
+    c
+      .argument('[walletId]', 'only this wallet')
+      .option('--status <status>', 'open, paid, cancelled or expired')
+      .option('--limit <n>', 'page size')
+      .option('--offset <n>', 'rows to skip'),
+  );
+
   const recoverBodies = async () => (await import('./owner-recovery-commands.ts')).OWNER_RECOVER_COMMANDS;
   const recover = ownerGlobals(owner.command('recover').description("sweep a wallet with your kit and the daemon when the agent's key is lost")) as unknown as Command;
   helpFooter(recover, ['agent-wallet owner recover sweep --kit kit.json --to <your address>'], AGENT_EXITS);

@@ -2,6 +2,7 @@
  * The owner's wallet commands on the owner API, with an owner token (as the recovery commands):
  *   owner rotate-key WALLET_ID         a new bot API key (rotate_api_key): the old key and the exports are refused
  *   owner fund-requests [WALLET_ID]    the agents' fund requests (fund_requests), newest first
+ *   owner paylinks [WALLET_ID]         the agents' paylinks (paylinks), newest first, each with its checkout page
  */
 import { commandFlags, type CliContext } from './context.ts';
 import { EXIT, printData } from './output.ts';
@@ -48,6 +49,14 @@ export const OWNER_WALLET_COMMANDS: Record<string, Command> = {
     const params = { wallet_id: positional[0], status: flags.status, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) };
     const data = await ownerApi(ctx).call('owner', 'fund_requests', JSON.parse(JSON.stringify(params)));
     printData(ctx, data, undefined, ['created_at', 'fund_request_id', 'wallet_name', 'wallet_id', 'status', 'amount', 'reason', 'fund_url']);
+    return EXIT.ok;
+  },
+
+  paylinks: async (ctx) => {
+    const { flags, positional } = commandFlags(ctx, { status: 'string', limit: 'string', offset: 'string' });
+    const params = { wallet_id: positional[0], status: flags.status, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) };
+    const data = await ownerApi(ctx).call('owner', 'paylinks', JSON.parse(JSON.stringify(params)));
+    printData(ctx, data, undefined, ['created_at', 'request_id', 'wallet_name', 'wallet_id', 'status', 'amount', 'description', 'reference', 'expires_at', 'url']);
     return EXIT.ok;
   },
 };

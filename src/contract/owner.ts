@@ -7,6 +7,7 @@
 import { Type as T } from '@sinclair/typebox';
 import { Id, Limit, Offset, Params } from './common.ts';
 import { action } from './action.ts';
+import { PAYLINK_STATUSES } from './earning.ts';
 
 const WalletId = Id('wallet', 'one of your wallets (see wallets)');
 const ApprovalId = Id('approval', 'from approvals');
@@ -81,6 +82,18 @@ export const OWNER = {
       offset: T.Optional(Offset),
     }),
     summary: "Fund requests of your wallets (agents' request_funds), newest first, each with its fund page (fund_url: deposit address and Solana Pay QR code).",
+  }),
+  paylinks: action({
+    endpoint: 'owner',
+    auth: 'owner',
+    readOnly: true,
+    params: Params({
+      wallet_id: T.Optional(WalletId),
+      status: T.Optional(T.Union(PAYLINK_STATUSES.map((s) => T.Literal(s)))),
+      limit: T.Optional(Limit),
+      offset: T.Optional(Offset),
+    }),
+    summary: "Paylinks of your wallets (agents' create_payment_request), newest first, each with its checkout page (url); status open lists those a payer can still pay.",
   }),
   resolve_fund_request: action({
     endpoint: 'owner',

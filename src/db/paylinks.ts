@@ -109,6 +109,45 @@ export async function listPaylinks(db: Store, payee: PayeeKey, status: PaylinkSt
   return { items, total };
 }
 
+/** A paylink row with the name and username of its wallet (owner views). */
+export type OwnerPaylinkRow = PaylinkRow & { wallet_name: string; wallet_username: string };
+
+/**
+ * Paylinks of the wallets `ownerId` has claimed (optionally one wallet), newest first, as
+ * ownerFundRequests pages fund requests. The status filter is the one payers see (effectiveStatus):
+ * an open paylink past its expiry is `expired` before the paylink-expiry job moves it.
+ */
+export async function ownerPaylinks(
+  db: Store,
+  ownerId: string,
+  filter: { walletId?: string; status?: PaylinkStatus },
+  nowMs: number,
+  limit: number,
+  offset: number,
+): Promise<{ items: OwnerPaylinkRow[]; total: number }> {
+  const where = ["w.owner_id = ? AND w.status = 'claimed'"];
+  const args: (string | number)[] = [ownerId];
+  if (filter.walletId) {
+    where.push('p.wallet_id = ?');
+    args.push(filter.walletId);
+  }
+  if (filter.status === 'open') {
+    where.push("p.status = 'open' AND p.expires_at > ?");
+    args.push(nowMs);
+  } else if (filter.status === 'expired') {
+    where.push("(p.status = 'expired' OR (p.status = 'open' AND p.expires_at <= ?))");
+    args.push(nowMs);
+  } else if (filter.status) {
+    where.push('p.status = ?');
+    args.push(filter.status);
+  }
+  const from = `FROM payment_requests p JOIN wallets w ON w.wallet_id = p.wallet_id WHERE ${where.join(' AND ')}`;
+  const total = Number((await db.get<{ n: bigint }>(`SELECT count(*) AS n ${from}`, ...args))?.n ?? 0n);
+  const items = await db
+    .all<OwnerPaylinkRow>(`SELECT p.*, w.name AS wallet_name, w.username AS wallet_username ${from} ORDER BY p.created_at DESC, p.${TIE[db.dialect]} DESC LIMIT ? OFFSET ?`, ...args, limit, offset);
+  return { items, total };
+}
+
 /** open → cancelled; false when it was not open. */
 export async function cancelPaylink(db: Store, requestId: string, now: number): Promise<boolean> {
   return (await db.run("UPDATE payment_requests SET status = 'cancelled', updated_at = ? WHERE request_id = ? AND status = 'open'", now, requestId)).changes === 1;

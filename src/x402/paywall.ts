@@ -19,6 +19,7 @@
  * it: asking again could do a paid action twice), and the resend gets the receipt and says so.
  */
 import type { Database } from 'bun:sqlite';
+import type { Address } from '@solana/kit';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { ApiClient, ConnectionError } from '../client/api.ts';
 import { crashPoint } from '../crash-points.ts';
@@ -27,6 +28,7 @@ import { priceOf, routingPath, type PricedRoute } from '../domain/paywall-routes
 import { checkTransaction } from './exact-transaction.ts';
 import { decodeBase64Json, encodeBase64Json, PAYMENT_ID, PAYMENT_IDENTIFIER } from './wire.ts';
 import { isObject } from '../domain/json.ts';
+import { usdcAta } from '../solana/ata.ts';
 
 export interface PaywallOptions {
   /** The daemon's API base (…/v1); the facilitator is at its origin's /x402/facilitator. */
@@ -48,6 +50,8 @@ export interface PaywallOptions {
 export interface Paywall {
   url: string;
   payTo: string;
+  /** What stops a local setup from selling, found at start ({@link localSetupWarnings}); the gate runs anyway. */
+  warnings: string[];
   stop: () => Promise<void>;
 }
 
@@ -57,6 +61,10 @@ interface Terms {
   asset: string;
   v2: { network: string; feePayer: string } | null;
   v1: { network: string; feePayer: string } | null;
+  /** The merchant's username (the register probe of {@link localSetupWarnings} names it). */
+  username: string;
+  /** The daemon's embedded chain (ping's rpc_url: simnet only); null elsewhere. */
+  rpcUrl: string | null;
 }
 
 /** The paywall could not start: the daemon refused or did not answer, the port is taken, or another gate holds the journal. */
@@ -391,15 +399,74 @@ export async function startPaywall(o: PaywallOptions): Promise<Paywall> {
   }
   void resolveAllLeft();
   const resolver = setInterval(() => void resolveAllLeft(), RESOLVE_EVERY_MS);
+  const url = `http://${o.hostname}:${server.port}`;
   return {
-    url: `http://${o.hostname}:${server.port}`,
+    url,
     payTo: terms.payTo,
+    warnings: await localSetupWarnings(o.server, terms, url),
     stop: async () => {
       clearInterval(resolver);
       await server.stop(true);
       journal.close();
     },
   };
+}
+
+/**
+ * What keeps a gate from selling on a local setup, said at start (issue 43); each check that cannot
+ * be made is skipped, never fatal.
+ *
+ * - The payout address has no USDC token account: the exact scheme pays an existing token account
+ *   of `payTo`, so the facilitator refuses every payment until one exists. Checked on the daemon's
+ *   embedded chain (ping's `rpc_url`, simnet); a hosted RPC is not asked.
+ * - The daemon refuses to contact the gate's address (loopback or private, not in
+ *   `outbound.allow_hosts`): its agents' `x402 fetch` of the gate fails before paying. The daemon
+ *   publishes no policy, so the gate asks the one unauthenticated check that applies the same rule
+ *   without a side effect: `register` with the gate's URL as `webhook_url` and the merchant's own
+ *   username, which is taken, so nothing is ever created; the URL is judged first (a refusal names
+ *   `/webhook_url`), the username after it.
+ */
+export async function localSetupWarnings(server: string, terms: Pick<Terms, 'payTo' | 'asset' | 'username' | 'rpcUrl'>, gateUrl: string): Promise<string[]> {
+  const warnings: string[] = [];
+  if (terms.rpcUrl) {
+    try {
+      const ata = await usdcAta(terms.payTo as Address, terms.asset as Address);
+      const res = await fetch(terms.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getAccountInfo', params: [ata, { encoding: 'base64', commitment: 'confirmed' }] }),
+      });
+      const json = (await res.json()) as { result?: { value: unknown } };
+      if (json.result && json.result.value === null) {
+        warnings.push(
+          `the payout address ${terms.payTo} has no USDC token account yet, so every payment to this gate is refused (the exact scheme pays an existing token account). ` +
+            `Create it once: on simnet \`agent-wallet admin faucet ${terms.payTo} 0.01\` (with the daemon's --data-dir); elsewhere send the address any amount of USDC once, ` +
+            `or \`spl-token create-account ${terms.asset} --owner ${terms.payTo}\`.`,
+        );
+      }
+    } catch {
+      // The chain did not answer: nothing to say about it here; the facilitator says it per payment.
+    }
+  }
+  try {
+    const res = await fetch(`${server.replace(/\/+$/, '')}/merchant`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ action: 'register', name: 'gate reachability check', username: terms.username, payout_address: terms.payTo, webhook_url: gateUrl }),
+    });
+    const json = (await res.json()) as { success?: boolean; error?: { details?: { field?: string }; message?: string } };
+    const field = json.error?.details?.field ?? (json.error?.message?.startsWith('/webhook_url') ? '/webhook_url' : undefined);
+    if (json.success === false && field === '/webhook_url') {
+      const host = new URL(gateUrl).hostname;
+      warnings.push(
+        `the daemon refuses to contact ${gateUrl} (${json.error?.message ?? 'a private address'}), so its agents' \`x402 fetch\` of this gate fails before paying. ` +
+          `For a local setup the operator lists the host in outbound.allow_hosts (config.toml [outbound] allow_hosts = ["${host}"], or AGENT_WALLET_OUTBOUND_ALLOW_HOSTS=${host}) and restarts the daemon.`,
+      );
+    }
+  } catch {
+    // The daemon did not answer the check: the gate started, so it answers the rest; nothing to say.
+  }
+  return warnings;
 }
 
 /** A path upstreams would route in different ways: whether it is priced cannot be told, so it goes nowhere. */
@@ -433,8 +500,11 @@ async function learnTerms(o: PaywallOptions, facilitator: string, auth: Record<s
     const k = kinds.find((x) => x.x402Version === v && x.scheme === 'exact');
     return k && typeof k.network === 'string' && isObject(k.extra) && typeof k.extra.feePayer === 'string' ? { network: k.network, feePayer: k.extra.feePayer as string } : null;
   };
-  const [info, ping] = await Promise.all([new ApiClient(o.server, o.merchantKey).call<{ payout_address: string }>('merchant', 'info'), new ApiClient(o.server).call<{ usdc_mint: string }>('bot', 'ping')]);
-  const terms = { payTo: info.payout_address, asset: ping.usdc_mint, v2: kind(2), v1: kind(1) };
+  const [info, ping] = await Promise.all([
+    new ApiClient(o.server, o.merchantKey).call<{ payout_address: string; username: string }>('merchant', 'info'),
+    new ApiClient(o.server).call<{ usdc_mint: string; rpc_url?: string }>('bot', 'ping'),
+  ]);
+  const terms = { payTo: info.payout_address, asset: ping.usdc_mint, v2: kind(2), v1: kind(1), username: info.username, rpcUrl: ping.rpc_url ?? null };
   if (!terms.v2 && !terms.v1) throw new PaywallStartError("the daemon's network has no x402 network id; x402 cannot be sold on it");
   return terms;
 }

@@ -146,6 +146,7 @@ const ROWS: Record<string, Row> = {
   'owner/approve': { params: (o) => ({ approval_id: o.approvalA }), ofA: true },
   'owner/reject': { params: (o) => ({ approval_id: o.approvalA }), ofA: true },
   'owner/fund_requests': { params: (o) => ({ wallet_id: o.walletA }), ofA: true },
+  'owner/paylinks': { params: (o) => ({ wallet_id: o.walletA }), ofA: true },
   'owner/resolve_fund_request': { params: (o) => ({ fund_request_id: o.fundRequestA, decision: 'declined' }), ofA: true },
   'owner/audit_log': { params: (o) => ({ wallet_id: o.walletA }), ofA: true },
   'owner/tokens': { params: () => ({}), ofA: false },
