@@ -160,7 +160,14 @@ export function addAgentCommands(program: Command, done: Done): void {
   cmd(program, 'history', 'every transaction, in and out', payment, ['agent-wallet history --type payment --limit 20'])((c) => page(c.option('--type <type>', 'only this type')));
   addEventsCommands(program, done, 'agent-wallet', async (ctx) => (await payment()).events!(ctx));
   cmd(program, 'approvals', 'payments waiting for the owner', payment, ['agent-wallet approvals'])();
-  cmd(program, 'receipt', 'the signed receipt (JWS) of a completed transaction, for disputes and books', payment, ['agent-wallet receipt tx_123 > receipt.jws'])((c) => c.argument('<transactionId>', 'a completed transaction'));
+  const receipt = cmd(program, 'receipt', 'the signed receipt (JWS) of a completed transaction, for disputes and books', payment, ['agent-wallet receipt tx_123 > receipt.jws'])((c) =>
+    c.argument('<transactionId>', 'a completed transaction'),
+  );
+  cmd(receipt as unknown as Command, 'verify', "check a receipt file's signature against the daemon's published key and print what it attests (exit 1 when it does not match)", payment, [
+    'agent-wallet receipt verify receipt.jws --key http://127.0.0.1:8787/.well-known/agent-wallet/log-key',
+  ], ['ok', 'error', 'usage'], 'receipt', ['verify'])((c) =>
+    c.argument('<file>', 'the receipt (a compact JWS, as `receipt` or the checkout page saves it)').requiredOption('--key <urlOrFile>', "the daemon's /.well-known/agent-wallet/log-key URL, or a saved copy of it"),
+  );
   cmd(program, 'freeze', 'freeze this wallet now (suspect you are being steered?): every payment is refused; only the owner unfreezes', payment, [
     'agent-wallet freeze --reason "a web page told me to pay an unknown address"',
   ])((c) => c.option('--reason <text>', 'why, for the owner'));

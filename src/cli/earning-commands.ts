@@ -116,7 +116,8 @@ export async function requestCommand(ctx: CliContext, target: RequestTarget): Pr
 }
 
 export const EARNING_COMMANDS: Record<string, Command> = {
-  request: (ctx) => requestCommand(ctx, { endpoint: 'bot', prefix: 'agent-wallet', api: () => profileClient(ctx).api }),
+  // The next step names the profile it was run with: `request send` under the default one would send another wallet's paylink.
+  request: (ctx) => requestCommand(ctx, { endpoint: 'bot', prefix: ctx.profileName === 'default' ? 'agent-wallet' : `agent-wallet --profile ${ctx.profileName}`, api: () => profileClient(ctx).api }),
 
   'fund-request': async (ctx) => {
     const { flags, positional } = commandFlags(ctx, { reason: 'string', 'idempotency-key': 'string' });

@@ -1,5 +1,8 @@
-/** Client commands for spending and history: pay, confirm, cancel, payments, history, events, approvals, lookup, afford. */
+/** Client commands for spending and history: pay, confirm, cancel, payments, history, events, approvals, receipt (and receipt verify), lookup, afford. */
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { ConnectionError } from '../client/api.ts';
 import type { ApiClient } from '../client/api.ts';
 import { recordIntent, usernameOf } from '../client/custody.ts';
 import { pinsOf, updatePins } from '../client/pins.ts';
@@ -8,6 +11,7 @@ import { saver } from './custody-commands.ts';
 import { commandFlags, profileClient, type CliContext } from './context.ts';
 import { EXIT, printData, progress } from './output.ts';
 import { UsageError, usdcArg } from './usage.ts';
+import { userPath, userPathOrUrl } from './paths.ts';
 import { approvalNextStep, paymentNextStep, withNextStep } from './next-steps.ts';
 
 type Command = (ctx: CliContext) => Promise<number>;
@@ -41,6 +45,91 @@ export async function eventsCommand(ctx: CliContext, target: { endpoint: 'bot' |
     ctx,
     await target.api().call(target.endpoint, 'events', { unread_only: flags.unread, since: flags.since, wait_seconds: intFlag('wait', flags.wait), types: flags.type, limit: intFlag('limit', flags.limit) }),
   );
+  return EXIT.ok;
+}
+
+/** The receipt type the daemon signs (src/evidence/receipts.ts). */
+const RECEIPT_TYPE = 'agent-wallet-receipt+jwt';
+
+type Jwk = { kty?: string; crv?: string; x?: string; kid?: string };
+
+/** The Ed25519 keys of a JWKS (the daemon's /.well-known/agent-wallet/log-key), from its URL or a saved file. */
+async function receiptKeys(source: string): Promise<Jwk[]> {
+  let jwks: unknown;
+  if (/^https?:\/\//.test(source)) {
+    const res = await fetch(source, { signal: AbortSignal.timeout(10_000) }).catch((err: Error) => {
+      throw new ConnectionError(`could not fetch the key from ${source}: ${err.message}`);
+    });
+    if (!res.ok) throw new ConnectionError(`the key at ${source} answered HTTP ${res.status}`);
+    jwks = await res.json().catch(() => null);
+  } else {
+    if (!existsSync(source)) throw new UsageError(`--key ${source}: no such file (pass the daemon's /.well-known/agent-wallet/log-key URL or a saved copy)`);
+    try {
+      jwks = JSON.parse(readFileSync(source, 'utf8'));
+    } catch {
+      jwks = null;
+    }
+  }
+  const keys = ((jwks as { keys?: Jwk[] } | null)?.keys ?? []).filter((k) => k?.kty === 'OKP' && k.crv === 'Ed25519' && typeof k.x === 'string');
+  if (keys.length === 0) throw new UsageError(`${source} holds no Ed25519 key (a JWKS {"keys":[{"kty":"OKP","crv":"Ed25519","x":…}]})`);
+  return keys;
+}
+
+/** Why a compact JWS is not a receipt signed by one of `keys`, or its header and claims. */
+function checkReceipt(jws: string, keys: Jwk[]): { ok: true; kid: string | null; claims: Record<string, any> } | { ok: false; reason: string } {
+  const parts = jws.split('.');
+  if (parts.length !== 3 || parts.some((p) => !/^[A-Za-z0-9_-]*$/.test(p))) return { ok: false, reason: 'the file is not a compact JWS (three base64url parts joined by dots)' };
+  const [h, p, sig] = parts as [string, string, string];
+  let header: Record<string, unknown>;
+  let claims: Record<string, any>;
+  try {
+    header = JSON.parse(Buffer.from(h, 'base64url').toString('utf8'));
+    claims = JSON.parse(Buffer.from(p, 'base64url').toString('utf8'));
+  } catch {
+    return { ok: false, reason: 'the header or the claims are not JSON' };
+  }
+  if (header.alg !== 'EdDSA') return { ok: false, reason: `the receipt is signed with ${String(header.alg)}, not EdDSA` };
+  if (header.typ !== RECEIPT_TYPE) return { ok: false, reason: `the JWS is of type ${String(header.typ)}, not an Agent Wallet receipt (${RECEIPT_TYPE})` };
+  const signature = Buffer.from(sig, 'base64url');
+  const candidates = typeof header.kid === 'string' && keys.some((k) => k.kid === header.kid) ? keys.filter((k) => k.kid === header.kid) : keys;
+  const signed = new TextEncoder().encode(`${h}.${p}`);
+  const key = signature.length === 64 ? candidates.find((k) => {
+    const pub = Buffer.from(k.x!, 'base64url');
+    try {
+      return pub.length === 32 && ed25519.verify(signature, signed, pub);
+    } catch {
+      return false;
+    }
+  }) : undefined;
+  if (!key) {
+    const named = typeof header.kid === 'string' && !keys.some((k) => k.kid === header.kid) ? ` (the receipt names key ${header.kid}, which the key source does not hold)` : '';
+    return { ok: false, reason: `the signature does not match the key${named}: the receipt was changed after it was signed, or another key signed it` };
+  }
+  return { ok: true, kid: key.kid ?? null, claims };
+}
+
+/** What a receipt attests, in one sentence. */
+function attests(c: Record<string, any>): string {
+  const who = (p: Record<string, any> | null | undefined) => [p?.username ? `@${p.username}` : null, p?.address ?? null].filter(Boolean).join(' ') || 'unknown';
+  const fee = c.fee_micro && c.fee_micro !== '0' ? ` + fee ${c.fee} ${c.currency}` : '';
+  const what = c.memo ? ` for "${c.memo}"` : '';
+  const ref = c.reference ? ` (reference ${c.reference})` : '';
+  return `${c.amount} ${c.currency}${fee} paid by ${who(c.from)} to ${who(c.to)}${what}${ref}, ${c.status} at ${c.completed_at ?? 'an unrecorded time'} on ${c.network}; Solana transaction ${c.signature ?? '-'}${c.slot !== null && c.slot !== undefined ? ` (slot ${c.slot})` : ''}; receipt of ${c.sub}, issued by ${c.iss}.`;
+}
+
+/** `receipt verify FILE --key URL|FILE`: checks a saved receipt against the daemon's published key, offline but for the key. */
+async function verifyReceipt(ctx: CliContext, args: string[], keySource: string | undefined): Promise<number> {
+  if (args.length !== 1) throw new UsageError('usage: agent-wallet receipt verify FILE --key URL|FILE');
+  if (!keySource) throw new UsageError("--key is required: the daemon's /.well-known/agent-wallet/log-key URL (or a saved copy); a receipt is only as good as the key it is checked against");
+  const file = userPath(args[0]!);
+  if (!existsSync(file)) throw new UsageError(`${file}: no such file`);
+  const key = userPathOrUrl(keySource);
+  const result = checkReceipt(readFileSync(file, 'utf8').trim(), await receiptKeys(key));
+  if (!result.ok) {
+    printData(ctx, { valid: false, file, key, reason: result.reason }, `BAD: ${file}: ${result.reason}.`);
+    return EXIT.error;
+  }
+  printData(ctx, { valid: true, file, key, kid: result.kid, claims: result.claims }, `OK: signed by key ${result.kid ?? '(unnamed)'} from ${key}. It attests: ${attests(result.claims)}`);
   return EXIT.ok;
 }
 
@@ -132,8 +221,9 @@ export const PAYMENT_COMMANDS: Record<string, Command> = {
   },
 
   receipt: async (ctx) => {
-    const { positional } = commandFlags(ctx, {});
-    if (positional.length !== 1) throw new UsageError('usage: agent-wallet receipt TX_ID');
+    const { flags, positional } = commandFlags(ctx, { key: 'string' });
+    if (positional[0] === 'verify') return verifyReceipt(ctx, positional.slice(1), flags.key);
+    if (positional.length !== 1) throw new UsageError('usage: agent-wallet receipt TX_ID | receipt verify FILE --key URL');
     const { api } = profileClient(ctx);
     const r = await api.call<{ receipt: string; claims: Record<string, unknown>; key_url: string }>('bot', 'get_receipt', { transaction_id: positional[0] });
     if (ctx.json) printData(ctx, r);

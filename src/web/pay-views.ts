@@ -81,7 +81,8 @@ function statusBlock(v: CheckoutView, nowMs: number): SafeHtml {
   switch (v.status) {
     case 'paid':
       return html`<div class="notice"><strong>Payment received</strong>${v.paid_at ? ` on ${when(v.paid_at)}` : ''}. Thank you!
-${v.signature ? html`<br><span class="muted">Solana transaction</span> <code class="mono" id="signature">${v.signature}</code>` : ''}</div>`;
+${v.signature ? html`<br><span class="muted">Solana transaction</span> <code class="mono" id="signature">${v.signature}</code>` : ''}
+${v.signature ? html`<p class="actions"><a class="button" href="/pay/${v.short_code}/receipt" id="receipt-link">Your receipt</a></p>` : ''}</div>`;
     case 'expired':
       return html`<div class="errors"><strong>This payment request expired</strong>${v.expires_at ? ` on ${when(v.expires_at)}` : ''}. Do not pay it: ask ${v.payee.name} for a new one.</div>`;
     case 'cancelled':
@@ -95,10 +96,46 @@ ${v.signature ? html`<br><span class="muted">Solana transaction</span> <code cla
   }
 }
 
-/** The checkout page body. `qr` is the QR code of the Solana Pay URL (open paylinks only); `nowMs` dates the time left. */
-export function checkoutPage(v: CheckoutView, qr: SafeHtml | null, nonce: string, nowMs: number): SafeHtml {
+/** What the checkout page shows beyond the paylink: the simnet test payer's form and a notice after an action. */
+export interface CheckoutExtras {
+  /** On simnet: the CSRF token of the "pay with a simnet test wallet" form; null elsewhere. */
+  simnetPayCsrf?: string | null;
+  notice?: string | null;
+}
+
+/** The amount as a Solana Pay wallet takes it (plain decimal, no grouping): what "Copy amount" copies. */
+const plainAmount = (n: number) => n.toLocaleString('en-US', { useGrouping: false, maximumFractionDigits: 6 });
+
+/**
+ * A value the payer may need to paste into a wallet: selectable as one block (CSS user-select: all)
+ * so it copies without JavaScript, and a Copy button the page's script shows.
+ */
+const copyable = (id: string, value: string, label: string, mono: boolean, unit = '') =>
+  html`<code class="copyable${mono ? ' mono' : ''}" id="${id}">${value}</code>${unit} <button type="button" class="secondary copy" data-copy="${id}" id="copy-${id.replace(/^pay-/, '')}" hidden>${label}</button>`;
+
+/** On simnet: a test payer funded by the faucet pays this paylink as a Solana Pay wallet would. */
+function simnetPayForm(v: CheckoutView, csrf: string): SafeHtml {
+  return html`<form method="post" action="/pay/${v.short_code}/simnet-pay" class="panel" id="simnet-pay-form">
+    <input type="hidden" name="csrf" value="${csrf}">
+    <p>This daemon runs on <strong>simnet</strong>, a local test chain: a test wallet funded by its faucet can pay this request for you, the way a Solana Pay wallet does (same transfer, same reference).</p>
+    ${
+      v.amount === null
+        ? html`<div class="field"><label for="simnet-amount">Amount to pay (USDC)</label><input type="text" inputmode="decimal" id="simnet-amount" name="amount" required pattern="[0-9]+([.][0-9]{1,6})?" autocomplete="off"></div>`
+        : ''
+    }
+    <button type="submit" id="simnet-pay">${v.amount === null ? 'Pay' : `Pay ${usdc(v.amount)}`} with a simnet test wallet</button>
+  </form>`;
+}
+
+/**
+ * The checkout page body. `qr` is the QR code of the Solana Pay URL (open paylinks only); `nowMs`
+ * dates the time left. On a phone the "Open in wallet" button and the copyable amount and address
+ * come first; the QR code (for paying from another device) follows them.
+ */
+export function checkoutPage(v: CheckoutView, qr: SafeHtml | null, nonce: string, nowMs: number, extras: CheckoutExtras = {}): SafeHtml {
   const open = v.status === 'open' && v.solana_pay_url !== null;
   return html`${headline(v)}
+${extras.notice ? html`<div class="notice" id="notice">${extras.notice}</div>` : ''}
 <div id="pay-status" role="status" aria-live="polite" data-short-code="${v.short_code}" data-status="${v.status}">
 ${statusBlock(v, nowMs)}
 </div>
@@ -107,37 +144,51 @@ ${statusBlock(v, nowMs)}
 </section>
 ${
   open
-    ? html`<section aria-labelledby="pay-h">
+    ? html`<section aria-labelledby="pay-h" class="pay">
   <h2 id="pay-h">Pay with a Solana wallet</h2>
-  <p>Scan the code with a wallet that supports Solana Pay (Phantom, Solflare, …), or open the link on this device. It pays ${v.amount === null ? 'the amount you enter, in USDC,' : usdc(v.amount)} on Solana${v.network === 'mainnet' ? '' : html` <strong>(${v.network === 'simnet' ? 'local test network' : v.network})</strong>`}.</p>
-  <div class="qr">${qr}</div>
+  <div class="pay-grid">
+  <div class="pay-here">
   <p class="actions"><a class="button" id="solana-pay-link" href="${v.solana_pay_url}">Open in wallet</a></p>
+  <p class="hint">Opens a wallet that supports Solana Pay (Phantom, Solflare, …) on this device. It pays ${v.amount === null ? 'the amount you enter, in USDC,' : usdc(v.amount)} on Solana${v.network === 'mainnet' ? '' : html` <strong>(${v.network === 'simnet' ? 'local test network' : v.network})</strong>`}.</p>
   <dl class="facts">
-    <dt>Recipient</dt><dd><code class="mono" id="pay-address">${v.pay_to}</code> <button type="button" class="secondary" id="copy-address" hidden>Copy address</button></dd>
+    <dt>Amount</dt><dd>${v.amount === null ? 'any amount you choose' : copyable('pay-amount', plainAmount(v.amount), 'Copy amount', false, ' USDC')}</dd>
+    <dt>Recipient</dt><dd>${copyable('pay-address', v.pay_to, 'Copy address', true)}</dd>
     <dt>Token</dt><dd>USDC <span class="muted mono">${v.usdc_mint}</span></dd>
   </dl>
-  <p class="hint">Pay through the QR code or the link: they carry this request's reference, which is how the payment is recognised. A plain transfer to the address is not matched to this request.</p>
+  </div>
+  <div class="qr-block">
+  <p class="qr-caption">On another device? Scan this code with its wallet.</p>
+  <div class="qr">${qr}</div>
+  </div>
+  </div>
+  <p class="hint">Pay through the button or the QR code: they carry this request's reference, which is how the payment is recognised. A plain transfer to the address is not matched to this request.</p>
   <details><summary>Solana Pay link</summary><p><code class="mono" id="solana-pay-url">${v.solana_pay_url}</code></p></details>
   <details><summary>Paying from an agent wallet?</summary><p>Call <code>pay</code> with <code>payment_request_id: "${v.request_id}"</code>.</p></details>
-</section>
-<p><a href="/pay/${v.short_code}" id="refresh">Refresh status</a></p>
-${checkoutScript(nonce)}`
+  ${extras.simnetPayCsrf ? simnetPayForm(v, extras.simnetPayCsrf) : ''}
+</section>`
     : ''
-}`;
+}
+${open ? html`<p><a href="/pay/${v.short_code}" id="refresh">Refresh status</a></p>
+${checkoutScript(nonce)}` : ''}`;
 }
 
-/** Counts the time left down each second, polls pay_status every 2 s (for at most an hour) and reloads the page when the status changes; enables the copy button. */
+/** Counts the time left down each second, polls pay_status every 2 s (for at most an hour) and reloads the page when the status changes; enables the copy buttons. */
 function checkoutScript(nonce: string): SafeHtml {
   return html`<script nonce="${nonce}">
 (function () {
   var box = document.getElementById('pay-status');
   var code = box.getAttribute('data-short-code');
   var shown = box.getAttribute('data-status');
-  var copy = document.getElementById('copy-address');
-  if (copy && navigator.clipboard) {
-    copy.hidden = false;
-    copy.addEventListener('click', function () {
-      navigator.clipboard.writeText(document.getElementById('pay-address').textContent).then(function () { copy.textContent = 'Copied'; });
+  if (navigator.clipboard) {
+    Array.prototype.forEach.call(document.querySelectorAll('button[data-copy]'), function (copy) {
+      var label = copy.textContent;
+      copy.hidden = false;
+      copy.addEventListener('click', function () {
+        navigator.clipboard.writeText(document.getElementById(copy.getAttribute('data-copy')).textContent).then(function () {
+          copy.textContent = 'Copied';
+          setTimeout(function () { copy.textContent = label; }, 2000);
+        });
+      });
     });
   }
   var countdown = document.getElementById('countdown');

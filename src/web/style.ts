@@ -98,6 +98,19 @@ table.lines { min-width: 0; }
 table.lines th, table.lines td { padding: .4rem .25rem; }
 table.lines thead th { background: none; color: var(--muted); font-weight: 500; font-size: .875rem; }
 table.lines tfoot th, table.lines tfoot td { border-bottom: none; background: none; font-size: 1.05rem; }
+/* Checkout: "Open in wallet" and the copyable amount and address first; the QR code (for another device) beside them on wide screens, below them on phones. */
+section.pay h2 { margin-top: 1.25rem; }
+.pay-grid { display: grid; gap: 0 2rem; }
+.pay-here .actions { margin: 0 0 .25rem; }
+.pay-here .button { font-size: 1.1rem; padding: .7rem 1.5rem; }
+.qr-block .qr-caption { margin: .5rem 0 .25rem; color: var(--muted); font-size: .875rem; }
+.qr svg { display: block; max-width: 100%; height: auto; }
+.copyable { -webkit-user-select: all; user-select: all; }
+button.copy { min-height: 2.25rem; padding: .25rem .75rem; font-size: .875rem; margin-left: .25rem; }
+@media (min-width: 40.01rem) { .pay-grid { grid-template-columns: 1fr auto; } .qr-block { grid-column: 2; grid-row: 1; } }
+/* The payer's receipt: the facts, then the signed form as one selectable block. */
+pre.jws { white-space: pre-wrap; overflow-wrap: anywhere; word-break: break-all; background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: .75rem; font-size: .8rem; -webkit-user-select: all; user-select: all; }
+ol.steps li { margin-bottom: .5rem; overflow-wrap: anywhere; }
 /* Spending at a glance: budget bars (SVG drawn by attributes, so they show with CSS off) and the 30-day chart. */
 ul.budgets { list-style: none; padding: 0; margin: 0 0 .5rem; display: grid; gap: .75rem; max-width: 40rem; }
 ul.budgets li { display: flex; flex-wrap: wrap; gap: .1rem .5rem; align-items: baseline; }

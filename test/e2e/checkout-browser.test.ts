@@ -4,12 +4,16 @@
  * from the page, a plain @solana/kit wallet pays it on simnet with the reference key, and the
  * page — polling the public pay_status, with the paylink job running as the daemon runs it —
  * shows "Paid" by its own polling, without a reload by the test. pay_status and get_payment_request agree.
+ * On a phone (390×844) the "Open in wallet" button is above the fold, the QR code below it, and the
+ * amount and the address copy with a button (and are selectable text without JavaScript); on simnet
+ * the page pays itself from a faucet-funded test wallet, shows paid and links the payer's receipt.
+ * axe-core finds no violation on the open page, the paid page and the receipt.
  */
 import { afterAll, expect, test } from 'bun:test';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { paylinkJobs } from '../../src/jobs/paylinks.ts';
 import { depositJob } from '../../src/jobs/deposits.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
@@ -132,4 +136,92 @@ test.skipIf(browser === null)(
     console.log(`checkout page showed paid ${waited} ms after the payment; screenshots: /tmp/checkout-open.png, /tmp/checkout-paid.png`);
   },
   20_000,
+);
+
+
+const AXE = readFileSync(join(import.meta.dir, '..', '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+/** axe-core on the page as it stands: no violation. Injected through the debugger (page.evaluate), so the page's CSP stays on. */
+async function noAxeViolations(page: Page, name: string): Promise<void> {
+  await page.evaluate(AXE);
+  const result = await page.evaluate(async () => {
+    const r = await (globalThis as any).axe.run(document, { resultTypes: ['violations'] });
+    return { passed: r.passes.length, violations: r.violations.map((v: any) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3) })) };
+  });
+  expect({ page: name, violations: result.violations }).toEqual({ page: name, violations: [] });
+  expect(result.passed).toBeGreaterThan(10);
+}
+
+test.skipIf(browser === null)(
+  'on a phone: Open in wallet above the fold with the QR code below, amount and address copy; on simnet the page pays itself, shows paid and links a readable receipt',
+  async () => {
+    world ??= await startWorld();
+    const origin = new URL(world.url).origin;
+    world.services.publicUrl = () => origin;
+    world.services.simnetRpcUrl = world.simnet.url;
+    const seller = await world.agent('Corner Cafe', { claimBy: 'cafe@example.com' });
+    const link = await seller.api.call<any>('bot', 'create_payment_request', {
+      description: 'Table 4',
+      items: [
+        { description: 'Flat white', price: '3.8', quantity: 2 },
+        { description: 'Almond croissant', price: '3.4', quantity: 1 },
+      ],
+    });
+    await browser!.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+    const page = await browser!.newPage();
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect((await page.goto(link.url))?.status()).toBe(200);
+
+    // Above the fold on a phone: the button that opens the wallet on this device; the QR code (for another device) below it.
+    const button = (await page.locator('#solana-pay-link').boundingBox())!;
+    expect(button.y + button.height).toBeLessThanOrEqual(844);
+    const qr = (await page.locator('.qr svg').boundingBox())!;
+    expect(qr.y).toBeGreaterThan(button.y + button.height);
+    expect(qr.x + qr.width).toBeLessThanOrEqual(390); // and it fits the screen
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+
+    // Copy amount and copy address put exactly what a wallet takes on the clipboard.
+    expect(await page.locator('#pay-amount').textContent()).toBe('11');
+    await page.locator('#copy-amount').click();
+    await page.locator('#copy-amount', { hasText: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('11');
+    await page.locator('#copy-address').click();
+    await page.locator('#copy-address', { hasText: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(seller.address);
+    await noAxeViolations(page, 'checkout open, phone');
+
+    // Without JavaScript the values are selectable as one block and the buttons stay hidden.
+    const plain = await (await fetch(link.url)).text();
+    expect(plain).toContain(`<code class="copyable mono" id="pay-address">${seller.address}</code>`);
+    expect(plain).toContain('<code class="copyable" id="pay-amount">11</code>');
+    expect(plain).toMatch(/id="copy-amount" hidden>Copy amount<\/button>/);
+    expect(await page.locator('#pay-address').evaluate((el) => getComputedStyle(el).userSelect)).toBe('all');
+
+    // On simnet: pay from the page itself, as a newcomer would.
+    await page.locator('#simnet-pay').click();
+    await page.locator('#pay-status .notice').waitFor();
+    expect(await page.locator('#pay-status').getAttribute('data-status')).toBe('paid');
+    expect(await page.locator('h1').innerText()).toBe('Paid to Corner Cafe\n11.00 USDC');
+    const got = await seller.api.call<any>('bot', 'get_payment_request', { request_id: link.request_id });
+    expect(got).toMatchObject({ status: 'paid', paid_via: 'solana_pay', paid_amount: 11 });
+    await noAxeViolations(page, 'checkout paid, phone');
+
+    // The receipt, readable: amount, parties, the Solana transaction, the time, the signed form and how to check it.
+    await page.locator('#receipt-link').click();
+    await page.waitForURL(`${link.url}/receipt`);
+    expect(await page.locator('#receipt-amount').innerText()).toBe('11.00 USDC');
+    expect(await page.locator('#receipt-to').innerText()).toContain(seller.address);
+    expect(await page.locator('#receipt-from').innerText()).toContain(got.payer);
+    expect(await page.locator('#receipt-signature').innerText()).toBe(got.signature);
+    expect(await page.locator('#receipt-time').innerText()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    expect((await page.locator('#receipt-jws').innerText()).split('.')).toHaveLength(3);
+    expect(await page.locator('#receipt-verify-command').innerText()).toBe(`agent-wallet receipt verify receipt-${link.request_id}.jws --key ${origin}/.well-known/agent-wallet/log-key`);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await noAxeViolations(page, 'receipt, phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await noAxeViolations(page, 'receipt, desktop');
+    await page.screenshot({ path: '/tmp/checkout-receipt.png', fullPage: true });
+    await page.close();
+  },
+  30_000,
 );

@@ -7,7 +7,7 @@
  * address and amount; a profile made before pins gets them on first use.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateKeyPairSigner, type Address } from '@solana/kit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -280,5 +280,9 @@ describe('the CLI names the next command, not the API action (issue 26)', () => 
     const link = await cli(dave.home, 'request', 'create', '--description', 'Consulting', '--amount', '3');
     expect(link.json.next_step).toContain(`agent-wallet pay --request ${link.json.request_id}`);
     expect(link.json.next_step).toContain(`agent-wallet request send ${link.json.request_id}`);
+    // Run under a named profile, the next step names it: under the default one it would send another wallet's paylink.
+    copyFileSync(join(dave.home, 'default.json'), join(dave.home, 'shop.json'));
+    const named = await cli(dave.home, '--profile', 'shop', 'request', 'create', '--description', 'Consulting', '--amount', '3');
+    expect(named.json.next_step).toContain(`agent-wallet --profile shop request send ${named.json.request_id}`);
   });
 });
