@@ -15,6 +15,11 @@ import { CATEGORIES, WEEKDAYS, type ActiveHours, type Category, type CategoryCap
 export const MAX_LIST_ENTRIES = 500;
 /** Longest loosening delay: longer would lock the owner out of their own changes. */
 export const MAX_LOOSEN_DELAY_HOURS = 720;
+/**
+ * The loosening delay of rails that do not set one: none (DESIGN §5, "`loosen_delay` (default none)").
+ * The owner's pages and `set_guard_rails` describe it from this constant.
+ */
+export const DEFAULT_LOOSEN_DELAY_HOURS = 0;
 
 const Opt = <S extends TSchema>(s: S) => T.Optional(s);
 const Strict = { additionalProperties: false } as const;
@@ -84,7 +89,7 @@ export const GuardRailsSchema = T.Object(
     frozen: Opt(T.Boolean({ description: 'kill switch: every payment and withdrawal is rejected' })),
     withdrawal_allowlist: Opt(T.Array(Address, { maxItems: MAX_LIST_ENTRIES, description: 'addresses withdrawals may go to' })),
     loosen_delay_hours: Opt(
-      T.Number({ minimum: 0, maximum: MAX_LOOSEN_DELAY_HOURS, description: 'hours before a loosening change applies; default 0' }),
+      T.Number({ minimum: 0, maximum: MAX_LOOSEN_DELAY_HOURS, description: `hours before a loosening change applies; default ${DEFAULT_LOOSEN_DELAY_HOURS}` }),
     ),
   },
   { ...Strict, description: 'guard rails set by the owner; every field optional' },

@@ -36,6 +36,8 @@ import { cancelSweep, openSweepOf, sweepLinkInfo, type SweepLinkFailure } from '
 import { AppError } from '../errors.ts';
 import { railsToJson, type GuardRailsJson } from '../contract/guard-rails.ts';
 import { walletHistory } from '../db/owners.ts';
+import { auditNames } from '../db/audit-names.ts';
+import { auditSentence } from '../domain/audit-sentence.ts';
 import { formatUsdc, toUsdcNumber } from '../domain/money.ts';
 import { explorerTxUrl } from '../domain/explorer.ts';
 import { getTx } from '../db/transactions.ts';
@@ -111,6 +113,13 @@ async function spendingOf(services: Services, walletId: string): Promise<Spendin
 }
 
 /** Approvals with their transaction's amount and fees and the agent's own words (one read for the page). */
+/** The wallet's latest audit entries as sentences, with names for the ids they hold. */
+async function auditLines(services: Services, ownerId: string, walletId: string, walletName: string) {
+  const items = (await walletAuditLog(services, ownerId, walletId, 10, 0)).items;
+  const names = await auditNames(services.db, walletId, walletName, items);
+  return items.map((a) => ({ sentence: auditSentence(a, names), kind: a.kind, created_at: a.created_at }));
+}
+
 async function withSubjects<A extends { approval_id: string }>(services: Services, items: A[]): Promise<(A & { money: { amount: bigint; fee: bigint; setup_fee: bigint } | null; agent_reason: string | null })[]> {
   const subjects = await approvalSubjects(services.db, items.map((a) => a.approval_id));
   return items.map((a) => {
@@ -292,7 +301,7 @@ async function renderWallet(
     historyTotal: history.total,
     spending: await spendingOf(services, walletId),
     editRails: opts.form !== undefined || opts.advanced !== undefined || (opts.errors?.length ?? 0) > 0 || Object.keys(desired).length === 0,
-    audit: (await walletAuditLog(services, s.ownerId, walletId, 10, 0)).items,
+    audit: await auditLines(services, s.ownerId, walletId, wallet.name),
     exports: (await listWalletExports(services, s.ownerId, walletId, 50, 0)).items,
     recovery: { ...(await recoveryStatus(services, s.ownerId, walletId)), sweep: await openSweepOf(services, walletId) },
     csrf: s.csrf,

@@ -1,5 +1,6 @@
 /** The page bodies. Pure functions of their data: every value goes through `html` (escaped). */
-import type { GuardRailsJson } from '../contract/guard-rails.ts';
+import { DEFAULT_LOOSEN_DELAY_HOURS, type GuardRailsJson } from '../contract/guard-rails.ts';
+import { delayWords, railsInWords } from '../domain/rails-words.ts';
 import type { HistoryRow } from '../db/owners.ts';
 import { formatUsdc } from '../domain/money.ts';
 import { amountFeeTotal, type BudgetBar, type MoneyParts, type SpendDay } from '../domain/spending.ts';
@@ -274,6 +275,11 @@ export function railsFormValues(doc: GuardRailsJson): RailsFormValues {
   };
 }
 
+/** The default loosening delay as the form's hint says it. */
+function defaultDelay(): string {
+  return DEFAULT_LOOSEN_DELAY_HOURS > 0 ? `${DEFAULT_LOOSEN_DELAY_HOURS} hours` : '0 hours (looser values apply at once)';
+}
+
 const AMOUNT_PATTERN = '[0-9]{1,15}([.][0-9]{1,6})?';
 
 function amountField(id: string, label: string, value: string, hint: string, invalid: boolean): SafeHtml {
@@ -297,7 +303,8 @@ export interface WalletPageData {
   spending: SpendingView;
   /** The change form starts open: nothing is set yet, or it comes back with errors. */
   editRails: boolean;
-  audit: { kind: string; actor: string; created_at: string | null }[];
+  /** The latest audit entries, each as a sentence (domain/audit-sentence.ts), newest first. */
+  audit: { sentence: string; kind: string; created_at: string | null }[];
   exports: ExportItem[];
   recovery: RecoveryItem;
   csrf: string;
@@ -551,6 +558,8 @@ ${spendingSection(d.spending)}
 ${historySection(d.history, d.historyTotal)}
 
 <h2 id="rails">Guard rails</h2>
+<p><strong>What the agent may do now</strong></p>
+<ul id="rails-words">${railsInWords(d.rails.rails, d.balance, DEFAULT_LOOSEN_DELAY_HOURS).map((w) => html`<li>${w}</li>`)}</ul>
 ${railsSummary(d.rails.rails)}
 ${
   d.rails.pending
@@ -559,7 +568,7 @@ ${
 }
 <details class="edit"${d.editRails ? new SafeHtml(' open') : ''}>
 <summary>Change guard rails</summary>
-<p class="hint">Stricter values apply at once. Looser values wait for the loosening delay in force, so a stolen session cannot open the wallet instantly. Amounts are USDC and count amount + fees; leave a field empty for no limit.</p>
+<p class="hint">Stricter values apply at once. Looser values wait for the loosening delay in force, which keeps a stolen session from opening the wallet instantly. Now: ${delayWords(d.rails.rails.loosen_delay_hours, DEFAULT_LOOSEN_DELAY_HOURS)} Amounts are USDC and count amount + fees; leave a field empty for no limit.</p>
 ${errorList('The guard rails were not saved:', d.errors.map((e) => e.message))}
 <form method="post" action="/dashboard/wallets/${d.wallet.wallet_id}/rails" class="stack" novalidate>
   ${csrfField(d.csrf)}
@@ -603,8 +612,8 @@ ${errorList('The guard rails were not saved:', d.errors.map((e) => e.message))}
     <label class="check"><input type="checkbox" name="frozen" value="1"${f.frozen ? new SafeHtml(' checked') : ''}> Freeze the wallet (every payment is rejected)</label>
     <div class="field">
       <label for="loosen_delay_hours">Loosening delay (hours)</label>
-      <input type="number" id="loosen_delay_hours" name="loosen_delay_hours" min="0" max="720" step="any" inputmode="decimal" value="${f.loosen_delay_hours}" aria-describedby="delay_hint"${bad('loosen_delay_hours') ? new SafeHtml(' aria-invalid="true"') : ''}>
-      <span class="hint" id="delay_hint">How long a looser setting waits before it applies. Empty: at once.</span>
+      <input type="number" id="loosen_delay_hours" name="loosen_delay_hours" min="0" max="720" step="any" inputmode="decimal" value="${f.loosen_delay_hours}" placeholder="${String(DEFAULT_LOOSEN_DELAY_HOURS)}" aria-describedby="delay_hint"${bad('loosen_delay_hours') ? new SafeHtml(' aria-invalid="true"') : ''}>
+      <span class="hint" id="delay_hint">How long a looser setting waits before it applies. Empty: the default, ${defaultDelay()}.</span>
     </div>
   </fieldset>
   <div><button type="submit">Save guard rails</button></div>
@@ -630,7 +639,7 @@ ${recoverySection(d.wallet.wallet_id, d.recovery)}
 ${
   d.audit.length === 0
     ? html`<p class="muted">Nothing recorded yet.</p>`
-    : html`<ul class="audit">${d.audit.map((a) => html`<li>${when(a.created_at)} · ${a.kind} · <span class="muted">${a.actor}</span></li>`)}</ul>`
+    : html`<ul class="audit">${d.audit.map((a) => html`<li>${when(a.created_at)} · ${a.sentence}</li>`)}</ul>`
 }
 <p>Export: <a href="/dashboard/wallets/${d.wallet.wallet_id}/transactions.csv" download>transactions (CSV)</a> · <a href="/dashboard/wallets/${d.wallet.wallet_id}/decision-log.jsonl" download>decision log (JSONL)</a>. <span class="muted">Every decision is chained to the one before and signed by the daemon's log key; check the file on your own machine with <code>agent-wallet owner verify-log FILE</code>.</span></p>`;
 }

@@ -180,9 +180,10 @@ test.skipIf(!haveChromium)(
 
     await page.goto(`${new URL(page.url()).origin}/dashboard/wallets/${walletId}#keys`);
     const audit = await page.locator('ul.audit').textContent();
-    expect(audit).toContain('api_key.rotated');
-    expect(audit).toContain('export.revoked');
-    expect(audit).toContain('via dashboard');
+    // Sentences naming the owner by e-mail and the channel (issue 43), not kinds and owner ids.
+    expect(audit).toContain(`The owner (${email}) rotated the agent's API key from the dashboard`);
+    expect(audit).toContain(`The owner (${email}) revoked a key-share export from the dashboard`);
+    expect(audit).not.toContain('owner:');
     await page.close();
   },
   60_000,

@@ -17,6 +17,8 @@ import { confirmSignSubmit } from '../../src/client/sign.ts';
 import { newId } from '../../src/contract/ids.ts';
 import { listMail, type MailLink } from '../../src/db/mail.ts';
 import { insertTx } from '../../src/db/transactions.ts';
+import { findOwnerByEmail } from '../../src/db/owners.ts';
+import { insertSweep } from '../../src/db/recovery.ts';
 import { startWorld, type Agent, type World } from '../helpers/world.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -26,6 +28,8 @@ if (!haveChromium) {
 }
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SHOTS = process.env.AW_UPDATE_SCREENSHOTS === '1' ? join(import.meta.dir, '..', 'web', '__screenshots__') : mkdtempSync(join(tmpdir(), 'aw-screenshots-'));
+/** Issue 43's set for the README: docs/screenshots/ with AW_UPDATE_SCREENSHOTS=1, else a temp dir. */
+const DOCS = process.env.AW_UPDATE_SCREENSHOTS === '1' ? join(import.meta.dir, '..', '..', 'docs', 'screenshots') : mkdtempSync(join(tmpdir(), 'aw-docs-screenshots-'));
 const AXE = join(import.meta.dir, '..', '..', 'node_modules', 'axe-core', 'axe.min.js');
 const OWNER = 'screens-owner@example.com';
 
@@ -36,6 +40,7 @@ let origin = '';
 beforeAll(async () => {
   if (!haveChromium) return;
   mkdirSync(SHOTS, { recursive: true });
+  mkdirSync(DOCS, { recursive: true });
   world = await startWorld();
   origin = new URL(world.url).origin;
   world.services.publicUrl = () => origin;
@@ -45,7 +50,7 @@ beforeAll(async () => {
 }, 60_000); // a daemon world and Chromium: more than the default 5 s on a loaded 2-core machine
 
 afterAll(async () => {
-  if (browser) console.log(`page screenshots: ${SHOTS}`);
+  if (browser) console.log(`page screenshots: ${SHOTS} and ${DOCS}`);
   await browser?.close();
   await world?.stop();
 });
@@ -57,9 +62,9 @@ async function mailLinks(to: string, kind: string): Promise<Record<string, strin
   return Object.fromEntries((JSON.parse(mail.links) as MailLink[]).map((l) => [l.label, `${origin}${new URL(l.url).pathname}`]));
 }
 
-/** Saves a full-page screenshot as NAME.png and runs axe-core on the page: no violations. */
-async function shootAndCheck(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+/** Saves a full-page screenshot as NAME.png (in `dir`, default the test/web set) and runs axe-core on the page: no violations. */
+async function shootAndCheck(page: Page, name: string, dir = SHOTS): Promise<void> {
+  await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
   await page.addScriptTag({ path: AXE });
   const result = await page.evaluate(async () => {
     const r = await (globalThis as any).axe.run(document, { resultTypes: ['violations'] });
@@ -288,4 +293,87 @@ test.skipIf(!haveChromium)(
     await page.close();
   },
   60_000,
+);
+
+/** The two sizes issue 43 names: a laptop and a phone. */
+const SIZES = [
+  { width: 1280, height: 800 },
+  { width: 390, height: 844 },
+] as const;
+
+/** Opens `url` (or reloads) at each size, and saves NAME-WxH.png under docs/screenshots/ after axe-core finds no violation. */
+async function shootDocs(page: Page, name: string, url: string, ready: (page: Page) => Promise<unknown>): Promise<void> {
+  for (const size of SIZES) {
+    await page.setViewportSize(size);
+    await page.goto(url);
+    await ready(page);
+    await shootAndCheck(page, `${name}-${size.width}x${size.height}`, DOCS);
+  }
+}
+
+test.skipIf(!haveChromium)(
+  "docs/screenshots: dashboard home, wallet page with bars and chart, approval page, checkout before and after paying, fund request and the sweep banner at 1280×800 and 390×844, axe-core finds no violation",
+  async () => {
+    const email = 'docs-owner@example.com';
+    const agent = await world.agent('Research Agent', { claimBy: email });
+    const vendor = await world.agent('Data Vendor', { claimBy: 'vendor@example.com' });
+    const owner = await world.claim(agent.walletId, email);
+    await world.fund(agent.address, 250_000_000n);
+    await world.fund(vendor.address, 0n);
+    await owner.call('owner', 'set_guard_rails', { wallet_id: agent.walletId, rails: { approval_above: '50', budgets: { daily: '60', weekly: '200', monthly: '600' } } });
+    const paid = await agent.api.call<any>('bot', 'pay', { to: vendor.username, amount: '18.09', note: 'Dataset licence' });
+    expect((await confirmSignSubmit(agent.api, agent.profile, paid.transaction_id)).status).toBe('completed');
+    const now = world.services.now().getTime();
+    const day = 86_400_000;
+    const earlier: [number, 'payment' | 'x402', bigint][] = [
+      [1, 'payment', 12_000_000n], [1, 'x402', 1_500_000n], [2, 'x402', 2_250_000n], [4, 'payment', 30_000_000n], [6, 'x402', 800_000n],
+      [9, 'payment', 22_000_000n], [12, 'x402', 3_000_000n], [15, 'payment', 41_000_000n], [20, 'x402', 4_400_000n], [25, 'payment', 15_000_000n],
+    ];
+    await world.services.db.transaction(async () => {
+      for (const [ago, type, amount] of earlier) {
+        await insertTx(world.services.db, {
+          transaction_id: newId('transaction'), wallet_id: agent.walletId, type, direction: 'out', category: type === 'x402' ? 'x402' : 'wallet', status: 'completed', amount,
+          fee: type === 'x402' ? 0n : 50_000n, counterparty: type === 'x402' ? 'api.weather.example' : vendor.username, to_address: vendor.address, now: now - ago * day, completed_at: now - ago * day,
+        });
+      }
+    });
+    const waiting = await agent.api.call<any>('bot', 'pay', { to: vendor.username, amount: '75', note: 'Quarterly data refresh' });
+    expect(waiting.status).toBe('awaiting_approval');
+    const approve = (await mailLinks(email, 'approval')).approve!;
+    const fund = await agent.api.call<any>('bot', 'request_funds', { amount: '40', reason: 'Crawl budget for December' });
+    const fundUrl = `${origin}${new URL(fund.fund_url).pathname}`;
+    await agent.api.call<any>('bot', 'create_payment_request', { description: 'Market report, November', amount: '30' });
+
+    const page = await browser!.newPage();
+    await signIn(page, email);
+    await shootDocs(page, 'dashboard-home', `${origin}/dashboard`, async (p) => await p.getByRole('heading', { name: 'Your wallets' }).waitFor());
+    await shootDocs(page, 'wallet-page', `${origin}/dashboard/wallets/${agent.walletId}`, async (p) => {
+      await p.getByRole('heading', { name: 'Spending' }).waitFor();
+      expect(await p.locator('ul.budgets').innerText()).toContain('budgets.daily');
+      expect(await p.locator('svg.chart rect').count()).toBeGreaterThan(5);
+    });
+    await shootDocs(page, 'approval', approve, async (p) => expect(await p.locator('main').innerText()).toContain('Quarterly data refresh'));
+    await shootDocs(page, 'fund-request', fundUrl, async (p) => expect(await p.locator('main').innerText()).toContain('Crawl budget for December'));
+
+    // Checkout before and after paying: a seller's paylink, paid by another agent.
+    const link = await vendor.api.call<any>('bot', 'create_payment_request', {
+      description: 'Order #1042 — pickup Saturday',
+      items: [{ description: 'Sourdough loaf', price: '6.5', quantity: 2 }, { description: 'Cinnamon bun', price: '3.25', quantity: 4 }],
+    });
+    await shootDocs(page, 'checkout-before-paying', link.url, async (p) => await p.locator('#countdown').waitFor());
+    const buyer = await world.agent('Buyer Bot', { claimBy: 'buyer2@example.com' });
+    await world.fund(buyer.address, 100_000_000n);
+    const intent = await buyer.api.call<any>('bot', 'pay', { payment_request_id: link.request_id });
+    expect((await confirmSignSubmit(buyer.api, buyer.profile, intent.transaction_id)).status).toBe('completed');
+    await shootDocs(page, 'checkout-after-paying', link.url, async (p) => expect(await p.locator('#pay-status').getAttribute('data-status')).toBe('paid'));
+
+    // The sweep banner: a sweep announced for the wallet (as the owner's kit announces one), atop every owner page.
+    const ownerRow = (await findOwnerByEmail(world.services.db, email))!;
+    await world.services.db.transaction(async () => {
+      await insertSweep(world.services.db, { sweep_id: newId('recoverySweep'), wallet_id: agent.walletId, owner_id: ownerRow.owner_id, to_address: vendor.address, executes_at: now + day, now });
+    });
+    await shootDocs(page, 'sweep-banner', `${origin}/dashboard/wallets/${agent.walletId}`, async (p) => expect(await p.locator('main').innerText()).toMatch(/sweep/i));
+    await page.close();
+  },
+  180_000,
 );
