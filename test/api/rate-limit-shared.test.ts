@@ -6,12 +6,11 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { SharedRateLimiter } from '../../src/api/rate-limit.ts';
 import { openPgStore, type PgStore } from '../../src/db/pg-store.ts';
-import { emptyPgDatabase, PG_SERVER } from '../helpers/ledger.ts';
-import { startPgClusterOrSkip, type PgCluster } from '../helpers/pg.ts';
+import { emptyPgDatabase } from '../helpers/ledger.ts';
+import { pgServerForFile } from '../helpers/pg.ts';
 import { memoryLogger } from '../helpers/services.ts';
 
-const cluster: PgCluster | null = PG_SERVER ? null : await startPgClusterOrSkip('the shared rate limit tests');
-const server = PG_SERVER ?? cluster?.url ?? null;
+const { url: server, cluster } = await pgServerForFile('the shared rate limit tests');
 const stores: PgStore[] = [];
 
 beforeAll(async () => {

@@ -1,12 +1,12 @@
 /**
  * admin copy-ledger's module on real files: a SQLite ledger at this release's schema with rows in
- * every table (money above 2^53, bytes of every value, 10,000 transactions) copied into databases
- * of a throwaway PostgreSQL cluster, and the refusals that keep a running daemon's ledger and a
+ * every table (money above 2^53, bytes of every value, 10,000 transactions) copied into new
+ * databases on a PostgreSQL server, and the refusals that keep a running daemon's ledger and a
  * non-empty target untouched.
  */
 import { Database } from 'bun:sqlite';
 import { SQL } from 'bun';
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,36 +15,21 @@ import { GENESIS_HASH, rowHash } from '../../src/domain/decision-log.ts';
 import { type CopyReport, copyLedger, verifyCopy } from '../../src/db/copy-ledger.ts';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { SCHEMA_VERSION } from '../../src/db/open.ts';
-import { PgNotInstalledError, startPgCluster } from '../helpers/pg.ts';
+import { emptyPgDatabase } from '../helpers/ledger.ts';
+import { pgServerForFile } from '../helpers/pg.ts';
 
-const cluster = await startPgCluster().catch((err: unknown) => {
-  if (!(err instanceof PgNotInstalledError)) throw err;
-  console.warn(`skipping the copy-ledger tests: ${err.message}`);
-  return null;
-});
+// No PostgreSQL here: skipped, in CI too.
+const { url: server, cluster } = await pgServerForFile('the copy-ledger tests', 'skip');
 const dir = mkdtempSync(join(tmpdir(), 'aw-copy-ledger-'));
-let admin: SQL;
 
-beforeAll(() => {
-  if (cluster) admin = new SQL(cluster.url, { bigint: true, max: 1 });
-});
-
-// Stopping checkpoints every database the tests made, with fsync on: longer than a hook's default 5 s.
+// Stopping a cluster of the file's own checkpoints every database the tests made, with fsync on: longer than a hook's default 5 s.
 afterAll(async () => {
-  await admin?.close();
   await cluster?.stop();
   rmSync(dir, { recursive: true, force: true });
 }, 30_000);
 
-let databases = 0;
-/** A new empty database on the cluster. */
-async function emptyDatabase(): Promise<string> {
-  const name = `copy_${++databases}`;
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  const url = new URL(cluster!.url);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
+/** A new empty database on the server. */
+const emptyDatabase = () => emptyPgDatabase(server!);
 
 async function onPg<T>(url: string, f: (sql: SQL) => Promise<T>): Promise<T> {
   const sql = new SQL(url, { bigint: true, max: 1 });
@@ -176,7 +161,7 @@ function stoppedLedger(name: string, transactions: number): string {
   return path;
 }
 
-describe.skipIf(!cluster)('copyLedger', () => {
+describe.skipIf(!server)('copyLedger', () => {
   let big: string;
   let bigUrl: string;
   let report: CopyReport;

@@ -8,11 +8,10 @@ import { SQL } from 'bun';
 import { FenceLostError, withFence } from '../../src/db/fence.ts';
 import { pgNodeLocks, type NodeLocks } from '../../src/db/node-locks.ts';
 import { openPgStore, type PgStore } from '../../src/db/pg-store.ts';
-import { emptyPgDatabase, PG_SERVER } from '../helpers/ledger.ts';
-import { startPgClusterOrSkip, type PgCluster } from '../helpers/pg.ts';
+import { emptyPgDatabase } from '../helpers/ledger.ts';
+import { pgServerForFile } from '../helpers/pg.ts';
 
-const cluster: PgCluster | null = PG_SERVER ? null : await startPgClusterOrSkip('the lease fence test');
-const server = PG_SERVER ?? cluster?.url ?? null;
+const { url: server, cluster } = await pgServerForFile('the lease fence test');
 let url: string;
 let store: PgStore;
 const nodes: NodeLocks[] = [];

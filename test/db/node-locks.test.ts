@@ -6,11 +6,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { SQL } from 'bun';
 import { pgNodeLocks, type NodeLocks } from '../../src/db/node-locks.ts';
-import { emptyPgDatabase, PG_SERVER } from '../helpers/ledger.ts';
-import { startPgClusterOrSkip, type PgCluster } from '../helpers/pg.ts';
+import { emptyPgDatabase } from '../helpers/ledger.ts';
+import { pgServerForFile } from '../helpers/pg.ts';
 
-const cluster: PgCluster | null = PG_SERVER ? null : await startPgClusterOrSkip('the node lock tests');
-const server = PG_SERVER ?? cluster?.url ?? null;
+const { url: server, cluster } = await pgServerForFile('the node lock tests');
 let url: string;
 const opened: NodeLocks[] = [];
 

@@ -3,13 +3,18 @@ import { SQL } from 'bun';
 import { pgDurability } from '../../src/db/pg-durability.ts';
 import { localNodeLocks } from '../../src/db/node-locks.ts';
 import { openPgStore, type PgStore } from '../../src/db/pg-store.ts';
-import { startPgClusterOrSkip } from '../helpers/pg.ts';
+import { emptyPgDatabase } from '../helpers/ledger.ts';
+import { pgServerForFile } from '../helpers/pg.ts';
 
-const cluster = await startPgClusterOrSkip('the PostgreSQL durability test');
+const { url: server, cluster } = await pgServerForFile('the PostgreSQL durability test');
+/** This file's database on the server. */
+let url: string;
 let store: PgStore;
 
 beforeAll(async () => {
-  if (cluster) store = await openPgStore(cluster.url, { network: 'simnet', poolSize: 4, commitWithoutFlush: true });
+  if (!server) return;
+  url = await emptyPgDatabase(server);
+  store = await openPgStore(url, { network: 'simnet', poolSize: 4, commitWithoutFlush: true });
 }, 30_000);
 afterAll(async () => {
   await store?.close();
@@ -18,9 +23,9 @@ afterAll(async () => {
 
 const lsn = async (sql: SQL, fn: string) => BigInt(`0x${(await sql.unsafe(`SELECT ${fn}() - '0/0'::pg_lsn AS n`))[0].n}`);
 
-test.skipIf(!cluster)('a commit made without a flush is waited for: durable() resolves once the WAL holding it is on the disk; effects waiting together share a flush', async () => {
+test.skipIf(!server)('a commit made without a flush is waited for: durable() resolves once the WAL holding it is on the disk; effects waiting together share a flush', async () => {
   const durability = pgDurability(store);
-  const probe = new SQL(cluster!.url, { max: 1 });
+  const probe = new SQL(url, { max: 1 });
   expect(durability.durable()).toBeUndefined();
   await store.transaction(() => store.run("INSERT INTO meta (key, value) VALUES ('probe', '1')"));
   const written = await lsn(probe, 'pg_current_wal_insert_lsn');
@@ -38,12 +43,12 @@ test.skipIf(!cluster)('a commit made without a flush is waited for: durable() re
   await probe.close();
 });
 
-test.skipIf(!cluster)("with other nodes on the ledger, an effect with no commit of its own waits until the WAL holding theirs is on the disk; alone, it waits for nothing", async () => {
+test.skipIf(!server)("with other nodes on the ledger, an effect with no commit of its own waits until the WAL holding theirs is on the disk; alone, it waits for nothing", async () => {
   let peers = 1;
   const nodes = { ...localNodeLocks(), liveNodes: () => peers };
   const durability = pgDurability(store, nodes);
   // Another node's commit, made without a flush (as every node's daemon commits).
-  const other = new SQL(cluster!.url, { max: 1 });
+  const other = new SQL(url, { max: 1 });
   await other.begin(async (tx) => {
     await tx.unsafe("SELECT set_config('synchronous_commit', 'off', true)");
     await tx.unsafe("INSERT INTO meta (key, value) VALUES ('other-node', '1') ON CONFLICT (key) DO UPDATE SET value = excluded.value || '1'");

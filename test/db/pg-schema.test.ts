@@ -1,6 +1,6 @@
 /**
- * src/db/pg/schema.sql against the SQLite ledger it mirrors (schema.sql plus every migration), on a
- * throwaway PostgreSQL cluster: the same tables, columns, keys, indexes and triggers, and the same
+ * src/db/pg/schema.sql against the SQLite ledger it mirrors (schema.sql plus every migration), in a
+ * fresh PostgreSQL database: the same tables, columns, keys, indexes and triggers, and the same
  * refusals where a unique constraint guards money.
  */
 import { Database } from 'bun:sqlite';
@@ -10,19 +10,20 @@ import schema from '../../schema.sql' with { type: 'text' };
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { PG_MIGRATIONS } from '../../src/db/migrations/postgres.ts';
 import pgSchema from '../../src/db/pg/schema.sql' with { type: 'text' };
-import { startPgClusterOrSkip } from '../helpers/pg.ts';
+import { emptyPgDatabase } from '../helpers/ledger.ts';
+import { pgServerForFile } from '../helpers/pg.ts';
 
 /** The version schema.sql for PostgreSQL has the shape of; each later migration needs its PostgreSQL body. */
 const PG_SCHEMA_VERSION = 18;
 const CURRENT = 1 + MIGRATIONS.length;
 
-const cluster = await startPgClusterOrSkip('the PostgreSQL schema tests');
+const { url: server, cluster } = await pgServerForFile('the PostgreSQL schema tests');
 let pg: SQL;
 let lite: Database;
 
 beforeAll(async () => {
-  if (!cluster) return;
-  pg = new SQL(cluster.url, { bigint: true, max: 1 });
+  if (!server) return;
+  pg = new SQL(await emptyPgDatabase(server), { bigint: true, max: 1 });
   // A new database's shape as openPgStore makes it: schema.sql, then each later migration's PostgreSQL body.
   await pg.unsafe(pgSchema);
   for (let v = PG_SCHEMA_VERSION + 1; v <= CURRENT; v++) if (PG_MIGRATIONS[v]) await pg.unsafe(PG_MIGRATIONS[v]!);
@@ -162,7 +163,7 @@ async function addMerchant(side: Side, merchantId: string): Promise<void> {
 const INSERT_TX = `INSERT INTO transactions (transaction_id, wallet_id, type, direction, category, status, amount, fee, setup_fee, idempotency_key, created_at, updated_at)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-describe.skipIf(!cluster)('PostgreSQL schema', () => {
+describe.skipIf(!server)('PostgreSQL schema', () => {
   test(`src/db/pg/schema.sql is SQLite schema version ${PG_SCHEMA_VERSION}, and every later migration has its PostgreSQL body`, () => {
     for (let v = PG_SCHEMA_VERSION + 1; v <= CURRENT; v++) expect(PG_MIGRATIONS[v]).toBeString();
   });

@@ -1,6 +1,6 @@
 /**
- * PgStore on a throwaway PostgreSQL cluster (one per file, a fresh database per test): parameters,
- * exact money and blobs, what Bun returns per type, transactions followed by async context,
+ * PgStore on a PostgreSQL server (the run's, or a throwaway cluster of the file's own; a fresh
+ * database per test): parameters, exact money and blobs, what Bun returns per type, transactions followed by async context,
  * savepoints, hooks, commit counts, SERIALIZABLE's retry against a lost update, and openPgStore's
  * schema creation and refusals.
  */
@@ -10,28 +10,29 @@ import { DatabaseOpenError, SCHEMA_VERSION } from '../../src/db/open.ts';
 import { oldestServing } from '../../src/db/migrations/postgres.ts';
 import { MAX_TX_ATTEMPTS, NumericResultError, openPgStore, PgStore, type PgStoreOptions, TransactionConflictError } from '../../src/db/pg-store.ts';
 import type { TxScope } from '../../src/db/store.ts';
-import { startPgClusterOrSkip } from '../helpers/pg.ts';
+import { pgServerForFile } from '../helpers/pg.ts';
 
-const cluster = await startPgClusterOrSkip('the PgStore tests');
+const { url: server, cluster } = await pgServerForFile('the PgStore tests');
 
-const admin = cluster ? new SQL(cluster.url, { bigint: true, max: 1 }) : null;
+/** Creates and drops this file's databases; works in none. */
+const admin = server ? new SQL(server, { bigint: true, max: 1 }) : null;
 let dbUrl = '';
 let dbName = '';
 const opened: { close(): Promise<void> }[] = [];
 
 beforeEach(async () => {
-  if (!cluster) return;
+  if (!server) return;
   const name = `t_${Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString('hex')}`;
   await admin!.unsafe(`CREATE DATABASE ${name}`);
   dbName = name;
-  const url = new URL(cluster.url);
+  const url = new URL(server);
   url.pathname = `/${name}`;
   dbUrl = url.toString();
 });
 
 afterEach(async () => {
   for (const c of opened.splice(0)) await c.close();
-  // Dropped at once: the cluster's shutdown checkpoint then has little to write.
+  // Dropped at once: the server's shutdown checkpoint then has little to write.
   if (dbName) await admin!.unsafe(`DROP DATABASE ${dbName} WITH (FORCE)`);
 });
 
@@ -65,7 +66,7 @@ async function until(what: () => boolean, ms = 5000): Promise<void> {
   }
 }
 
-const pg = cluster ? describe : describe.skip;
+const pg = server ? describe : describe.skip;
 
 pg('statements', () => {
   test('binds ? and ?N positionally and $name by name, a name used twice bound twice, never inside quotes', async () => {

@@ -9,7 +9,8 @@ import { BATCH_MS, batchedWrite, savepointSlice } from '../../src/db/write-batch
 import { Turns } from '../../src/api/turns.ts';
 import { SqliteStore } from '../../src/db/sqlite-store.ts';
 import { PgStore } from '../../src/db/pg-store.ts';
-import { startPgClusterOrSkip } from '../helpers/pg.ts';
+import { emptyPgDatabase } from '../helpers/ledger.ts';
+import { pgServerForFile } from '../helpers/pg.ts';
 import type { Store } from '../../src/db/store.ts';
 
 const dirs: string[] = [];
@@ -218,11 +219,11 @@ test('when the write lock stays busy the first write in line fails as its own tr
   db.close();
 });
 
-const cluster = await startPgClusterOrSkip('the PostgreSQL slice test');
+const { url: server, cluster } = await pgServerForFile('the PostgreSQL slice test');
 afterAll(async () => void (await cluster?.stop()), 30_000);
 
-test.skipIf(!cluster)('on PostgreSQL a slice run again after a serialization failure runs the units it handed out again, and reports only what committed', async () => {
-  const db = new PgStore(cluster!.url, { poolSize: 2 });
+test.skipIf(!server)('on PostgreSQL a slice run again after a serialization failure runs the units it handed out again, and reports only what committed', async () => {
+  const db = new PgStore(await emptyPgDatabase(server!), { poolSize: 2 });
   await db.exec('DROP TABLE IF EXISTS slice_t; CREATE TABLE slice_t (x BIGINT)');
   const units = [1, 2, 3];
   let conflicted = false;

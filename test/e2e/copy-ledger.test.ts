@@ -15,11 +15,12 @@ import { confirmSignSubmit } from '../../src/client/sign.ts';
 import type { ProfileData } from '../../src/client/profile.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { claimInLedger, customChainEnv, runCli, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
-import { emptyPgDatabase, PG_SERVER } from '../helpers/ledger.ts';
-import { startPgCluster, type PgCluster } from '../helpers/pg.ts';
+import { emptyPgDatabase } from '../helpers/ledger.ts';
+import { pgServerForFile, type PgCluster } from '../helpers/pg.ts';
 import { tempDir } from '../helpers/services.ts';
 
 let simnet: Simnet;
+let server: string;
 let cluster: PgCluster | null = null;
 let daemon: DaemonProcess | null = null;
 const root = tempDir('aw-copy-');
@@ -27,7 +28,7 @@ const dataDir = join(root, 'data');
 
 beforeAll(async () => {
   simnet = await startSimnet({ port: 0, slotMs: 50 });
-  if (!PG_SERVER) cluster = await startPgCluster();
+  ({ url: server, cluster } = await pgServerForFile('the copy-ledger end-to-end test', 'fail'));
 });
 afterAll(async () => {
   await daemon?.stop();
@@ -83,7 +84,7 @@ test('copy-ledger moves a live ledger to PostgreSQL: the daemon on the copy serv
   const oldUrl = daemon.url;
 
   // A running daemon is refused (its ledger could change under the copy); a stopped one is copied and verified.
-  const url = await emptyPgDatabase(PG_SERVER ?? cluster!.url);
+  const url = await emptyPgDatabase(server);
   const running = await runCli(['admin', 'copy-ledger', '--data-dir', dataDir, '--to', url], env);
   expect(running.code).toBe(1);
   expect(running.stderr).toContain('daemon');

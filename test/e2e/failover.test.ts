@@ -4,7 +4,7 @@
  * the node holding the chain watch while payments are in flight. Every payment completes exactly
  * once (each key one transaction; the chain moved by exactly the payments), a deposit made after
  * the kill is recorded by the survivor within 15 s (the watch moved), and the merchant's receiver
- * gets each webhook message once per attempt.
+ * gets each webhook message, once per attempt.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Address } from '@solana/kit';
@@ -16,8 +16,8 @@ import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
 import { claimInLedger, type DaemonProcess } from '../helpers/daemon.ts';
 import { caddyOrSkip, startCaddyBalancer } from '../helpers/caddy.ts';
-import { pgServer, startNodes, type Nodes } from '../helpers/nodes.ts';
-import type { PgCluster } from '../helpers/pg.ts';
+import { startNodes, type Nodes } from '../helpers/nodes.ts';
+import { pgServerForFile, type PgCluster } from '../helpers/pg.ts';
 import { randomAddress, startReceiver, type Receiver } from '../webhooks/receiver.ts';
 
 const AGENTS = 8;
@@ -32,7 +32,7 @@ let receiver: Receiver;
 beforeAll(async () => {
   if (!caddy) return;
   simnet = await startSimnet({ port: 0, slotMs: 100 });
-  const server = await pgServer();
+  const server = await pgServerForFile('the failover test', 'fail');
   cluster = server.cluster;
   receiver = startReceiver();
   nodes = await startNodes(server.url, simnet, 2, { AGENT_WALLET_OUTBOUND_ALLOW_HOSTS: '127.0.0.1' });
@@ -90,7 +90,7 @@ async function payOnce(api: ApiClient, profile: ProfileData, to: string, key: st
   return id;
 }
 
-test.skipIf(!caddy)('kill -9 of the node watching the chain while payments are in flight: each payment completes once, chain = ledger, a later deposit is recorded within 15 s, each webhook message arrives once', async () => {
+test.skipIf(!caddy)('kill -9 of the node watching the chain while payments are in flight: each payment completes once, chain = ledger, a later deposit is recorded within 15 s, each webhook message arrives, once per attempt', async () => {
   const api = new ApiClient(`${balancer!.url}/v1`);
   const payout = randomAddress();
   await simnet.faucet(payout as Address, 0n);
@@ -149,16 +149,20 @@ test.skipIf(!caddy)('kill -9 of the node watching the chain while payments are i
     expect(sent.items).toHaveLength(PAYMENTS);
   }
 
-  // Webhooks: one payment.received per payment, and no message delivered twice (each webhook-id once).
+  // Webhooks: every payment's message arrives, and none more often than it was attempted. A delivery
+  // the killed node had leased is tried again once its lease ends (the outbound timeout + 30 s), so
+  // it may arrive late, and twice if the dead node's attempt reached the receiver before the kill.
   const merchantApi = new ApiClient(`${balancer!.url}/v1`, merchant.api_key);
-  await until('every webhook is delivered', 30_000, async () => {
-    const received = receiver.requests.filter((r) => JSON.parse(r.body).type === 'payment.received');
-    return received.length >= AGENTS * PAYMENTS ? true : undefined;
-  });
-  const received = receiver.requests.filter((r) => JSON.parse(r.body).type === 'payment.received');
-  const messageIds = received.map((r) => r.headers.get('webhook-id'));
-  expect(new Set(messageIds).size).toBe(messageIds.length);
-  expect(received).toHaveLength(AGENTS * PAYMENTS);
-  const deliveries = await merchantApi.call<{ items: { status: string; attempts: number }[] }>('merchant', 'webhook_deliveries', {});
-  expect(deliveries.items.filter((d) => d.status === 'delivered').every((d) => d.attempts === 1)).toBe(true);
+  const payments = () => receiver.requests.filter((r) => JSON.parse(r.body).type === 'payment.received');
+  await until('every webhook message is delivered', 90_000, async () => (new Set(payments().map((r) => r.headers.get('webhook-id'))).size >= AGENTS * PAYMENTS ? true : undefined));
+  const arrivals = new Map<string, number>();
+  for (const r of payments()) arrivals.set(r.headers.get('webhook-id')!, (arrivals.get(r.headers.get('webhook-id')!) ?? 0) + 1);
+  expect(arrivals.size).toBe(AGENTS * PAYMENTS);
+  const deliveries = await merchantApi.call<{ items: { delivery_id: string; status: string; attempts: number }[] }>('merchant', 'webhook_deliveries', { limit: 100 });
+  for (const [id, n] of arrivals) {
+    const row = deliveries.items.find((d) => d.delivery_id === id);
+    expect(row?.status).toBe('delivered');
+    // Once per attempt: the recorded attempts, and at most one more that the killed node made and could not record.
+    expect(n).toBeLessThanOrEqual(row!.attempts + 1);
+  }
 }, 240_000);

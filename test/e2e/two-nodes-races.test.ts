@@ -22,8 +22,8 @@ import { usdcAta } from '../../src/solana/ata.ts';
 import { createRpcChainPort, type ChainPort } from '../../src/solana/port.ts';
 import { openDataDirLedger } from '../helpers/daemon.ts';
 import { errorOf } from '../helpers/errors.ts';
-import { pgServer, startNodes, type Nodes } from '../helpers/nodes.ts';
-import type { PgCluster } from '../helpers/pg.ts';
+import { startNodes, type Nodes } from '../helpers/nodes.ts';
+import { pgServerForFile, type PgCluster } from '../helpers/pg.ts';
 import { until } from '../helpers/poll.ts';
 
 const USDC = 1_000_000n;
@@ -42,7 +42,7 @@ let urls: [string, string];
 
 beforeAll(async () => {
   simnet = await startSimnet({ port: 0, slotMs: 100 });
-  const server = await pgServer();
+  const server = await pgServerForFile('the two-node race tests', 'fail');
   cluster = server.cluster;
   nodes = await startNodes(server.url, simnet, 2);
   urls = [nodes.nodes[0]!.url, nodes.nodes[1]!.url];

@@ -16,12 +16,13 @@ import type { ProfileData } from '../../src/client/profile.ts';
 import { startSimnet, type Simnet } from '../../src/simnet/index.ts';
 import { createRpcChainPort } from '../../src/solana/port.ts';
 import { claimInLedger, customChainEnv, MAIN, startDaemonProcess, type DaemonProcess } from '../helpers/daemon.ts';
-import { emptyPgDatabase, PG_SERVER } from '../helpers/ledger.ts';
-import { startPgCluster, type PgCluster } from '../helpers/pg.ts';
+import { emptyPgDatabase } from '../helpers/ledger.ts';
+import { pgServerForFile, type PgCluster } from '../helpers/pg.ts';
 import { tempDir } from '../helpers/services.ts';
 
 const AGENTS = 16;
 let simnet: Simnet;
+let server: string;
 let cluster: PgCluster | null = null;
 const nodes: DaemonProcess[] = [];
 const root = tempDir('aw-nodes-');
@@ -30,7 +31,7 @@ const dirB = join(root, 'b');
 
 beforeAll(async () => {
   simnet = await startSimnet({ port: 0, slotMs: 100 });
-  if (!PG_SERVER) cluster = await startPgCluster();
+  ({ url: server, cluster } = await pgServerForFile('the two-node test', 'fail'));
 });
 afterAll(async () => {
   for (const n of nodes) await n.stop();
@@ -40,7 +41,7 @@ afterAll(async () => {
 
 
 test('two nodes on one PostgreSQL: 16 agents split across them, rounds opened on one node and completed on the other, each payment once, ledger = chain', async () => {
-  const url = await emptyPgDatabase(PG_SERVER ?? cluster!.url);
+  const url = await emptyPgDatabase(server);
   for (const dir of [dirA, dirB]) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(join(dir, 'config.toml'), `[database]\nurl = "${url}"\npool_size = 4\n`, { mode: 0o600 });

@@ -48,7 +48,9 @@ function pgBinDir(): string {
 
 function run(cmd: string[]): string {
   const full = asRoot ? ['runuser', '-u', 'postgres', '--', ...cmd] : cmd;
-  const res = Bun.spawnSync(full, { stdout: 'pipe', stderr: 'pipe' });
+  // process.env as it is now (Bun's default is the environment the process started with): the
+  // server then carries what the caller added, such as the suite's marker (scripts/test.ts).
+  const res = Bun.spawnSync(full, { stdout: 'pipe', stderr: 'pipe', env: process.env });
   if (res.exitCode !== 0) throw new Error(`${cmd.join(' ')} failed (exit ${res.exitCode}): ${res.stderr.toString()}${res.stdout.toString()}`);
   return res.stdout.toString();
 }
@@ -100,10 +102,25 @@ export async function startPgCluster(opts: { port?: number } = {}): Promise<PgCl
   }
 }
 
-/** Stops the cluster in `dir` (fast shutdown: open sessions are ended) and removes the dir. */
-export async function stopPgCluster(dir: string): Promise<void> {
-  run([join(pgBinDir(), 'pg_ctl'), '-D', dir, 'stop', '-m', 'fast', '-w']);
+/**
+ * Stops the cluster in `dir` and removes the dir. Fast shutdown by default: open sessions are
+ * ended, and a checkpoint writes what is dirty. `immediate` skips that checkpoint (the server is
+ * ended as by a crash): for a cluster thrown away with its dir, whose data nobody reads again.
+ */
+export async function stopPgCluster(dir: string, opts: { immediate?: boolean } = {}): Promise<void> {
+  run([join(pgBinDir(), 'pg_ctl'), '-D', dir, 'stop', '-m', opts.immediate ? 'immediate' : 'fast', '-w']);
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** Whether this machine has PostgreSQL ≥ 15 binaries (startPgCluster would find them). */
+export function pgInstalled(): boolean {
+  try {
+    pgBinDir();
+    return true;
+  } catch (err) {
+    if (err instanceof PgNotInstalledError) return false;
+    throw err;
+  }
 }
 
 /**
@@ -118,5 +135,44 @@ export async function startPgClusterOrSkip(what: string): Promise<PgCluster | nu
     if (!(err instanceof PgNotInstalledError) || process.env.CI) throw err;
     console.warn(`skipping ${what}: ${err.message}`);
     return null;
+  }
+}
+
+/**
+ * The environment variable naming the cluster `npm test` (scripts/test.ts) starts once for the run,
+ * on which the test files that need a PostgreSQL server of their own make their databases. Unlike
+ * AW_TEST_PG_URL it puts no ledger on PostgreSQL. Not AGENT_WALLET_…: test/preload.ts clears those.
+ */
+export const RUN_PG_SERVER_ENV = 'AW_TEST_PG_SERVER';
+
+/**
+ * What a file does on a machine without PostgreSQL: `skip-locally` (startPgClusterOrSkip's rule:
+ * skipped, but in CI an error), `skip` (skipped, in CI too), `fail` (an error).
+ */
+export type IfPgMissing = 'skip-locally' | 'skip' | 'fail';
+
+/**
+ * The PostgreSQL server for a test file that needs one: AW_TEST_PG_URL's when the whole run is on
+ * PostgreSQL, else the run's shared cluster (AW_TEST_PG_SERVER, started by `npm test`), else — the
+ * file run alone with `bun test` — a throwaway cluster of its own, returned as `cluster` for the
+ * file to stop in its afterAll (null on a server the file does not own). The server is shared with
+ * the run's other files: a file makes a fresh database of its own on it (emptyPgDatabase) and
+ * works there, never in the server's `postgres` database, and stops or restarts nothing.
+ *
+ * `url` is null when the file is skipped: no PostgreSQL here, and `ifMissing` allows the skip
+ * (then `what` is named in the warning).
+ */
+export async function pgServerForFile(what: string, ifMissing: 'fail'): Promise<{ url: string; cluster: PgCluster | null }>;
+export async function pgServerForFile(what: string, ifMissing?: IfPgMissing): Promise<{ url: string | null; cluster: PgCluster | null }>;
+export async function pgServerForFile(what: string, ifMissing: IfPgMissing = 'skip-locally'): Promise<{ url: string | null; cluster: PgCluster | null }> {
+  const shared = process.env.AW_TEST_PG_URL || process.env[RUN_PG_SERVER_ENV];
+  if (shared) return { url: shared, cluster: null };
+  try {
+    const cluster = await startPgCluster();
+    return { url: cluster.url, cluster };
+  } catch (err) {
+    if (!(err instanceof PgNotInstalledError) || ifMissing === 'fail' || (ifMissing === 'skip-locally' && process.env.CI)) throw err;
+    console.warn(`skipping ${what}: ${err.message}`);
+    return { url: null, cluster: null };
   }
 }

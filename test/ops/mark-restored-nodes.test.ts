@@ -10,15 +10,15 @@ import { restoredMarker } from '../../src/db/backup.ts';
 import { openLedger } from '../../src/db/ledger.ts';
 import { pgNodeLocks } from '../../src/db/node-locks.ts';
 import { markLedgerRestored } from '../../src/ops/backup.ts';
-import { emptyPgDatabase, PG_SERVER } from '../helpers/ledger.ts';
-import { startPgClusterOrSkip, type PgCluster } from '../helpers/pg.ts';
+import { emptyPgDatabase } from '../helpers/ledger.ts';
+import { pgServerForFile } from '../helpers/pg.ts';
 import { tempDir } from '../helpers/services.ts';
 
-const cluster: PgCluster | null = PG_SERVER ? null : await startPgClusterOrSkip('the mark-restored test on PostgreSQL');
+const { url: server, cluster } = await pgServerForFile('the mark-restored test on PostgreSQL');
 afterAll(async () => await cluster?.stop(), 30_000);
 
-test.skipIf(!PG_SERVER && !cluster)('mark-restored refuses while a node runs on the ledger, naming how many and what to do, and marks it once all are stopped', async () => {
-  const url = await emptyPgDatabase(PG_SERVER ?? cluster!.url);
+test.skipIf(!server)('mark-restored refuses while a node runs on the ledger, naming how many and what to do, and marks it once all are stopped', async () => {
+  const url = await emptyPgDatabase(server!);
   const dataDir = join(tempDir('aw-mark-'), 'data');
   const config = loadConfig({ dataDir }, { AGENT_WALLET_DATABASE_URL: url });
   // Create the ledger, then a running node: its lock connection, as every daemon holds one.

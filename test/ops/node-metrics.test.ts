@@ -4,11 +4,10 @@ import { localNodeLocks, pgNodeLocks, type NodeLocks } from '../../src/db/node-l
 import { leaseOf } from '../../src/jobs/runner.ts';
 import { DEPOSIT_JOB } from '../../src/jobs/deposits.ts';
 import { nodeMetricsSource } from '../../src/ops/node-metrics.ts';
-import { emptyPgDatabase, PG_SERVER } from '../helpers/ledger.ts';
-import { startPgClusterOrSkip, type PgCluster } from '../helpers/pg.ts';
+import { emptyPgDatabase } from '../helpers/ledger.ts';
+import { pgServerForFile } from '../helpers/pg.ts';
 
-const cluster: PgCluster | null = PG_SERVER ? null : await startPgClusterOrSkip('the node metrics test');
-const server = PG_SERVER ?? cluster?.url ?? null;
+const { url: server, cluster } = await pgServerForFile('the node metrics test');
 const opened: NodeLocks[] = [];
 afterAll(async () => {
   for (const n of opened) await n.close().catch(() => undefined);
