@@ -17,6 +17,7 @@
  * node had taken, a reset connection) is retried: pay with the same key and body, then the payment
  * finished from what the ledger holds (submit_signed_tx re-sends signed bytes, else a new round).
  */
+import { simnetFaucet } from '../src/simnet/faucet-client.ts';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -78,15 +79,10 @@ const NODE_ENV = {
 /** The faucet of the chain in another process, over its JSON-RPC: all that startNodes asks of a Simnet. */
 function chainOf(port: number): Pick<Simnet, 'url' | 'faucet' | 'airdrop'> {
   const url = `http://127.0.0.1:${port}`;
-  const call = async (method: string, params: unknown[]) => {
-    const res = (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as { result?: string; error?: { message: string } };
-    if (!res.result) throw new Error(`${method}: ${res.error?.message}`);
-    return res.result;
-  };
   return {
     url,
-    faucet: (owner: Address, usdc: bigint) => call('simnet_faucet', [owner, usdc.toString()]),
-    airdrop: (address: Address, lamports: bigint) => call('simnet_faucet', [address, '0', lamports.toString()]),
+    faucet: (owner: Address, usdc: bigint) => simnetFaucet(url, owner, usdc),
+    airdrop: (address: Address, lamports: bigint) => simnetFaucet(url, address, 0n, lamports),
   };
 }
 

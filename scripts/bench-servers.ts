@@ -14,6 +14,7 @@
  *               on a simnet in another process
  *   simnet      a standalone simnet, so the chain's CPU is not the daemon's
  */
+import { simnetFaucet } from '../src/simnet/faucet-client.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,15 +58,10 @@ async function appServices(rpcUrl?: string) {
 
 /** The faucet of a simnet running in another process, over its JSON-RPC. */
 function rpcFaucet(url: string) {
-  const call = async (method: string, params: unknown[]) => {
-    const res = (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as { result?: string; error?: { message: string } };
-    if (!res.result) throw new Error(`${method}: ${res.error?.message}`);
-    return res.result;
-  };
   return {
     url,
-    airdrop: (address: Address, lamports: bigint) => call('simnet_faucet', [address, '0', lamports.toString()]),
-    faucet: (owner: Address, usdc: bigint) => call('simnet_faucet', [owner, usdc.toString()]),
+    airdrop: (address: Address, lamports: bigint) => simnetFaucet(url, address, 0n, lamports),
+    faucet: (owner: Address, usdc: bigint) => simnetFaucet(url, owner, usdc),
   };
 }
 

@@ -8,6 +8,7 @@ import { parseUsdc } from '../domain/money.ts';
 import { isSolanaAddress } from '../payments/recipient.ts';
 import { commandFlags, type CommandInput } from './context.ts';
 import { UsageError } from './usage.ts';
+import { simnetFaucet } from '../simnet/faucet-client.ts';
 
 const LAMPORTS_PER_SOL = 1_000_000_000n;
 
@@ -31,19 +32,14 @@ export async function faucetCommand(input: CommandInput, io: { out: (t: string) 
   if (daemon.network !== 'simnet' || !daemon.rpc_url) throw new FaucetError(`the daemon runs on ${daemon.network}; the faucet exists on simnet only`);
   // SOL has 9 decimals; --sol takes up to 6, so micro-SOL × 1000 = lamports.
   const lamports = (sol.micro * LAMPORTS_PER_SOL) / 1_000_000n;
-  let body: { result?: string; error?: { message: string } };
+  let signature: string;
   try {
-    const res = await fetch(daemon.rpc_url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'simnet_faucet', params: [address, usdc.micro.toString(), ...(lamports > 0n ? [lamports.toString()] : [])] }),
-    });
-    body = (await res.json()) as typeof body;
+    signature = await simnetFaucet(daemon.rpc_url, address, usdc.micro, lamports > 0n ? lamports : undefined);
   } catch (err) {
-    throw new FaucetError(`cannot reach simnet at ${daemon.rpc_url}: ${(err as Error).message}; is the daemon running?`);
+    const message = (err as Error).message;
+    throw new FaucetError(message.startsWith('simnet faucet refused') ? `the faucet refused: ${message.slice('simnet faucet refused: '.length)}` : `cannot reach simnet at ${daemon.rpc_url}: ${message}; is the daemon running?`);
   }
-  if (!body.result) throw new FaucetError(`the faucet refused: ${body.error?.message ?? 'unknown error'}`);
-  const data = { address, usdc: Number(amount), sol: flags.sol === undefined ? 0 : Number(flags.sol), signature: body.result };
-  io.out(flags.json ? `${JSON.stringify(data, null, 2)}\n` : `Sent ${amount} USDC${lamports > 0n ? ` and ${flags.sol} SOL` : ''} to ${address} (${body.result}).\n`);
+  const data = { address, usdc: Number(amount), sol: flags.sol === undefined ? 0 : Number(flags.sol), signature };
+  io.out(flags.json ? `${JSON.stringify(data, null, 2)}\n` : `Sent ${amount} USDC${lamports > 0n ? ` and ${flags.sol} SOL` : ''} to ${address} (${signature}).\n`);
   return 0;
 }

@@ -16,6 +16,7 @@ import { nudgeScan, scanPaylink } from '../earning/scan.ts';
 import { getPaylink, type PaylinkRow } from '../db/paylinks.ts';
 import { parseUsdc, toUsdcNumber } from '../domain/money.ts';
 import { usdcAta } from '../solana/ata.ts';
+import { simnetFaucet } from '../simnet/faucet-client.ts';
 import { addressOf } from '../solana/address-codec.ts';
 import { createAtaIdempotentInstruction, transferCheckedInstruction } from '../solana/instructions.ts';
 import { USDC_DECIMALS } from '../solana/networks.ts';
@@ -48,19 +49,6 @@ const CHECKOUT_NOTICES: Record<string, string> = {
 
 /** SOL the simnet test payer gets for its fee and the payee's token account (created idempotently): 0.01 SOL. */
 const TEST_PAYER_LAMPORTS = 10_000_000n;
-
-/** Asks the embedded simnet's faucet (JSON-RPC `simnet_faucet`, loopback only) for `micro` USDC to `owner`. */
-async function simnetFaucet(rpcUrl: string, owner: Address, micro: bigint, lamports?: bigint): Promise<string> {
-  const res = await fetch(rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'simnet_faucet', params: [owner, micro.toString(), ...(lamports === undefined ? [] : [lamports.toString()])] }),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const body = (await res.json()) as { result?: string; error?: { message?: string } };
-  if (body.error || typeof body.result !== 'string') throw new Error(`simnet faucet refused: ${body.error?.message ?? res.status}`);
-  return body.result;
-}
 
 /**
  * Pays `row` on simnet as a human's Solana Pay wallet would: a throwaway key the faucet funds with

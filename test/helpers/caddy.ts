@@ -3,8 +3,8 @@
  * settings as deploy/two-node/Caddyfile, on loopback over plain HTTP, in a temp dir of its own
  * (its config, data and HOME: it writes nothing outside), with no admin endpoint so any number run side by side.
  */
+import { freePort } from './pg.ts';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { until } from './poll.ts';
@@ -82,18 +82,6 @@ export function balancerConfig(upstreams: string[], port: number): string {
 	}
 }
 `;
-}
-
-/** A port that was free a moment ago: the kernel's pick for port 0, released before caddy binds it. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port from the kernel'))));
-    });
-  });
 }
 
 /** Whether something answers HTTP on `url` (any status: a 502 before the upstreams do is still caddy). */

@@ -55,8 +55,8 @@ function run(cmd: string[]): string {
   return res.stdout.toString();
 }
 
-/** A port that was free a moment ago: the kernel's pick for port 0, released before postgres binds it. */
-function freePort(): Promise<number> {
+/** A port that was free a moment ago: the kernel's pick for port 0, released before the server (postgres, caddy) binds it. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
