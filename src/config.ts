@@ -105,6 +105,11 @@ export const ConfigSchema = T.Object(
       { sweep_delay_seconds: T.Integer({ default: 86_400, minimum: 0, maximum: 30 * 86_400 }) },
       { additionalProperties: false, default: {} },
     ),
+    owner: T.Object(
+      // A passkey reset started from the mail takes effect this long after, so a stolen mailbox alone cannot replace the owner's passkeys before the owner sees the mail.
+      { passkey_reset_hours: T.Number({ default: 72, exclusiveMinimum: 0, maximum: 30 * 24 }) },
+      { additionalProperties: false, default: {} },
+    ),
   },
   { additionalProperties: false },
 );
@@ -364,4 +369,7 @@ level = "info"            # debug | info | warn | error
 
 [recovery]
 sweep_delay_seconds = 86400   # an owner + daemon sweep may be signed this long after it is announced
+
+[owner]
+passkey_reset_hours = 72      # a passkey reset started from the mail takes effect this long after (any passkey cancels it)
 `;

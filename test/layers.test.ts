@@ -24,7 +24,7 @@ const LAYERS: readonly (readonly [name: string, members: readonly string[]])[] =
   // The action table: one handler per contract entry.
   ['actions', ['actions']],
   // What the actions call into, and the jobs and operations that drive the same services.
-  ['services', ['payments', 'earning', 'webhooks', 'x402', 'mail', 'jobs', 'ops', 'evidence', 'services.ts', 'action-context.ts', 'params.ts', 'config.ts']],
+  ['services', ['payments', 'earning', 'webhooks', 'x402', 'mail', 'jobs', 'ops', 'evidence', 'owner', 'services.ts', 'action-context.ts', 'params.ts', 'config.ts']],
   // The agent's side: its keys, its FROST half, its HTTP calls.
   ['client', ['client']],
   // Custody and the embedded chain.

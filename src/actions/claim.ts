@@ -35,6 +35,8 @@ import { claimMail, loginMail } from '../mail/templates.ts';
 import type { Services } from '../services.ts';
 import { ownerActor } from '../domain/owner-actor.ts';
 import { implement } from './registry.ts';
+import type { OwnerDecision } from '../domain/owner-decision.ts';
+import { carryPasskeysInto, hasPasskey, proveDecision, startReset } from '../owner/passkeys.ts';
 
 /** Life of a magic link (claim or sign-in). */
 export const MAGIC_LINK_MINUTES = 15;
@@ -141,7 +143,8 @@ export async function requestLogin(services: Services, rawEmail: string): Promis
 }
 
 /** Why a magic link did not work. */
-export type LinkFailure = 'unknown' | 'used' | 'expired' | 'claimed';
+/** Why a magic link did not sign in; `passkey`: its owner has a passkey, which the link alone cannot replace. */
+export type LinkFailure = 'unknown' | 'used' | 'expired' | 'claimed' | 'passkey';
 
 type LinkCheck = { ok: true; link: MagicLinkRow; wallet: WalletRow | null } | { ok: false; reason: LinkFailure; walletId: string | null };
 
@@ -157,9 +160,22 @@ async function checkMagicLink(db: Services['db'], hash: Uint8Array, now: number)
 
 /** What a live magic link would do, for the page that asks to confirm it. */
 export type MagicLinkInfo =
-  | { ok: true; purpose: 'claim'; emailMasked: string; wallet: { wallet_id: string; name: string; username: string } }
-  | { ok: true; purpose: 'login'; emailMasked: string }
+  | { ok: true; purpose: 'claim'; emailMasked: string; wallet: { wallet_id: string; name: string; username: string }; passkey: PasskeyStep | null }
+  | { ok: true; purpose: 'login'; emailMasked: string; passkey: PasskeyStep | null }
   | { ok: false; reason: LinkFailure; walletId: string | null };
+
+/** What a link of an owner who has a passkey leads to: the prompt for this decision (DESIGN §7.1). */
+export interface PasskeyStep {
+  ownerId: string;
+  decision: OwnerDecision;
+}
+
+/** The sign-in decision a link needs the owner's passkey for, or null when the owner has none (or is new). */
+async function passkeyStepOf(services: Services, link: { email: string; purpose: string; wallet_id: string | null }): Promise<PasskeyStep | null> {
+  const owner = await findOwnerByEmail(services.db, link.email);
+  if (!owner || !(await hasPasskey(services, owner.owner_id))) return null;
+  return { ownerId: owner.owner_id, decision: { kind: 'sign_in', owner_id: owner.owner_id, wallet_id: link.purpose === 'claim' ? link.wallet_id : null } };
+}
 
 /**
  * Reads a magic link and spends nothing: mail scanners open links before the person does, so
@@ -171,8 +187,9 @@ export async function magicLinkInfo(services: Services, token: string): Promise<
   if (!state.ok) return state;
   const { link, wallet } = state;
   const emailMasked = maskEmail(link.email);
-  if (link.purpose === 'claim' && wallet) return { ok: true, purpose: 'claim', emailMasked, wallet: { wallet_id: wallet.wallet_id, name: wallet.name, username: wallet.username } };
-  return { ok: true, purpose: 'login', emailMasked };
+  const passkey = await passkeyStepOf(services, link);
+  if (link.purpose === 'claim' && wallet) return { ok: true, purpose: 'claim', emailMasked, wallet: { wallet_id: wallet.wallet_id, name: wallet.name, username: wallet.username }, passkey };
+  return { ok: true, purpose: 'login', emailMasked, passkey };
 }
 
 export type FollowResult = { ok: true; ownerId: string; walletId: string | null; claimed: boolean } | { ok: false; reason: LinkFailure; walletId: string | null };
@@ -182,10 +199,17 @@ export type FollowResult = { ok: true; ownerId: string; walletId: string | null;
  * links; emits `wallet.claimed` and an audit entry) and stores the session `session.hash` — all in
  * one transaction, so a link that fails changes nothing.
  */
-export async function followMagicLink(services: Services, token: string, session: { hash: Uint8Array; expiresAt: number }): Promise<FollowResult> {
+export async function followMagicLink(services: Services, token: string, session: { hash: Uint8Array; expiresAt: number }, assertion?: unknown): Promise<FollowResult> {
   if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'unknown', walletId: null };
   const { db } = services;
   const hash = hashToken(token);
+  // Once the owner has a passkey, the mailbox alone signs nobody in: the link leads to the passkey prompt.
+  const seen = await checkMagicLink(db, hash, services.now().getTime());
+  const step = seen.ok ? await passkeyStepOf(services, seen.link) : null;
+  if (step) {
+    if (assertion === undefined || assertion === null || assertion === '') return { ok: false, reason: 'passkey', walletId: seen.ok ? seen.link.wallet_id : null };
+    await proveDecision(services, step.ownerId, step.decision, assertion, 'email');
+  }
   const now = services.now().getTime();
   const result = await db
     .transaction(async (): Promise<FollowResult> => {
@@ -201,6 +225,7 @@ export async function followMagicLink(services: Services, token: string, session
         const data = { wallet_id: wallet.wallet_id, owner_id: owner.owner_id, owner_email: maskEmail(owner.email) };
         await appendEvent(db, { walletId: wallet.wallet_id, type: 'wallet.claimed', data, now });
         await appendAudit(db, { walletId: wallet.wallet_id, actor: ownerActor(owner.owner_id, 'email'), kind: 'wallet.claimed', data, now });
+        await carryPasskeysInto(services, owner.owner_id, wallet.wallet_id, now);
         claimed = true;
       }
       await insertSession(db, { session_hash: session.hash, owner_id: owner.owner_id, now, expires_at: session.expiresAt });
@@ -208,6 +233,23 @@ export async function followMagicLink(services: Services, token: string, session
     });
   if (result.ok && result.claimed && result.walletId) await prepareClaimedWallet(services, result.walletId);
   return result;
+}
+
+/**
+ * A lost passkey: the sign-in link (the mailbox) starts a reset that removes the owner's passkeys
+ * after owner.passkey_reset_hours, mailed at once and cancellable with any passkey. Spends the link.
+ */
+export async function resetByLink(services: Services, token: string): Promise<{ ok: true; reset: Awaited<ReturnType<typeof startReset>> } | { ok: false; reason: LinkFailure; walletId: string | null }> {
+  if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'unknown', walletId: null };
+  const hash = hashToken(token);
+  const now = services.now().getTime();
+  const seen = await checkMagicLink(services.db, hash, now);
+  if (!seen.ok) return seen;
+  const step = await passkeyStepOf(services, seen.link);
+  if (!step) return { ok: false, reason: 'unknown', walletId: seen.link.wallet_id };
+  const spent = await services.db.transaction(async () => await useMagicLink(services.db, hash, now));
+  if (!spent) return { ok: false, reason: 'used', walletId: seen.link.wallet_id };
+  return { ok: true, reset: await startReset(services, step.ownerId) };
 }
 
 /**

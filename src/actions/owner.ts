@@ -36,6 +36,8 @@ import { fundRequestView, resolveAsOwner } from '../earning/funding.ts';
 import type { ActionContext } from '../action-context.ts';
 import { implement } from './registry.ts';
 import { ownerActor, type Via } from '../domain/owner-actor.ts';
+import { railsLoosen, type OwnerDecision } from '../domain/owner-decision.ts';
+import { approvalDecision, logToOwnerWallets, ownerProof } from '../owner/passkeys.ts';
 
 const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
@@ -101,7 +103,7 @@ const sameRails = (a: GuardRails, b: GuardRails) => JSON.stringify(railsToJson(a
  * an earlier pending change (saving the same pending document again keeps its time). Writes the
  * row, an audit entry and a `guard_rails.updated` event in one transaction.
  */
-export async function setGuardRails(services: Services, ownerId: string, walletId: string, doc: unknown, via: Via) {
+export async function setGuardRails(services: Services, ownerId: string, walletId: string, doc: unknown, via: Via, assertion?: unknown) {
   const parsed = parseGuardRails(doc);
   if (!parsed.ok) {
     throw new AppError('VALIDATION_ERROR', `/rails: ${parsed.errors.map((e) => e.message).join('; ')}`, {
@@ -114,11 +116,18 @@ export async function setGuardRails(services: Services, ownerId: string, walletI
   const now = nowDate.getTime();
   const actor = ownerActor(ownerId, via);
   const { db } = services;
+  // A loosening (unfreezing included) needs the owner's passkey over exactly this change, once they have one.
+  const seen = await loadRailsState(db, walletId);
+  const loosen = await railsChangeDecision(services, ownerId, walletId, doc);
+  const proof = loosen ? await ownerProof(services, ownerId, loosen, assertion, via) : null;
   const done = await db
     .transaction(async () => {
       if (!(await ownerWallet(db, ownerId, walletId))) return false;
       const state = await loadRailsState(db, walletId);
       const current = effectiveRails(state.current, state.pending, nowDate);
+      if (proof && !sameRails(current, effectiveRails(seen.current, seen.pending, nowDate))) {
+        throw new AppError('INVALID_STATUS', 'The guard rails changed while you confirmed with your passkey.', { howToFix: 'Reload the page, check the rails and save again.' });
+      }
       const stillPending = state.pending && now < state.pending.apply_at.getTime() ? state.pending : null;
       const { tightening, loosening } = classifyChange(current, next);
       const delayMs = Math.round((current.loosen_delay_hours ?? 0) * 3_600_000);
@@ -136,7 +145,7 @@ export async function setGuardRails(services: Services, ownerId: string, walletI
         apply_at: pending?.apply_at.toISOString() ?? null,
       };
       // rails_version names the rails in force as the decisions made under them do (pending ones get theirs when they apply).
-      await appendAudit(db, { walletId, actor, kind: 'guard_rails.set', data: { previous: railsToJson(current), requested: railsToJson(next), ...data, rails_version: railsVersion(inForce), pending_rails_version: pending ? railsVersion(pending.rails) : null }, now });
+      await appendAudit(db, { walletId, actor, kind: 'guard_rails.set', data: { previous: railsToJson(current), requested: railsToJson(next), ...data, rails_version: railsVersion(inForce), pending_rails_version: pending ? railsVersion(pending.rails) : null, ...(proof ? { passkey: proof } : {}) }, now });
       await appendEvent(db, { walletId, type: 'guard_rails.updated', data, now });
       return true;
     });
@@ -148,6 +157,21 @@ export async function setGuardRails(services: Services, ownerId: string, walletI
       ? `Tightening applies now; the loosening applies at ${view.pending.apply_at} (loosen_delay_hours of the rails in force).`
       : 'The new guard rails are in force.',
   };
+}
+
+/**
+ * The decision the owner's passkey must sign to set `doc` as the wallet's rails: a loosening
+ * (unfreezing included) from the rails in force, or null when the change only tightens (or the
+ * document is invalid: saving it then answers the validation error).
+ */
+export async function railsChangeDecision(services: Services, ownerId: string, walletId: string, doc: unknown): Promise<OwnerDecision | null> {
+  await requireOwnerWallet(services, ownerId, walletId);
+  const parsed = parseGuardRails(doc);
+  if (!parsed.ok) return null;
+  const state = await loadRailsState(services.db, walletId);
+  const from = railsToJson(effectiveRails(state.current, state.pending, services.now()));
+  const to = railsToJson(parsed.rails);
+  return railsLoosen(from, to) ? { kind: 'guard_rails.loosen', owner_id: ownerId, wallet_id: walletId, from, to } : null;
 }
 
 /** Approvals of the owner's wallets as the owner sees them. */
@@ -167,13 +191,17 @@ export async function listOwnerApprovals(services: Services, ownerId: string, fi
  * the payment or withdrawal and writes its events and audit entry. NOT_FOUND for another owner's
  * approval; INVALID_STATUS when it was already decided or its transaction no longer waits.
  */
-export async function decideAsOwner(services: Services, ownerId: string, approvalId: string, decision: 'approved' | 'rejected', via: Via) {
+export async function decideAsOwner(services: Services, ownerId: string, approvalId: string, decision: 'approved' | 'rejected', via: Via, assertion?: unknown) {
   const { db } = services;
+  const seen = await ownerApproval(db, ownerId, approvalId);
+  if (!seen) throw approvalNotFound();
+  // Rejecting tightens: no passkey. Approving needs the owner's passkey over this approval, once they have one.
+  const proof = decision === 'approved' && seen.status === 'pending' ? await ownerProof(services, ownerId, approvalDecision(ownerId, seen), assertion, via) : null;
   const now = services.now().getTime();
   const outcome = await db
     .transaction(async () => {
       if (!(await ownerApproval(db, ownerId, approvalId))) return 'not_found' as const;
-      return (await decideApproval(db, approvalId, decision, ownerActor(ownerId, via), now)) ? ('decided' as const) : ('refused' as const);
+      return (await decideApproval(db, approvalId, decision, ownerActor(ownerId, via), now, proof)) ? ('decided' as const) : ('refused' as const);
     });
   if (outcome === 'not_found') throw approvalNotFound();
   const row = (await getApproval(db, approvalId))!;
@@ -200,13 +228,18 @@ export async function walletAuditLog(services: Services, ownerId: string, wallet
 }
 
 /** Mints an owner API token; the token is returned once and stored hashed. */
-export async function mintOwnerToken(services: Services, ownerId: string, rawLabel: string) {
+export async function mintOwnerToken(services: Services, ownerId: string, rawLabel: string, assertion?: unknown) {
   const checked = checkName(rawLabel || 'owner token');
   if (!checked.ok) throw new AppError('VALIDATION_ERROR', `/label: ${checked.reason}`, { details: { field: '/label' } });
+  // A token reads and tightens, but whoever holds it acts as the owner: minting one needs the passkey, once there is one.
+  const proof = await ownerProof(services, ownerId, { kind: 'token.mint', owner_id: ownerId, label: checked.value }, assertion, 'dashboard');
   const key = newApiKey('owner');
   const tokenId = newId('ownerToken');
   const now = services.now().getTime();
-  await services.db.transaction(async () => await insertOwnerToken(services.db, { token_id: tokenId, owner_id: ownerId, token_hash: key.hash, label: checked.value, now }));
+  await services.db.transaction(async () => {
+    await insertOwnerToken(services.db, { token_id: tokenId, owner_id: ownerId, token_hash: key.hash, label: checked.value, now });
+    await logToOwnerWallets(services, ownerId, 'owner.token_minted', { token_id: tokenId, label: checked.value, ...(proof ? { passkey: proof } : {}) }, now, 'dashboard');
+  });
   return {
     token_id: tokenId,
     token: key.key,
@@ -284,7 +317,7 @@ export const ownerActions = implement(OWNER, {
 
   resolve_fund_request: async (ctx, p) => {
     const { ownerId } = callerOwner(ctx);
-    return await resolveAsOwner(ctx.services, ownerId, p.fund_request_id, p.decision, ownerActor(ownerId, 'api'));
+    return await resolveAsOwner(ctx.services, ownerId, p.fund_request_id, p.decision, ownerActor(ownerId, 'api'), p.reason);
   },
 
   audit_log: async (ctx, p) => await walletAuditLog(ctx.services, callerOwner(ctx).ownerId, p.wallet_id, p.limit, p.offset),

@@ -6,6 +6,7 @@
  * holds f(3) nor anything that yields it. Only the wallet's owner starts, collects and finishes;
  * only the wallet's agent runs the middle; anyone else's ids are NOT_FOUND.
  */
+import { apiGrant } from '../owner/passkeys.ts';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { AppError } from '../errors.ts';
 import { AGENT_RECOVERY, OWNER_RECOVERY } from '../contract/recovery-enroll.ts';
@@ -64,12 +65,15 @@ function reportJson(r: HelperReport) {
 
 export async function startEnrollment(services: Services, ownerId: string, walletId: string) {
   const wallet = await requireOwnerWallet(services, ownerId, walletId);
+  // A kit co-signs a sweep of the whole balance: once the owner has a passkey, the API starts one only under a grant it signed on the dashboard.
+  const grant = await apiGrant(services, ownerId, { kind: 'recovery.enroll', owner_id: ownerId, wallet_id: walletId });
   const now = services.now().getTime();
   const enrollmentId = newId('recoveryEnrollment');
   await services.db
     .transaction(async () => {
       await insertEnrollment(services.db, { enrollment_id: enrollmentId, wallet_id: walletId, owner_id: ownerId, now, expires_at: now + ENROLLMENT_TTL_MS });
-      await appendAudit(services.db, { walletId, actor: ownerActor(ownerId, 'api'), kind: 'recovery.enrollment_started', data: { enrollment_id: enrollmentId }, now });
+      await appendAudit(services.db, { walletId, actor: ownerActor(ownerId, 'api'), kind: 'recovery.enrollment_started', data: { enrollment_id: enrollmentId, ...(grant ? { passkey: grant.evidence } : {}) }, now });
+      await grant?.take();
     });
   return {
     enrollment_id: enrollmentId,

@@ -7,6 +7,7 @@
  * recovery.sweep_delay_seconds: a stolen mailbox plus a stolen kit cannot drain at once, and the
  * owner can cancel. The signed bytes go the way of every payment (stored, sent, confirmed once).
  */
+import { apiGrant } from '../owner/passkeys.ts';
 import { randomBytes } from 'node:crypto';
 import type { Address } from '@solana/kit';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -81,6 +82,8 @@ export async function startSweep(services: Services, ownerId: string, walletId: 
   if (toAddress === wallet.address) throw invalid('/to_address', 'is the wallet itself', 'Name the address the balance goes to.');
   const enrolled = await currentEnrollment(services.db, walletId);
   if (!enrolled) throw new AppError('INVALID_STATUS', 'The wallet has no enrolled recovery kit: the daemon co-signs a sweep only with one.', { howToFix: 'Enroll a kit first (agent-wallet owner recovery start).' });
+  // Once the owner has a passkey, the API announces a sweep only under a grant signed on the dashboard for this address.
+  const grant = await apiGrant(services, ownerId, { kind: 'recovery.sweep', owner_id: ownerId, wallet_id: walletId, to_address: toAddress });
   const now = services.now().getTime();
   const sweepId = newId('recoverySweep');
   const executesAt = now + services.config.recovery.sweep_delay_seconds * 1000;
@@ -94,7 +97,8 @@ export async function startSweep(services: Services, ownerId: string, walletId: 
       await setWalletKeyHash(services.db, walletId, randomBytes(32));
       const revoked = await revokeAllExports(services.db, walletId, now);
       const data = { sweep_id: sweepId, to_address: toAddress, executes_at: iso(executesAt), kit_fingerprint: enrolled.fingerprint, revoked_exports: revoked };
-      await appendAudit(services.db, { walletId, actor: ownerActor(ownerId, 'api'), kind: 'recovery.sweep_announced', data, now });
+      await appendAudit(services.db, { walletId, actor: ownerActor(ownerId, 'api'), kind: 'recovery.sweep_announced', data: { ...data, ...(grant ? { passkey: grant.evidence } : {}) }, now });
+      await grant?.take();
       await appendEvent(services.db, { walletId, type: 'recovery.sweep_announced', data, now });
       if (owner) {
         const cancelUrl = sweepCancelUrl(services, sweepId);

@@ -11,6 +11,7 @@
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { ConnectionError } from '../client/api.ts';
 import { verifyLogLines, type LogReport } from '../domain/decision-log.ts';
+import { verifyOwnerSignatures, type OwnerSignatureReport } from '../domain/owner-signatures.ts';
 import { parseUsdc } from '../domain/money.ts';
 import { commandFlags, type CliContext } from './context.ts';
 import { ownerApi } from './owner-recovery-commands.ts';
@@ -88,6 +89,12 @@ async function checkOnChain(lines: readonly string[], rpcUrl: string): Promise<C
 }
 
 /** The human summary of a report that checks (under whichever key). */
+function ownerText(owner: OwnerSignatureReport | null): string {
+  if (!owner) return "The owner's passkey signatures were not checked: they need the export from row 1.";
+  if (owner.keys_added === 0) return `No passkey: the owner's ${owner.unsigned_decisions} decisions were made by mail and session, not signed by the owner.`;
+  return `Owner's passkeys: ${owner.keys_added} added; ${owner.signed_decisions} decisions carry the owner's valid assertion${owner.unsigned_decisions ? `, ${owner.unsigned_decisions} before the first passkey were not signed` : ''}.`;
+}
+
 function coverageText(report: LogReport): string {
   const r = report.range;
   const signed = `signed through row ${report.signed_through} (${report.heads} signed heads${r ? " and the export's signed range" : ''})`;
@@ -152,6 +159,13 @@ export const OWNER_EVIDENCE_COMMANDS: Record<string, Command> = {
     if (report.ok && flags.rpc && !report.range) throw new UsageError("--rpc needs the export's signed end (its last line), which names the wallet's address and the fee account; export the log again with this release");
     const chain = report.ok && flags.rpc ? await checkOnChain(lines, flags.rpc) : null;
     const keyChecked = Boolean(flags.key);
+    // The owner's passkey signatures need the rows from row 1, where the owner's keys entered the log.
+    const fromFirstRow = report.ok && report.rows > 0 && (report.range?.first_seq ?? 1) === 1;
+    const owner: OwnerSignatureReport | null = fromFirstRow ? await verifyOwnerSignatures(report.wallet_id!, lines) : null;
+    if (owner && !owner.ok) {
+      printData(ctx, { ...report, ok: false, key_checked: keyChecked, key: keySource, owner_signatures: owner }, `BAD at row ${owner.first_bad!.seq}: ${owner.first_bad!.reason}. The daemon's log key signed it, but the owner did not: it is not the owner's decision.`);
+      return EXIT.error;
+    }
     if (chain?.first_mismatch) {
       printData(ctx, { ...report, ok: false, key_checked: keyChecked, key: keySource, chain }, `BAD on chain at row ${chain.first_mismatch.seq} (${chain.first_mismatch.signature}): ${chain.first_mismatch.reason}. ${chain.checked} payments matched before it.`);
       return EXIT.error;
@@ -171,7 +185,7 @@ export const OWNER_EVIDENCE_COMMANDS: Record<string, Command> = {
       );
       return EXIT.error;
     }
-    printData(ctx, { ...report, key_checked: true, key: keySource, ...(chain ? { chain } : {}) }, `OK: ${coverageText(report)} Key: ${keySource}.${onChain}`);
+    printData(ctx, { ...report, key_checked: true, key: keySource, owner_signatures: owner, ...(chain ? { chain } : {}) }, `OK: ${coverageText(report)} Key: ${keySource}.${onChain} ${ownerText(owner)}`);
     return EXIT.ok;
   },
 };

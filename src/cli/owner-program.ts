@@ -43,12 +43,20 @@ export function addOwnerCommands(program: Command, done: Done): void {
   walletSub('rotate-key', "give the wallet's agent a new API key: the old key and every export are refused from now on; prints the key once and how the agent stores it", 'agent-wallet owner rotate-key wal_…', (c) =>
     c.argument('<walletId>', 'the wallet'),
   );
-  walletSub('fund-requests', "your agents' fund requests, newest first, each with its fund page", 'agent-wallet owner fund-requests --status open', (c) =>
+  const fundRequests = walletSub('fund-requests', "your agents' fund requests, newest first, each with its fund page; decline one with fund-requests decline", 'agent-wallet owner fund-requests --status open', (c) =>
     c
       .argument('[walletId]', 'only this wallet')
       .option('--status <status>', 'open, fulfilled or declined')
       .option('--limit <n>', 'page size')
       .option('--offset <n>', 'rows to skip'),
+  );
+  helpFooter(
+    ownerGlobals((fundRequests as unknown as Command).command('decline').description('decline an open fund request; the agent gets a fund_request.declined event with your reason'))
+      .argument('<fundRequestId>', 'the request (fr_…)')
+      .option('--reason <text>', 'why, in a line (1–200 characters): the agent reads it')
+      .action(clientAction(done, async () => (await wallets())['fund-requests decline']!)),
+    ['agent-wallet owner fund-requests decline fr_… --reason "Use the credits you have first"'],
+    AGENT_EXITS,
   );
 
   walletSub('paylinks', "your agents' paylinks, newest first, each with its checkout page", 'agent-wallet owner paylinks --status open', (c) =>

@@ -2,6 +2,7 @@
  * The owner's wallet commands on the owner API, with an owner token (as the recovery commands):
  *   owner rotate-key WALLET_ID         a new bot API key (rotate_api_key): the old key and the exports are refused
  *   owner fund-requests [WALLET_ID]    the agents' fund requests (fund_requests), newest first
+ *   owner fund-requests decline FR_ID [--reason TEXT]   decline one (resolve_fund_request); the agent reads the reason
  *   owner paylinks [WALLET_ID]         the agents' paylinks (paylinks), newest first, each with its checkout page
  */
 import { commandFlags, type CliContext } from './context.ts';
@@ -49,6 +50,19 @@ export const OWNER_WALLET_COMMANDS: Record<string, Command> = {
     const params = { wallet_id: positional[0], status: flags.status, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) };
     const data = await ownerApi(ctx).call('owner', 'fund_requests', JSON.parse(JSON.stringify(params)));
     printData(ctx, data, undefined, ['created_at', 'fund_request_id', 'wallet_name', 'wallet_id', 'status', 'amount', 'reason', 'fund_url']);
+    return EXIT.ok;
+  },
+
+  'fund-requests decline': async (ctx) => {
+    const { flags, positional } = commandFlags(ctx, { reason: 'string' });
+    const params = { fund_request_id: positional[0]!, decision: 'declined', ...(flags.reason === undefined ? {} : { reason: flags.reason }) };
+    const declined = await ownerApi(ctx).call<{ fund_request_id: string; wallet_id: string; amount: number; status: string; decline_reason?: string }>('owner', 'resolve_fund_request', params);
+    if (ctx.json) {
+      printData(ctx, declined);
+      return EXIT.ok;
+    }
+    const why = declined.decline_reason ? ` with your reason: ${declined.decline_reason}` : ' (no reason given)';
+    ctx.out(`Declined fund request ${declined.fund_request_id} of ${declined.amount} USDC (wallet ${declined.wallet_id})${why}.\nThe agent gets a fund_request.declined event.\n`);
     return EXIT.ok;
   },
 

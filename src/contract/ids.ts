@@ -27,6 +27,8 @@ export const ID_PREFIXES = {
   recoveryEnrollment: 'rce',
   keyRefresh: 'kr',
   recoverySweep: 'rsw',
+  passkeyGrant: 'pkg',
+  passkeyReset: 'pkr',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -101,8 +101,9 @@ export const OWNER = {
     params: Params({
       fund_request_id: Id('fundRequest'),
       decision: T.Union([T.Literal('fulfilled'), T.Literal('declined')]),
+      reason: T.Optional(T.String({ minLength: 1, maxLength: 200, description: 'only with decision "declined": why, in a line (trimmed, 1–200 characters); the agent reads it in the fund_request.declined event and the audit log keeps it' })),
     }),
-    summary: 'Marks an open fund request fulfilled or declined (a deposit covering it fulfils it by itself); the agent gets a fund_request.fulfilled or fund_request.declined event.',
+    summary: 'Marks an open fund request fulfilled or declined (a deposit covering it fulfils it by itself), optionally with the reason for a decline; the agent gets a fund_request.fulfilled or fund_request.declined event (data.reason: the owner\'s reason).',
   }),
   audit_log: action({
     endpoint: 'owner',

@@ -49,7 +49,7 @@ export function buildServices(opts: {
     log: opts.log,
     now: opts.now ?? (() => new Date()),
     version: VERSION,
-    publicUrl: () => opts.config.public_url || opts.listenUrl(),
+    publicUrl: () => opts.config.public_url || pageUrl(opts.listenUrl()),
     signingLedger: storeSigningLedger(opts.db),
     dkgLedger: storeDkgLedger(opts.db),
     masterKey: opts.masterKey,
@@ -72,4 +72,13 @@ function durableSends(chain: ChainPort, durability: Durability): ChainPort {
       return chain.sendRawTransaction(wire);
     },
   };
+}
+
+/**
+ * The URL people are sent to when no public_url is set: on the default loopback address it names
+ * `localhost`, the same server, because passkeys need a domain as the relying party's id (an IP
+ * cannot be one), and the owner's session cookie must live on the host the passkey prompt runs on.
+ */
+function pageUrl(listenUrl: string): string {
+  return listenUrl.replace(/^(https?:\/\/)127\.0\.0\.1(:\d+)?$/, '$1localhost$2');
 }

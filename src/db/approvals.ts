@@ -14,6 +14,8 @@ export interface ApprovalRow {
   created_at: bigint;
   decided_at: bigint | null;
   decided_by: string | null;
+  /** The owner's passkey assertion over the approval (JSON), when the owner has a passkey. */
+  evidence?: string | null;
 }
 
 export async function insertApproval(
@@ -38,16 +40,18 @@ const EVENT_PREFIX: Record<ApprovalRow['subject_type'], string> = { payment: 'pa
  * their events and an audit entry. Call inside a write transaction. Returns false (and changes
  * nothing) unless the approval is still pending and its subject still awaits approval.
  */
-export async function decideApproval(db: Store, approvalId: string, decision: 'approved' | 'rejected', decidedBy: string, now: number): Promise<boolean> {
+export async function decideApproval(db: Store, approvalId: string, decision: 'approved' | 'rejected', decidedBy: string, now: number, evidence: unknown = null): Promise<boolean> {
   const approval = await getApproval(db, approvalId);
   if (!approval || approval.status !== 'pending') return false;
   const moved = (await db
     .run("UPDATE transactions SET status = ?, updated_at = ? WHERE transaction_id = ? AND status = 'awaiting_approval'", decision, now, approval.subject_id)).changes;
   if (moved !== 1) return false;
-  await db.run('UPDATE approvals SET status = ?, decided_at = ?, decided_by = ? WHERE approval_id = ?', decision, now, decidedBy, approvalId);
+  await db.run('UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, evidence = ? WHERE approval_id = ?', decision, now, decidedBy, evidence === null ? null : JSON.stringify(evidence), approvalId);
   const data = { transaction_id: approval.subject_id, approval_id: approvalId, amount: approval.amount, decided_by: decidedBy };
   await appendEvent(db, { walletId: approval.wallet_id, type: `${EVENT_PREFIX[approval.subject_type]}.${decision}`, data, now });
-  await appendAudit(db, { walletId: approval.wallet_id, actor: decidedBy, kind: `approval.${decision}`, data, now });
+  // What the owner approved, as their passkey signed it (src/domain/owner-decision.ts rebuilds it from this row).
+  const decided = { ...data, subject_type: approval.subject_type, recipient: approval.recipient, ...(evidence === null ? {} : { passkey: evidence }) };
+  await appendAudit(db, { walletId: approval.wallet_id, actor: decidedBy, kind: `approval.${decision}`, data: decided, now });
   return true;
 }
 

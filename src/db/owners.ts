@@ -88,12 +88,14 @@ export async function deleteSession(db: Store, hash: Uint8Array): Promise<void> 
   await db.run('DELETE FROM owner_sessions WHERE session_hash = ?', hash);
 }
 
-/** Housekeeping: drops expired sessions and links older than a day past their expiry. */
+/** Housekeeping: drops expired sessions, and links, passkey challenges and grants older than a day past their expiry. */
 export async function deleteExpiredOwnerRows(db: Store, now: number): Promise<number> {
   const day = 24 * 60 * 60 * 1000;
   return (
     (await db.run('DELETE FROM owner_sessions WHERE expires_at <= ?', now)).changes +
-    (await db.run('DELETE FROM magic_links WHERE expires_at <= ?', now - day)).changes
+    (await db.run('DELETE FROM magic_links WHERE expires_at <= ?', now - day)).changes +
+    (await db.run('DELETE FROM passkey_challenges WHERE expires_at <= ?', now - day)).changes +
+    (await db.run('DELETE FROM passkey_grants WHERE expires_at <= ?', now - day)).changes
   );
 }
 

@@ -4,6 +4,7 @@
  * the guard rails: Within every guard rail.)". Names replace internal ids wherever one exists: the
  * owner's e-mail, the wallet's name, the payee's username. Pure: the caller looks the names up.
  */
+import { formatUsdc } from './money.ts';
 import { amountFeeTotal, type MoneyParts } from './spending.ts';
 
 /** One audit entry as `walletAuditLog` returns it. */
@@ -29,6 +30,8 @@ export interface AuditNames {
   transactions: ReadonlyMap<string, AuditTransaction>;
   /** The wallet the log belongs to. */
   wallet: { name: string };
+  /** credential_id → the name the owner gave that passkey (removed ones too); a missing one reads "a passkey". */
+  passkeys?: ReadonlyMap<string, string>;
 }
 
 const VIA: Record<string, string> = { dashboard: 'from the dashboard', email: 'by e-mail', api: 'through the owner API' };
@@ -71,8 +74,25 @@ function whatTo(d: Record<string, unknown>, tx: AuditTransaction | undefined): s
   return to ? `${amount} to ${to}` : amount;
 }
 
-/** The readable sentence of one audit entry. */
+/** The passkey a decision was signed with (its data's `passkey` evidence), as a clause: ", signed with passkey “laptop”". */
+function signedWith(d: Record<string, unknown>, names: AuditNames): string {
+  const evidence = rec(d.passkey);
+  const id = str(evidence.credential_id);
+  if (!id) return '';
+  const name = names.passkeys?.get(id);
+  return name ? `, signed with passkey “${name}”` : ', signed with a passkey';
+}
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** The readable sentence of one audit entry; a decision signed with the owner's passkey says with which. */
 export function auditSentence(e: AuditEntry, names: AuditNames): string {
+  const sentence = baseSentence(e, names);
+  const signed = e.kind === 'owner.passkey_added' && rec(e.data).passkey ? `, confirmed with an earlier passkey` : signedWith(rec(e.data), names);
+  return sentence + signed;
+}
+
+function baseSentence(e: AuditEntry, names: AuditNames): string {
   const d = rec(e.data);
   const { who, how } = auditActor(e.actor, names);
   const txId = str(d.transaction_id);
@@ -129,6 +149,15 @@ export function auditSentence(e: AuditEntry, names: AuditNames): string {
       const amount = micro(d.amount);
       return withHow(`${who} signed the sweep${amount !== null ? ` of ${amountFeeTotal({ amount, fee: 0n, setup_fee: 0n })}` : ''}`, how);
     }
+    case 'fund_request.declined':
+    case 'fund_request.fulfilled': {
+      const amount = micro(d.amount);
+      const asked = str(d.requested_for);
+      const what = `the agent's request for ${amount !== null ? `${formatUsdc(amount)} USDC` : 'money'}${asked ? ` (${asked})` : ''}`;
+      const reason = str(d.reason);
+      const verb = e.kind === 'fund_request.declined' ? 'declined' : 'marked as fulfilled';
+      return withHow(`${who} ${verb} ${what}`, how) + (reason ? `: ${reason}` : '');
+    }
     case 'key.refreshed':
       return `${who} refreshed the wallet's key shares`;
     case 'key_refresh.allowed':
@@ -136,6 +165,32 @@ export function auditSentence(e: AuditEntry, names: AuditNames): string {
     case 'x402.sign_in': {
       const domain = str(d.domain);
       return `${who} signed in${domain ? ` to ${domain}` : ''} to reuse an x402 purchase`;
+    }
+    case 'owner.passkey_added': {
+      const name = str(d.name);
+      return withHow(`${who} added the passkey${name ? ` “${name}”` : ''}`, how);
+    }
+    case 'owner.passkey_removed': {
+      const name = str(d.name) ?? (str(d.credential_id) ? names.passkeys?.get(str(d.credential_id)!) : undefined);
+      return withHow(`${who} removed the passkey${name ? ` “${name}”` : ''}`, how);
+    }
+    case 'owner.passkeys_carried': {
+      const n = Array.isArray(d.keys) ? d.keys.length : 0;
+      return `${who} brought ${plural(n, 'passkey')} to this wallet on claiming it: ${n === 1 ? 'it signs' : 'they sign'} its decisions too`;
+    }
+    case 'owner.passkey_reset_started': {
+      const at = str(d.effective_at);
+      return withHow(`${who} started a reset of the passkeys`, how) + (at ? `: every passkey is removed at ${at} unless one cancels it` : '');
+    }
+    case 'owner.passkey_reset_cancelled':
+      return withHow(`${who} cancelled the passkey reset`, how);
+    case 'owner.passkeys_reset': {
+      const n = Array.isArray(d.removed) ? d.removed.length : typeof d.removed === 'number' ? d.removed : null;
+      return `The passkey reset took effect: ${n === null ? 'every passkey' : plural(n, 'passkey')} of the owner removed; mailed links alone decide again`;
+    }
+    case 'owner.token_minted': {
+      const label = str(d.label);
+      return withHow(`${who} minted the owner API token${label ? ` “${label}”` : ''}`, how);
     }
     case 'restore.approval_unrecoverable':
       return `${who} withdrew an approval lost in a restore: the owner decides again`;

@@ -7,7 +7,7 @@ import type { Address } from '@solana/kit';
 import type { ActionContext } from '../action-context.ts';
 import { AppError, invalid } from '../errors.ts';
 import { newId } from '../contract/ids.ts';
-import { appendEvent } from '../db/events.ts';
+import { appendAudit, appendEvent } from '../db/events.ts';
 import {
   getFundRequest,
   armedFundRequests,
@@ -114,15 +114,42 @@ export async function fulfilFromDeposit(services: Services, walletId: string, am
   }
 }
 
-/** The owner marks a fund request of one of their wallets fulfilled or declined (owner API resolve_fund_request). */
-export async function resolveAsOwner(services: Services, ownerId: string, id: string, decision: 'fulfilled' | 'declined', actor: string) {
+/** The longest reason an owner may give for declining (owner API resolve_fund_request, the dashboard, the CLI). */
+export const DECLINE_REASON_MAX = 200;
+
+/**
+ * The owner's reason for declining, checked as other free text: trimmed, 1–200 characters, one line
+ * without control characters. Only a decline takes one: with "fulfilled" it is a VALIDATION_ERROR.
+ * Absent or (from a form) empty: null.
+ */
+export function declineReason(decision: 'fulfilled' | 'declined', raw: string | null | undefined, opts: { emptyIsNone?: boolean } = {}): string | null {
+  if (raw === undefined || raw === null) return null;
+  const reason = raw.trim();
+  if (reason === '' && opts.emptyIsNone) return null;
+  if (decision !== 'declined') throw invalid('/reason', 'is only taken with decision "declined"', 'Leave reason out when marking a request fulfilled.');
+  if (reason === '') throw invalid('/reason', 'must not be empty', 'Say in a few words why you decline, or leave reason out.');
+  if ([...reason].length > DECLINE_REASON_MAX) throw invalid('/reason', `must be at most ${DECLINE_REASON_MAX} characters`, 'Shorten the reason.');
+  if (/[\x00-\x1f\x7f]/.test(reason)) throw invalid('/reason', 'must be one line without control characters', 'Write the reason on one line.');
+  return reason;
+}
+
+/**
+ * The owner marks a fund request of one of their wallets fulfilled or declined (owner API
+ * resolve_fund_request, the dashboard's Decline), with an audit entry naming who decided; a
+ * decline may carry the owner's reason, which the audit entry and the agent's
+ * fund_request.declined event hold.
+ */
+export async function resolveAsOwner(services: Services, ownerId: string, id: string, decision: 'fulfilled' | 'declined', actor: string, rawReason?: string | null) {
+  const reason = declineReason(decision, rawReason);
   const now = services.now().getTime();
   const outcome = await services.db
     .transaction(async () => {
       const row = await ownerFundRequest(services.db, ownerId, id);
       if (!row) return 'not_found' as const;
       if (!(await resolveFundRequest(services.db, id, decision, actor, null, now))) return 'refused' as const;
-      await appendEvent(services.db, { walletId: row.wallet_id, type: `fund_request.${decision}`, data: { fund_request_id: id, amount: toUsdcNumber(row.amount), by: 'owner' }, now });
+      const data = { fund_request_id: id, amount: toUsdcNumber(row.amount), ...(reason === null ? {} : { reason }) };
+      await appendAudit(services.db, { walletId: row.wallet_id, actor, kind: `fund_request.${decision}`, data: { ...data, requested_for: row.reason }, now });
+      await appendEvent(services.db, { walletId: row.wallet_id, type: `fund_request.${decision}`, data: { ...data, by: 'owner' }, now });
       return 'done' as const;
     });
   if (outcome === 'not_found') throw fundRequestNotFound();
@@ -130,7 +157,7 @@ export async function resolveAsOwner(services: Services, ownerId: string, id: st
   if (outcome === 'refused') {
     throw new AppError('INVALID_STATUS', `The fund request is already ${row.status}.`, { howToFix: 'List open requests with fund_requests {status: "open"}.', details: { status: row.status } });
   }
-  return await fundRequestView(services, row);
+  return { ...(await fundRequestView(services, row)), ...(reason === null ? {} : { decline_reason: reason }) };
 }
 
 /** Statuses a fund request can have (for list filters). */

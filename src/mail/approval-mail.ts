@@ -4,6 +4,7 @@
  * (`/approval/<token>`, src/web/routes.ts) before anything happens, works once (using either
  * spends both) and expires after 48 hours. Deciding goes through `decideApproval` like the API.
  */
+import { approvalDecision, ownerProof } from '../owner/passkeys.ts';
 import { decideApproval, getApproval, type ApprovalRow } from '../db/approvals.ts';
 import { getApprovalLink, getOwner, insertApprovalLink, spendApprovalLinks, type ApprovalLinkRow } from '../db/owners.ts';
 import { getWallet, type WalletRow } from '../db/wallets.ts';
@@ -86,17 +87,22 @@ export async function approvalLinkInfo(services: Services, token: string): Promi
  * payment or withdrawal, with events and audit) and spends every link of the approval, in one
  * transaction. The actor is the wallet's owner, via e-mail.
  */
-export async function decideByLink(services: Services, token: string): Promise<ApprovalLinkState> {
+export async function decideByLink(services: Services, token: string, assertion?: unknown): Promise<ApprovalLinkState> {
   if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'unknown', approval: null };
   const { db } = services;
   const hash = hashToken(token);
+  const seen = await inspect(services, hash, services.now().getTime());
+  if (!seen.ok) return seen;
+  // The mailbox alone may reject, never approve, once the owner has a passkey: the link then opens the passkey prompt.
+  const ownerId = seen.wallet.owner_id;
+  const proof = seen.link.decision === 'approved' && ownerId ? await ownerProof(services, ownerId, approvalDecision(ownerId, seen.approval), assertion, 'email') : null;
   const now = services.now().getTime();
   return await db
     .transaction(async (): Promise<ApprovalLinkState> => {
       const state = await inspect(services, hash, now);
       if (!state.ok) return state;
       const actor = ownerActor(state.wallet.owner_id ?? 'unknown', 'email');
-      if (!(await decideApproval(db, state.approval.approval_id, state.link.decision, actor, now))) return { ok: false, reason: 'decided', approval: await getApproval(db, state.approval.approval_id) };
+      if (!(await decideApproval(db, state.approval.approval_id, state.link.decision, actor, now, proof))) return { ok: false, reason: 'decided', approval: await getApproval(db, state.approval.approval_id) };
       await spendApprovalLinks(db, hash, state.approval.approval_id, now);
       return { ok: true, link: state.link, approval: (await getApproval(db, state.approval.approval_id))!, wallet: state.wallet };
     });

@@ -5,6 +5,8 @@
  * evaluated here (with no other usage counted). The recipient is resolved as the intent resolved
  * it, so a rule naming a username applies to a payment addressed by that wallet's address.
  */
+import { approvalUnsigned } from '../owner/passkeys.ts';
+import { getWallet } from '../db/wallets.ts';
 import { loadEffectiveRails } from '../db/guard-rails.ts';
 import { moveTx, setTxApprovalId, type TxRow } from '../db/transactions.ts';
 import { AppError } from '../errors.ts';
@@ -36,6 +38,8 @@ export async function recheckRails(services: Services, tx: TxRow, host?: string)
  * writes join that transaction, elsewhere they commit on their own.
  */
 export async function refuseUnlessRailsAllow(services: Services, tx: TxRow, host?: string): Promise<AppError | null> {
+  const unsigned = await ownerSignatureMissing(services, tx);
+  if (unsigned) return unsigned;
   const { verdict, decision } = await recheckRails(services, tx, host);
   if (verdict === 'ok') return null;
   const now = services.now().getTime();
@@ -59,6 +63,25 @@ export async function refuseUnlessRailsAllow(services: Services, tx: TxRow, host
       await queueApprovalMail(services, (await getApproval(services.db, approvalId))!);
     });
   return new AppError('AWAITING_APPROVAL', `The guard rails changed: ${decision.reason}`, { howToFix: `Wait for the owner: poll approval_status with approval_id ${approvalId}, then confirm again.`, details: { approval_id: approvalId } });
+}
+
+/**
+ * The daemon co-signs what an approval approved only when the approval is the owner's own: an
+ * owner with a passkey signed it (src/owner/passkeys.ts). An approval written into the ledger
+ * without that assertion (by an operator with database access) is refused and logged.
+ */
+async function ownerSignatureMissing(services: Services, tx: TxRow): Promise<AppError | null> {
+  if (tx.status !== 'approved') return null;
+  const wallet = await getWallet(services.db, tx.wallet_id);
+  if (!wallet?.owner_id) return null;
+  const approval = tx.approval_id ? await getApproval(services.db, tx.approval_id) : null;
+  const why = await approvalUnsigned(services, wallet.owner_id, tx, approval);
+  if (!why) return null;
+  services.log.error('refused to co-sign: the approval is not the owner\'s', { transaction_id: tx.transaction_id, approval_id: tx.approval_id, why });
+  return new AppError('AWAITING_APPROVAL', `The daemon does not sign this: ${why}.`, {
+    howToFix: "The owner approves it again on the dashboard with their passkey; an approval that is not the owner's own is never signed.",
+    details: { approval_id: tx.approval_id },
+  });
 }
 
 /** refuseUnlessRailsAllow, thrown. */

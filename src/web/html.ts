@@ -48,8 +48,19 @@ export interface Nav {
   email?: string;
   /** CSRF token for the sign-out form. */
   csrf?: string;
-  current?: 'wallets' | 'tokens';
+  current?: 'wallets' | 'tokens' | 'passkeys';
+  /**
+   * The page loads the passkey step's scripts (/static/webauthn.js, /static/passkey.js) and its CSP
+   * allows this origin's scripts (script-src 'self', connect-src 'self'). Default: the owner's
+   * pages (those with `email`).
+   */
+  passkey?: boolean;
 }
+
+/** The CSP of a page that runs the passkey step: still no inline script, no other origin. */
+export const PASSKEY_PAGE_CSP = `${PAGE_HEADERS['Content-Security-Policy']}; script-src 'self'; connect-src 'self'`;
+
+const withScripts = (nav: Nav) => nav.passkey ?? Boolean(nav.email);
 
 /** The page frame: skip link, header with navigation, main landmark. */
 export function layout(title: string, body: SafeHtml, nav: Nav = {}): SafeHtml {
@@ -64,7 +75,9 @@ export function layout(title: string, body: SafeHtml, nav: Nav = {}): SafeHtml {
 <title>${title} · Agent Wallet</title>
 <link rel="stylesheet" href="/static/style.css">
 <link rel="icon" href="/favicon.svg" type="image/svg+xml">
-</head>
+${withScripts(nav) ? html`<script src="/static/webauthn.js" defer></script>
+<script src="/static/passkey.js" defer></script>
+` : ''}</head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="site">
@@ -74,6 +87,7 @@ export function layout(title: string, body: SafeHtml, nav: Nav = {}): SafeHtml {
       ? html`<nav aria-label="Owner">
     ${link('/dashboard', 'Wallets', 'wallets')}
     ${link('/dashboard/tokens', 'API tokens', 'tokens')}
+    ${link('/dashboard/passkeys', 'Passkeys', 'passkeys')}
     <a href="/login">Switch owner</a>
     <form method="post" action="/logout" class="inline">
       <input type="hidden" name="csrf" value="${nav.csrf ?? ''}">
@@ -93,7 +107,8 @@ ${body}
 
 /** A complete page response. */
 export function pageResponse(status: number, title: string, body: SafeHtml, nav: Nav = {}, headers: Record<string, string> = {}): Response {
-  return new Response(layout(title, body, nav).value, { status, headers: { ...PAGE_HEADERS, ...headers } });
+  const csp: Record<string, string> = withScripts(nav) ? { 'Content-Security-Policy': PASSKEY_PAGE_CSP } : {};
+  return new Response(layout(title, body, nav).value, { status, headers: { ...PAGE_HEADERS, ...csp, ...headers } });
 }
 
 /** A page that explains a problem and what to do about it (404 / 410 / 403 / …). */

@@ -21,6 +21,11 @@ const TITLES: Partial<Record<string, string>> = {
 
 /** Renders an error of the shared functions as a page with the same status and advice. */
 export function errorPage(err: AppError, n: Nav = {}): Response {
+  if (err.details?.reason === 'passkey_required') {
+    // The passkey step runs in the page's own script: without it (scripts blocked) the form posts bare and lands here.
+    const how = `${err.howToFix ?? ''} The passkey prompt runs in this page's own script: if your browser blocks scripts, allow this site's (it loads no others) and press the button again. Nothing was changed.`.trim();
+    return problemPage(err.status, 'Your passkey is needed', err.message, how, { ...n, passkey: false }, err.headers);
+  }
   const title = TITLES[err.errorCode] ?? 'Something went wrong';
   return problemPage(err.status, title, err.message, err.howToFix, n, err.headers);
 }

@@ -9,7 +9,7 @@
  */
 import { Elysia } from 'elysia';
 import type { Address } from '@solana/kit';
-import { claimInfo, followMagicLink, MAGIC_LINK_MINUTES, magicLinkInfo, requestLogin, startClaim, type LinkFailure } from '../actions/claim.ts';
+import { claimInfo, followMagicLink, MAGIC_LINK_MINUTES, magicLinkInfo, requestLogin, resetByLink, startClaim, type LinkFailure } from '../actions/claim.ts';
 import {
   decideAsOwner,
   desiredRails,
@@ -18,6 +18,7 @@ import {
   listOwnerWallets,
   listTokens,
   mintOwnerToken,
+  railsChangeDecision,
   requireOwnerWallet,
   revokeToken,
   setGuardRails,
@@ -25,9 +26,10 @@ import {
 } from '../actions/owner.ts';
 import { approvalView, walletAllowance } from '../actions/approvals.ts';
 import { approvalSubjects, spendBuckets } from '../db/owner-views.ts';
-import { ownerFundRequests } from '../db/fund-requests.ts';
+import { ownerFundRequest, ownerFundRequests } from '../db/fund-requests.ts';
 import { listPaylinks } from '../db/paylinks.ts';
-import { resolveAsOwner } from '../earning/funding.ts';
+import { declineReason, resolveAsOwner } from '../earning/funding.ts';
+import { simnetFaucet } from '../simnet/faucet-client.ts';
 import { ownerActor } from '../domain/owner-actor.ts';
 import { budgetBars, dayStarts, spendByDay } from '../domain/spending.ts';
 import { listWalletExports, revokeOwnerExport, rotateBotKey } from '../actions/wallet-keys.ts';
@@ -45,6 +47,11 @@ import { getApproval, type ApprovalRow } from '../db/approvals.ts';
 import { usdcAta } from '../solana/ata.ts';
 import { approvalLinkInfo, decideByLink, type ApprovalLinkFailure } from '../mail/approval-mail.ts';
 import type { Services } from '../services.ts';
+import { checkName } from '../domain/identity.ts';
+import { approvalDecision, hasPasskey } from '../owner/passkeys.ts';
+import { allPasskeys } from '../db/passkeys.ts';
+import { assertionOf, passkeyOptions, passkeyRoutes, wantsPasskeyOptions } from './passkey-routes.ts';
+import { passkeySignInPage, resetStartedPage } from './passkey-views.ts';
 import { html, pageResponse, problemPage, redirect, type Nav } from './html.ts';
 import { errorPage, page, type Ctx } from './page-handler.ts';
 import {
@@ -58,6 +65,7 @@ import {
   type OwnerSession,
 } from './session.ts';
 import { FAVICON_SVG, STYLE_CSS } from './style.ts';
+import { transactionReceipt } from './receipt-views.ts';
 import {
   approvalConfirmPage,
   approvalDonePage,
@@ -95,7 +103,11 @@ const NOTICES: Record<string, string> = {
   claimed: 'The wallet is yours. Set its guard rails below.',
   signed_out: 'You are signed out.',
   fund_declined: 'Fund request declined. The agent is told.',
+  fund_faucet: 'Test USDC sent from the simnet faucet. The request is fulfilled when the deposit is seen, as any deposit that covers it (a few seconds); reload to see it.',
 };
+
+/** The simnet faucet answers here: a simnet daemon that knows its simnet's RPC (as the fund page's button). */
+const simnetFaucetOn = (services: Services) => services.config.solana.network === 'simnet' && Boolean(services.simnetRpcUrl);
 
 /** Days the wallet page's spending chart shows. */
 const CHART_DAYS = 30;
@@ -116,7 +128,7 @@ async function spendingOf(services: Services, walletId: string): Promise<Spendin
 /** The wallet's latest audit entries as sentences, with names for the ids they hold. */
 async function auditLines(services: Services, ownerId: string, walletId: string, walletName: string) {
   const items = (await walletAuditLog(services, ownerId, walletId, 10, 0)).items;
-  const names = await auditNames(services.db, walletId, walletName, items);
+  const names = { ...(await auditNames(services.db, walletId, walletName, items)), passkeys: new Map((await allPasskeys(services.db, ownerId)).map((k) => [k.credential_id, k.name])) };
   return items.map((a) => ({ sentence: auditSentence(a, names), kind: a.kind, created_at: a.created_at }));
 }
 
@@ -168,12 +180,15 @@ const LINK_PAGES: Record<LinkFailure, { status: number; title: string; text: str
   used: { status: 410, title: 'This link was already used', text: 'Each sign-in and claim link works once.' },
   expired: { status: 410, title: 'This link has expired', text: `Sign-in and claim links work for ${MAGIC_LINK_MINUTES} minutes.` },
   claimed: { status: 410, title: 'This wallet is already claimed', text: 'The wallet this link was for has an owner now.' },
+  passkey: { status: 403, title: 'Your passkey is needed', text: 'This account has a passkey: a mailed link alone does not sign in.' },
 };
 
 function linkFailurePage(reason: LinkFailure, walletId: string | null): Response {
   const p = LINK_PAGES[reason];
   const todo =
-    reason === 'claimed'
+    reason === 'passkey'
+      ? html`Open the link again in a browser that runs this site's own scripts and confirm with your passkey when it asks (the link still works: nothing was spent). Lost your passkey? The same page offers to start a reset.`
+      : reason === 'claimed'
       ? html`If you are the owner, <a href="/login">sign in with your e-mail</a>.`
       : walletId
         ? html`Open the <a href="/claim/${walletId}">claim page</a> again and enter the claim code to get a new link, or <a href="/login">sign in</a> if you already claimed the wallet.`
@@ -306,6 +321,7 @@ async function renderWallet(
     recovery: { ...(await recoveryStatus(services, s.ownerId, walletId)), sweep: await openSweepOf(services, walletId) },
     csrf: s.csrf,
     message: opts.message ?? null,
+    hasPasskey: await hasPasskey(services, s.ownerId),
   });
   return pageResponse(opts.status ?? 200, wallet.name, body, nav(s, 'wallets'));
 }
@@ -333,9 +349,9 @@ async function balancesOf(services: Services, addresses: string[]): Promise<bigi
 }
 
 /** Saves guard rails from a page; on a validation error the page comes back with the errors and the input. */
-async function saveRailsFromPage(services: Services, s: OwnerSession, walletId: string, doc: unknown, redisplay: { form?: RailsFormValues; advanced?: string }): Promise<Response> {
+async function saveRailsFromPage(services: Services, s: OwnerSession, walletId: string, doc: unknown, redisplay: { form?: RailsFormValues; advanced?: string }, assertion?: string): Promise<Response> {
   try {
-    const result = await setGuardRails(services, s.ownerId, walletId, doc, 'dashboard');
+    const result = await setGuardRails(services, s.ownerId, walletId, doc, 'dashboard', assertion);
     return redirect(`/dashboard/wallets/${walletId}?done=${result.pending ? 'rails_pending' : 'rails'}#rails`);
   } catch (err) {
     if (err instanceof AppError && err.errorCode === 'VALIDATION_ERROR') {
@@ -423,7 +439,9 @@ export function webRoutes(services: Services) {
           if (!link.ok) return linkFailurePage(link.reason, link.walletId);
           const csrf = anonymousCsrf(services, request);
           const title = link.purpose === 'claim' ? `Claim ${link.wallet.name}` : 'Sign in';
-          return withCookie(pageResponse(200, title, magicLinkPage(link, params.token!, csrf.token, MAGIC_LINK_MINUTES), {}, { 'X-Robots-Tag': 'noindex' }), csrf.setCookie);
+          // An owner with a passkey: the link opens the passkey prompt (and the way out of a lost passkey).
+          const body = link.passkey ? passkeySignInPage(link, params.token!, csrf.token, MAGIC_LINK_MINUTES) : magicLinkPage(link, params.token!, csrf.token, MAGIC_LINK_MINUTES);
+          return withCookie(pageResponse(200, title, body, { passkey: link.passkey !== null }, { 'X-Robots-Tag': 'noindex' }), csrf.setCookie);
         }),
       )
       .post(
@@ -431,14 +449,30 @@ export function webRoutes(services: Services) {
         page(services, async ({ request, params }) => {
           const form = await readForm(request);
           if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
+          if (wantsPasskeyOptions(form)) {
+            const link = await magicLinkInfo(services, params.token!);
+            return await passkeyOptions(services, link.ok ? (link.passkey?.ownerId ?? null) : null, async () => (link.ok && link.passkey ? link.passkey.decision : null));
+          }
           const session = newSession(services, request);
-          const result = await followMagicLink(services, params.token!, { hash: session.hash, expiresAt: session.expiresAt });
+          const result = await followMagicLink(services, params.token!, { hash: session.hash, expiresAt: session.expiresAt }, assertionOf(form));
           if (!result.ok) return linkFailurePage(result.reason, result.walletId);
           // The session this browser held (another owner's, or an older one) ends: its cookie is replaced.
           const previous = await currentOwner(services, request);
           if (previous) await endSession(services, request, previous);
           const target = result.claimed && result.walletId ? `/dashboard/wallets/${result.walletId}?done=claimed` : '/dashboard';
           return redirect(target, { 'Set-Cookie': session.setCookie });
+        }),
+        noParse,
+      )
+      .post(
+        '/login/:token/reset',
+        page(services, async ({ request, params }) => {
+          // A lost passkey: the mailbox starts a reset that takes effect after a delay, mailed at once, cancellable by any passkey.
+          const form = await readForm(request);
+          if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
+          const result = await resetByLink(services, params.token!);
+          if (!result.ok) return linkFailurePage(result.reason, result.walletId);
+          return pageResponse(200, 'Passkey reset started', resetStartedPage(result.reset), {}, { 'X-Robots-Tag': 'noindex' });
         }),
         noParse,
       )
@@ -482,7 +516,7 @@ export function webRoutes(services: Services) {
               paylinks.push({ request_id: p.request_id, wallet_id: w.wallet_id, wallet_name: w.name, description: p.description, amount: p.amount, short_code: p.short_code, expires_at: iso(p.expires_at) });
             }
           }
-          return pageResponse(200, 'Your wallets', walletsPage(items, pending, alarms, s.csrf, noticeOf(request), { fundRequests, paylinks }), nav(s, 'wallets'));
+          return pageResponse(200, 'Your wallets', walletsPage(items, pending, alarms, s.csrf, noticeOf(request), { fundRequests, paylinks, faucet: simnetFaucetOn(services), noPasskey: !(await hasPasskey(services, s.ownerId)) }), nav(s, 'wallets'));
         }),
       )
       .get(
@@ -501,6 +535,7 @@ export function webRoutes(services: Services) {
             approval: approval ? { status: approval.status, decided_by: approval.decided_by, decided_at: iso(approval.decided_at) } : null,
             created_at: iso(tx.created_at)!,
             completed_at: iso(tx.completed_at),
+            receipt: await transactionReceipt(services, tx, wallet),
           });
           return pageResponse(200, `Transaction ${tx.transaction_id}`, detail, nav(s, 'wallets'));
         }),
@@ -515,7 +550,9 @@ export function webRoutes(services: Services) {
           const walletId = c.params.wallet_id!;
           await requireOwnerWallet(services, s.ownerId, walletId);
           const { doc, values } = railsFromForm(form!, railsToJson(await desiredRails(services, walletId)));
-          return saveRailsFromPage(services, s, walletId, doc, { form: values });
+          // Only a loosening (unfreezing included) asks the passkey: railsChangeDecision is null for a tightening.
+          if (wantsPasskeyOptions(form)) return await passkeyOptions(services, s.ownerId, () => railsChangeDecision(services, s.ownerId, walletId, doc));
+          return saveRailsFromPage(services, s, walletId, doc, { form: values }, assertionOf(form));
         }),
         noParse,
       )
@@ -529,28 +566,64 @@ export function webRoutes(services: Services) {
           try {
             doc = text.trim() === '' ? {} : JSON.parse(text);
           } catch (err) {
+            // Invalid JSON decides nothing: the options step lets it through to the error below.
+            if (wantsPasskeyOptions(form)) return await passkeyOptions(services, s.ownerId, async () => null);
             return renderWallet(services, s, walletId, { status: 400, advanced: text, errors: [{ field: '/rails', message: `The document is not valid JSON: ${(err as Error).message}` }] });
           }
-          return saveRailsFromPage(services, s, walletId, doc, { advanced: text });
+          if (wantsPasskeyOptions(form)) return await passkeyOptions(services, s.ownerId, () => railsChangeDecision(services, s.ownerId, walletId, doc));
+          return saveRailsFromPage(services, s, walletId, doc, { advanced: text }, assertionOf(form));
         }),
         noParse,
       )
       .post(
         '/dashboard/approvals/:approval_id/:decision',
-        ownerPage(services, async (c, s) => {
+        ownerPage(services, async (c, s, form) => {
           const decision = c.params.decision === 'approve' ? 'approved' : c.params.decision === 'reject' ? 'rejected' : null;
           if (!decision) return problemPage(404, 'Not found', 'There is no such page.', html`Go to <a href="/dashboard">your wallets</a>.`, nav(s));
-          const decided = await decideAsOwner(services, s.ownerId, c.params.approval_id!, decision, 'dashboard');
+          if (wantsPasskeyOptions(form)) {
+            // Rejecting tightens (no passkey); approving signs exactly this approval: amount, payee, wallet, id.
+            return await passkeyOptions(services, s.ownerId, async () => {
+              const row = decision === 'approved' ? await getApproval(services.db, c.params.approval_id!) : null;
+              if (!row || row.status !== 'pending') return null;
+              await requireOwnerWallet(services, s.ownerId, row.wallet_id);
+              return approvalDecision(s.ownerId, row);
+            });
+          }
+          const decided = await decideAsOwner(services, s.ownerId, c.params.approval_id!, decision, 'dashboard', assertionOf(form));
           return redirect(`/dashboard/wallets/${decided.wallet_id}?done=${decision}#approvals`);
         }),
         noParse,
       )
       .post(
         '/dashboard/fund-requests/:fund_request_id/decline',
-        ownerPage(services, async (c, s) => {
-          // The owner API's resolve_fund_request, as the dashboard (it takes no reason: the API has none).
-          await resolveAsOwner(services, s.ownerId, c.params.fund_request_id!, 'declined', ownerActor(s.ownerId, 'dashboard'));
+        ownerPage(services, async (c, s, form) => {
+          // The owner API's resolve_fund_request, as the dashboard; an empty reason field is no reason.
+          const reason = declineReason('declined', form!.get('reason'), { emptyIsNone: true });
+          await resolveAsOwner(services, s.ownerId, c.params.fund_request_id!, 'declined', ownerActor(s.ownerId, 'dashboard'), reason);
           return redirect('/dashboard?done=fund_declined#fund-requests');
+        }),
+        noParse,
+      )
+      .post(
+        '/dashboard/fund-requests/:fund_request_id/faucet',
+        ownerPage(services, async (c, s) => {
+          // Simnet only: the faucet sends the requested amount to the wallet, and the deposit watch
+          // fulfils the request as it does for any deposit that covers it (earning/funding.ts fulfilFromDeposit).
+          if (!simnetFaucetOn(services)) {
+            return problemPage(404, 'No faucet here', 'Sending test USDC from a faucet exists only on simnet, the local test chain.', html`Fund the request with real USDC from its <a href="/fund/${c.params.fund_request_id!}">fund page</a>, or decline it on <a href="/dashboard#fund-requests">your wallets</a>.`, nav(s));
+          }
+          const row = await ownerFundRequest(services.db, s.ownerId, c.params.fund_request_id!);
+          const wallet = row ? await ownerWalletOrNull(services, s.ownerId, row.wallet_id) : null;
+          if (!row || !wallet) return problemPage(404, 'Not found', 'There is no such fund request among your wallets.', html`Go to <a href="/dashboard#fund-requests">your wallets</a>.`, nav(s));
+          if (row.status !== 'open') return redirect('/dashboard#fund-requests');
+          try {
+            const signature = await simnetFaucet(services.simnetRpcUrl!, wallet.address, row.amount);
+            services.log.info('simnet faucet for a fund request from the dashboard', { fund_request_id: row.fund_request_id, signature });
+          } catch (err) {
+            services.log.warn('simnet faucet failed', { fund_request_id: row.fund_request_id, error: (err as Error).message });
+            return problemPage(503, 'Faucet unavailable', 'The simnet faucet did not take the request; nothing was sent.', html`Try again in a moment from <a href="/dashboard#fund-requests">your wallets</a>.`, nav(s));
+          }
+          return redirect('/dashboard?done=fund_faucet#fund-requests');
         }),
         noParse,
       )
@@ -589,8 +662,14 @@ export function webRoutes(services: Services) {
       .post(
         '/dashboard/tokens',
         ownerPage(services, async (_c, s, form) => {
+          if (wantsPasskeyOptions(form)) {
+            return await passkeyOptions(services, s.ownerId, async () => {
+              const label = checkName(form!.get('label') || 'owner token');
+              return label.ok ? { kind: 'token.mint', owner_id: s.ownerId, label: label.value } : null;
+            });
+          }
           try {
-            const minted = await mintOwnerToken(services, s.ownerId, form!.get('label') ?? '');
+            const minted = await mintOwnerToken(services, s.ownerId, form!.get('label') ?? '', assertionOf(form));
             return pageResponse(200, 'API tokens', tokensPage((await listTokens(services, s.ownerId)).items, s.csrf, minted, [], null), nav(s, 'tokens'));
           } catch (err) {
             if (!(err instanceof AppError) || err.errorCode !== 'VALIDATION_ERROR') throw err;
@@ -607,6 +686,7 @@ export function webRoutes(services: Services) {
         }),
         noParse,
       )
+      .use(passkeyRoutes(services))
       .get(
         '/dashboard/*',
         ownerPage(services, (_c, s) => problemPage(404, 'Not found', 'There is no such page.', html`Go to <a href="/dashboard">your wallets</a>.`, nav(s))),
@@ -620,7 +700,7 @@ export function webRoutes(services: Services) {
           if (!state.ok) return approvalFailurePage(state.reason, state.approval?.status ?? null, state.approval?.wallet_id ?? null);
           const csrf = anonymousCsrf(services, request);
           const view = await approvalViewOf(services, state.approval, state.wallet);
-          return withCookie(pageResponse(200, 'Confirm your decision', approvalConfirmPage(view, state.link.decision, params.token!, csrf.token)), csrf.setCookie);
+          return withCookie(pageResponse(200, 'Confirm your decision', approvalConfirmPage(view, state.link.decision, params.token!, csrf.token), { passkey: state.link.decision === 'approved' }), csrf.setCookie);
         }),
       )
       .post(
@@ -628,7 +708,13 @@ export function webRoutes(services: Services) {
         page(services, async ({ request, params }) => {
           const form = await readForm(request);
           if (!validAnonymousCsrf(request, form.get('csrf'))) return csrfRefused();
-          const state = await decideByLink(services, params.token!);
+          if (wantsPasskeyOptions(form)) {
+            // The mailbox alone may reject; approving asks the owner's passkey over exactly this approval.
+            const seen = await approvalLinkInfo(services, params.token!);
+            const ownerId = seen.ok && seen.link.decision === 'approved' ? seen.wallet.owner_id : null;
+            return await passkeyOptions(services, ownerId, async () => (seen.ok && ownerId ? approvalDecision(ownerId, seen.approval) : null));
+          }
+          const state = await decideByLink(services, params.token!, assertionOf(form));
           if (!state.ok) return approvalFailurePage(state.reason, state.approval?.status ?? null, state.approval?.wallet_id ?? null);
           return pageResponse(200, state.link.decision === 'approved' ? 'Approved' : 'Rejected', approvalDonePage(await approvalViewOf(services, state.approval, state.wallet), state.link.decision));
         }),

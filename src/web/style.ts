@@ -156,6 +156,11 @@ table.approvals td.why p { margin: 0 0 .25rem; }
   table.history td.h-fees { grid-area: 3 / 2; font-size: .8rem; color: var(--muted); }
   .phone-only { display: inline; }
 }
+/* The passkey step (src/web/passkey-script.ts): what the prompt is doing, or why nothing was done. */
+.passkey-status { margin: .5rem 0 0; font-size: .9rem; }
+.passkey-status.bad { color: var(--bad); font-weight: 600; }
+form.inline .passkey-status { display: block; }
+pre.command { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: .75rem; }
 @media (max-width: 30rem) { main { padding: .75rem; } h1 { font-size: 1.35rem; } dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .5rem; } }
 `;
 

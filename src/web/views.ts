@@ -5,6 +5,8 @@ import type { HistoryRow } from '../db/owners.ts';
 import { formatUsdc } from '../domain/money.ts';
 import { amountFeeTotal, type BudgetBar, type MoneyParts, type SpendDay } from '../domain/spending.ts';
 import { html, SafeHtml } from './html.ts';
+import { transactionReceiptSection, type TransactionReceipt } from './receipt-views.ts';
+import { allowCliSection, passkeyRisk } from './passkey-views.ts';
 
 type Approval = {
   approval_id: string;
@@ -172,7 +174,7 @@ ${items.map(
   <td data-label="What" class="to">${a.subject_type} to <span class="mono">${a.recipient ?? '—'}</span><br><span class="muted">since ${when(a.created_at)}</span></td>
   <td data-label="Why" class="why"><p class="said"><strong>The agent's reason:</strong> ${a.agent_reason ?? html`<span class="muted">none given</span>`}</p><p class="muted">Why it waits: ${a.reason}</p></td>
   <td data-label="Decide"><div class="actions">
-    <form method="post" action="/dashboard/approvals/${a.approval_id}/approve" class="inline">${csrfField(csrf)}<button type="submit" aria-label="Approve ${a.subject_type} of ${approvalTotal(a)} to ${a.recipient ?? ''}">Approve</button></form>
+    <form method="post" action="/dashboard/approvals/${a.approval_id}/approve" class="inline" data-passkey>${csrfField(csrf)}<button type="submit" aria-label="Approve ${a.subject_type} of ${approvalTotal(a)} to ${a.recipient ?? ''}">Approve</button></form>
     <form method="post" action="/dashboard/approvals/${a.approval_id}/reject" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Reject ${a.subject_type} of ${approvalTotal(a)} to ${a.recipient ?? ''}">Reject</button></form>
   </div></td>
 </tr>`,
@@ -180,10 +182,11 @@ ${items.map(
 </tbody></table></div>`;
 }
 
-export function walletsPage(wallets: WalletItem[], pending: Approval[], alarms: SweepAlarm[], csrf: string, message: string | null, asks: { fundRequests: FundRequestItem[]; paylinks: PaylinkItem[] } = { fundRequests: [], paylinks: [] }): SafeHtml {
+export function walletsPage(wallets: WalletItem[], pending: Approval[], alarms: SweepAlarm[], csrf: string, message: string | null, asks: { fundRequests: FundRequestItem[]; paylinks: PaylinkItem[]; faucet?: boolean; /** The owner has no passkey: say what that risks. */ noPasskey?: boolean } = { fundRequests: [], paylinks: [] }): SafeHtml {
   const waiting = (n: number) => (n > 0 ? html`<a class="badge" href="#pending">${n} waiting</a>` : html`<span class="muted">—</span>`);
   return html`${sweepAlarm(alarms, csrf)}<h1>Your wallets</h1>
 ${notice(message)}
+${asks.noPasskey ? passkeyRisk() : ''}
 ${
   wallets.length === 0
     ? html`<p>You have no wallets yet. Open the claim URL your agent gave you to claim one.</p>`
@@ -196,7 +199,7 @@ ${
 }
 <h2 id="pending">Waiting for your approval</h2>
 ${pending.length === 0 ? (alarms.length === 0 ? html`<p class="muted">Nothing waits for you.</p>` : html`<p class="muted">No payment waits for you; the sweep above does.</p>`) : approvalRows(pending, csrf, true)}
-${fundRequestsSection(asks.fundRequests, csrf)}
+${fundRequestsSection(asks.fundRequests, csrf, asks.faucet ?? false)}
 ${paylinksSection(asks.paylinks)}`;
 }
 
@@ -309,6 +312,8 @@ export interface WalletPageData {
   recovery: RecoveryItem;
   csrf: string;
   message: string | null;
+  /** Whether the owner has a passkey: without one the page says what that risks; with one it offers the "allow the CLI once" forms. */
+  hasPasskey?: boolean;
 }
 
 /** What the dashboard knows of a wallet's recovery kit: whether one is enrolled, its fingerprint and date — never the kit. */
@@ -480,9 +485,11 @@ export interface TransactionDetail {
   error: string | null;
   created_at: string;
   completed_at: string | null;
+  /** The signed receipt of a completed transaction (receipt-views.ts transactionReceipt); null: none. */
+  receipt: TransactionReceipt | null;
 }
 
-/** One transaction as its owner checks it: money, parties, state on chain, and the rule that decided it. */
+/** One transaction as its owner checks it: money, parties, state on chain, the rule that decided it, and its signed receipt read out. */
 export function transactionPage(t: TransactionDetail): SafeHtml {
   const out = t.direction === 'out';
   const total = out ? t.amount + t.fee + t.setup_fee : t.amount;
@@ -516,8 +523,8 @@ export function transactionPage(t: TransactionDetail): SafeHtml {
       : null,
   )}
   ${row('Transaction id', html`<span class="mono">${t.transaction_id}</span>`)}
-  ${row('Receipt', t.status === 'completed' ? html`<a href="/dashboard/transactions/${t.transaction_id}/receipt.jws" download>Signed receipt (JWS)</a> <span class="muted">— verifiable with any JOSE library against /.well-known/agent-wallet/log-key</span>` : null)}
-</dl>`;
+</dl>
+${transactionReceiptSection(t.receipt, t.status)}`;
 }
 
 export function walletPage(d: WalletPageData): SafeHtml {
@@ -528,6 +535,7 @@ export function walletPage(d: WalletPageData): SafeHtml {
   return html`${alarm}<p><a href="/dashboard">← All wallets</a></p>
 <h1>${d.wallet.name} <span class="mono muted handle">@${d.wallet.username}</span></h1>
 ${notice(d.message)}
+${d.hasPasskey === false ? passkeyRisk() : ''}
 <section class="money" aria-label="Balance">
   <div>
     <p class="label">Balance</p>
@@ -570,7 +578,7 @@ ${
 <summary>Change guard rails</summary>
 <p class="hint">Stricter values apply at once. Looser values wait for the loosening delay in force, which keeps a stolen session from opening the wallet instantly. Now: ${delayWords(d.rails.rails.loosen_delay_hours, DEFAULT_LOOSEN_DELAY_HOURS)} Amounts are USDC and count amount + fees; leave a field empty for no limit.</p>
 ${errorList('The guard rails were not saved:', d.errors.map((e) => e.message))}
-<form method="post" action="/dashboard/wallets/${d.wallet.wallet_id}/rails" class="stack" novalidate>
+<form method="post" action="/dashboard/wallets/${d.wallet.wallet_id}/rails" class="stack" novalidate data-passkey>
   ${csrfField(d.csrf)}
   <fieldset><legend>Per payment</legend><div class="grid2">
     ${amountField('max_per_payment', 'Max per payment', f.max_per_payment, 'Above: rejected.', bad('max_per_payment'))}
@@ -620,7 +628,7 @@ ${errorList('The guard rails were not saved:', d.errors.map((e) => e.message))}
 </form>
 <details>
   <summary>Edit every rule as JSON (category caps, active hours, x402 hosts, withdrawal allowlist, valid until)</summary>
-  <form method="post" action="/dashboard/wallets/${d.wallet.wallet_id}/rails-json" class="stack" novalidate>
+  <form method="post" action="/dashboard/wallets/${d.wallet.wallet_id}/rails-json" class="stack" novalidate data-passkey>
     ${csrfField(d.csrf)}
     <div class="field">
       <label for="rails_json">Guard-rails document</label>
@@ -634,6 +642,7 @@ ${errorList('The guard rails were not saved:', d.errors.map((e) => e.message))}
 ${keysSection(d.wallet.wallet_id, d.exports, d.csrf)}
 
 ${recoverySection(d.wallet.wallet_id, d.recovery)}
+${d.hasPasskey ? allowCliSection(d.wallet.wallet_id, d.csrf) : ''}
 
 <h2 id="audit">Audit log</h2>
 ${
@@ -663,7 +672,7 @@ ${
 }
 <h2>Create a token</h2>
 ${errorList('The token was not created:', errors)}
-<form method="post" action="/dashboard/tokens" class="stack">
+<form method="post" action="/dashboard/tokens" class="stack" data-passkey>
   ${csrfField(csrf)}
   <div class="field">
     <label for="label">Label</label>
@@ -704,7 +713,7 @@ export function approvalConfirmPage(a: Approval & { wallet_name: string; wallet_
   <dt>Requested</dt><dd>${when(a.created_at)}</dd>
 </dl>
 <p>${decision === 'approved' ? `Approving lets the agent sign and send ${what}.` : `Rejecting stops ${what}; the agent is told.`} The link works once.</p>
-<form method="post" action="/approval/${token}" class="actions">
+<form method="post" action="/approval/${token}" class="actions"${decision === 'approved' ? new SafeHtml(' data-passkey') : ''}>
   ${csrfField(csrf)}
   <button type="submit"${decision === 'rejected' ? new SafeHtml(' class="danger"') : ''}>${verb} ${approvalTotal(a)}</button>
 </form>
@@ -825,8 +834,11 @@ export interface PaylinkItem {
   expires_at: string | null;
 }
 
-/** The agents' open fund requests: what, why, a fund page to pay from, and a Decline button. */
-export function fundRequestsSection(items: FundRequestItem[], csrf: string): SafeHtml {
+/**
+ * The agents' open fund requests: what, why, a fund page to pay from, on simnet a button that sends
+ * the amount from the simnet faucet, and Decline… (folded: a reason the agent is told, optional, and the button).
+ */
+export function fundRequestsSection(items: FundRequestItem[], csrf: string, faucet = false): SafeHtml {
   return html`<h2 id="fund-requests">Fund requests</h2>
 ${
   items.length === 0
@@ -834,12 +846,18 @@ ${
     : html`<div class="table-wrap"><table class="cards">
 <caption class="muted">${items.length} open</caption>
 <thead><tr><th scope="col">Wallet</th><th scope="col" class="num">Amount</th><th scope="col">The agent's reason</th><th scope="col">Since</th><th scope="col">Act</th></tr></thead>
-<tbody>${items.map(
-        (f) => html`<tr id="${f.fund_request_id}"><td data-label="Wallet"><a href="/dashboard/wallets/${f.wallet_id}">${f.wallet_name}</a></td><td data-label="Amount" class="num">${formatUsdc(f.amount)} USDC</td><td data-label="The agent's reason">${f.reason}</td><td data-label="Since">${when(f.created_at)}</td>
-<td data-label="Act"><div class="actions"><a class="button" href="/fund/${f.fund_request_id}">Fund</a><form method="post" action="/dashboard/fund-requests/${f.fund_request_id}/decline" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Decline the request of ${formatUsdc(f.amount)} USDC from ${f.wallet_name}">Decline</button></form></div></td></tr>`,
-      )}</tbody>
+<tbody>${items.map((f) => {
+        const what = `the request of ${formatUsdc(f.amount)} USDC from ${f.wallet_name}`;
+        return html`<tr id="${f.fund_request_id}"><td data-label="Wallet"><a href="/dashboard/wallets/${f.wallet_id}">${f.wallet_name}</a></td><td data-label="Amount" class="num">${formatUsdc(f.amount)} USDC</td><td data-label="The agent's reason">${f.reason}</td><td data-label="Since">${when(f.created_at)}</td>
+<td data-label="Act"><div class="actions"><a class="button" href="/fund/${f.fund_request_id}">Fund</a>${
+          faucet
+            ? html`<form method="post" action="/dashboard/fund-requests/${f.fund_request_id}/faucet" class="inline">${csrfField(csrf)}<button type="submit" aria-label="Send ${formatUsdc(f.amount)} USDC from the simnet faucet to ${f.wallet_name}">Send from the simnet faucet</button></form>`
+            : ''
+        }</div>
+<details class="decline"><summary>Decline…</summary><form method="post" action="/dashboard/fund-requests/${f.fund_request_id}/decline" class="field">${csrfField(csrf)}<label for="reason-${f.fund_request_id}">Reason for declining <span class="muted">(optional; the agent reads it)</span></label><input type="text" id="reason-${f.fund_request_id}" name="reason" maxlength="200" autocomplete="off"><div><button type="submit" class="secondary" aria-label="Decline ${what}">Decline</button></div></form></details></td></tr>`;
+      })}</tbody>
 </table></div>
-<p class="hint">Fund opens the deposit address and QR code; a deposit that covers the request fulfils it by itself. Declining tells the agent.</p>`
+<p class="hint">Fund opens the deposit address and QR code; a deposit that covers the request fulfils it by itself${faucet ? ' (the simnet faucet sends such a deposit)' : ''}. Decline… asks for an optional reason; declining tells the agent, with your reason if you give one.</p>`
 }`;
 }
 

@@ -1,6 +1,7 @@
 /**
  * The owner's commands for what the owner API has: `owner rotate-key WALLET` (and how the agent
- * gets the new key), `owner fund-requests [WALLET]`; a sweep's words name rotate-key. The real
+ * gets the new key), `owner fund-requests [WALLET]` and `owner fund-requests decline FR --reason`;
+ * a sweep's words name rotate-key. The real
  * entry in a child process, against a stub owner API that records what it was asked.
  */
 import { afterAll, describe, expect, test } from 'bun:test';
@@ -29,7 +30,8 @@ const stub = Bun.serve({
   fetch: async (req) => {
     const body = (await req.json()) as Record<string, unknown>;
     calls.push({ auth: req.headers.get('authorization'), body });
-    const data = ANSWERS[String(body.action)];
+    // resolve_fund_request answers with what it was asked (the decline's reason, when given).
+    const data = body.action === 'resolve_fund_request' ? { fund_request_id: body.fund_request_id, wallet_id: 'wal_1', amount: 50, status: body.decision, ...(body.reason ? { decline_reason: body.reason } : {}) } : ANSWERS[String(body.action)];
     return Response.json(data ? { success: true, data } : { success: false, error: { code: 'NOT_FOUND', message: String(body.action), how_to_fix: '' } });
   },
 });
@@ -73,5 +75,28 @@ describe('owner fund-requests', () => {
     const one = await owner('fund-requests', 'wal_1', '--status', 'open', '--limit', '5', '--json');
     expect(one.json.items[0].fund_request_id).toBe('fr_1');
     expect(calls.map((c) => c.body)).toEqual([{ action: 'fund_requests' }, { action: 'fund_requests', wallet_id: 'wal_1', status: 'open', limit: 5 }]);
+  });
+
+  test('decline FR_ID --reason TEXT declines with the reason (resolve_fund_request); without --reason it declines without one; the list still works beside it', async () => {
+    calls.length = 0;
+    const res = await owner('fund-requests', 'decline', 'fr_1', '--reason', 'Use the credits you have first');
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('Declined fund request fr_1 of 50 USDC (wallet wal_1) with your reason: Use the credits you have first.');
+    const bare = await owner('fund-requests', 'decline', 'fr_1', '--json');
+    expect(bare.code).toBe(0);
+    expect(bare.json).toMatchObject({ fund_request_id: 'fr_1', status: 'declined' });
+    expect((await owner('fund-requests', 'wal_1')).code).toBe(0);
+    expect(calls.map((c) => c.body)).toEqual([
+      { action: 'resolve_fund_request', fund_request_id: 'fr_1', decision: 'declined', reason: 'Use the credits you have first' },
+      { action: 'resolve_fund_request', fund_request_id: 'fr_1', decision: 'declined' },
+      { action: 'fund_requests', wallet_id: 'wal_1' },
+    ]);
+  });
+
+  test('decline without the request id is bad usage (exit 2) and asks nothing', async () => {
+    calls.length = 0;
+    const res = await owner('fund-requests', 'decline', '--reason', 'no');
+    expect(res.code).toBe(2);
+    expect(calls).toEqual([]);
   });
 });

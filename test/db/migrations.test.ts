@@ -59,7 +59,7 @@ describe('migrations', () => {
     const migrated = openDatabase(path, { network: 'simnet' });
     try {
       expect((await migrated.get<{ user_version: bigint }>('PRAGMA user_version'))?.user_version).toBe(BigInt(SCHEMA_VERSION));
-      expect(SCHEMA_VERSION).toBe(19);
+      expect(SCHEMA_VERSION).toBe(20);
       // Schema 11: a sent purchase whose outcome is not on chain yet is pending.
       expect(await migrated.all('SELECT fetch_id, status, amount FROM x402_purchases')).toEqual([{ fetch_id: 'x402_old', status: 'pending', amount: 10000n }]);
       const row = (await migrated.get<Record<string, unknown>>('SELECT * FROM payment_requests'))!;

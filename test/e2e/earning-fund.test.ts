@@ -2,7 +2,9 @@
  * Fund requests end to end on simnet: request_funds (idempotent) mails the owner a fund page; the
  * page (plain HTTP GET) shows the deposit address and a Solana Pay QR code; its simnet faucet
  * button deposits; the deposit watcher records the deposit and fulfils the request with its event.
- * The owner lists and declines requests on the owner API.
+ * The owner lists and declines requests on the owner API (with a reason the agent reads), and on
+ * the dashboard, signed in over real HTTP, sends a request's amount from the simnet faucet: the
+ * deposit watch fulfils it as any covering deposit (refused on any other network).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type ApiClient } from '../../src/client/api.ts';
@@ -152,5 +154,128 @@ describe('fund requests', () => {
     expect(events.items[0].data).toMatchObject({ fund_request_id: req.fund_request_id, by: 'owner' });
     expect((await errorOf(agent.api.call('bot', 'request_funds', { amount: 0, reason: 'x' }))).errorCode).toBe('VALIDATION_ERROR');
     expect((await fetch(`${origin}/fund/fr_00000000000000000000000000`)).status).toBe(404);
+  });
+});
+
+/** A browser without JavaScript over real HTTP: keeps cookies, reads a page's CSRF field. */
+class Browser {
+  readonly jar = new Map<string, string>();
+  async request(path: string, form?: Record<string, string>): Promise<{ status: number; location: string | null; text: string }> {
+    const headers: Record<string, string> = {};
+    if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const res = await fetch(new URL(path, origin), { method: form ? 'POST' : 'GET', redirect: 'manual', headers, body: form ? new URLSearchParams(form).toString() : undefined });
+    for (const c of res.headers.getSetCookie()) {
+      const [name, value] = c.split(';')[0]!.split('=') as [string, string];
+      if (value === '') this.jar.delete(name);
+      else this.jar.set(name, value);
+    }
+    return { status: res.status, location: res.headers.get('location'), text: await res.text() };
+  }
+  static csrf(page: string): string {
+    return /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+  }
+}
+
+/** The owner signs in as a person does: the sign-in form, the mailed link, its one button. */
+async function signIn(email: string): Promise<Browser> {
+  const b = new Browser();
+  const form = await b.request('/login');
+  expect((await b.request('/login', { csrf: Browser.csrf(form.text), email })).status).toBe(200);
+  const mail = (await listMail(world.services.db, 50)).find((m) => m.kind === 'login' && m.to_addr === email)!;
+  const link = new URL((JSON.parse(mail.links) as { url: string }[])[0]!.url).pathname;
+  const confirm = await b.request(link);
+  expect((await b.request(link, { csrf: Browser.csrf(confirm.text) })).status).toBe(303);
+  return b;
+}
+
+describe('the owner declines with a reason', () => {
+  test('resolve_fund_request {decision: "declined", reason}: trimmed, in the response, the agent\'s event and the audit log (as a sentence on the wallet page); refused with "fulfilled", blank or over 200 characters', async () => {
+    const asker = await world.agent('Reason Asker', { claimBy: 'researcher@example.com' });
+    const req = await asker.api.call<any>('bot', 'request_funds', { amount: '40', reason: 'a bigger GPU' });
+    const refused = async (params: Record<string, unknown>) => (await errorOf(owner.call('owner', 'resolve_fund_request', { fund_request_id: req.fund_request_id, ...params }))).errorCode;
+    expect(await refused({ decision: 'fulfilled', reason: 'thanks' })).toBe('VALIDATION_ERROR');
+    expect(await refused({ decision: 'declined', reason: '   ' })).toBe('VALIDATION_ERROR');
+    expect(await refused({ decision: 'declined', reason: 'x'.repeat(201) })).toBe('VALIDATION_ERROR');
+    expect(await refused({ decision: 'declined', reason: 'two\nlines' })).toBe('VALIDATION_ERROR');
+    expect((await asker.api.call<any>('bot', 'list_fund_requests', {})).items[0].status).toBe('open');
+
+    const declined = await owner.call<any>('owner', 'resolve_fund_request', { fund_request_id: req.fund_request_id, decision: 'declined', reason: '  Use the credits you have first  ' });
+    expect(declined).toMatchObject({ status: 'declined', decline_reason: 'Use the credits you have first' });
+    const [event] = (await asker.api.call<any>('bot', 'events', { types: ['fund_request.declined'] })).items;
+    expect(event.data).toEqual({ fund_request_id: req.fund_request_id, amount: 40, reason: 'Use the credits you have first', by: 'owner' });
+    const [entry] = (await owner.call<any>('owner', 'audit_log', { wallet_id: asker.walletId })).items;
+    expect(entry).toMatchObject({ kind: 'fund_request.declined', actor: expect.stringMatching(/^owner:\S+ via api$/), data: { fund_request_id: req.fund_request_id, amount: 40, reason: 'Use the credits you have first', requested_for: 'a bigger GPU' } });
+
+    const b = await signIn('researcher@example.com');
+    const page = await b.request(`/dashboard/wallets/${asker.walletId}`);
+    expect(page.text).toContain("The owner (researcher@example.com) declined the agent&#39;s request for 40 USDC (a bigger GPU) through the owner API: Use the credits you have first");
+  });
+});
+
+describe('the dashboard sends a fund request from the simnet faucet', () => {
+  test('on simnet the open request\'s row offers the faucet (CSRF checked); pressed, the amount lands in the wallet and the deposit watch fulfils the request as any deposit', async () => {
+    const asker = await world.agent('Faucet Asker', { claimBy: 'researcher@example.com' });
+    const req = await asker.api.call<any>('bot', 'request_funds', { amount: '7.25', reason: 'search credits' });
+    const b = await signIn('researcher@example.com');
+    const home = await b.request('/dashboard');
+    const row = home.text.slice(home.text.indexOf(`<tr id="${req.fund_request_id}">`));
+    expect(row).toContain(`<form method="post" action="/dashboard/fund-requests/${req.fund_request_id}/faucet" class="inline">`);
+    expect(row).toContain('>Send from the simnet faucet</button>');
+
+    expect((await b.request(`/dashboard/fund-requests/${req.fund_request_id}/faucet`, { csrf: 'A'.repeat(43) })).status).toBe(403);
+    expect(await world.balance(asker.address)).toBe(0n);
+    const pressed = await b.request(`/dashboard/fund-requests/${req.fund_request_id}/faucet`, { csrf: Browser.csrf(home.text) });
+    expect(pressed.status).toBe(303);
+    expect(pressed.location).toBe('/dashboard?done=fund_faucet#fund-requests');
+    expect(await world.balance(asker.address)).toBe(7_250_000n);
+    expect((await b.request('/dashboard?done=fund_faucet')).text).toContain('Test USDC sent from the simnet faucet.');
+
+    // Fulfilled by the deposit watch, not by the button: the deposit is recorded and covers it.
+    expect((await asker.api.call<any>('bot', 'list_fund_requests', {})).items[0].status).toBe('open');
+    expect(await scanDeposits(world.services)).toBeGreaterThanOrEqual(1);
+    const deposit = (await asker.api.call<any>('bot', 'transactions', { type: 'deposit' })).items[0];
+    expect(deposit).toMatchObject({ amount: 7.25, status: 'completed' });
+    expect((await asker.api.call<any>('bot', 'list_fund_requests', {})).items[0]).toMatchObject({ status: 'fulfilled', resolved_by: 'deposit', transaction_id: deposit.transaction_id });
+    const events = await asker.api.call<any>('bot', 'events', { types: ['fund_request.fulfilled'] });
+    expect(events.items[0].data).toMatchObject({ fund_request_id: req.fund_request_id, by: 'deposit', transaction_id: deposit.transaction_id });
+    expect((await b.request('/dashboard')).text).not.toContain(`<tr id="${req.fund_request_id}">`);
+
+    // Pressed again once fulfilled: nothing more is sent.
+    await b.request(`/dashboard/fund-requests/${req.fund_request_id}/faucet`, { csrf: Browser.csrf(home.text) });
+    expect(await world.balance(asker.address)).toBe(7_250_000n);
+  });
+
+  test("another owner's fund request is unknown to the faucet (404, nothing sent)", async () => {
+    const asker = await world.agent('Faucet Stranger', { claimBy: 'researcher@example.com' });
+    const req = await asker.api.call<any>('bot', 'request_funds', { amount: '3', reason: 'x' });
+    await world.agent('Other Agent', { claimBy: 'other-owner@example.com' });
+    const other = await signIn('other-owner@example.com');
+    const home = await other.request('/dashboard');
+    expect(home.text).not.toContain(req.fund_request_id);
+    expect((await other.request(`/dashboard/fund-requests/${req.fund_request_id}/faucet`, { csrf: Browser.csrf(home.text) })).status).toBe(404);
+    expect(await world.balance(asker.address)).toBe(0n);
+  });
+
+  test('on any other network the row has no faucet button and the route is refused (404 page), nothing sent', async () => {
+    const asker = await world.agent('Devnet Asker', { claimBy: 'researcher@example.com' });
+    const req = await asker.api.call<any>('bot', 'request_funds', { amount: '5', reason: 'x' });
+    const b = await signIn('researcher@example.com');
+    const solana = world.services.config.solana as { network: string };
+    const network = solana.network;
+    solana.network = 'devnet';
+    try {
+      const home = await b.request('/dashboard');
+      expect(home.text).toContain(`<tr id="${req.fund_request_id}">`);
+      expect(home.text).not.toContain('/faucet"');
+      expect(home.text).not.toContain('Send from the simnet faucet');
+      const res = await b.request(`/dashboard/fund-requests/${req.fund_request_id}/faucet`, { csrf: Browser.csrf(home.text) });
+      expect(res.status).toBe(404);
+      expect(res.text).toContain('No faucet here');
+    } finally {
+      solana.network = network;
+    }
+    expect(await world.balance(asker.address)).toBe(0n);
+    expect((await asker.api.call<any>('bot', 'list_fund_requests', {})).items[0].status).toBe('open');
   });
 });

@@ -1,8 +1,8 @@
 /**
  * The owner sees the money at a glance (issue 43, the owner's pages): budget bars and a 30-day
  * chart on the wallet page, computed by the guard rails' own windows; approvals that say why and
- * write amount + fee = total one way; the agents' open fund requests (with Decline) and paylinks
- * on dashboard home. Real app over a real in-memory ledger, through app.handle like a browser
+ * write amount + fee = total one way; the agents' open fund requests (with Decline and a reason the
+ * agent reads) and paylinks on dashboard home. Real app over a real in-memory ledger, through app.handle like a browser
  * without JavaScript.
  */
 import { describe, expect, test } from 'bun:test';
@@ -289,6 +289,46 @@ describe('dashboard home: the agents\' fund requests and paylinks', () => {
     expect(after.text).toContain('Fund request declined. The agent is told.');
     expect(after.text).not.toContain(`<tr id="${id}">`);
     expect(after.text).toContain('No agent asks for money.');
+  });
+
+  test('Decline takes an optional reason beside the button: the agent reads it in its event, the audit log keeps it and the wallet page says it; too long a reason is refused and nothing changes', async () => {
+    const w = ownerWorld();
+    const { b, wallet } = await claimedInBrowser(w, 'reasons@example.com', 'Crawler');
+    const id = await withAsks(w, wallet.walletId);
+    const home = await b.request('/dashboard');
+    const row = home.text.slice(home.text.indexOf(`<tr id="${id}">`));
+    expect(row).toContain(`<details class="decline"><summary>Decline…</summary><form method="post" action="/dashboard/fund-requests/${id}/decline" class="field">`);
+    expect(row).toContain(`<label for="reason-${id}">Reason for declining <span class="muted">(optional; the agent reads it)</span></label><input type="text" id="reason-${id}" name="reason" maxlength="200"`);
+    // Not on simnet with a faucet here: no faucet button.
+    expect(row.slice(0, row.indexOf('</tr>'))).not.toContain('simnet faucet');
+
+    const tooLong = await b.request(`/dashboard/fund-requests/${id}/decline`, { csrf: Browser.csrf(home.text), reason: 'x'.repeat(201) });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.text).toContain('/reason: must be at most 200 characters');
+    expect((await getFundRequest(w.services.db, id))!.status).toBe('open');
+
+    const res = await b.request(`/dashboard/fund-requests/${id}/decline`, { csrf: Browser.csrf(home.text), reason: '  Use the crawl budget you have  ' });
+    expect(res.location).toBe('/dashboard?done=fund_declined#fund-requests');
+    expect((await getFundRequest(w.services.db, id))!.status).toBe('declined');
+    const event = await w.services.db.get<{ data: string }>('SELECT data FROM events WHERE wallet_id = ? AND type = ?', wallet.walletId, 'fund_request.declined');
+    expect(JSON.parse(event!.data)).toEqual({ fund_request_id: id, amount: 50, reason: 'Use the crawl budget you have', by: 'owner' });
+    const audit = await w.services.db.get<{ actor: string; data: string }>('SELECT actor, data FROM audit_log WHERE wallet_id = ? AND kind = ?', wallet.walletId, 'fund_request.declined');
+    expect(audit!.actor).toMatch(/ via dashboard$/);
+    expect(JSON.parse(audit!.data)).toMatchObject({ reason: 'Use the crawl budget you have', requested_for: 'Out of credits for the crawl' });
+    const page = await b.request(`/dashboard/wallets/${wallet.walletId}`);
+    expect(page.text).toContain('The owner (reasons@example.com) declined the agent&#39;s request for 50 USDC (Out of credits for the crawl) from the dashboard: Use the crawl budget you have</li>');
+  });
+
+  test('Decline with the reason field left empty declines without a reason (none in the event)', async () => {
+    const w = ownerWorld();
+    const { b, wallet } = await claimedInBrowser(w, 'noreason@example.com');
+    const id = await withAsks(w, wallet.walletId);
+    const home = await b.request('/dashboard');
+    expect((await b.request(`/dashboard/fund-requests/${id}/decline`, { csrf: Browser.csrf(home.text), reason: '   ' })).status).toBe(303);
+    const event = await w.services.db.get<{ data: string }>('SELECT data FROM events WHERE wallet_id = ? AND type = ?', wallet.walletId, 'fund_request.declined');
+    expect(JSON.parse(event!.data)).toEqual({ fund_request_id: id, amount: 50, by: 'owner' });
+    const page = await b.request(`/dashboard/wallets/${wallet.walletId}`);
+    expect(page.text).toContain('The owner (noreason@example.com) declined the agent&#39;s request for 50 USDC (Out of credits for the crawl) from the dashboard</li>');
   });
 
   test("another owner's fund request cannot be declined from the dashboard (404, unchanged)", async () => {

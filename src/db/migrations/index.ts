@@ -22,5 +22,6 @@ import saleNetworkCosts from './0015_sale_network_costs.sql' with { type: 'text'
 import fundRequestAfter from './0016_fund_request_after.sql' with { type: 'text' };
 import refreshCustody from './0017_refresh_custody.sql' with { type: 'text' };
 import settledOut from './0018_settled_out.sql' with { type: 'text' };
+import ownerPasskeys from './0019_owner_passkeys.sql' with { type: 'text' };
 
-export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved, keyRefreshes, recoverySweeps, x402Pending, x402SignIns, x402Sales, decisionLog, saleFees, saleNetworkCosts, fundRequestAfter, refreshCustody, settledOut];
+export const MIGRATIONS: readonly string[] = [merchantPaylinks, walletSpend, priorityFee, tokenWatch, holderIndexes, recoveryEnrollments, watchMoved, keyRefreshes, recoverySweeps, x402Pending, x402SignIns, x402Sales, decisionLog, saleFees, saleNetworkCosts, fundRequestAfter, refreshCustody, settledOut, ownerPasskeys];

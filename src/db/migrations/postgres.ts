@@ -6,15 +6,17 @@
  * to move a ledger past a version that has no body.
  */
 import settledOut from './0018_settled_out.pg.sql' with { type: 'text' };
+import ownerPasskeys from './0019_owner_passkeys.pg.sql' with { type: 'text' };
 
-export const PG_MIGRATIONS: Readonly<Record<number, string>> = { 19: settledOut };
+export const PG_MIGRATIONS: Readonly<Record<number, string>> = { 19: settledOut, 20: ownerPasskeys };
 
 /**
  * Migrations that leave the ledger usable by the release before them — they only add (a column
  * with a default, a table, an index, a trigger that keeps the addition right) — so a rolling
  * upgrade keeps the older nodes serving while the first new one has moved the ledger on. A
  * migration not listed (one that renames, drops or changes a meaning) stops them: their /readyz
- * says so and their restart is refused until they run the new release.
+ * says so and their restart is refused until they run the new release. 20 adds only tables, but a
+ * release before it would let a mail link decide for an owner who has a passkey, so it stops them.
  */
 export const COMPATIBLE_WITH_PREVIOUS: ReadonlySet<number> = new Set([19]);
 
