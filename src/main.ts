@@ -2,6 +2,10 @@
  * Entry point: argv → subcommand (src/cli/program.ts), nothing else. Exports nothing (a
  * `--bytecode` compiled entry that exports crashes at start).
  */
+// First: @simplewebauthn/server's certificate code (@peculiar/x509 → tsyringe) needs the Reflect
+// metadata polyfill loaded before it, and a bundle evaluates its modules in another order than Bun
+// does from source, so the entry loads it before anything else.
+import 'reflect-metadata';
 import { ConfigError } from './config.ts';
 import { DatabaseOpenError } from './db/open.ts';
 import { SecretFileError } from './secret-files.ts';

@@ -14,7 +14,7 @@
  * AW_UPDATE_SCREENSHOTS=1, else a temp dir).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
@@ -23,6 +23,7 @@ import { listMail, type MailLink } from '../../src/db/mail.ts';
 import { decisionOfRow } from '../../src/domain/owner-decision.ts';
 import { checkAssertion, evidenceOf, type PasskeyKey } from '../../src/domain/passkey-assertion.ts';
 import { startWorld, type World } from '../helpers/world.ts';
+import { runCli } from '../helpers/daemon.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
@@ -226,6 +227,22 @@ test.skipIf(!haveChromium)(
     expect(await checkAssertion(evidence, decisionOfRow(agent.walletId, approved.kind, approved.data)!, key)).toMatchObject({ ok: true });
     const changed = decisionOfRow(agent.walletId, approved.kind, { ...approved.data, amount: String(Number(approved.data.amount) + 1) })!;
     expect(await checkAssertion(evidence, changed, key)).toMatchObject({ ok: false });
+    // The real CLI: verify-log checks the export against the daemon's published key and the owner's signatures; the row with its amount changed fails.
+    const exported = join(mkdtempSync(join(tmpdir(), 'aw-passkey-log-')), 'log.jsonl');
+    writeFileSync(exported, await (await page.request.get(`${origin}/dashboard/wallets/${agent.walletId}/decision-log.jsonl`)).text());
+    const keyUrl = `${origin}/.well-known/agent-wallet/log-key`;
+    const verified = await runCli(['owner', 'verify-log', exported, '--key', keyUrl, '--json']);
+    expect(verified.code).toBe(0);
+    expect((verified.json as any).owner_signatures.ok).toBe(true);
+    expect((verified.json as any).owner_signatures.signed_decisions).toBeGreaterThanOrEqual(1);
+    const lines = readFileSync(exported, 'utf8').split('\n');
+    const at = lines.findIndex((l) => l.includes('"approval.approved"') && l.includes(waiting.approval_id));
+    const logRow = JSON.parse(lines[at]!);
+    lines[at] = JSON.stringify({ ...logRow, data: { ...logRow.data, amount: String(Number(logRow.data.amount) + 1) } });
+    writeFileSync(exported, lines.join('\n'));
+    const tampered = await runCli(['owner', 'verify-log', exported, '--key', keyUrl, '--json']);
+    expect(tampered.code).toBe(1);
+    expect((tampered.json as any).first_bad.seq).toBe(logRow.seq);
     const sentence = await page.goto(`${origin}/dashboard/wallets/${agent.walletId}`).then(() => page.locator('#audit ~ ul.audit').innerText());
     expect(sentence).toContain('signed with passkey “Laptop”');
 

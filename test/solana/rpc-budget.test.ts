@@ -1,5 +1,6 @@
 /** The shared RPC request budget: a rolling window, agent calls first, deadlines. */
-import { describe, expect, test } from 'bun:test';
+import { describe, expect, jest, test } from 'bun:test';
+import { RateLimiter } from '../../src/simnet/rate-limit.ts';
 import { RpcBudget, RpcBudgetExceeded } from '../../src/solana/rpc-budget.ts';
 import { inBackground, currentPriority } from '../../src/solana/rpc-priority.ts';
 
@@ -21,6 +22,36 @@ describe('RpcBudget', () => {
     for (let i = 10; i < starts.length; i++) expect(starts[i]! - starts[i - 10]!).toBeGreaterThanOrEqual(999);
     // 25 calls at 10/s: the last starts after two full windows, not much later.
     expect(starts.at(-1)! - starts[0]!).toBeLessThan(2_500);
+  });
+
+  test('what it lets out, delivered up to 50 ms late, a provider limiting to rps calls in any rolling second never refuses (time driven, no load)', async () => {
+    // The clock and the timers are the test's: the budget's decisions do not depend on how busy
+    // the machine is. Its window has 50 ms of slack for delivery; the provider (simnet's own
+    // limiter, fed the arrival times) is as strict as the budget's rps, stricter than any a
+    // daemon would be configured under (e2e/provider.test.ts: 4 against a 5/s provider).
+    jest.useFakeTimers();
+    try {
+      let t = 0;
+      const budget = new RpcBudget(4, () => t);
+      const grants: number[] = [];
+      const ask = (n: number) => Array.from({ length: n }, (_, i) => budget.take(t + 60_000, i % 3 === 0 ? 'background' : 'agent').then(() => grants.push(t)));
+      const asked = [...ask(30)];
+      for (; grants.length < 50; t++) {
+        // A second wave arrives while the first still waits; at most rps calls ever go out per window.
+        if (t === 2_500) asked.push(...ask(20));
+        jest.advanceTimersByTime(1);
+        for (let i = 0; i < 4; i++) await Promise.resolve();
+      }
+      await Promise.all(asked);
+      const provider = new RateLimiter(4);
+      // Each call reaches the provider 0–50 ms after it went out, not necessarily in order.
+      const arrivals = grants.map((g, i) => g + ((i * 37) % 51)).sort((a, b) => a - b);
+      expect(arrivals.filter((a) => !provider.admit(1, a))).toEqual([]);
+      // And the budget is used, not starved: 50 calls at 4 per 1.05 s take about 12 windows.
+      expect(grants.at(-1)!).toBeLessThan(13 * 1_050);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   test('agent calls waiting for room go before background calls that queued earlier', async () => {
