@@ -79,13 +79,13 @@ function requireRp(services: Services) {
 export function passkeyRequired(via: Via, decision: OwnerDecision, why?: string): AppError {
   const what = decisionWords(decision);
   if (via === 'api') {
-    return new AppError('UNAUTHORIZED', `To ${what} needs your passkey: an owner API token can read, export and tighten, not approve or loosen.`, {
+    return new AppError('UNAUTHORIZED', `Your passkey is needed to ${what}: an owner API token can read, export and tighten, not approve or loosen.`, {
       status: 403,
       howToFix: "Do it on the dashboard, where your passkey signs it (for the CLI's recovery commands: sign the step on the wallet's dashboard page first; it is then allowed once for 10 minutes).",
       details: { reason: 'passkey_required' },
     });
   }
-  return new AppError('UNAUTHORIZED', `To ${what} needs your passkey${why ? `: ${why}` : ''}.`, {
+  return new AppError('UNAUTHORIZED', `Your passkey is needed to ${what}${why ? `: ${why}` : ''}.`, {
     status: 403,
     howToFix: 'Press the button again and confirm with your passkey when the browser asks; a mailed link alone cannot decide this once you have a passkey.',
     details: { reason: 'passkey_required' },

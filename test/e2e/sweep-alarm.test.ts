@@ -78,7 +78,8 @@ async function walletWithKit(name: string, usdc: bigint) {
 }
 
 /** Where the pages are (the daemon's URL is its API's, /v1). */
-const origin = () => new URL(daemon.url).origin;
+// The pages' origin: the daemon's links name localhost (src/daemon/services.ts), where the owner's session cookie lives.
+const origin = () => new URL(daemon.url).origin.replace('//127.0.0.1:', '//localhost:');
 /** axe-core finds no accessibility violation on the page (the banner's contrast and landmarks included). */
 async function accessible(page: Page): Promise<void> {
   await page.addScriptTag({ path: AXE });
