@@ -49,7 +49,7 @@ export const OWNER_WALLET_COMMANDS: Record<string, Command> = {
     const { flags, positional } = commandFlags(ctx, { status: 'string', limit: 'string', offset: 'string' });
     const params = { wallet_id: positional[0], status: flags.status, limit: intFlag('limit', flags.limit), offset: intFlag('offset', flags.offset) };
     const data = await ownerApi(ctx).call('owner', 'fund_requests', JSON.parse(JSON.stringify(params)));
-    printData(ctx, data, undefined, ['created_at', 'fund_request_id', 'wallet_name', 'wallet_id', 'status', 'amount', 'reason', 'fund_url']);
+    printData(ctx, data, undefined, ['created_at', 'fund_request_id', 'wallet_name', 'wallet_id', 'status', 'amount', 'reason', 'decline_reason', 'fund_url']);
     return EXIT.ok;
   },
 

@@ -23,6 +23,8 @@ export interface FundRequestRow {
   after_slot: bigint | null;
   /** 1 once the deposit watch handled `after_signature` or a later slot's transaction: a deposit it records from then on landed after the request. */
   armed: bigint;
+  /** The owner's reason for declining it, if they gave one. */
+  decline_reason: string | null;
 }
 
 export async function insertFundRequest(db: Store, f: { fund_request_id: string; wallet_id: string; amount: bigint; reason: string; after_signature: string | null; after_slot: bigint | null; armed: boolean; now: number }): Promise<void> {
@@ -111,9 +113,9 @@ export async function armFundRequestsBefore(db: Store, walletId: string, slot: b
 }
 
 /** open → fulfilled | declined, once; false when it was no longer open. */
-export async function resolveFundRequest(db: Store, id: string, to: 'fulfilled' | 'declined', by: string, transactionId: string | null, now: number): Promise<boolean> {
+export async function resolveFundRequest(db: Store, id: string, to: 'fulfilled' | 'declined', by: string, transactionId: string | null, now: number, declineReason: string | null = null): Promise<boolean> {
   return (
     (await db
-      .run("UPDATE fund_requests SET status = ?, resolved_by = ?, transaction_id = ?, resolved_at = ?, updated_at = ? WHERE fund_request_id = ? AND status = 'open'", to, by, transactionId, now, now, id)).changes === 1
+      .run("UPDATE fund_requests SET status = ?, resolved_by = ?, transaction_id = ?, resolved_at = ?, updated_at = ?, decline_reason = ? WHERE fund_request_id = ? AND status = 'open'", to, by, transactionId, now, now, declineReason, id)).changes === 1
   );
 }

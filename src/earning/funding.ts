@@ -54,6 +54,7 @@ export async function fundRequestView(services: Services, row: FundRequestRow) {
     fund_url: fundUrl(services, row.fund_request_id),
     deposit_address: wallet?.address ?? null,
     resolved_by: row.resolved_by,
+    decline_reason: row.decline_reason ?? null,
     transaction_id: row.transaction_id,
     created_at: iso(row.created_at),
     resolved_at: iso(row.resolved_at),
@@ -146,7 +147,7 @@ export async function resolveAsOwner(services: Services, ownerId: string, id: st
     .transaction(async () => {
       const row = await ownerFundRequest(services.db, ownerId, id);
       if (!row) return 'not_found' as const;
-      if (!(await resolveFundRequest(services.db, id, decision, actor, null, now))) return 'refused' as const;
+      if (!(await resolveFundRequest(services.db, id, decision, actor, null, now, reason))) return 'refused' as const;
       const data = { fund_request_id: id, amount: toUsdcNumber(row.amount), ...(reason === null ? {} : { reason }) };
       await appendAudit(services.db, { walletId: row.wallet_id, actor, kind: `fund_request.${decision}`, data: { ...data, requested_for: row.reason }, now });
       await appendEvent(services.db, { walletId: row.wallet_id, type: `fund_request.${decision}`, data: { ...data, by: 'owner' }, now });
@@ -157,7 +158,7 @@ export async function resolveAsOwner(services: Services, ownerId: string, id: st
   if (outcome === 'refused') {
     throw new AppError('INVALID_STATUS', `The fund request is already ${row.status}.`, { howToFix: 'List open requests with fund_requests {status: "open"}.', details: { status: row.status } });
   }
-  return { ...(await fundRequestView(services, row)), ...(reason === null ? {} : { decline_reason: reason }) };
+  return await fundRequestView(services, row);
 }
 
 /** Statuses a fund request can have (for list filters). */

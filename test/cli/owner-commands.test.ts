@@ -91,7 +91,7 @@ describe('owner fund-requests', () => {
       { action: 'resolve_fund_request', fund_request_id: 'fr_1', decision: 'declined' },
       { action: 'fund_requests', wallet_id: 'wal_1' },
     ]);
-  });
+  }, 30_000); // three CLI processes in a row: more than 5 s on a loaded 2-core machine
 
   test('decline without the request id is bad usage (exit 2) and asks nothing', async () => {
     calls.length = 0;

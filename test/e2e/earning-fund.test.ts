@@ -190,7 +190,7 @@ async function signIn(email: string): Promise<Browser> {
 }
 
 describe('the owner declines with a reason', () => {
-  test('resolve_fund_request {decision: "declined", reason}: trimmed, in the response, the agent\'s event and the audit log (as a sentence on the wallet page); refused with "fulfilled", blank or over 200 characters', async () => {
+  test('resolve_fund_request {decision: "declined", reason}: trimmed, in the response, both lists, the agent\'s event and the audit log (as a sentence on the wallet page); refused with "fulfilled", blank or over 200 characters', async () => {
     const asker = await world.agent('Reason Asker', { claimBy: 'researcher@example.com' });
     const req = await asker.api.call<any>('bot', 'request_funds', { amount: '40', reason: 'a bigger GPU' });
     const refused = async (params: Record<string, unknown>) => (await errorOf(owner.call('owner', 'resolve_fund_request', { fund_request_id: req.fund_request_id, ...params }))).errorCode;
@@ -202,6 +202,9 @@ describe('the owner declines with a reason', () => {
 
     const declined = await owner.call<any>('owner', 'resolve_fund_request', { fund_request_id: req.fund_request_id, decision: 'declined', reason: '  Use the credits you have first  ' });
     expect(declined).toMatchObject({ status: 'declined', decline_reason: 'Use the credits you have first' });
+    // Kept with the request: the agent's list and the owner's list show it.
+    expect((await asker.api.call<any>('bot', 'list_fund_requests', {})).items[0]).toMatchObject({ status: 'declined', decline_reason: 'Use the credits you have first' });
+    expect((await owner.call<any>('owner', 'fund_requests', { wallet_id: asker.walletId })).items[0]).toMatchObject({ status: 'declined', decline_reason: 'Use the credits you have first' });
     const [event] = (await asker.api.call<any>('bot', 'events', { types: ['fund_request.declined'] })).items;
     expect(event.data).toEqual({ fund_request_id: req.fund_request_id, amount: 40, reason: 'Use the credits you have first', by: 'owner' });
     const [entry] = (await owner.call<any>('owner', 'audit_log', { wallet_id: asker.walletId })).items;

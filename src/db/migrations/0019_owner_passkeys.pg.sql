@@ -52,3 +52,5 @@ CREATE TABLE passkey_resets (
 CREATE INDEX passkey_resets_owner ON passkey_resets(owner_id);
 -- The owner's assertion over an approval (JSON), re-checked before the daemon co-signs what it approves.
 ALTER TABLE approvals ADD COLUMN evidence TEXT;
+-- The owner's reason for declining a fund request (issue 43), shown wherever the request is listed.
+ALTER TABLE fund_requests ADD COLUMN decline_reason TEXT;
