@@ -36,6 +36,7 @@ import type { Services } from '../services.ts';
 import { ownerActor } from '../domain/owner-actor.ts';
 import { implement } from './registry.ts';
 import type { OwnerDecision } from '../domain/owner-decision.ts';
+import type { PasskeyEvidence } from '../domain/passkey-assertion.ts';
 import { carryPasskeysInto, hasPasskey, proveDecision, startReset } from '../owner/passkeys.ts';
 
 /** Life of a magic link (claim or sign-in). */
@@ -206,9 +207,10 @@ export async function followMagicLink(services: Services, token: string, session
   // Once the owner has a passkey, the mailbox alone signs nobody in: the link leads to the passkey prompt.
   const seen = await checkMagicLink(db, hash, services.now().getTime());
   const step = seen.ok ? await passkeyStepOf(services, seen.link) : null;
+  let signedIn: PasskeyEvidence | null = null;
   if (step) {
     if (assertion === undefined || assertion === null || assertion === '') return { ok: false, reason: 'passkey', walletId: seen.ok ? seen.link.wallet_id : null };
-    await proveDecision(services, step.ownerId, step.decision, assertion, 'email');
+    signedIn = await proveDecision(services, step.ownerId, step.decision, assertion, 'email');
   }
   const now = services.now().getTime();
   const result = await db
@@ -225,7 +227,7 @@ export async function followMagicLink(services: Services, token: string, session
         const data = { wallet_id: wallet.wallet_id, owner_id: owner.owner_id, owner_email: maskEmail(owner.email) };
         await appendEvent(db, { walletId: wallet.wallet_id, type: 'wallet.claimed', data, now });
         await appendAudit(db, { walletId: wallet.wallet_id, actor: ownerActor(owner.owner_id, 'email'), kind: 'wallet.claimed', data, now });
-        await carryPasskeysInto(services, owner.owner_id, wallet.wallet_id, now);
+        await carryPasskeysInto(services, owner.owner_id, wallet.wallet_id, now, signedIn);
         claimed = true;
       }
       await insertSession(db, { session_hash: session.hash, owner_id: owner.owner_id, now, expires_at: session.expiresAt });

@@ -101,9 +101,18 @@ export async function verifyOwnerSignatures(walletId: string, lines: readonly st
         continue;
       }
       case 'owner.passkeys_carried': {
+        const carried: PasskeyKey[] = [];
         for (const k of Array.isArray(r.data.keys) ? r.data.keys : []) {
           const key = keyOfData(k as Record<string, any>);
           if (!key) return bad(r.seq, 'a carried passkey without its public key, RP ID and origin');
+          carried.push(key);
+        }
+        // The owner claimed this wallet with one of the keys it brings: that key signed the claim.
+        const claim = evidenceOf(r.data.passkey);
+        const by = claim ? carried.find((k) => k.credential_id === claim.credential_id) : undefined;
+        const checked = claim && by && actorOwner ? await checkAssertion(claim, { kind: 'sign_in', owner_id: actorOwner, wallet_id: walletId }, by) : null;
+        if (!checked?.ok) return bad(r.seq, `the owner's passkeys entered this wallet's log without the owner's signed claim of it by one of them${checked && !checked.ok ? `: ${checked.reason}` : ''}`);
+        for (const key of carried) {
           keys.set(key.credential_id, key);
           report.keys_added++;
         }

@@ -130,11 +130,15 @@ export async function logToOwnerWallets(services: Services, ownerId: string, kin
   for (const walletId of await ownerWalletIds(services.db, ownerId)) await appendAudit(services.db, { walletId, actor: ownerActor(ownerId, via), kind, data, now });
 }
 
-/** The passkeys a wallet's log must know when its owner claims it: the daemon's word for each, as for a first key. */
-export async function carryPasskeysInto(services: Services, ownerId: string, walletId: string, now: number): Promise<void> {
+/**
+ * The passkeys a wallet's log must know when its owner claims it, with the owner's assertion over
+ * claiming this wallet by one of them (the claim link asked for it): the owner vouches for the
+ * claim; which other keys the owner has is the daemon's word, as for a first key.
+ */
+export async function carryPasskeysInto(services: Services, ownerId: string, walletId: string, now: number, claim: PasskeyEvidence | null): Promise<void> {
   const keys = await activePasskeys(services.db, ownerId);
   if (keys.length === 0) return;
-  await appendAudit(services.db, { walletId, actor: ownerActor(ownerId, 'email'), kind: 'owner.passkeys_carried', data: { keys: keys.map(keyOf) }, now });
+  await appendAudit(services.db, { walletId, actor: ownerActor(ownerId, 'email'), kind: 'owner.passkeys_carried', data: { keys: keys.map(keyOf), ...(claim ? { passkey: claim } : {}) }, now });
 }
 
 function authOptions(services: Services, challenge: string, keys: PasskeyRow[]) {

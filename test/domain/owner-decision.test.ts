@@ -78,6 +78,17 @@ describe('verifyOwnerSignatures (verify-log)', () => {
     expect((await verifyOwnerSignatures(WALLET, lines(slipped))).first_bad).toEqual({ seq: 4, reason: expect.stringContaining('signed without an approval.approved row') });
   });
 
+  test("an owner's passkeys enter a wallet claimed later only with the claim signed by one of them", async () => {
+    const key = await SoftAuthenticator.create(ORIGIN);
+    const stranger = await SoftAuthenticator.create(ORIGIN);
+    const claim: OwnerDecision = { kind: 'sign_in', owner_id: OWNER, wallet_id: WALLET };
+    const carried = (passkey: unknown) => [{ kind: 'owner.passkeys_carried', data: { actor: `owner:${OWNER} via email`, keys: [keyRow(key)], passkey } }];
+    expect(await verifyOwnerSignatures(WALLET, lines(carried(await signed(key, claim))))).toMatchObject({ ok: true, keys_added: 1 });
+    expect((await verifyOwnerSignatures(WALLET, lines(carried(undefined)))).first_bad?.reason).toContain("without the owner's signed claim");
+    expect((await verifyOwnerSignatures(WALLET, lines(carried(await signed(stranger, claim))))).first_bad?.reason).toContain("without the owner's signed claim");
+    expect((await verifyOwnerSignatures(WALLET, lines(carried(await signed(key, { ...claim, wallet_id: 'wal_other' }))))).ok).toBe(false);
+  });
+
   test('a later passkey enters only under an earlier one; a reset counts only after its delay', async () => {
     const first = await SoftAuthenticator.create(ORIGIN);
     const second = await SoftAuthenticator.create(ORIGIN);

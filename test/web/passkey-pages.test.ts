@@ -14,6 +14,7 @@ import { queueApprovalMail } from '../../src/mail/approval-mail.ts';
 import { auditSentence, type AuditNames } from '../../src/domain/audit-sentence.ts';
 import { addPendingPayment, addWallet, ownerWorld, type OwnerWorld } from '../actions/fixtures.ts';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.ts';
+import { verifyOwnerSignatures } from '../../src/domain/owner-signatures.ts';
 
 interface Answer {
   status: number;
@@ -321,6 +322,10 @@ describe('mailed links of an owner with a passkey', () => {
     const walletPage = (await other.request(`/dashboard/wallets/${wallet.walletId}`)).text;
     expect(walletPage).toContain('brought 1 passkey to this wallet on claiming it: it signs its decisions too');
     expect(walletPage).not.toContain('id="passkey-risk"');
+    // The new wallet's log holds the key with the owner's signed claim of this wallet: verify-log's owner check accepts it.
+    const rows = await w.services.db.all<{ seq: bigint; at: bigint; kind: string; data: string }>('SELECT seq, at, kind, data FROM decision_log WHERE wallet_id = ? ORDER BY seq', wallet.walletId);
+    const lines = rows.map((r) => JSON.stringify({ type: 'row', wallet_id: wallet.walletId, seq: Number(r.seq), at: Number(r.at), kind: r.kind, data: JSON.parse(r.data) }));
+    expect(await verifyOwnerSignatures(wallet.walletId, lines)).toMatchObject({ ok: true, keys_added: 1 });
   });
 
   test('"I lost my passkey" starts a reset that takes effect after the delay, mailed, shown on the Passkeys page and cancelled there with a passkey', async () => {
