@@ -158,7 +158,13 @@ test.skipIf(!caddy)('kill -9 of the node watching the chain while payments are i
   const arrivals = new Map<string, number>();
   for (const r of payments()) arrivals.set(r.headers.get('webhook-id')!, (arrivals.get(r.headers.get('webhook-id')!) ?? 0) + 1);
   expect(arrivals.size).toBe(AGENTS * PAYMENTS);
-  const deliveries = await merchantApi.call<{ items: { delivery_id: string; status: string; attempts: number }[] }>('merchant', 'webhook_deliveries', { limit: 100 });
+  // The receiver has a message before its sender records the answer: wait for each row to say delivered.
+  type Deliveries = { items: { delivery_id: string; status: string; attempts: number }[] };
+  const recorded = async () => {
+    const d = await merchantApi.call<Deliveries>('merchant', 'webhook_deliveries', { limit: 100 });
+    return [...arrivals.keys()].every((id) => d.items.find((x) => x.delivery_id === id)?.status === 'delivered') ? d : undefined;
+  };
+  const deliveries = await until('every arrived message is recorded delivered', 30_000, recorded);
   for (const [id, n] of arrivals) {
     const row = deliveries.items.find((d) => d.delivery_id === id);
     expect(row?.status).toBe('delivered');
