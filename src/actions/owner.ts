@@ -36,7 +36,7 @@ import { fundRequestView, resolveAsOwner } from '../earning/funding.ts';
 import type { ActionContext } from '../action-context.ts';
 import { implement } from './registry.ts';
 import { ownerActor, type Via } from '../domain/owner-actor.ts';
-import { railsLoosen, type OwnerDecision } from '../domain/owner-decision.ts';
+import { canonicalJson, railsLoosen, type OwnerDecision } from '../domain/owner-decision.ts';
 import { approvalDecision, logToOwnerWallets, ownerProof } from '../owner/passkeys.ts';
 
 const iso = (ms: bigint | number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
@@ -117,7 +117,6 @@ export async function setGuardRails(services: Services, ownerId: string, walletI
   const actor = ownerActor(ownerId, via);
   const { db } = services;
   // A loosening (unfreezing included) needs the owner's passkey over exactly this change, once they have one.
-  const seen = await loadRailsState(db, walletId);
   const loosen = await railsChangeDecision(services, ownerId, walletId, doc);
   const proof = loosen ? await ownerProof(services, ownerId, loosen, assertion, via) : null;
   const done = await db
@@ -125,7 +124,7 @@ export async function setGuardRails(services: Services, ownerId: string, walletI
       if (!(await ownerWallet(db, ownerId, walletId))) return false;
       const state = await loadRailsState(db, walletId);
       const current = effectiveRails(state.current, state.pending, nowDate);
-      if (proof && !sameRails(current, effectiveRails(seen.current, seen.pending, nowDate))) {
+      if (proof && loosen && canonicalJson(railsToJson(current)) !== canonicalJson(loosen.from)) {
         throw new AppError('INVALID_STATUS', 'The guard rails changed while you confirmed with your passkey.', { howToFix: 'Reload the page, check the rails and save again.' });
       }
       const stillPending = state.pending && now < state.pending.apply_at.getTime() ? state.pending : null;
@@ -164,7 +163,7 @@ export async function setGuardRails(services: Services, ownerId: string, walletI
  * (unfreezing included) from the rails in force, or null when the change only tightens (or the
  * document is invalid: saving it then answers the validation error).
  */
-export async function railsChangeDecision(services: Services, ownerId: string, walletId: string, doc: unknown): Promise<OwnerDecision | null> {
+export async function railsChangeDecision(services: Services, ownerId: string, walletId: string, doc: unknown): Promise<Extract<OwnerDecision, { kind: 'guard_rails.loosen' }> | null> {
   await requireOwnerWallet(services, ownerId, walletId);
   const parsed = parseGuardRails(doc);
   if (!parsed.ok) return null;

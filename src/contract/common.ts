@@ -14,8 +14,13 @@ export const Amount = T.Union([T.Number(), T.String({ maxLength: 32 })], {
 /** A prefixed identifier of the given kind. */
 export const Id = (kind: IdKind, description?: string) => T.String({ pattern: idPattern(kind), description });
 
+const SOLANA_ADDRESS = '^[1-9A-HJ-NP-Za-km-z]{32,44}$';
+
 /** A base58 Solana address (32 bytes). */
-export const SolanaAddress = T.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$', description: 'Solana address (base58)' });
+export const SolanaAddress = T.String({ pattern: SOLANA_ADDRESS, description: 'Solana address (base58)' });
+
+/** Whether `s` has the shape of a Solana address (SolanaAddress's pattern, for text that is not a params object). */
+export const isSolanaAddress = (s: string): boolean => new RegExp(SOLANA_ADDRESS).test(s);
 
 export const Limit = T.Integer({ minimum: 1, maximum: 100, default: 20, description: 'page size, default 20, max 100' });
 export const Offset = T.Integer({ minimum: 0, maximum: 1_000_000, default: 0, description: 'items to skip, default 0' });

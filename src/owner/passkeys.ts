@@ -395,12 +395,14 @@ export async function currentReset(services: Services, ownerId: string) {
 export async function startReset(services: Services, ownerId: string) {
   const owner = await getOwner(services.db, ownerId);
   if (!owner) throw new AppError('NOT_FOUND', 'Owner not found.');
-  const existing = await currentReset(services, ownerId);
-  if (existing) return existing;
+  await settleReset(services, ownerId);
   const now = services.now().getTime();
   const effectiveAt = now + Math.round(services.config.owner.passkey_reset_hours * 3_600_000);
   const resetId = newId('passkeyReset');
-  await services.db.transaction(async () => {
+  // Checked in the transaction that inserts: two links followed at once start one reset.
+  const existing = await services.db.transaction(async () => {
+    const open = await openReset(services.db, ownerId);
+    if (open) return open;
     await insertReset(services.db, { reset_id: resetId, owner_id: ownerId, now, effective_at: effectiveAt });
     await logToOwnerWallets(services, ownerId, 'owner.passkey_reset_started', { reset_id: resetId, effective_at: iso(effectiveAt) }, now, 'email');
     const dashboard = `${services.publicUrl()}/dashboard/passkeys`;
@@ -411,8 +413,9 @@ export async function startReset(services: Services, ownerId: string) {
       body: `Someone with access to this mailbox started a reset of your Agent Wallet passkeys. At ${iso(effectiveAt)} every passkey of yours is removed, and mail links alone can then approve payments and loosen your wallets' guard rails again.\n\nIf this was not you, cancel it now with any of your passkeys:\n\n${dashboard}\n\nIf it was you (you lost your passkey), nothing to do: add a new passkey after that time.`,
       links: [{ label: 'cancel the reset', url: dashboard }],
     });
+    return null;
   });
-  return resetView({ reset_id: resetId, owner_id: ownerId, created_at: now, effective_at: effectiveAt, cancelled_at: null, done_at: null });
+  return resetView(existing ?? { reset_id: resetId, owner_id: ownerId, created_at: now, effective_at: effectiveAt, cancelled_at: null, done_at: null });
 }
 
 /** Cancels the owner's open reset under an assertion of any enrolled passkey. */
@@ -436,8 +439,6 @@ export function approvalDecision(ownerId: string, a: Pick<ApprovalRow, 'approval
   return { kind: 'approval.approve', owner_id: ownerId, wallet_id: a.wallet_id, approval_id: a.approval_id, subject_type: a.subject_type, amount: String(a.amount ?? ''), recipient: a.recipient ?? '' };
 }
 
-const checkedApprovals = new Map<string, true>();
-
 /**
  * Why the daemon must not co-sign the approved transaction `tx`, or null. While its owner has a
  * passkey (or had one when the approval was decided), the transaction must be the subject of an
@@ -457,14 +458,10 @@ export async function approvalUnsigned(
   if (approval.subject_id !== tx.transaction_id || approval.wallet_id !== tx.wallet_id) return 'the approval is for another transaction';
   if (approval.amount === null || tx.amount + tx.fee + tx.setup_fee > BigInt(approval.amount)) return 'the transaction costs more than the owner approved';
   if ((approval.recipient ?? '') !== (tx.counterparty ?? '')) return 'the transaction pays another payee than the owner approved';
-  if (checkedApprovals.has(approval.approval_id)) return null;
   const evidence = approval.evidence ? evidenceOf(JSON.parse(approval.evidence)) : null;
   if (!evidence) return 'the approval carries no passkey assertion of its owner, who has a passkey';
   const key = (await allPasskeys(services.db, ownerId)).find((k) => k.credential_id === evidence.credential_id);
   if (!key) return "the approval's assertion is by a key its owner never enrolled";
   const checked = await checkAssertion(evidence, approvalDecision(ownerId, approval), keyOf(key));
-  if (!checked.ok) return `the approval's passkey assertion does not check: ${checked.reason}`;
-  if (checkedApprovals.size > 10_000) checkedApprovals.clear();
-  checkedApprovals.set(approval.approval_id, true);
-  return null;
+  return checked.ok ? null : `the approval's passkey assertion does not check: ${checked.reason}`;
 }

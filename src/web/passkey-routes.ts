@@ -10,6 +10,7 @@
  * - `passkeyOptions`: the answer of a decision form's `passkey_step=options` POST, shared with the
  *   decision routes of src/web/routes.ts.
  */
+import { isSolanaAddress } from '../contract/common.ts';
 import { Elysia } from 'elysia';
 import { requireOwnerWallet } from '../actions/owner.ts';
 import { AppError } from '../errors.ts';
@@ -29,9 +30,8 @@ import {
   type GrantableDecision,
 } from '../owner/passkeys.ts';
 import type { Services } from '../services.ts';
-import { html, pageResponse, problemPage, redirect, type Nav } from './html.ts';
-import { errorPage, page } from './page-handler.ts';
-import { currentOwner, readForm, validSessionCsrf, type OwnerSession } from './session.ts';
+import { html, pageResponse, problemPage, redirect } from './html.ts';
+import { assertionOf, json, jsonError, ownerNav, ownerPage, wantsPasskeyOptions } from './owner-page.ts';
 import { PASSKEY_JS, WEBAUTHN_JS } from './passkey-script.ts';
 import { cliAllowedPage, confirmAdditionPage, passkeysPage } from './passkey-views.ts';
 
@@ -44,23 +44,9 @@ const NOTICES: Record<string, string> = {
   reset_cancelled: 'Reset cancelled: your passkeys stay.',
 };
 
-/** Whether a form POST is the glue's options step (src/web/passkey-script.ts). */
-export const wantsPasskeyOptions = (form: URLSearchParams | null): boolean => form?.get('passkey_step') === 'options';
 
-/** The browser's assertion a form carries (the glue's hidden `passkey` field), or undefined. */
-export function assertionOf(form: URLSearchParams | null): string | undefined {
-  const v = form?.get('passkey');
-  return v ? v : undefined;
-}
 
-const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } });
 
-/** An error of the options step as JSON the glue shows (the envelope of the API). */
-function jsonError(err: unknown, services: Services): Response {
-  if (err instanceof AppError) return json(err.status, err.toEnvelope());
-  services.log.error('passkey options failed', { error: (err as Error)?.message, stack: (err as Error)?.stack });
-  return json(500, { success: false, error: { code: 'INTERNAL_ERROR', message: 'The passkey prompt could not be prepared.', how_to_fix: 'Reload the page and try again.' } });
-}
 
 /**
  * The answer of a decision form's options step: `{passkey: false}` when the owner has no passkey
@@ -79,31 +65,8 @@ export async function passkeyOptions(services: Services, ownerId: string | null,
   }
 }
 
-const nav = (s: OwnerSession, current?: Nav['current']): Nav => ({ email: s.email, csrf: s.csrf, current });
 
-/** A page of the signed-in owner (else to sign-in); POSTs need the session's CSRF token, answered as JSON on the options step. */
-function ownerPage(services: Services, handler: (c: { request: Request; params: Record<string, string> }, s: OwnerSession, form: URLSearchParams | null) => Response | Promise<Response>) {
-  return page(services, async (c) => {
-    const session = await currentOwner(services, c.request);
-    let form: URLSearchParams | null = null;
-    if (c.request.method === 'POST') form = await readForm(c.request);
-    if (!session) return wantsPasskeyOptions(form) ? json(401, new AppError('UNAUTHORIZED', 'You are signed out.', { howToFix: 'Sign in again and retry.' }).toEnvelope()) : redirect('/login');
-    if (form && !validSessionCsrf(session, form.get('csrf'))) {
-      const refused = new AppError('UNAUTHORIZED', 'This form was refused because its security token is missing or does not match (CSRF protection).', { status: 403, howToFix: 'Reload the page and submit the form again.' });
-      return wantsPasskeyOptions(form) ? json(403, refused.toEnvelope()) : problemPage(403, 'Form expired', refused.message, refused.howToFix ?? '', nav(session));
-    }
-    try {
-      return await handler(c, session, form);
-    } catch (err) {
-      if (wantsPasskeyOptions(form)) return jsonError(err, services);
-      if (err instanceof AppError) return errorPage(err, nav(session));
-      throw err;
-    }
-  });
-}
 
-/** A base58 Solana address (the owner's own, to sweep to). */
-const ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 
 /** The recovery step a wallet page's "allow the CLI once" form asks for, or a validation error. */
 function cliDecision(form: URLSearchParams, ownerId: string, walletId: string): GrantableDecision {
@@ -111,7 +74,7 @@ function cliDecision(form: URLSearchParams, ownerId: string, walletId: string): 
   if (kind === 'recovery.enroll') return { kind: 'recovery.enroll', owner_id: ownerId, wallet_id: walletId };
   if (kind === 'recovery.sweep') {
     const to = (form.get('to_address') ?? '').trim();
-    if (!ADDRESS.test(to)) throw new AppError('VALIDATION_ERROR', `/to_address: "${to.slice(0, 60)}" is not a Solana address.`, { howToFix: 'Paste the address of your own wallet (32 to 44 base58 characters).', details: { field: '/to_address' } });
+    if (!isSolanaAddress(to)) throw new AppError('VALIDATION_ERROR', `/to_address: "${to.slice(0, 60)}" is not a Solana address.`, { howToFix: 'Paste the address of your own wallet (32 to 44 base58 characters).', details: { field: '/to_address' } });
     return { kind: 'recovery.sweep', owner_id: ownerId, wallet_id: walletId, to_address: to };
   }
   throw new AppError('VALIDATION_ERROR', '/kind: must be recovery.enroll or recovery.sweep.', { details: { field: '/kind' } });
@@ -135,7 +98,7 @@ export function passkeyRoutes(services: Services) {
           message: done ? (NOTICES[done] ?? null) : null,
           unavailable: rp ? null : `Passkeys need a domain name, and this service's public URL is ${services.publicUrl()} (an IP address). The operator sets public_url in config.toml to the https URL owners open (or http://localhost:PORT on their own machine).`,
         });
-        return pageResponse(200, 'Passkeys', body, nav(s, 'passkeys'));
+        return pageResponse(200, 'Passkeys', body, ownerNav(s, 'passkeys'));
       }),
     )
     .post(
@@ -144,12 +107,12 @@ export function passkeyRoutes(services: Services) {
         if (wantsPasskeyOptions(form)) return json(200, { passkey: true, options: await registrationOptions(services, s.ownerId) });
         const registration = form!.get('registration');
         if (!registration) {
-          return problemPage(400, 'No passkey was added', 'Adding a passkey runs in the page\'s own script, and the form came without the browser\'s answer.', html`Allow this site's scripts (it loads no others), open <a href="/dashboard/passkeys">Passkeys</a> again and press “Add a passkey”.`, nav(s, 'passkeys'));
+          return problemPage(400, 'No passkey was added', 'Adding a passkey runs in the page\'s own script, and the form came without the browser\'s answer.', html`Allow this site's scripts (it loads no others), open <a href="/dashboard/passkeys">Passkeys</a> again and press “Add a passkey”.`, ownerNav(s, 'passkeys'));
         }
         const result = await finishRegistration(services, s.ownerId, registration, form!.get('name') ?? '');
         if ('added' in result) return redirect('/dashboard/passkeys?done=added');
         const { decision: _words, ...options } = result.confirm;
-        return pageResponse(200, 'Confirm the new passkey', confirmAdditionPage(options, s.csrf), nav(s, 'passkeys'));
+        return pageResponse(200, 'Confirm the new passkey', confirmAdditionPage(options, s.csrf), ownerNav(s, 'passkeys'));
       }),
       noParse,
     )
@@ -196,12 +159,12 @@ export function passkeyRoutes(services: Services) {
         const decision = cliDecision(form!, s.ownerId, wallet.wallet_id);
         if (!(await hasPasskey(services, s.ownerId))) {
           if (wantsPasskeyOptions(form)) return json(200, { passkey: false });
-          return problemPage(409, 'Nothing to allow', 'You have no passkey, so your owner API token (and the CLI) can already do this without a signature from this page.', html`Run the command on your own machine, or <a href="/dashboard/passkeys">add a passkey</a> first to require one.`, nav(s, 'wallets'));
+          return problemPage(409, 'Nothing to allow', 'You have no passkey, so your owner API token (and the CLI) can already do this without a signature from this page.', html`Run the command on your own machine, or <a href="/dashboard/passkeys">add a passkey</a> first to require one.`, ownerNav(s, 'wallets'));
         }
         if (wantsPasskeyOptions(form)) return await passkeyOptions(services, s.ownerId, async () => decision);
         const grant = await grantForApi(services, s.ownerId, decision, assertionOf(form));
         const command = decision.kind === 'recovery.sweep' ? `agent-wallet owner recover sweep --kit kit.json --to ${decision.to_address}` : `agent-wallet owner recovery start ${wallet.wallet_id}`;
-        return pageResponse(200, 'Allowed once', cliAllowedPage(wallet, grant, command), nav(s, 'wallets'));
+        return pageResponse(200, 'Allowed once', cliAllowedPage(wallet, grant, command), ownerNav(s, 'wallets'));
       }),
       noParse,
     );

@@ -6,6 +6,7 @@
  * transaction, time — with the signed form itself (`…/receipt.jws`) and how to check it against
  * the published key.
  */
+import { isSolanaAddress } from '../contract/common.ts';
 import { paylinkClaims, signReceipt, slotOf, transactionClaims, type ReceiptClaims, type ReceiptParty } from '../evidence/receipts.ts';
 import type { TxRow } from '../db/transactions.ts';
 import { logKeyOf } from '../evidence/log-key.ts';
@@ -45,13 +46,11 @@ export async function payerReceipt(services: Services, row: PaylinkRow): Promise
   };
 }
 
-/** A base58 Solana address (a claim's username field holds one where the party is known by address only, e.g. a deposit's sender). */
-const ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
-
 /** A party: its name where we know it, @username, and its address (never an address as a @username). */
 function party(p: ReceiptParty, name?: string): SafeHtml {
-  const handle = p.username && !ADDRESS.test(p.username) ? p.username : null;
-  const address = p.address ?? (p.username && ADDRESS.test(p.username) ? p.username : null);
+  // A claim's username holds an address where the party is known by address only (a deposit's sender).
+  const handle = p.username && !isSolanaAddress(p.username) ? p.username : null;
+  const address = p.address ?? (p.username && isSolanaAddress(p.username) ? p.username : null);
   return html`${name ? html`<strong>${name}</strong> ` : ''}${handle ? html`@${handle}` : ''}${address ? html`${handle || name ? html`<br>` : ''}<code class="mono">${address}</code>` : ''}`;
 }
 

@@ -50,7 +50,8 @@ import type { Services } from '../services.ts';
 import { checkName } from '../domain/identity.ts';
 import { approvalDecision, hasPasskey } from '../owner/passkeys.ts';
 import { allPasskeys } from '../db/passkeys.ts';
-import { assertionOf, passkeyOptions, passkeyRoutes, wantsPasskeyOptions } from './passkey-routes.ts';
+import { passkeyOptions, passkeyRoutes } from './passkey-routes.ts';
+import { assertionOf, csrfRefused, ownerNav as nav, ownerPage, wantsPasskeyOptions } from './owner-page.ts';
 import { passkeySignInPage, resetStartedPage } from './passkey-views.ts';
 import { html, pageResponse, problemPage, redirect, type Nav } from './html.ts';
 import { errorPage, page, type Ctx } from './page-handler.ts';
@@ -145,30 +146,6 @@ function noticeOf(request: Request): string | null {
   return key ? (NOTICES[key] ?? null) : null;
 }
 
-const nav = (s: OwnerSession, current?: Nav['current']): Nav => ({ email: s.email, csrf: s.csrf, current });
-
-const csrfRefused = (n: Nav = {}) =>
-  problemPage(403, 'Form expired', 'This form was refused because its security token is missing or does not match (CSRF protection).', 'Go back, reload the page and submit the form again.', n);
-
-
-/** A dashboard handler: needs a session (else to the sign-in page); POSTs need the session's CSRF token. */
-function ownerPage(services: Services, handler: (c: Ctx, s: OwnerSession, form: URLSearchParams | null) => Response | Promise<Response>) {
-  return page(services, async (c) => {
-    const session = await currentOwner(services, c.request);
-    if (!session) return redirect('/login');
-    let form: URLSearchParams | null = null;
-    if (c.request.method === 'POST') {
-      form = await readForm(c.request);
-      if (!validSessionCsrf(session, form.get('csrf'))) return csrfRefused(nav(session));
-    }
-    try {
-      return await handler(c, session, form);
-    } catch (err) {
-      if (err instanceof AppError) return errorPage(err, nav(session));
-      throw err;
-    }
-  });
-}
 
 function withCookie(res: Response, setCookie: string | null): Response {
   if (setCookie) res.headers.append('Set-Cookie', setCookie);

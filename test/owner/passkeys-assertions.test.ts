@@ -9,7 +9,7 @@
 import { expect, test } from 'bun:test';
 import { decideAsOwner } from '../../src/actions/owner.ts';
 import { getApproval } from '../../src/db/approvals.ts';
-import { approvalDecision, decisionOptions } from '../../src/owner/passkeys.ts';
+import { approvalDecision, decisionOptions, proveDecision } from '../../src/owner/passkeys.ts';
 import { checkAssertion, evidenceOf } from '../../src/domain/passkey-assertion.ts';
 import { addPendingPayment, addWallet, claimFor, ownerWorld } from '../actions/fixtures.ts';
 import { enrol, ledgerState, newAuthenticator, refusedChangingNothing, sign } from './passkey-fixtures.ts';
@@ -123,4 +123,14 @@ test('a removed key no longer approves', async () => {
   const { removeOwnerPasskey } = await import('../../src/owner/passkeys.ts');
   await removeOwnerPasskey(w.services, ownerId, second.id, await sign(w.services, ownerId, { kind: 'passkey.remove', owner_id: ownerId, credential_id: second.id }, key));
   await refusedChangingNothing(w.services, ownerId, async () => approve(a.approvalId, await sign(w.services, ownerId, await decisionOf(a.approvalId), second)), /not one of yours/);
+});
+
+test('the same answer sent twice at once decides once: the challenge is spent by the database, not by who reads first', async () => {
+  const { w, ownerId, key, a, decisionOf } = await world();
+  const decision = await decisionOf(a.approvalId);
+  // Counter 0 (an authenticator without one): the spent challenge is the only guard left.
+  const answer = await sign(w.services, ownerId, decision, key, { counter: 0 });
+  const both = await Promise.allSettled([proveDecision(w.services, ownerId, decision, answer, 'dashboard'), proveDecision(w.services, ownerId, decision, answer, 'dashboard')]);
+  expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+  expect((both.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ details: { reason: 'passkey_required' } });
 });

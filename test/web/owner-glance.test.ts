@@ -15,41 +15,8 @@ import { insertTx } from '../../src/db/transactions.ts';
 import { insertWithdrawal } from '../../src/db/withdrawals.ts';
 import { decide } from '../../src/domain/guardrails.ts';
 import { amountFeeTotal, dayStarts, percentOf, spendByDay } from '../../src/domain/spending.ts';
-import { addPendingPayment, addWallet, START, type OwnerWorld, ownerWorld } from '../actions/fixtures.ts';
-
-/** A cookie-keeping client over app.handle. */
-class Browser {
-  readonly jar = new Map<string, string>();
-  constructor(private readonly w: OwnerWorld) {}
-
-  async request(path: string, form?: Record<string, string>): Promise<{ status: number; location: string | null; text: string }> {
-    const headers: Record<string, string> = {};
-    if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await this.w.app.handle(new Request(`http://localhost${path}`, { method: form ? 'POST' : 'GET', headers, body: form ? new URLSearchParams(form).toString() : undefined }));
-    for (const c of res.headers.getSetCookie()) {
-      const [name, value] = c.split(';')[0]!.split('=') as [string, string];
-      if (value === '') this.jar.delete(name);
-      else this.jar.set(name, value);
-    }
-    return { status: res.status, location: res.headers.get('location'), text: await res.text() };
-  }
-
-  static csrf(page: string): string {
-    return /name="csrf" value="([^"]+)"/.exec(page)![1]!;
-  }
-}
-
-async function claimedInBrowser(w: OwnerWorld, email: string, name = 'Helper Bot') {
-  const wallet = await addWallet(w.services, { name });
-  const b = new Browser(w);
-  const page = await b.request(`/claim/${wallet.walletId}`);
-  await b.request(`/claim/${wallet.walletId}`, { csrf: Browser.csrf(page.text), claim_code: wallet.code, email });
-  const link = new URL((JSON.parse((await listMail(w.services.db, 1))[0]!.links) as MailLink[])[0]!.url).pathname;
-  const confirm = await b.request(link);
-  expect((await b.request(link, { csrf: Browser.csrf(confirm.text) })).status).toBe(303);
-  return { b, wallet };
-}
+import { addPendingPayment, START, type OwnerWorld, ownerWorld } from '../actions/fixtures.ts';
+import { Browser, claimedInBrowser } from './browser.ts';
 
 /** An outgoing transaction at `at` (ms), as the payment code writes one. */
 async function spend(w: OwnerWorld, walletId: string, o: { at: number; amount: bigint; fee?: bigint; type?: 'payment' | 'x402' | 'withdrawal'; category?: 'wallet' | 'x402' | 'withdrawal' | 'merchant'; status?: 'completed' | 'failed' | 'pending'; note?: string }) {

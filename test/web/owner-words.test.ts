@@ -7,43 +7,12 @@ import { describe, expect, test } from 'bun:test';
 import { DEFAULT_LOOSEN_DELAY_HOURS } from '../../src/contract/guard-rails.ts';
 import { newId } from '../../src/contract/ids.ts';
 import { appendAudit } from '../../src/db/events.ts';
-import { listMail, type MailLink } from '../../src/db/mail.ts';
 import { findOwnerByEmail } from '../../src/db/owners.ts';
 import { insertTx } from '../../src/db/transactions.ts';
 import { ownerActor } from '../../src/domain/owner-actor.ts';
 import { delayWords, railsInWords } from '../../src/domain/rails-words.ts';
-import { addWallet, START, type OwnerWorld, ownerWorld } from '../actions/fixtures.ts';
-
-class Browser {
-  readonly jar = new Map<string, string>();
-  constructor(private readonly w: OwnerWorld) {}
-  async request(path: string, form?: Record<string, string>): Promise<{ status: number; text: string }> {
-    const headers: Record<string, string> = {};
-    if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await this.w.app.handle(new Request(`http://localhost${path}`, { method: form ? 'POST' : 'GET', headers, body: form ? new URLSearchParams(form).toString() : undefined }));
-    for (const c of res.headers.getSetCookie()) {
-      const [name, value] = c.split(';')[0]!.split('=') as [string, string];
-      if (value === '') this.jar.delete(name);
-      else this.jar.set(name, value);
-    }
-    return { status: res.status, text: await res.text() };
-  }
-  static csrf(page: string): string {
-    return /name="csrf" value="([^"]+)"/.exec(page)![1]!;
-  }
-}
-
-async function claimedInBrowser(w: OwnerWorld, email: string, name = 'Helper Bot') {
-  const wallet = await addWallet(w.services, { name });
-  const b = new Browser(w);
-  const page = await b.request(`/claim/${wallet.walletId}`);
-  await b.request(`/claim/${wallet.walletId}`, { csrf: Browser.csrf(page.text), claim_code: wallet.code, email });
-  const link = new URL((JSON.parse((await listMail(w.services.db, 1))[0]!.links) as MailLink[])[0]!.url).pathname;
-  const confirm = await b.request(link);
-  expect((await b.request(link, { csrf: Browser.csrf(confirm.text) })).status).toBe(303);
-  return { b, wallet };
-}
+import { START, ownerWorld } from '../actions/fixtures.ts';
+import { Browser, claimedInBrowser } from './browser.ts';
 
 const auditList = (page: string) => /<h2 id="audit">Audit log<\/h2>([\s\S]*?)<\/ul>/.exec(page)![1]!;
 const railsWords = (page: string) => /<ul id="rails-words">([\s\S]*?)<\/ul>/.exec(page)![1]!.replaceAll('&#39;', "'");

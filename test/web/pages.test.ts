@@ -7,45 +7,7 @@ import { insertWithdrawal } from '../../src/db/withdrawals.ts';
 import { insertEnrollment, moveEnrollment } from '../../src/db/recovery.ts';
 import { startSweep } from '../../src/actions/recovery-sweep.ts';
 import { addPendingPayment, addWallet, claimFor, ownerCall, ownerWorld, type OwnerWorld } from '../actions/fixtures.ts';
-
-/** A cookie-keeping client over app.handle, like a browser without JavaScript. */
-class Browser {
-  readonly jar = new Map<string, string>();
-  constructor(private readonly w: OwnerWorld) {}
-
-  async request(path: string, form?: Record<string, string>): Promise<{ status: number; location: string | null; text: string; headers: Headers }> {
-    const headers: Record<string, string> = {};
-    if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await this.w.app.handle(new Request(`http://localhost${path}`, { method: form ? 'POST' : 'GET', headers, body: form ? new URLSearchParams(form).toString() : undefined }));
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const [name, value] = pair!.split('=') as [string, string];
-      if (value === '') this.jar.delete(name);
-      else this.jar.set(name, value);
-    }
-    return { status: res.status, location: res.headers.get('location'), text: await res.text(), headers: res.headers };
-  }
-
-  /** The value of the first hidden csrf field of a page. */
-  static csrf(page: string): string {
-    return /name="csrf" value="([^"]+)"/.exec(page)![1]!;
-  }
-}
-
-/** An owner signed in through the real claim flow; returns the browser with its session. */
-async function claimedInBrowser(w: OwnerWorld, email: string, name = 'Helper Bot') {
-  const wallet = await addWallet(w.services, { name });
-  const b = new Browser(w);
-  const page = await b.request(`/claim/${wallet.walletId}`);
-  const sent = await b.request(`/claim/${wallet.walletId}`, { csrf: Browser.csrf(page.text), claim_code: wallet.code, email });
-  expect(sent.status).toBe(200);
-  const link = new URL((JSON.parse((await listMail(w.services.db, 1))[0]!.links) as MailLink[])[0]!.url).pathname;
-  const confirm = await b.request(link);
-  const landing = await b.request(link, { csrf: Browser.csrf(confirm.text) });
-  expect(landing.status).toBe(303);
-  return { b, wallet };
-}
+import { Browser, claimedInBrowser } from './browser.ts';
 
 describe('claim page', () => {
   test('renders the wallet with escaped values, labels, a viewport meta and a CSRF field', async () => {

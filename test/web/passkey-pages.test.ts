@@ -14,46 +14,8 @@ import { queueApprovalMail } from '../../src/mail/approval-mail.ts';
 import { auditSentence, type AuditNames } from '../../src/domain/audit-sentence.ts';
 import { addPendingPayment, addWallet, ownerWorld, type OwnerWorld } from '../actions/fixtures.ts';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.ts';
+import { type Answer, Browser, signedIn } from './browser.ts';
 import { verifyOwnerSignatures } from '../../src/domain/owner-signatures.ts';
-
-interface Answer {
-  status: number;
-  location: string | null;
-  text: string;
-  headers: Headers;
-}
-
-/** A cookie-keeping client over app.handle: a browser whose glue script we play by hand. */
-class Browser {
-  readonly jar = new Map<string, string>();
-  constructor(private readonly w: OwnerWorld) {}
-
-  async request(path: string, form?: Record<string, string>, accept?: string): Promise<Answer> {
-    const headers: Record<string, string> = {};
-    if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-    if (accept) headers.accept = accept;
-    const res = await this.w.app.handle(new Request(`http://localhost${path}`, { method: form ? 'POST' : 'GET', headers, body: form ? new URLSearchParams(form).toString() : undefined }));
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const [name, value] = pair!.split('=') as [string, string];
-      if (value === '') this.jar.delete(name);
-      else this.jar.set(name, value);
-    }
-    return { status: res.status, location: res.headers.get('location'), text: await res.text(), headers: res.headers };
-  }
-
-  /** The glue's first step: the same form with passkey_step=options, answered as JSON. */
-  async options(path: string, form: Record<string, string>): Promise<any> {
-    const res = await this.request(path, { ...form, passkey_step: 'options' }, 'application/json');
-    expect(res.headers.get('content-type')).toContain('application/json');
-    return { status: res.status, ...JSON.parse(res.text) };
-  }
-
-  static csrf(page: string): string {
-    return /name="csrf" value="([^"]+)"/.exec(page)![1]!;
-  }
-}
 
 const origin = (w: OwnerWorld) => new URL(w.services.publicUrl()).origin;
 
@@ -61,19 +23,6 @@ const origin = (w: OwnerWorld) => new URL(w.services.publicUrl()).origin;
 async function mailLinks(w: OwnerWorld, to: string, kind?: string): Promise<Record<string, string>> {
   const mail = (await listMail(w.services.db, 100)).find((m) => m.to_addr === to && (!kind || m.kind === kind))!;
   return Object.fromEntries((JSON.parse(mail.links) as MailLink[]).map((l) => [l.label, new URL(l.url).pathname]));
-}
-
-/** An owner signed in through the real claim flow. */
-async function signedIn(w: OwnerWorld, email: string) {
-  const wallet = await addWallet(w.services, { name: 'Passkey Bot' });
-  const b = new Browser(w);
-  const page = await b.request(`/claim/${wallet.walletId}`);
-  expect((await b.request(`/claim/${wallet.walletId}`, { csrf: Browser.csrf(page.text), claim_code: wallet.code, email })).status).toBe(200);
-  const link = (await mailLinks(w, email, 'claim'))['claim wallet'] ?? Object.values(await mailLinks(w, email, 'claim'))[0]!;
-  const confirm = await b.request(link);
-  expect((await b.request(link, { csrf: Browser.csrf(confirm.text) })).status).toBe(303);
-  const dashboard = await b.request('/dashboard');
-  return { b, wallet, csrf: Browser.csrf(dashboard.text) };
 }
 
 /** Adds a passkey through the Passkeys page's form; a later one confirmed by `under`. */
@@ -106,7 +55,7 @@ describe('the passkey scripts', () => {
 
   test("owner pages load them under script-src 'self' (no inline script); public pages without a passkey form keep no script at all", async () => {
     const w = ownerWorld();
-    const { b } = await signedIn(w, 'csp@example.com');
+    const { b } = await signedIn(w, 'csp@example.com', 'Passkey Bot');
     const dashboard = await b.request('/dashboard');
     const csp = dashboard.headers.get('content-security-policy')!;
     expect(csp).toContain("script-src 'self'");
@@ -125,7 +74,7 @@ describe('the passkey scripts', () => {
 describe('an owner without a passkey', () => {
   test('sees the risk plainly on the dashboard and the wallet page, and the Passkeys page in the navigation', async () => {
     const w = ownerWorld();
-    const { b, wallet } = await signedIn(w, 'nokey@example.com');
+    const { b, wallet } = await signedIn(w, 'nokey@example.com', 'Passkey Bot');
     const risk = 'Anyone who can read your mail can approve payments and loosen the rails: <a href="/dashboard/passkeys">add a passkey</a>';
     expect((await b.request('/dashboard')).text).toContain(risk);
     const page = (await b.request(`/dashboard/wallets/${wallet.walletId}`)).text;
@@ -139,7 +88,7 @@ describe('an owner without a passkey', () => {
 
   test('decides as before: every options step answers passkey: false and the forms post as they are', async () => {
     const w = ownerWorld();
-    const { b, wallet, csrf } = await signedIn(w, 'plain@example.com');
+    const { b, wallet, csrf } = await signedIn(w, 'plain@example.com', 'Passkey Bot');
     const { approvalId } = await addPendingPayment(w.services, wallet.walletId);
     expect(await b.options(`/dashboard/approvals/${approvalId}/approve`, { csrf })).toEqual({ status: 200, passkey: false });
     expect(await b.options('/dashboard/tokens', { csrf, label: 'bot' })).toEqual({ status: 200, passkey: false });
@@ -153,7 +102,7 @@ describe('an owner without a passkey', () => {
 describe('an owner with a passkey', () => {
   test('adds a first passkey at once and a second only under the first; both are listed, and the log says which confirmed it', async () => {
     const w = ownerWorld();
-    const { b, wallet, csrf } = await signedIn(w, 'enrol@example.com');
+    const { b, wallet, csrf } = await signedIn(w, 'enrol@example.com', 'Passkey Bot');
     const laptop = await SoftAuthenticator.create(origin(w));
     const phone = await SoftAuthenticator.create(origin(w));
     const first = await addPasskey(b, csrf, laptop, 'Laptop');
@@ -173,7 +122,7 @@ describe('an owner with a passkey', () => {
 
   test('a registration posted without the browser’s answer (no scripts) adds nothing and says why', async () => {
     const w = ownerWorld();
-    const { b, csrf } = await signedIn(w, 'noscript@example.com');
+    const { b, csrf } = await signedIn(w, 'noscript@example.com', 'Passkey Bot');
     const res = await b.request('/dashboard/passkeys', { csrf, name: 'Laptop' });
     expect(res.status).toBe(400);
     expect(res.text).toContain('No passkey was added');
@@ -182,7 +131,7 @@ describe('an owner with a passkey', () => {
 
   test('approving asks the passkey over exactly that approval (rejecting does not); a form posted without it is a 403 page that changes nothing; with it the approval is signed and the audit names the passkey', async () => {
     const w = ownerWorld();
-    const { b, wallet, csrf } = await signedIn(w, 'approve@example.com');
+    const { b, wallet, csrf } = await signedIn(w, 'approve@example.com', 'Passkey Bot');
     const laptop = await SoftAuthenticator.create(origin(w));
     await addPasskey(b, csrf, laptop, 'Laptop');
     const { approvalId } = await addPendingPayment(w.services, wallet.walletId);
@@ -214,7 +163,7 @@ describe('an owner with a passkey', () => {
 
   test('the rails ask the passkey only to loosen (common form and JSON); a token mint asks it; the wallet page offers the CLI grants', async () => {
     const w = ownerWorld();
-    const { b, wallet, csrf } = await signedIn(w, 'rails@example.com');
+    const { b, wallet, csrf } = await signedIn(w, 'rails@example.com', 'Passkey Bot');
     const laptop = await SoftAuthenticator.create(origin(w));
     await addPasskey(b, csrf, laptop, 'Laptop');
     const rails = `/dashboard/wallets/${wallet.walletId}/rails`;
@@ -254,7 +203,7 @@ describe('an owner with a passkey', () => {
 
   test('removes a passkey under a passkey; a bare remove is refused', async () => {
     const w = ownerWorld();
-    const { b, csrf } = await signedIn(w, 'remove@example.com');
+    const { b, csrf } = await signedIn(w, 'remove@example.com', 'Passkey Bot');
     const laptop = await SoftAuthenticator.create(origin(w));
     const phone = await SoftAuthenticator.create(origin(w));
     await addPasskey(b, csrf, laptop, 'Laptop');
@@ -275,7 +224,7 @@ describe('mailed links of an owner with a passkey', () => {
   test('a sign-in link opens the passkey prompt: without the passkey it signs nobody in; with it, it does', async () => {
     const w = ownerWorld();
     const email = 'prompt@example.com';
-    const { b, csrf } = await signedIn(w, email);
+    const { b, csrf } = await signedIn(w, email, 'Passkey Bot');
     const laptop = await SoftAuthenticator.create(origin(w));
     await addPasskey(b, csrf, laptop, 'Laptop');
     const other = new Browser(w);
@@ -303,7 +252,7 @@ describe('mailed links of an owner with a passkey', () => {
   test('a claim link of an owner with a passkey claims only with the passkey, and the new wallet’s log gets the owner’s keys', async () => {
     const w = ownerWorld();
     const email = 'second@example.com';
-    const { b, csrf } = await signedIn(w, email);
+    const { b, csrf } = await signedIn(w, email, 'Passkey Bot');
     const laptop = await SoftAuthenticator.create(origin(w));
     await addPasskey(b, csrf, laptop, 'Laptop');
     const wallet = await addWallet(w.services, { name: 'Second Bot' });
@@ -331,7 +280,7 @@ describe('mailed links of an owner with a passkey', () => {
   test('"I lost my passkey" starts a reset that takes effect after the delay, mailed, shown on the Passkeys page and cancelled there with a passkey', async () => {
     const w = ownerWorld();
     const email = 'lost@example.com';
-    const { b, csrf } = await signedIn(w, email);
+    const { b, csrf } = await signedIn(w, email, 'Passkey Bot');
     const laptop = await SoftAuthenticator.create(origin(w));
     await addPasskey(b, csrf, laptop, 'Laptop');
     const other = new Browser(w);
@@ -363,7 +312,7 @@ describe('mailed links of an owner with a passkey', () => {
   test('the approval link page asks the passkey to approve, not to reject', async () => {
     const w = ownerWorld();
     const email = 'link@example.com';
-    const { b, wallet, csrf } = await signedIn(w, email);
+    const { b, wallet, csrf } = await signedIn(w, email, 'Passkey Bot');
     const laptop = await SoftAuthenticator.create(origin(w));
     await addPasskey(b, csrf, laptop, 'Laptop');
     const { approvalId } = await addPendingPayment(w.services, wallet.walletId);

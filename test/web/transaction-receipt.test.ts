@@ -8,43 +8,9 @@
 import { describe, expect, test } from 'bun:test';
 import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from 'jose';
 import { newId } from '../../src/contract/ids.ts';
-import { listMail, type MailLink } from '../../src/db/mail.ts';
 import { insertTx } from '../../src/db/transactions.ts';
-import { addPendingPayment, addWallet, type OwnerWorld, ownerWorld } from '../actions/fixtures.ts';
-
-/** A cookie-keeping client over app.handle. */
-class Browser {
-  readonly jar = new Map<string, string>();
-  constructor(private readonly w: OwnerWorld) {}
-
-  async request(path: string, form?: Record<string, string>): Promise<{ status: number; headers: Headers; text: string }> {
-    const headers: Record<string, string> = {};
-    if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await this.w.app.handle(new Request(`http://localhost${path}`, { method: form ? 'POST' : 'GET', headers, body: form ? new URLSearchParams(form).toString() : undefined }));
-    for (const c of res.headers.getSetCookie()) {
-      const [name, value] = c.split(';')[0]!.split('=') as [string, string];
-      if (value === '') this.jar.delete(name);
-      else this.jar.set(name, value);
-    }
-    return { status: res.status, headers: res.headers, text: await res.text() };
-  }
-
-  static csrf(page: string): string {
-    return /name="csrf" value="([^"]+)"/.exec(page)![1]!;
-  }
-}
-
-async function claimedInBrowser(w: OwnerWorld, email: string, name: string) {
-  const wallet = await addWallet(w.services, { name });
-  const b = new Browser(w);
-  const page = await b.request(`/claim/${wallet.walletId}`);
-  await b.request(`/claim/${wallet.walletId}`, { csrf: Browser.csrf(page.text), claim_code: wallet.code, email });
-  const link = new URL((JSON.parse((await listMail(w.services.db, 1))[0]!.links) as MailLink[])[0]!.url).pathname;
-  const confirm = await b.request(link);
-  expect((await b.request(link, { csrf: Browser.csrf(confirm.text) })).status).toBe(303);
-  return { b, wallet };
-}
+import { addPendingPayment, type OwnerWorld, ownerWorld } from '../actions/fixtures.ts';
+import { claimedInBrowser } from './browser.ts';
 
 const SIGNATURE = '5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW';
 
